@@ -143,3 +143,9 @@ def test_gpt2_form_matches_hugging_face_byte_level(text: str) -> None:
     pre = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     expected = "".join(piece for piece, _ in pre.pre_tokenize_str(text))
     assert gpt2_form(text.encode("utf-8")) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.binary(max_size=16), st.text(max_size=16).map(str.encode)))
+def test_readable_fast_path_agrees_with_parts(token: bytes) -> None:
+    assert readable(token) == "".join(piece for _, piece in readable_parts(token))
