@@ -77,8 +77,13 @@ def gpt2_form(token: bytes) -> str:
 
     Example: ``gpt2_form(b" the")`` -> ``"Ġthe"``; ``gpt2_form(b"\\xc3\\xa1")`` -> ``"Ã¡"``.
     """
-    table = bytes_to_unicode()
-    return "".join(table[b] for b in token)
+    return token.decode("latin-1").translate(_gpt2_table())
+
+
+@lru_cache(maxsize=1)
+def _gpt2_table() -> dict[int, str]:
+    # Latin-1 decodes byte b to code point b, so one str.translate applies the map.
+    return {b: ch for b, ch in bytes_to_unicode().items() if chr(b) != ch}
 
 
 def hex_form(token: bytes) -> str:
