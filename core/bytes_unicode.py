@@ -1,0 +1,56 @@
+"""GPT-2's reversible map between the 256 byte values and 256 printable characters.
+
+GPT-2's ``vocab.json`` and ``merges.txt`` store token bytes as text: each byte becomes one
+visible character, so a token can be written without spaces, control characters or
+invalid UTF-8. Printable Latin-1 bytes map to themselves; the other 68 bytes map to
+U+0100 onwards in byte order, so ``b" "`` (0x20) becomes ``"Ġ"`` and ``b"\\n"`` becomes ``"Ċ"``:
+``bytes_to_string(b" hi\\n") -> "ĠhiĊ"``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's map from each byte value to its character, in GPT-2's order.
+
+    The dict's insertion order is GPT-2's id order of the single bytes: ``"!"`` (0x21)
+    first, ... ``"ÿ"``, then the 68 remapped bytes (0x00 -> ``"Ā"``, ... 0x20 -> ``"Ġ"``, ...).
+    """
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    chars = printable[:]
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return {b: chr(c) for b, c in zip(printable, chars)}
+
+
+@lru_cache(maxsize=1)
+def unicode_to_bytes() -> dict[str, int]:
+    """The inverse of `bytes_to_unicode`: ``"Ġ" -> 0x20``."""
+    return {c: b for b, c in bytes_to_unicode().items()}
+
+
+def bytes_to_string(token: bytes) -> str:
+    """Token bytes as GPT-2 text: ``bytes_to_string(b" the") -> "Ġthe"``."""
+    table = bytes_to_unicode()
+    return "".join(table[b] for b in token)
+
+
+def string_to_bytes(text: str) -> bytes:
+    """GPT-2 text back to bytes: ``string_to_bytes("Ġthe") -> b" the"``.
+
+    Raises:
+        KeyError: a character is not one of the 256 mapped characters (the key names it).
+    """
+    table = unicode_to_bytes()
+    return bytes(table[c] for c in text)
