@@ -1,0 +1,25 @@
+"""BPE Studio's Qt application (the core library is the Qt-free `core` package).
+
+    from bpe_studio import MainWindow
+    window = MainWindow(corpus=None, vocab_size=None)
+
+`MainWindow` is imported on first use, so importing `bpe_studio` (e.g. for the command
+line) does not load Qt.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bpe_studio.main_window import MainWindow
+
+__all__ = ["MainWindow"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MainWindow":
+        from bpe_studio.main_window import MainWindow
+
+        return MainWindow
+    raise AttributeError(f"module 'bpe_studio' has no attribute {name!r}")

@@ -1,0 +1,149 @@
+"""Training charts (pyqtgraph): pair count by merge rank, pre-token rank/frequency, token
+lengths, and bytes per token as the vocabulary grows.
+
+`ChartsPanel` reads the `TrainingState` from a timer and replaces each curve's data
+(``setData``), never once per incoming event; long series are thinned to a few thousand
+points (log-spaced where the axis is logarithmic) so a repaint stays cheap at any size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QGridLayout, QWidget
+
+from bpe_studio.training_state import TrainingState
+
+REFRESH_MS = 250
+MAX_POINTS = 2000
+ACCENT = "#2f7ed8"
+ACCENT_2 = "#e4572e"
+ACCENT_3 = "#3a9d5d"
+ACCENT_4 = "#8e5ec4"
+
+
+def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
+    """Indices of about ``max_points`` evenly spaced items out of ``n`` (always the last)."""
+    if n <= max_points:
+        return np.arange(n)
+    idx = np.linspace(0, n - 1, max_points).astype(np.int64)
+    return np.unique(idx)
+
+
+def thin_log(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
+    """Indices of about ``max_points`` log-spaced items out of ``n`` (for a log x axis)."""
+    if n <= max_points:
+        return np.arange(n)
+    idx = np.geomspace(1, n, max_points).astype(np.int64) - 1
+    return np.unique(idx)
+
+
+def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground: QColor) -> pg.PlotWidget:
+    widget = pg.PlotWidget(background=background)
+    item = widget.getPlotItem()
+    item.setTitle(title, color=foreground.name(), size="10pt")
+    for name, label in (("bottom", x_label), ("left", y_label)):
+        axis = item.getAxis(name)
+        axis.setLabel(label, color=foreground.name())
+        axis.setPen(foreground)
+        axis.setTextPen(foreground)
+    item.showGrid(x=True, y=True, alpha=0.15)
+    item.setMenuEnabled(False)
+    widget.setMinimumSize(160, 150)
+    return widget
+
+
+def _label_decades_only(widget: pg.PlotWidget, axis: str) -> None:
+    """Label only powers of ten on a log axis (labelled 2·10², 3·10², … ticks overlap)."""
+    widget.getPlotItem().getAxis(axis).setStyle(maxTextLevel=0)
+
+
+class ChartsPanel(QWidget):
+    """Four charts of the current run in a 2×2 grid."""
+
+    def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._version = -1
+        palette = self.palette()
+        bg = palette.color(QPalette.ColorRole.Base)
+        fg = palette.color(QPalette.ColorRole.Text)
+
+        self.pair_plot = _plot("Pair count", "merge rank", "pair count", bg, fg)
+        self.pair_plot.setLogMode(x=False, y=True)
+        _label_decades_only(self.pair_plot, "left")
+        self.pair_curve = self.pair_plot.plot(pen=pg.mkPen(ACCENT, width=2))
+
+        self.freq_plot = _plot("Pre-token frequency", "rank", "count", bg, fg)
+        self.freq_plot.setLogMode(x=True, y=True)
+        _label_decades_only(self.freq_plot, "left")
+        _label_decades_only(self.freq_plot, "bottom")
+        self.freq_curve = self.freq_plot.plot(pen=pg.mkPen(ACCENT_2, width=2))
+
+        self.length_plot = _plot("Token length", "length (bytes)", "tokens", bg, fg)
+        self.length_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush=ACCENT_3, pen=pg.mkPen(None))
+        self.length_plot.addItem(self.length_bars)
+
+        self.bpt_plot = _plot("Bytes per token", "vocabulary size", "bytes per token", bg, fg)
+        self.bpt_curve = self.bpt_plot.plot(pen=pg.mkPen(ACCENT_4, width=2))
+
+        layout = QGridLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.pair_plot, 0, 0)
+        layout.addWidget(self.bpt_plot, 0, 1)
+        layout.addWidget(self.freq_plot, 1, 0)
+        layout.addWidget(self.length_plot, 1, 1)
+
+        self._timer = QTimer(self)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self.refresh)
+        self._timer.start()
+
+    def refresh(self) -> None:
+        state = self._state
+        if state.version == self._version:
+            return
+        self._version = state.version
+        self._refresh_pairs()
+        self._refresh_frequencies()
+        self._refresh_lengths()
+        self._refresh_compression()
+
+    def _refresh_pairs(self) -> None:
+        counts = self._state.counts
+        n = len(counts)
+        if not n:
+            self.pair_curve.setData([], [])
+            return
+        idx = thin(n)
+        y = np.asarray(counts, dtype=np.float64)[idx]
+        self.pair_curve.setData(idx.astype(np.float64), np.maximum(y, 1.0))
+
+    def _refresh_frequencies(self) -> None:
+        counting = self._state.counting
+        if counting is None or not len(counting.frequencies):
+            self.freq_curve.setData([], [])
+            return
+        freqs = counting.frequencies
+        idx = thin_log(len(freqs))
+        self.freq_curve.setData((idx + 1).astype(np.float64), np.maximum(freqs[idx].astype(np.float64), 1.0))
+
+    def _refresh_lengths(self) -> None:
+        state = self._state
+        if state.stage.name == "IDLE" and not state.lefts:
+            self.length_bars.setOpts(x=[], height=[])
+            return
+        counts = np.bincount(state.token_lengths())
+        x = np.nonzero(counts)[0]
+        self.length_bars.setOpts(x=x, height=counts[x], width=0.8)
+
+    def _refresh_compression(self) -> None:
+        sizes, bpt = self._state.bytes_per_token()
+        if not len(sizes):
+            self.bpt_curve.setData([], [])
+            return
+        idx = thin(len(sizes))
+        self.bpt_curve.setData(sizes[idx], bpt[idx])

@@ -1,0 +1,373 @@
+"""BPE Studio's main window: assembles the panels, the menus and shortcuts; does no work itself.
+
+The Train tab holds the settings and result panels on the left, and progress, the live
+merges table and the charts on the right. Training runs in a `TrainJob` (a worker thread);
+its event batches go into one `TrainingState` that every panel reads from its own timer.
+When a tokenizer is ready (training finished or cancelled, or a session opened) the
+window calls `_on_tokenizer_ready`, where the vocabulary browser and inspector tabs hook in.
+
+    window = MainWindow(corpus="corpus.txt", vocab_size=5000); window.show()
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QSettings, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bpe_studio.app import resource, style_sheet
+from bpe_studio.charts import ChartsPanel
+from bpe_studio.error_banner import ErrorBanner
+from bpe_studio.merges_table import MergesTable
+from bpe_studio.progress_panel import ProgressPanel
+from bpe_studio.session import Session, load_session, save_session
+from bpe_studio.settings_panel import SettingsPanel
+from bpe_studio.summary_panel import SummaryPanel
+from bpe_studio.train_worker import TrainJob
+from bpe_studio.training_state import TrainingState
+from core.formats import save_tokenizer
+from core.tokenizer import Tokenizer
+
+SESSION_SUFFIX = ".bpesession"
+SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
+DEFAULT_SIZE = (1360, 860)
+
+
+def default_qsettings() -> QSettings:
+    """The application's QSettings (INI file under the user's config folder)."""
+    org = QCoreApplication.organizationName() or "BPE Studio"
+    app = QCoreApplication.applicationName() or "BPE Studio"
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, org, app)
+
+
+class MainWindow(QMainWindow):
+    """The application window.
+
+    Args:
+        corpus: a corpus path to preselect (else the last one used, or the sample corpus).
+        vocab_size: a vocabulary size to preselect (else the last one used).
+        settings: where to keep persistent settings (default: `default_qsettings()`).
+    """
+
+    def __init__(
+        self,
+        corpus: str | None = None,
+        vocab_size: int | None = None,
+        *,
+        settings: QSettings | None = None,
+    ) -> None:
+        super().__init__()
+        self.qsettings = settings if settings is not None else default_qsettings()
+        self.state = TrainingState()
+        self.job: TrainJob | None = None
+        self.tokenizer: object | None = None
+        self.merge_counts: dict[int, int] | None = None
+
+        self.banner = ErrorBanner()
+        self.settings_panel = SettingsPanel(self.qsettings)
+        self.summary_panel = SummaryPanel(self.state)
+        self.progress_panel = ProgressPanel(self.state)
+        self.merges_table = MergesTable(self.state)
+        self.charts = ChartsPanel(self.state)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self._train_tab(), "Train")
+
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self.setAcceptDrops(True)
+        self.setStyleSheet(style_sheet())
+        self.setWindowIcon(QIcon(str(resource("icon.svg"))))
+
+        self._make_actions()
+        self.settings_panel.trainClicked.connect(self.start_training)
+        self.settings_panel.cancelClicked.connect(self.cancel_training)
+        self.settings_panel.corpusChanged.connect(self._update_title)
+        self.summary_panel.exportClicked.connect(self.export_dialog)
+        self.summary_panel.saveClicked.connect(self.save_session_dialog)
+        self.progress_panel.statusChanged.connect(self.statusBar().showMessage)
+
+        self.settings_panel.restore()
+        if corpus is not None:
+            self.settings_panel.set_corpus(str(corpus))
+        if vocab_size is not None:
+            self.settings_panel.set_vocab_size(int(vocab_size))
+        if not self.restoreGeometry(self.qsettings.value("window/geometry", b"")):
+            self.resize(*DEFAULT_SIZE)
+        self._update_title()
+
+    # -- assembly -------------------------------------------------------------------------------
+
+    def _train_tab(self) -> QWidget:
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(10, 10, 6, 10)
+        left_layout.addWidget(self.settings_panel)
+        left_layout.addWidget(self.summary_panel)
+        left_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(320)
+
+        work = QSplitter(Qt.Orientation.Horizontal)
+        work.addWidget(self.merges_table)
+        work.addWidget(self.charts)
+        work.setStretchFactor(0, 2)
+        work.setStretchFactor(1, 3)
+        work.setSizes([430, 620])
+        work.setChildrenCollapsible(False)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(6, 10, 10, 10)
+        right_layout.addWidget(self.progress_panel)
+        right_layout.addWidget(work, 1)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(scroll)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([360, 1000])
+        splitter.setChildrenCollapsible(False)
+        return splitter
+
+    def _action(self, text: str, slot, shortcuts: list[str] | None = None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcuts:
+            action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        self.addAction(action)
+        return action
+
+    def _make_actions(self) -> None:
+        self.open_corpus_action = self._action("&Open corpus…", self.settings_panel.browse, ["Ctrl+O"])
+        self.sample_action = self._action("Use the &sample corpus", self.settings_panel.use_sample_corpus)
+        self.open_session_action = self._action("Open &session…", self.open_session_dialog, ["Ctrl+Shift+O"])
+        self.save_session_action = self._action("Sa&ve session…", self.save_session_dialog, ["Ctrl+S"])
+        self.export_action = self._action("&Export tokenizer…", self.export_dialog, ["Ctrl+E"],
+                                          "Write vocab.json, merges.txt and tokenizer.json")
+        self.quit_action = self._action("&Quit", self.close, ["Ctrl+Q"])
+        self.train_action = self._action("&Train", self.start_training, ["Ctrl+Return", "Ctrl+Enter"])
+        self.cancel_action = self._action("&Cancel training", self.cancel_training, ["Esc"])
+
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(self.open_corpus_action)
+        self.recent_menu = file_menu.addMenu("Recent corpora")
+        self.recent_menu.aboutToShow.connect(
+            lambda: self.settings_panel.recent.fill_menu(self.recent_menu, self.settings_panel.set_corpus)
+        )
+        file_menu.addAction(self.sample_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.open_session_action)
+        file_menu.addAction(self.save_session_action)
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        train_menu = self.menuBar().addMenu("&Training")
+        train_menu.addAction(self.train_action)
+        train_menu.addAction(self.cancel_action)
+
+    # -- training -------------------------------------------------------------------------------
+
+    def is_training(self) -> bool:
+        return self.job is not None and self.job.running
+
+    def start_training(self) -> None:
+        """Start a run with the panel's settings (errors go to the banner)."""
+        if self.is_training():
+            return
+        self.banner.clear()
+        problem = self.settings_panel.validation_error()
+        if problem:
+            self.banner.show_error(problem)
+            return
+        settings = self.settings_panel.settings()
+        if os.path.isfile(settings.corpus):
+            self.settings_panel.recent.add(settings.corpus)
+        self.state.start(settings)
+        self.job = TrainJob(settings, self)
+        self.job.events.connect(self.state.apply)
+        self.job.failed.connect(self._on_failed)
+        self.job.stopped.connect(self._on_stopped)
+        self.settings_panel.set_running(True)
+        self.job.start()
+
+    def cancel_training(self) -> None:
+        """Stop the run; the merges learned so far stay as a partial result."""
+        if self.is_training() and self.job is not None:
+            self.job.cancel()
+            self.statusBar().showMessage("Cancelling…")
+
+    def _on_failed(self, message: str) -> None:
+        self.state.fail(message)
+        self.banner.show_error(message)
+
+    def _on_stopped(self, cancelled: bool) -> None:
+        self.settings_panel.set_running(False)
+        if cancelled:
+            self.state.cancel()
+        self.progress_panel.refresh()
+        self.merges_table.refresh()
+        if self.state.session is not None and not self.state.stage.running:
+            self._publish(self.state.session)
+
+    def _publish(self, session: Session) -> None:
+        self._update_title()
+        try:
+            tokenizer = Tokenizer(
+                session.vocab, session.merges, list(session.settings.special_tokens),
+                pattern=session.settings.pattern,
+            )
+        except ValueError as e:
+            self.banner.show_error(f"The tokenizer cannot be built: {e}")
+            return
+        self._on_tokenizer_ready(tokenizer, session.merge_counts_by_id())
+
+    def _on_tokenizer_ready(self, tokenizer: object, merge_counts: dict[int, int]) -> None:
+        """A tokenizer is ready (trained, cancelled with a partial result, or opened)."""
+        self.tokenizer = tokenizer
+        self.merge_counts = merge_counts
+
+    # -- files -------------------------------------------------------------------------------------
+
+    def _last_folder(self, key: str = "paths/last_folder") -> str:
+        return str(self.qsettings.value(key, "") or str(Path.home()))
+
+    def export_dialog(self) -> None:
+        if self.state.session is None or self.state.stage.running:
+            self.banner.show_error("Nothing to export yet: train a tokenizer or open a session first.")
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Export tokenizer to folder", self._last_folder("paths/export_folder"))
+        if folder:
+            self.export_to(folder)
+
+    def export_to(self, folder: str | os.PathLike[str]) -> list[Path]:
+        """Write vocab.json, merges.txt, tokenizer.json (and its config) into ``folder``."""
+        session = self.state.session
+        if session is None or self.state.stage.running:
+            self.banner.show_error("Nothing to export yet: train a tokenizer or open a session first.")
+            return []
+        try:
+            paths = save_tokenizer(
+                folder, session.vocab, session.merges, list(session.settings.special_tokens),
+                session.settings.pattern,
+            )
+        except (OSError, ValueError) as e:
+            self.banner.show_error(f"Export failed: {e}")
+            return []
+        self.qsettings.setValue("paths/export_folder", str(folder))
+        kind = (f"partial tokenizer ({len(session.merges):,} of {session.settings.max_merges:,} merges)"
+                if session.partial else "tokenizer")
+        self.banner.show_info(f"Exported the {kind} to {folder}: {', '.join(p.name for p in paths)}")
+        return list(paths)
+
+    def save_session_dialog(self) -> None:
+        if self.state.session is None or self.state.stage.running:
+            self.banner.show_error("Nothing to save yet: train a tokenizer first.")
+            return
+        name = Path(self.state.session.settings.corpus).stem or "tokenizer"
+        start = os.path.join(self._last_folder("paths/session_folder"), name + SESSION_SUFFIX)
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", start, SESSION_FILTER)
+        if path:
+            self.save_session_to(path)
+
+    def save_session_to(self, path: str | os.PathLike[str]) -> Path | None:
+        session = self.state.session
+        if session is None:
+            return None
+        try:
+            written = save_session(path, session)
+        except (OSError, ValueError) as e:
+            self.banner.show_error(f"The session could not be saved: {e}")
+            return None
+        self.qsettings.setValue("paths/session_folder", str(written.parent))
+        self.banner.show_info(f"Session saved to {written}")
+        return written
+
+    def open_session_dialog(self) -> None:
+        if self.is_training():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._last_folder("paths/session_folder"), SESSION_FILTER)
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str | os.PathLike[str]) -> bool:
+        """Show a saved result without retraining; errors go to the banner."""
+        if self.is_training():
+            self.banner.show_error("Cancel the training before opening a session.")
+            return False
+        try:
+            session = load_session(path)
+        except (OSError, ValueError) as e:
+            self.banner.show_error(f"The session could not be opened: {e}")
+            return False
+        self.banner.clear()
+        self.qsettings.setValue("paths/session_folder", str(Path(path).parent))
+        self.state.load(session)
+        self.settings_panel.set_settings(session.settings)
+        self._publish(session)
+        return True
+
+    def open_path(self, path: str) -> None:
+        """Open a dropped or given file: a session, or else a corpus to train on."""
+        if path.endswith(SESSION_SUFFIX):
+            self.open_session(path)
+        elif self.is_training():
+            self.banner.show_error("Training is running: cancel it before choosing another corpus.")
+        else:
+            self.banner.clear()
+            self.settings_panel.set_corpus(path)
+
+    def _update_title(self, *_args: object) -> None:
+        corpus = self.settings_panel.corpus()
+        title = "BPE Studio"
+        if corpus:
+            title += f" — {os.path.basename(corpus)}"
+        if self.state.session is not None and self.state.session.partial:
+            title += " (partial result)"
+        self.setWindowTitle(title)
+
+    # -- Qt events ---------------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if not files:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.open_path(files[0])
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.job is not None and self.job.running:
+            self.job.shutdown()  # cancels, then waits: the trainer's processes are gone after this
+        self.settings_panel.save()
+        self.qsettings.setValue("window/geometry", self.saveGeometry())
+        self.qsettings.sync()
+        super().closeEvent(event)

@@ -1,0 +1,129 @@
+"""The live merges table: rank, new id, left, right, result and pair count, growing as merges arrive.
+
+`MergesModel` is a table model over the `TrainingState`'s growing lists; a timer appends the
+new rows in one ``beginInsertRows`` batch (never one per merge). Tokens are shown readably
+(visible whitespace, escapes, hex chips for partial characters; `bpe_studio.token_text`),
+with the exact bytes in the tooltip. The view follows the newest row unless the user has
+scrolled up.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from bpe_studio.token_text import gpt2_form, hex_form, readable
+from bpe_studio.training_state import TrainingState
+
+REFRESH_MS = 100
+COLUMNS = ("Rank", "ID", "Left", "Right", "Result", "Count")
+RAW_BYTES_ROLE = Qt.ItemDataRole.UserRole
+_TOKEN_COLUMNS = (2, 3, 4)
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class MergesModel(QAbstractTableModel):
+    """Rows are the merges in ``state`` (rank order); call `sync` to pick up new ones."""
+
+    def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._lefts = state.lefts
+        self._rows = 0
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+    def sync(self) -> int:
+        """Show merges that arrived since the last call; returns how many rows were added."""
+        state = self._state
+        if state.lefts is not self._lefts:  # a new run (or an opened session) replaced the lists
+            self.beginResetModel()
+            self._lefts, self._rows = state.lefts, 0
+            self.endResetModel()
+        available = min(len(state.lefts), len(state.rights), len(state.counts), len(state.token_ids))
+        added = available - self._rows
+        if added > 0:
+            self.beginInsertRows(QModelIndex(), self._rows, available - 1)
+            self._rows = available
+            self.endInsertRows()
+        return max(added, 0)
+
+    def merge(self, row: int) -> tuple[bytes, bytes]:
+        """The merge shown in ``row``."""
+        return self._state.lefts[row], self._state.rights[row]
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or index.row() >= self._rows:
+            return None
+        row, column = index.row(), index.column()
+        state = self._state
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return f"{row:,}"
+            if column == 1:
+                return str(state.token_ids[row])
+            if column == 5:
+                return f"{state.counts[row]:,}"
+            return readable(self._token(row, column))
+        if role == RAW_BYTES_ROLE:
+            if column in _TOKEN_COLUMNS:
+                return self._token(row, column)
+            return (row, state.token_ids[row], None, None, None, state.counts[row])[column]
+        if role == Qt.ItemDataRole.ToolTipRole and column in _TOKEN_COLUMNS:
+            token = self._token(row, column)
+            return f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
+        if role == Qt.ItemDataRole.FontRole and column in _TOKEN_COLUMNS:
+            return self._mono
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, 1, 5):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def _token(self, row: int, column: int) -> bytes:
+        left, right = self._state.lefts[row], self._state.rights[row]
+        return left if column == 2 else right if column == 3 else left + right
+
+
+class MergesTable(QTableView):
+    """The merges table view; follows new rows unless the user scrolled away from the end."""
+
+    def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.merges_model = MergesModel(state, self)
+        self.setModel(self.merges_model)
+        self.setAlternatingRowColors(True)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setWordWrap(False)
+        self.verticalHeader().hide()
+        rows = self.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # uniform rows: fast at 100k rows
+        rows.setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.horizontalHeader()
+        header.setHighlightSections(False)
+        widths = (60, 56, 100, 100, 130, 76)
+        for column, width in enumerate(widths):
+            self.setColumnWidth(column, width)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        self.setMinimumWidth(300)
+        self._timer = QTimer(self)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self.refresh)
+        self._timer.start()
+
+    def refresh(self) -> None:
+        bar = self.verticalScrollBar()
+        following = bar.value() >= bar.maximum() - 2
+        if self.merges_model.sync() and following:
+            self.scrollToBottom()

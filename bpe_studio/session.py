@@ -1,0 +1,171 @@
+"""Training settings and sessions: a trained result saved to one JSON file and reopened later.
+
+A *session* is everything the window needs to show a training result again without
+retraining: the settings it was trained with, the vocabulary and merges, the pair count of
+each merge, the compression after each merge, summary figures, and whether the run was
+cancelled (``partial``). Token bytes are stored base64-encoded, so any byte sequence
+survives. Writes are atomic (temporary file, then rename). No Qt.
+
+    save_session(path, session); session = load_session(path)
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT_NAME = "bpe-studio-session"
+FORMAT_VERSION = 1
+
+
+class SessionError(ValueError):
+    """A session file cannot be read: not JSON, not a session, or inconsistent."""
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """What the user chose in the settings panel.
+
+    Attributes:
+        corpus: path of the training text.
+        vocab_size: target vocabulary size (256 bytes + special tokens + merges).
+        special_tokens: special tokens in id order.
+        pattern: ``"gpt2"``, ``"gpt4"`` or a custom regex.
+        workers: pre-tokenization processes (``None``: all cores).
+    """
+
+    corpus: str
+    vocab_size: int
+    special_tokens: tuple[str, ...] = ("<|endoftext|>",)
+    pattern: str = "gpt2"
+    workers: int | None = None
+
+    @property
+    def max_merges(self) -> int:
+        """The number of merges a run makes if pairs do not run out first."""
+        return max(0, self.vocab_size - 256 - len(self.special_tokens))
+
+
+@dataclass
+class Session:
+    """A training result with its settings and figures.
+
+    Attributes:
+        settings: the settings of the run.
+        vocab: id -> token bytes.
+        merges: the merges in rank order.
+        merge_counts: pair count of each merge at the time it was made.
+        corpus_tokens: tokens of the corpus after each merge (for bytes per token).
+        partial: the run was cancelled before it finished.
+        stats: summary figures (``elapsed``, ``distinct``, ``total``, ``corpus_bytes``,
+            ``invalid_bytes``, ...), free-form numbers and strings.
+    """
+
+    settings: TrainSettings
+    vocab: dict[int, bytes]
+    merges: list[tuple[bytes, bytes]]
+    merge_counts: list[int] = field(default_factory=list)
+    corpus_tokens: list[int] = field(default_factory=list)
+    partial: bool = False
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def merge_counts_by_id(self) -> dict[int, int]:
+        """Token id -> pair count at the merge that created it."""
+        first = len(self.vocab) - len(self.merges)
+        return {first + rank: count for rank, count in enumerate(self.merge_counts)}
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.b64decode(text.encode("ascii"), validate=True)
+
+
+def session_to_json(session: Session) -> dict[str, Any]:
+    """The JSON-ready dict of ``session``."""
+    return {
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "settings": asdict(session.settings),
+        "partial": session.partial,
+        "stats": session.stats,
+        "vocab": [[token_id, _b64(token)] for token_id, token in sorted(session.vocab.items())],
+        "merges": [[_b64(left), _b64(right)] for left, right in session.merges],
+        "merge_counts": list(session.merge_counts),
+        "corpus_tokens": list(session.corpus_tokens),
+    }
+
+
+def session_from_json(data: Any, source: str = "session") -> Session:
+    """Build a `Session` from the dict `session_to_json` made.
+
+    Raises:
+        SessionError: a field is missing or malformed (the message names ``source``).
+    """
+    if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
+        raise SessionError(f"{source} is not a BPE Studio session file")
+    if data.get("version") != FORMAT_VERSION:
+        raise SessionError(
+            f"{source} is a session of version {data.get('version')!r}; "
+            f"this BPE Studio reads version {FORMAT_VERSION}"
+        )
+    try:
+        raw = data["settings"]
+        settings = TrainSettings(
+            corpus=str(raw["corpus"]),
+            vocab_size=int(raw["vocab_size"]),
+            special_tokens=tuple(str(t) for t in raw["special_tokens"]),
+            pattern=str(raw["pattern"]),
+            workers=None if raw.get("workers") is None else int(raw["workers"]),
+        )
+        vocab = {int(token_id): _unb64(token) for token_id, token in data["vocab"]}
+        merges = [(_unb64(left), _unb64(right)) for left, right in data["merges"]]
+        merge_counts = [int(c) for c in data.get("merge_counts", [])]
+        corpus_tokens = [int(c) for c in data.get("corpus_tokens", [])]
+        stats = dict(data.get("stats", {}))
+        partial = bool(data.get("partial", False))
+    except (KeyError, TypeError, ValueError) as e:
+        raise SessionError(f"{source} is damaged ({type(e).__name__}: {e}); save the session again") from e
+    for left, right in merges:
+        if left + right not in vocab.values():
+            raise SessionError(f"{source} is damaged: merge {left!r} + {right!r} has no token")
+    return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats)
+
+
+def save_session(path: str | os.PathLike[str], session: Session) -> Path:
+    """Write ``session`` to ``path`` as JSON, atomically; returns the path."""
+    path = Path(path)
+    text = json.dumps(session_to_json(session), ensure_ascii=False, separators=(",", ":"))
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Read a session file written by `save_session`.
+
+    Raises:
+        OSError: the file cannot be read.
+        SessionError: the file is not a valid session (the message names the file).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise SessionError(f"{path} is not a BPE Studio session file (not UTF-8 text)") from e
+    except json.JSONDecodeError as e:
+        raise SessionError(f"{path}, line {e.lineno}: not valid JSON ({e.msg})") from e
+    return session_from_json(data, str(path))
