@@ -79,7 +79,7 @@ class VocabBrowser(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        widths = {COL_ID: 70, COL_READABLE: 170, 2: 150, COL_HEX: 160, 4: 60, 5: 90, COL_PARTS: 180}
+        widths = {COL_ID: 64, COL_READABLE: 140, 2: 130, COL_HEX: 150, 4: 58, 5: 86, COL_PARTS: 150}
         for column, width in widths.items():
             self.table.setColumnWidth(column, width)
 
