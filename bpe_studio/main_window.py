@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from bpe_studio.app import resource, style_sheet
 from bpe_studio.charts import ChartsPanel
 from bpe_studio.error_banner import ErrorBanner
+from bpe_studio.explore_panel import ExplorePanel
 from bpe_studio.merges_table import MergesTable
 from bpe_studio.progress_panel import ProgressPanel
 from bpe_studio.session import Session, load_session, save_session
@@ -83,6 +84,8 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self._train_tab(), "Train")
+        self.explore_panel = ExplorePanel()  # vocabulary, inspector, compare
+        self.tabs.addTab(self.explore_panel, "Explore")
 
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -168,6 +171,11 @@ class MainWindow(QMainWindow):
         self.export_action = self._action("&Export tokenizer…", self.export_dialog, ["Ctrl+E"],
                                           "Write vocab.json, merges.txt and tokenizer.json")
         self.quit_action = self._action("&Quit", self.close, ["Ctrl+Q"])
+        # Ctrl+Shift+O is Open session, so the tokenizer gets Ctrl+Shift+T.
+        self.open_tokenizer_action = self._action(
+            "Open &tokenizer…", self.open_tokenizer_dialog, ["Ctrl+Shift+T"],
+            "Browse and inspect GPT-2 vocab.json + merges.txt or a tokenizer.json without training",
+        )
         self.train_action = self._action("&Train", self.start_training, ["Ctrl+Return", "Ctrl+Enter"])
         self.cancel_action = self._action("&Cancel training", self.cancel_training, ["Esc"])
 
@@ -178,6 +186,7 @@ class MainWindow(QMainWindow):
             lambda: self.settings_panel.recent.fill_menu(self.recent_menu, self.settings_panel.set_corpus)
         )
         file_menu.addAction(self.sample_action)
+        file_menu.addAction(self.open_tokenizer_action)
         file_menu.addSeparator()
         file_menu.addAction(self.open_session_action)
         file_menu.addAction(self.save_session_action)
@@ -248,6 +257,12 @@ class MainWindow(QMainWindow):
         """A tokenizer is ready (trained, cancelled with a partial result, or opened)."""
         self.tokenizer = tokenizer
         self.merge_counts = merge_counts
+        self.explore_panel.set_tokenizer(tokenizer, merge_counts=merge_counts, title="Trained tokenizer")
+
+    def open_tokenizer_dialog(self) -> None:
+        """Open an existing tokenizer in the Explore tab."""
+        self.tabs.setCurrentWidget(self.explore_panel)
+        self.explore_panel.open_tokenizer_dialog()
 
     # -- files -------------------------------------------------------------------------------------
 
