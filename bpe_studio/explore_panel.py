@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from bpe_studio.compare_view import CompareView
-from bpe_studio.inspector import InspectorPanel
+from bpe_studio.inspector import InspectorPanel, ResultBridge
 from bpe_studio.merge_tree import MergeTreeView
 from bpe_studio.vocab_browser import VocabBrowser
 from bpe_studio.vocab_data import VocabData
@@ -83,6 +84,7 @@ class ExplorePanel(QWidget):
     """Vocabulary, Inspector and Compare tabs for the current tokenizer."""
 
     tokenizer_changed = Signal(str)  # the title of the tokenizer now shown
+    vocab_ready = Signal()  # set_tokenizer finished: browser, inspector and compare show it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -90,6 +92,9 @@ class ExplorePanel(QWidget):
         self.vocab: VocabData | None = None
         self.title = ""
         self._tokenizers: list[tuple[str, Any]] = []  # choices offered by Compare
+        self._generation = 0
+        self._bridge = ResultBridge(self)
+        self._bridge.done.connect(self._show_tokenizer, Qt.ConnectionType.QueuedConnection)
 
         self.heading = QLabel("No tokenizer yet: train one, or open existing files.")
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -148,18 +153,34 @@ class ExplorePanel(QWidget):
     def set_tokenizer(self, tokenizer: Any, *, merge_counts: dict[int, int] | None = None, title: str = "") -> None:
         """Browse and inspect ``tokenizer`` (a ``core.Tokenizer``).
 
+        The vocabulary columns are built in a background thread (about a second for
+        GPT-2's 50k tokens), so the window never freezes; `vocab_ready` says when the
+        tokenizer is shown.
+
         Args:
             tokenizer: the tokenizer to show.
             merge_counts: token id -> pair count when its merge was made (from training).
             title: how to name it (e.g. "Trained on sample.txt (partial)").
         """
         title = title or f"Tokenizer with {len(tokenizer):,} tokens"
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            self.vocab = VocabData.from_tokenizer(tokenizer, merge_counts)
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        self.tokenizer, self.title = tokenizer, title
+        self._generation += 1
+        generation = self._generation
+        self.heading.setText(f"<b>{html.escape(title)}</b> — reading {len(tokenizer):,} tokens…")
+
+        def work() -> None:
+            data = VocabData.from_tokenizer(tokenizer, merge_counts)
+            try:
+                self._bridge.done.emit(generation, (tokenizer, title, data))
+            except RuntimeError:
+                pass  # the panel was closed meanwhile
+
+        threading.Thread(target=work, name="vocab-columns", daemon=True).start()
+
+    def _show_tokenizer(self, generation: int, payload: tuple[Any, str, VocabData]) -> None:
+        if generation != self._generation:
+            return  # a newer tokenizer was given meanwhile
+        tokenizer, title, data = payload
+        self.tokenizer, self.title, self.vocab = tokenizer, title, data
         self.error_label.hide()
         specials = ", ".join(getattr(tokenizer, "special_tokens", []) or []) or "none"
         pattern = getattr(getattr(tokenizer, "pattern", None), "name", "")
@@ -167,8 +188,8 @@ class ExplorePanel(QWidget):
             f"<b>{html.escape(title)}</b> — {len(tokenizer):,} tokens · {len(tokenizer.merges):,} merges · "
             f"special: {html.escape(specials)}" + (f" · pattern: {html.escape(pattern)}" if pattern else "")
         )
-        self.browser.set_vocab(self.vocab)
-        self.tree.set_vocab(self.vocab)
+        self.browser.set_vocab(data)
+        self.tree.set_vocab(data)
         self.inspector.set_highlight_id(None)
         self.inspector.set_tokenizer(tokenizer)
         self._add_choice(title, tokenizer)
@@ -176,6 +197,7 @@ class ExplorePanel(QWidget):
         self.occurrences_label.setText("Select a token to see how it was built.")
         self.show_in_inspector.setEnabled(False)
         self.tokenizer_changed.emit(title)
+        self.vocab_ready.emit()
 
     def _index_of(self, title: str) -> int:
         return next(i for i, (t, _) in enumerate(self._tokenizers) if t == title)

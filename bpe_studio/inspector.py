@@ -43,8 +43,8 @@ SAMPLE_TEXT = (
 )
 
 
-class _Bridge(QObject):
-    """Carries a finished background encoding back to the GUI thread (queued signal)."""
+class ResultBridge(QObject):
+    """Carries a result of background work back to the GUI thread (queued signal)."""
 
     done = Signal(int, object)
 
@@ -84,7 +84,7 @@ class InspectorPanel(QWidget):
         self.result: dict[str, Any] = {"error": None, "spans": [], "ids": []}
         self.round_trip_ok: bool | None = None
         self.figures: dict[str, int] = {}
-        self._bridge = _Bridge(self)
+        self._bridge = ResultBridge(self)
         self._bridge.done.connect(self._on_encoded, Qt.ConnectionType.QueuedConnection)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -216,7 +216,11 @@ class InspectorPanel(QWidget):
         self.figures_label.setText(f"Encoding {len(text):,} characters…")
 
         def work() -> None:
-            self._bridge.done.emit(generation, (text, encode_text(tokenizer, text)))
+            result = encode_text(tokenizer, text)
+            try:
+                self._bridge.done.emit(generation, (text, result))
+            except RuntimeError:
+                pass  # the panel was closed meanwhile
 
         threading.Thread(target=work, name="inspector-encode", daemon=True).start()
 

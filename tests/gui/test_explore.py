@@ -39,6 +39,12 @@ def trained_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Token
     return root / "out", Tokenizer(vocab, merges, [EOT])
 
 
+def open_and_wait(qtbot, panel: ExplorePanel, path: Path) -> None:
+    """Open a tokenizer and wait until its vocabulary columns are built (a thread)."""
+    with qtbot.waitSignal(panel.vocab_ready, timeout=60_000):
+        assert panel.open_tokenizer(path), panel.error_label.text()
+
+
 @pytest.fixture
 def panel(qtbot) -> ExplorePanel:
     widget = ExplorePanel()
@@ -47,9 +53,9 @@ def panel(qtbot) -> ExplorePanel:
     return widget
 
 
-def test_open_gpt2_files_written_by_the_project(panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
+def test_open_gpt2_files_written_by_the_project(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
     out, original = trained_files
-    assert panel.open_tokenizer(out / "vocab.json")
+    open_and_wait(qtbot, panel, out / "vocab.json")
     assert panel.error_label.isHidden()
     assert panel.tokenizer.vocab == original.vocab
     assert panel.tokenizer.merges == original.merges
@@ -61,9 +67,9 @@ def test_open_gpt2_files_written_by_the_project(panel: ExplorePanel, trained_fil
 
 
 @pytest.mark.parametrize("name", ["", "tokenizer.json", "merges.txt"])
-def test_open_directory_tokenizer_json_or_merges(panel: ExplorePanel, trained_files: tuple[Path, Tokenizer], name: str) -> None:
+def test_open_directory_tokenizer_json_or_merges(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer], name: str) -> None:
     out, original = trained_files
-    assert panel.open_tokenizer(out / name if name else out)
+    open_and_wait(qtbot, panel, out / name if name else out)
     assert panel.tokenizer.encode("the category 😀") == original.encode("the category 😀")
 
 
@@ -81,7 +87,7 @@ def test_open_a_broken_file_shows_the_reason(panel: ExplorePanel, tmp_path: Path
 
 def test_selecting_a_token_shows_its_merge_tree_and_occurrences(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
     out, tok = trained_files
-    panel.open_tokenizer(out)
+    open_and_wait(qtbot, panel, out)
     panel.inspector.set_text("the category then the cat")
     the_id = tok.encode(" the")[0]
     assert len(tok.encode(" the")) == 1
@@ -101,7 +107,7 @@ def test_selecting_a_token_shows_its_merge_tree_and_occurrences(qtbot, panel: Ex
 
 def test_clicking_a_token_in_the_inspector_selects_it(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
     out, tok = trained_files
-    panel.open_tokenizer(out)
+    open_and_wait(qtbot, panel, out)
     panel.inspector.set_text("category")
     first = tok.encode("category")[0]
     from PySide6.QtCore import QUrl
@@ -114,7 +120,7 @@ def test_clicking_a_token_in_the_inspector_selects_it(qtbot, panel: ExplorePanel
 
 def test_filter_as_you_type_is_debounced_and_sorting_works(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
     out, tok = trained_files
-    panel.open_tokenizer(out)
+    open_and_wait(qtbot, panel, out)
     browser = panel.browser
     total = browser.model.rowCount()
     browser.filter_edit.setText("·th")
@@ -131,10 +137,11 @@ def test_filter_as_you_type_is_debounced_and_sorting_works(qtbot, panel: Explore
     assert not browser.error_label.isHidden() and "regular expression" in browser.error_label.text()
 
 
-def test_set_tokenizer_with_merge_counts(panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
+def test_set_tokenizer_with_merge_counts(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
     _, tok = trained_files
     counts = {256 + 1 + r: 1000 - r for r in range(len(tok.merges))}
-    panel.set_tokenizer(tok, merge_counts=counts, title="Trained")
+    with qtbot.waitSignal(panel.vocab_ready, timeout=30_000):
+        panel.set_tokenizer(tok, merge_counts=counts, title="Trained")
     assert "Trained" in panel.heading.text()
     row = panel.vocab.row_of_id[257]
     assert panel.vocab.cell_text(row, 7) == "1,000"
@@ -145,7 +152,7 @@ def test_original_gpt2_files_open_and_browse(qtbot, panel: ExplorePanel) -> None
     if not vocab_path.is_file():
         pytest.skip(f"shared GPT-2 files not present at {SHARED}")
     t0 = time.perf_counter()
-    assert panel.open_tokenizer(vocab_path), panel.error_label.text()
+    open_and_wait(qtbot, panel, vocab_path)
     seconds = time.perf_counter() - t0
     print(f"\nopening the GPT-2 files (load + vocabulary columns + inspector): {seconds:.2f} s")
     assert panel.browser.model.rowCount() == 50_257
