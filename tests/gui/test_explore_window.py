@@ -1,0 +1,37 @@
+"""The Explore tab inside the main window: a finished training shows up in it."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import core  # noqa: E402
+
+
+def test_training_result_reaches_the_explore_tab(qtbot, make_window, make_corpus, tmp_path) -> None:
+    corpus = make_corpus(60_000, seed=3)
+    window = make_window(corpus, 400)
+    window.settings_panel.workers_spin.setValue(1)
+    explore = window.explore_panel
+    assert window.tabs.indexOf(explore) >= 0
+    with qtbot.waitSignal(explore.vocab_ready, timeout=60_000):
+        window.start_training()
+    vocab, merges = core.train_bpe(corpus, 400, ["<|endoftext|>"], workers=1)
+    assert explore.tokenizer.merges == merges
+    assert explore.browser.model.rowCount() == len(vocab)
+    # Pair counts from training fill the Count column of merged tokens.
+    assert (explore.vocab.counts[explore.vocab.ranks >= 0] > 0).all()
+    # The inspector encodes with the trained tokenizer.
+    assert explore.inspector.result["ids"] == explore.tokenizer.encode(explore.inspector.text())
+    window.tabs.setCurrentWidget(explore)
+    window.resize(1200, 800)
+    qtbot.wait(50)
+    window.grab().save(str(tmp_path / "explore.png"))
+
+
+def test_open_tokenizer_action_exists(make_window) -> None:
+    window = make_window()
+    action = window.open_tokenizer_action
+    assert action.shortcut().toString() == "Ctrl+Shift+T"
+    assert action in window.menuBar().actions()[0].menu().actions()
