@@ -1,0 +1,160 @@
+"""Incremental BPE merging: the hot loop of training, over plain integer data.
+
+Words are the distinct pre-tokens as lists of token ids, each with its count. The loop
+keeps the count of every adjacent pair, an index pair -> words that contain it, and a
+max-heap of pairs. Each merge touches only the words that contain the merged pair and,
+in them, only the neighbours of each merged occurrence.
+
+The heap is lazy: counts of existing pairs only ever go down (a merge only removes
+occurrences), and every pair that contains the new token is complete when its merge
+ends. So entries are pushed only for those new pairs, and an entry popped with a stale,
+too-high count is pushed back with its real count. Ties between equal counts go to the
+lexicographically greater ``(left_bytes, right_bytes)`` pair, via `tie_break_key`.
+
+Example: words ``[[97, 98, 97, 98], [97, 98]]`` (``"abab"``, ``"ab"``), counts ``[1, 2]``:
+the first merge is (97, 98) -> 256 with count 4, leaving ``[[256, 256], [256]]``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+
+import numpy as np
+
+_SHIFT = 21  # pair code = left << _SHIFT | right; token ids stay below 2**21
+_MASK = (1 << _SHIFT) - 1
+_ORDER_INVERTING = {i: chr(256 - i) for i in range(256)}
+_END = chr(300)
+
+
+def tie_break_key(token: bytes) -> str:
+    """A key whose ascending order is the *descending* lexicographic order of tokens.
+
+    Heap entries are ``(-count, key(left) + key(right), pair)``; Python's min-heap then
+    pops the highest count first and, among equal counts, the greatest
+    ``(left, right)`` pair — SPEC §1: ``(b"BA", b"A") > (b"B", b"ZZ") > (b"A", b"C")``.
+    Each byte ``b`` becomes ``chr(256 - b)`` and an end mark above them all follows, so
+    a proper prefix sorts after its extensions (``b"A" < b"AB"`` turns into
+    ``key(b"A") > key(b"AB")``) and concatenated keys compare like tuples.
+    """
+    return token.decode("latin-1").translate(_ORDER_INVERTING) + _END
+
+
+def count_pairs(
+    words: list[bytes], counts: list[int]
+) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Weighted counts of every adjacent byte pair, and for each pair the words containing it.
+
+    Pair codes are ``left << 21 | right``. Vectorized with numpy over the whole table.
+    """
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    if int(lengths.sum()) <= len(words):
+        return {}, {}
+    flat = np.frombuffer(b"".join(words), dtype=np.uint8).astype(np.int64)
+    word_of = np.repeat(np.arange(len(words), dtype=np.int64), lengths)
+    ends = np.cumsum(lengths)
+    has_next = np.ones(len(flat), dtype=bool)
+    has_next[ends - 1] = False
+    left = np.nonzero(has_next)[0]
+    codes = (flat[left] << _SHIFT) | flat[left + 1]
+    owners = word_of[left]
+    weights = np.asarray(counts, dtype=np.int64)[owners]
+    order = np.lexsort((owners, codes))
+    codes, owners, weights = codes[order], owners[order], weights[order]
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    totals = np.add.reduceat(weights, starts)
+    pair_counts = dict(zip(codes[starts].tolist(), totals.tolist()))
+    # owners within one pair group are sorted; drop repeats (a pair twice in a word)
+    keep = np.r_[True, (codes[1:] != codes[:-1]) | (owners[1:] != owners[:-1])]
+    codes_k, owners_k = codes[keep], owners[keep]
+    group_starts = np.flatnonzero(np.r_[True, codes_k[1:] != codes_k[:-1]])
+    where = dict(zip(codes_k[group_starts].tolist(), np.split(owners_k, group_starts[1:])))
+    pair_words = {code: arr.tolist() for code, arr in where.items()}
+    return pair_counts, pair_words
+
+
+def merge_pairs(
+    words: list[bytes],
+    counts: list[int],
+    token_bytes: list[bytes],
+    num_merges: int,
+) -> Iterator[tuple[int, int, int, int, int]]:
+    """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``.
+
+    ``words`` are the distinct pre-tokens as bytes; they are replaced in place by lists
+    of ids as merges reach them. ``token_bytes`` (id -> bytes) grows by one entry per
+    merge and new ids follow its current length. ``tokens_removed`` is how many tokens
+    the merge took off the corpus (count-weighted merged occurrences). Stops early when
+    no pair is left.
+    """
+    pair_counts, pair_words = count_pairs(words, counts)
+    keys = [tie_break_key(t) for t in token_bytes]
+    heap = [(-c, keys[code >> _SHIFT] + keys[code & _MASK], code) for code, c in pair_counts.items()]
+    heapq.heapify(heap)
+    heappop, heappush = heapq.heappop, heapq.heappush
+    get = pair_counts.get
+
+    for _ in range(num_merges):
+        while heap:
+            neg, _key, best = heap[0]
+            actual = get(best, 0)
+            if actual == -neg:
+                break
+            heappop(heap)
+            if actual > 0:
+                heappush(heap, (-actual, _key, best))
+        else:
+            return
+        heappop(heap)
+        a, b = best >> _SHIFT, best & _MASK
+        z = len(token_bytes)
+        token_bytes.append(token_bytes[a] + token_bytes[b])
+        keys.append(tie_break_key(token_bytes[z]))
+        removed = 0
+        new_pairs: set[int] = set()
+        for w in pair_words.pop(best):
+            word = words[w]
+            n = len(word)
+            if n < 2:
+                continue
+            c = counts[w]
+            out: list[int] = []
+            i = 0
+            merged = 0
+            while i < n:
+                if i + 1 < n and word[i] == a and word[i + 1] == b:
+                    if out:
+                        prev = out[-1]
+                        code = prev << _SHIFT | a
+                        pair_counts[code] -= c
+                        code = prev << _SHIFT | z
+                        pair_counts[code] = get(code, 0) + c
+                        new_pairs.add(code)
+                        pair_words.setdefault(code, []).append(w)
+                    if i + 2 < n:
+                        nxt = word[i + 2]
+                        code = b << _SHIFT | nxt
+                        pair_counts[code] -= c
+                        code = z << _SHIFT | nxt
+                        pair_counts[code] = get(code, 0) + c
+                        new_pairs.add(code)
+                        pair_words.setdefault(code, []).append(w)
+                    out.append(z)
+                    merged += 1
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            if merged:
+                words[w] = out
+                removed += merged * c
+        # what is left of the merged pair's count is stale: every occurrence is gone
+        del pair_counts[best]
+        for code in new_pairs:
+            c = pair_counts[code]
+            if c > 0:
+                heappush(heap, (-c, keys[code >> _SHIFT] + keys[code & _MASK], code))
+            else:
+                del pair_counts[code]
+        yield a, b, z, -neg, removed
