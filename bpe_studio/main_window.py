@@ -35,10 +35,10 @@ from bpe_studio.progress_panel import ProgressPanel
 from bpe_studio.session import Session, load_session, save_session
 from bpe_studio.settings_panel import SettingsPanel
 from bpe_studio.summary_panel import SummaryPanel
+from bpe_studio.tokenizer_builder import TokenizerBuilder
 from bpe_studio.train_worker import TrainJob
 from bpe_studio.training_state import TrainingState
 from core.formats import save_tokenizer
-from core.tokenizer import Tokenizer
 
 SESSION_SUFFIX = ".bpesession"
 SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         self.job: TrainJob | None = None
         self.tokenizer: object | None = None
         self.merge_counts: dict[int, int] | None = None
+        self.tokenizer_builder = TokenizerBuilder(self)
 
         self.banner = ErrorBanner()
         self.settings_panel = SettingsPanel(self.qsettings)
@@ -105,6 +106,8 @@ class MainWindow(QMainWindow):
         self.summary_panel.exportClicked.connect(self.export_dialog)
         self.summary_panel.saveClicked.connect(self.save_session_dialog)
         self.progress_panel.statusChanged.connect(self.statusBar().showMessage)
+        self.tokenizer_builder.ready.connect(self._on_tokenizer_ready)
+        self.tokenizer_builder.failed.connect(self.banner.show_error)
 
         self.settings_panel.restore()
         if corpus is not None:
@@ -236,22 +239,15 @@ class MainWindow(QMainWindow):
         self.settings_panel.set_running(False)
         if cancelled:
             self.state.cancel()
-        self.progress_panel.refresh()
-        self.merges_table.refresh()
+        for panel in (self.progress_panel, self.merges_table, self.summary_panel):
+            panel.refresh()  # show the end at once, not at the next timer tick
         if self.state.session is not None and not self.state.stage.running:
             self._publish(self.state.session)
 
     def _publish(self, session: Session) -> None:
+        """A result exists: build its tokenizer (in the background; `_on_tokenizer_ready` follows)."""
         self._update_title()
-        try:
-            tokenizer = Tokenizer(
-                session.vocab, session.merges, list(session.settings.special_tokens),
-                pattern=session.settings.pattern,
-            )
-        except ValueError as e:
-            self.banner.show_error(f"The tokenizer cannot be built: {e}")
-            return
-        self._on_tokenizer_ready(tokenizer, session.merge_counts_by_id())
+        self.tokenizer_builder.build(session)
 
     def _on_tokenizer_ready(self, tokenizer: object, merge_counts: dict[int, int]) -> None:
         """A tokenizer is ready (trained, cancelled with a partial result, or opened)."""

@@ -1,37 +1,30 @@
-"""Running the core trainer off the GUI thread: a worker in a QThread that emits event batches.
+"""Training off the GUI thread: a worker in a QThread that hands event batches to the GUI.
 
-`TrainWorker.run` iterates ``core.train_bpe_events`` in its own thread, checks a
-cancellation flag between events, and hands the events to the GUI thread in batches — at
-most one signal every ~50 ms (a run makes thousands of merges a second; one signal per
-merge would flood the event loop). Closing the event generator stops the trainer and its
-worker processes. `TrainJob` owns the thread and the worker and is what the window uses:
+`TrainWorker.run` first checks the settings with the core's own validation (so a missing
+file or a bad pattern is reported at once), then runs the trainer in a child process
+(`bpe_studio.train_process`: the merge loop holds the GIL, which would stall the GUI) and
+re-emits its event batches — at most one signal every ~50 ms, never one per merge.
+Cancellation is a flag the trainer checks between events. `TrainJob` owns the thread and
+the worker and is what the window uses:
 
     job = TrainJob(settings); job.events.connect(state.apply); job.start(); ...; job.cancel()
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-import time
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-import core
 from bpe_studio.session import TrainSettings
-from core.events import CountingDone, Finished
-
-BATCH_SECONDS = 0.05
-"""Events are held back at most this long before being handed to the GUI thread."""
-
-log = logging.getLogger(__name__)
+from bpe_studio.train_process import TrainingFailed, TrainingProcess, check_settings
 
 
 class TrainWorker(QObject):
-    """Iterates the trainer's events in a worker thread.
+    """Follows one training run from a worker thread.
 
     Signals:
-        events(list): a batch of events, in order.
+        events(list): a batch of core events, in order.
         failed(str): training stopped on an error; the message is for the user.
         stopped(bool): the run is over (emitted last); ``True`` if it was cancelled.
     """
@@ -43,45 +36,32 @@ class TrainWorker(QObject):
     def __init__(self, settings: TrainSettings) -> None:
         super().__init__()
         self._settings = settings
+        self._process = TrainingProcess(settings)
         self._cancel = threading.Event()
 
     def cancel(self) -> None:
-        """Ask the run to stop at the next event (thread-safe)."""
+        """Ask the run to stop at the trainer's next event (thread-safe)."""
         self._cancel.set()
+        self._process.cancel()
 
     @Slot()
     def run(self) -> None:
-        s = self._settings
         cancelled = False
         try:
-            stream = core.train_bpe_events(
-                s.corpus, s.vocab_size, list(s.special_tokens), pattern=s.pattern, workers=s.workers
-            )
-            batch: list[object] = []
-            try:
-                last = time.monotonic()
-                for event in stream:
-                    batch.append(event)
-                    if self._cancel.is_set():
-                        cancelled = True
-                        break
-                    now = time.monotonic()
-                    # Counting and the end are rare and change the view: hand them over now.
-                    if now - last >= BATCH_SECONDS or isinstance(event, (CountingDone, Finished)):
-                        self.events.emit(batch)
-                        batch, last = [], now
-            finally:
-                stream.close()  # stops the trainer's worker processes at once
-            if batch:
+            check_settings(self._settings)
+            if self._cancel.is_set():
+                cancelled = True
+                return
+            self._process.start()
+            for batch in self._process.batches():
                 self.events.emit(batch)
+            cancelled = self._process.cancelled
         except (ValueError, OSError) as e:  # the core's user errors: the message says what to do
             self.failed.emit(str(e))
-        except MemoryError:
-            self.failed.emit("training ran out of memory; try a smaller corpus or vocabulary")
-        except Exception as e:  # a bug or a crashed worker process: report it, keep the window alive
-            log.exception("training failed")
-            self.failed.emit(f"training failed unexpectedly ({type(e).__name__}: {e})")
+        except TrainingFailed as e:
+            self.failed.emit(str(e))
         finally:
+            self._process.stop()
             self.stopped.emit(cancelled)
 
 
@@ -117,6 +97,11 @@ class TrainJob(QObject):
         """True from `start` until the worker's last signal has been handled."""
         return self._running
 
+    @property
+    def process_pid(self) -> int | None:
+        """The training process's id once it started (for tests and diagnostics)."""
+        return self._worker._process.pid
+
     def start(self) -> None:
         self._running = True
         self._thread.start()
@@ -126,7 +111,7 @@ class TrainJob(QObject):
         self._worker.cancel()
 
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
-        """Cancel and block until the thread has ended (for closing the window)."""
+        """Cancel and block until the thread and the training process have ended."""
         self._worker.cancel()
         self._thread.quit()
         return self._thread.wait(timeout_ms)

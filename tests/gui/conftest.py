@@ -1,0 +1,95 @@
+"""GUI test set-up: offscreen Qt, QSettings kept in a temporary folder, windows and corpora.
+
+No test touches the user's settings: every test gets its own INI location, and windows
+get an explicit QSettings file under ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+
+SYLLABLES = [
+    "ka", "lo", "mi", "ne", "ru", "ta", "shi", "bo", "qu", "ex", "ar", "ven", "dil", "or",
+    "sto", "pra", "ül", "ße", "ño", "θα", "λο", "ми", "ра", "語", "学", "ا", "ل",
+]
+
+
+def generate_corpus(size: int, seed: int = 0, documents: int = 40) -> str:
+    """Random text of about ``size`` characters: made-up words (many distinct pre-tokens,
+    so training has plenty of merges to make), numbers, punctuation, several scripts, and
+    ``<|endoftext|>`` between documents."""
+    rng = random.Random(seed)
+    words = ["".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4))) for _ in range(6000)]
+    parts: list[str] = []
+    length = 0
+    per_doc = max(1, size // documents)
+    doc_len = 0
+    while length < size:
+        r = rng.random()
+        if r < 0.82:
+            piece = (" " if rng.random() < 0.9 else "  ") + rng.choice(words)
+        elif r < 0.9:
+            piece = " " + str(rng.randint(0, 99999))
+        elif r < 0.96:
+            piece = rng.choice([",", ".", "!", "?", ";", " —", " (x)", "'s", "'ll"])
+        else:
+            piece = rng.choice(["\n", "\n\n", "\t"])
+        if doc_len > per_doc:
+            piece = "<|endoftext|>"
+            doc_len = 0
+        parts.append(piece)
+        length += len(piece)
+        doc_len += len(piece)
+    return "".join(parts)
+
+
+@pytest.fixture(autouse=True)
+def isolated_qsettings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Point every QSettings INI location at a fresh temporary folder."""
+    folder = tmp_path_factory.mktemp("qsettings")
+    for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
+        QSettings.setPath(QSettings.Format.IniFormat, scope, str(folder))
+    yield
+
+
+@pytest.fixture
+def settings_file(tmp_path: Path) -> Path:
+    return tmp_path / "settings.ini"
+
+
+@pytest.fixture
+def make_corpus(tmp_path: Path) -> Callable[..., Path]:
+    """``make_corpus(size, seed=0, name="corpus.txt") -> path`` of a generated UTF-8 corpus."""
+
+    def make(size: int, seed: int = 0, name: str = "corpus.txt") -> Path:
+        path = tmp_path / name
+        path.write_text(generate_corpus(size, seed), encoding="utf-8")
+        return path
+
+    return make
+
+
+@pytest.fixture
+def make_window(qtbot, settings_file: Path) -> Callable[..., object]:
+    """``make_window(corpus=None, vocab_size=None)``: a shown MainWindow with test settings."""
+    from bpe_studio import MainWindow
+
+    def make(corpus: str | os.PathLike[str] | None = None, vocab_size: int | None = None):
+        qsettings = QSettings(str(settings_file), QSettings.Format.IniFormat)
+        window = MainWindow(
+            corpus=None if corpus is None else str(corpus), vocab_size=vocab_size, settings=qsettings
+        )
+        qtbot.addWidget(window)
+        window.show()
+        return window
+
+    return make
