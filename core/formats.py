@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from core.bytes_unicode import bytes_to_string, bytes_to_unicode, string_to_bytes, unicode_to_bytes
 from core.patterns import BUILTIN_PATTERNS, GPT2_PATTERN, Pattern, resolve_pattern
 
@@ -362,6 +364,20 @@ def load_tokenizer_config(path: str | os.PathLike[str]) -> tuple[list[str], Patt
 # --------------------------------------------------------------------------- tokenizer.json
 
 
+# An atom followed by a possessive interval, e.g. ``\p{N}{1,3}+``. Oniguruma (which HF
+# tokenizers uses) reads ``{1,3}+`` as "one or more of {1,3}", so it becomes an atomic group.
+_ATOM = r"(?:\\[pP]\{[^}]*\}|\\[pP]\w|\[(?:\\.|[^\]\\])*\]|\\.|[^\\()\[\]{}|*+?])"
+_POSSESSIVE_INTERVAL = regex.compile(rf"({_ATOM})(\{{\d+(?:,\d*)?\}})\+")
+
+
+def oniguruma_source(source: str) -> str:
+    r"""The pattern as HF ``tokenizers`` (Oniguruma) must read it to match as ``regex`` does.
+
+    ``oniguruma_source(r"\p{N}{1,3}+") -> r"(?>\p{N}{1,3})"``
+    """
+    return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", source)
+
+
 def tokenizer_json_dict(
     vocab: Vocab,
     merges: Sequence[tuple[bytes, bytes]],
@@ -391,13 +407,11 @@ def tokenizer_json_dict(
     if pat.name == "gpt2":
         pre_tokenizer: dict[str, Any] = {**byte_level, "use_regex": True}
     else:
-        pre_tokenizer = {
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": pat.source}, "behavior": "Isolated", "invert": False},
-                {**byte_level, "use_regex": False},
-            ],
-        }
+        # "Removed" + invert keeps exactly the matches, like findall (text no alternative
+        # matches is dropped); for patterns that match everything it equals "Isolated".
+        split = {"type": "Split", "pattern": {"Regex": oniguruma_source(pat.source)},
+                 "behavior": "Removed", "invert": True}
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, {**byte_level, "use_regex": False}]}
     added = [
         {
             "id": special_ids[tok],
@@ -509,13 +523,16 @@ def _pattern_from_pre_tokenizer(pre: Any, where: str) -> Pattern:
             and len(steps) == 2
             and isinstance(steps[0], dict)
             and steps[0].get("type") == "Split"
+            and (steps[0].get("behavior"), steps[0].get("invert", False)) in (("Isolated", False), ("Removed", True))
             and byte_level(steps[1])
             and not steps[1].get("use_regex", True)
         ):
             regex_node = steps[0].get("pattern")
             if isinstance(regex_node, dict) and isinstance(regex_node.get("Regex"), str):
+                source = regex_node["Regex"]
+                builtin = {oniguruma_source(s): name for name, s in BUILTIN_PATTERNS.items()}
                 try:
-                    return resolve_pattern(regex_node["Regex"])
+                    return resolve_pattern(builtin.get(source, source))
                 except ValueError as e:
                     raise FormatError(f"{where}: key pre_tokenizer.pretokenizers[0].pattern: {e}") from e
     raise FormatError(

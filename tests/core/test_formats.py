@@ -217,3 +217,12 @@ def test_malformed_sidecar(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="key 'pattern'"):
         load_tokenizer_config(write(tmp_path / "c.json", '{"pattern": "(unclosed"}'))
     assert load_tokenizer_config(write(tmp_path / "c.json", "{}"))[1].name == "gpt2"
+
+
+def test_possessive_intervals_are_rewritten_for_oniguruma() -> None:
+    tokenizers = pytest.importorskip("tokenizers")
+    assert formats.oniguruma_source(r"\p{N}{1,3}+|[ab]{2}+|x{3}") == r"(?>\p{N}{1,3})|(?>[ab]{2})|x{3}"
+    split = tokenizers.pre_tokenizers.Split(
+        tokenizers.Regex(formats.oniguruma_source(GPT4_PATTERN)), behavior="isolated"
+    )
+    assert [t for t, _ in split.pre_tokenize_str("x 1234567")] == ["x", " ", "123", "456", "7"]
