@@ -126,7 +126,7 @@ class ExplorePanel(QWidget):
         vocab_tab.addWidget(side)
         vocab_tab.setStretchFactor(0, 3)
         vocab_tab.setStretchFactor(1, 1)
-        vocab_tab.setSizes([880, 300])
+        vocab_tab.setSizes([900, 280])
 
         self.tabs = QTabWidget()
         self.tabs.addTab(vocab_tab, "Vocabulary")

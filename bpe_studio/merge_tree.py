@@ -25,6 +25,7 @@ class MergeTreeView(QTreeWidget):
         self.setColumnCount(4)
         self.setHeaderLabels(["Token", "Id", "Merge rank", "Count"])
         self.setUniformRowHeights(True)
+        self.setIndentation(12)  # deep trees (long tokens) stay readable in a narrow pane
         self.setAlternatingRowColors(True)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self._data: VocabData | None = None

@@ -79,7 +79,7 @@ class VocabBrowser(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        widths = {COL_ID: 64, COL_READABLE: 140, 2: 130, COL_HEX: 150, 4: 58, 5: 86, COL_PARTS: 150}
+        widths = {COL_ID: 60, COL_READABLE: 130, 2: 120, COL_HEX: 130, 4: 56, 5: 84, COL_PARTS: 140}
         for column, width in widths.items():
             self.table.setColumnWidth(column, width)
 
