@@ -51,7 +51,7 @@ def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground
         axis.setTextPen(foreground)
     item.showGrid(x=True, y=True, alpha=0.15)
     item.setMenuEnabled(False)
-    widget.setMinimumSize(160, 150)
+    widget.setMinimumSize(120, 120)
     return widget
 
 

@@ -132,7 +132,7 @@ class MainWindow(QMainWindow):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(320)
+        scroll.setMinimumWidth(260)
 
         work = QSplitter(Qt.Orientation.Horizontal)
         work.addWidget(self.merges_table)
@@ -218,6 +218,7 @@ class MainWindow(QMainWindow):
         if os.path.isfile(settings.corpus):
             self.settings_panel.recent.add(settings.corpus)
         self.state.start(settings)
+        self.merges_table.refresh()  # drop the previous run's rows now
         self.job = TrainJob(settings, self)
         self.job.events.connect(self.state.apply)
         self.job.failed.connect(self._on_failed)

@@ -31,6 +31,7 @@ class MergesModel(QAbstractTableModel):
         super().__init__(parent)
         self._state = state
         self._lefts = state.lefts
+        self._lists = (state.lefts, state.rights, state.counts, state.token_ids)
         self._rows = 0
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
@@ -41,7 +42,9 @@ class MergesModel(QAbstractTableModel):
             self.beginResetModel()
             self._lefts, self._rows = state.lefts, 0
             self.endResetModel()
-        available = min(len(state.lefts), len(state.rights), len(state.counts), len(state.token_ids))
+        # Rows read these lists, so a reset of the state is only seen here, never mid-paint.
+        self._lists = (state.lefts, state.rights, state.counts, state.token_ids)
+        available = min(len(lst) for lst in self._lists)
         added = available - self._rows
         if added > 0:
             self.beginInsertRows(QModelIndex(), self._rows, available - 1)
@@ -51,7 +54,7 @@ class MergesModel(QAbstractTableModel):
 
     def merge(self, row: int) -> tuple[bytes, bytes]:
         """The merge shown in ``row``."""
-        return self._state.lefts[row], self._state.rights[row]
+        return self._lists[0][row], self._lists[1][row]
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else self._rows
@@ -68,19 +71,19 @@ class MergesModel(QAbstractTableModel):
         if not index.isValid() or index.row() >= self._rows:
             return None
         row, column = index.row(), index.column()
-        state = self._state
+        _, _, counts, token_ids = self._lists
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
                 return f"{row:,}"
             if column == 1:
-                return str(state.token_ids[row])
+                return str(token_ids[row])
             if column == 5:
-                return f"{state.counts[row]:,}"
+                return f"{counts[row]:,}"
             return readable(self._token(row, column))
         if role == RAW_BYTES_ROLE:
             if column in _TOKEN_COLUMNS:
                 return self._token(row, column)
-            return (row, state.token_ids[row], None, None, None, state.counts[row])[column]
+            return (row, token_ids[row], None, None, None, counts[row])[column]
         if role == Qt.ItemDataRole.ToolTipRole and column in _TOKEN_COLUMNS:
             token = self._token(row, column)
             return f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
@@ -91,7 +94,7 @@ class MergesModel(QAbstractTableModel):
         return None
 
     def _token(self, row: int, column: int) -> bytes:
-        left, right = self._state.lefts[row], self._state.rights[row]
+        left, right = self._lists[0][row], self._lists[1][row]
         return left if column == 2 else right if column == 3 else left + right
 
 
@@ -116,7 +119,7 @@ class MergesTable(QTableView):
         for column, width in enumerate(widths):
             self.setColumnWidth(column, width)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        self.setMinimumWidth(300)
+        self.setMinimumWidth(220)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
