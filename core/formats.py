@@ -98,6 +98,22 @@ def find_special_ids(
     return result
 
 
+def new_file_mode() -> int:
+    """The permissions a newly created file gets (``0o666`` less the umask).
+
+    Temporary files are created ``0o600``; they get these before being renamed into place.
+    The umask is read from ``/proc`` where possible: setting it to read it is process-wide.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o644
+
+
 def _write_atomically(files: Sequence[tuple[Path, str]]) -> list[Path]:
     """Write every ``(path, text)`` to a temporary file, then rename them all into place."""
     for path, _ in files:
@@ -111,6 +127,9 @@ def _write_atomically(files: Sequence[tuple[Path, str]]) -> list[Path]:
             temps.append((Path(tmp), path))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
+        mode = new_file_mode()
+        for tmp, path in temps:
+            os.chmod(tmp, mode)
         for tmp, path in temps:
             os.replace(tmp, path)
     except BaseException:

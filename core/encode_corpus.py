@@ -1,0 +1,224 @@
+"""Encoding whole corpora: a text file of any size to a ``.npy`` of token ids, in parallel.
+
+Adds `encode_file` (blocking) and `encode_file_events` (an iterator of progress events that
+a GUI worker or a terminal display follows; closing it cancels). The recipe:
+
+1. Cut the file into chunks at exact boundaries (`core.corpus.plan_chunks`: at a special
+   token or a safe cut point of the pattern), so encoding the chunks one by one gives
+   exactly the ids of encoding the whole text.
+2. Encode the chunks in worker processes (``spawn``); each worker rebuilds the tokenizer
+   once from its vocabulary, merges, special tokens and pattern, and reads its own chunks
+   from the file (bytes decoded with ``surrogateescape``, so invalid bytes stay exact).
+3. Stream the ids, in order, into a temporary file beside the output, behind a reserved
+   ``.npy`` header, then write the header and rename: nothing is left on error or cancel,
+   and memory does not grow with the corpus.
+
+Ids are ``uint16`` when the vocabulary has at most 65,536 ids, else ``uint32``.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import multiprocessing.pool
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.corpus import plan_chunks
+from core.formats import new_file_mode
+from core.patterns import Pattern, resolve_pattern
+from core.tokenizer import Tokenizer
+
+__all__ = ["EncodeFinished", "EncodeProgress", "encode_file", "encode_file_events", "ids_dtype"]
+
+MIN_CHUNK_BYTES = 256 << 10
+MAX_CHUNK_BYTES = 2 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeProgress:
+    """``done`` of ``total`` corpus bytes are encoded, giving ``tokens`` ids so far."""
+
+    done: int
+    total: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class EncodeFinished:
+    """The ``.npy`` is written: ``tokens`` ids of ``dtype`` for ``corpus_bytes`` bytes."""
+
+    path: Path
+    tokens: int
+    corpus_bytes: int
+    dtype: str
+    seconds: float
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.corpus_bytes / self.tokens if self.tokens else 0.0
+
+
+def ids_dtype(vocab_size: int) -> np.dtype[np.unsignedinteger]:
+    """``uint16`` when every id fits (``vocab_size <= 65536``), else ``uint32``."""
+    return np.dtype(np.uint16) if vocab_size <= 1 << 16 else np.dtype(np.uint32)
+
+
+# --------------------------------------------------------------------------- workers
+
+_worker_tokenizer: Tokenizer | None = None
+
+
+def _init_worker(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], specials: list[str], pattern: str) -> None:
+    global _worker_tokenizer
+    _worker_tokenizer = Tokenizer(vocab, merges, specials, pattern=resolve_pattern(pattern))
+
+
+def _encode_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -> np.ndarray:
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    text = data.decode("utf-8", errors="surrogateescape")
+    return np.array(tok.encode(text), dtype=dtype)
+
+
+def _encode_chunk_task(args: tuple[str, int, int, str]) -> np.ndarray:
+    assert _worker_tokenizer is not None
+    return _encode_chunk(_worker_tokenizer, *args)
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _npy_header(count: int, dtype: np.dtype[np.unsignedinteger]) -> bytes:
+    buffer = io.BytesIO()
+    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (count,)}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    return buffer.getvalue()
+
+
+def _check_paths(corpus: Path, out: Path) -> int:
+    if not corpus.exists():
+        raise FileNotFoundError(f"corpus file not found: {corpus}")
+    if corpus.is_dir():
+        raise IsADirectoryError(f"{corpus} is a directory; choose a text file")
+    if out.is_dir():
+        raise IsADirectoryError(f"--out {out} is a directory; give a file name such as ids.npy")
+    if not out.parent.is_dir():
+        raise FileNotFoundError(f"the directory for {out} does not exist; create it first")
+    return corpus.stat().st_size
+
+
+def encode_file_events(
+    corpus_path: str | os.PathLike[str],
+    tokenizer: Tokenizer,
+    out_path: str | os.PathLike[str],
+    *,
+    workers: int | None = None,
+    chunk_bytes: int | None = None,
+) -> Iterator[EncodeProgress | EncodeFinished]:
+    """Encode a corpus file into ``out_path`` (``.npy``), yielding progress as it goes.
+
+    The paths are checked at once (this call raises before any work). Closing the iterator
+    early stops the workers and removes the temporary file; ``out_path`` is untouched.
+
+    Args:
+        corpus_path: a text file (UTF-8; invalid bytes are encoded as the bytes they are).
+        tokenizer: the tokenizer to encode with.
+        out_path: the ``.npy`` to write.
+        workers: processes to encode in (default: all cores; 1 encodes in this process).
+        chunk_bytes: approximate chunk size (default: from the file size and workers).
+    """
+    corpus, out = Path(corpus_path), Path(out_path)
+    size = _check_paths(corpus, out)
+    workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
+    if chunk_bytes is None:
+        chunk_bytes = min(MAX_CHUNK_BYTES, max(MIN_CHUNK_BYTES, size // (workers * 8) + 1))
+    return _encode_events(corpus, tokenizer, out, size, workers, chunk_bytes)
+
+
+def _encode_events(
+    corpus: Path, tok: Tokenizer, out: Path, size: int, workers: int, chunk_bytes: int
+) -> Iterator[EncodeProgress | EncodeFinished]:
+    started = time.monotonic()
+    dtype = ids_dtype(len(tok))
+    chunks = plan_chunks(corpus, size, tok.pattern, tok.special_tokens, chunk_bytes) if size else []
+    reserved = _npy_header(0, dtype)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    tmp = Path(tmp_name)
+    pool = None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(reserved)
+            tasks = [(str(corpus), start, end, dtype.str) for start, end in chunks]
+            if workers > 1 and len(chunks) > 1:
+                pool = _start_pool(tok, min(workers, len(chunks)))
+                results: Iterator[np.ndarray] = pool.imap(_encode_chunk_task, tasks)
+            else:
+                results = (_encode_chunk(tok, *task) for task in tasks)
+            tokens = 0
+            yield EncodeProgress(0, size, 0)
+            for (start, end), ids in zip(chunks, results):
+                ids.tofile(f)
+                tokens += len(ids)
+                yield EncodeProgress(end, size, tokens)
+            header = _npy_header(tokens, dtype)
+            assert len(header) == len(reserved), "the .npy header does not fit the space reserved"
+            f.seek(0)
+            f.write(header)
+        os.chmod(tmp, new_file_mode())
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    yield EncodeFinished(out, tokens, size, dtype.name, time.monotonic() - started)
+
+
+def _start_pool(tok: Tokenizer, processes: int) -> multiprocessing.pool.Pool:
+    ctx = multiprocessing.get_context("spawn")
+    initargs = (tok.vocab, tok.merges, tok.special_tokens, _pattern_arg(tok.pattern))
+    return ctx.Pool(processes, initializer=_init_worker, initargs=initargs)
+
+
+def _pattern_arg(pattern: Pattern) -> str:
+    return pattern.name if pattern.name in ("gpt2", "gpt4") else pattern.source
+
+
+def encode_file(
+    corpus_path: str | os.PathLike[str],
+    tokenizer: Tokenizer,
+    out_path: str | os.PathLike[str],
+    *,
+    workers: int | None = None,
+    progress: Callable[[EncodeProgress], object] | None = None,
+    chunk_bytes: int | None = None,
+) -> EncodeFinished:
+    """Encode a corpus file into a ``.npy`` of ids; see `encode_file_events`.
+
+    ``numpy.load(out_path)`` then equals ``tokenizer.encode(text)`` on the whole text.
+
+    Args:
+        progress: called with each `EncodeProgress`.
+    """
+    events = encode_file_events(corpus_path, tokenizer, out_path, workers=workers, chunk_bytes=chunk_bytes)
+    finished = None
+    try:
+        for event in events:
+            if isinstance(event, EncodeFinished):
+                finished = event
+            elif progress is not None:
+                progress(event)
+    finally:
+        events.close()
+    assert finished is not None
+    return finished
