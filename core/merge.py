@@ -116,39 +116,52 @@ def merge_pairs(
         for w in pair_words.pop(best):
             word = words[w]
             n = len(word)
-            if n < 2:
+            # the index may list a word that no longer holds the pair: index() skips
+            # it at C speed
+            try:
+                i = word.index(a)
+            except ValueError:
                 continue
             c = counts[w]
-            out: list[int] = []
-            i = 0
-            merged = 0
-            while i < n:
-                if i + 1 < n and word[i] == a and word[i + 1] == b:
-                    if out:
-                        prev = out[-1]
-                        code = prev << _SHIFT | a
-                        pair_counts[code] -= c
-                        code = prev << _SHIFT | z
-                        pair_counts[code] = get(code, 0) + c
-                        new_pairs.add(code)
-                        pair_words.setdefault(code, []).append(w)
-                    if i + 2 < n:
-                        nxt = word[i + 2]
-                        code = b << _SHIFT | nxt
-                        pair_counts[code] -= c
-                        code = z << _SHIFT | nxt
-                        pair_counts[code] = get(code, 0) + c
-                        new_pairs.add(code)
-                        pair_words.setdefault(code, []).append(w)
-                    out.append(z)
-                    merged += 1
-                    i += 2
+            out: list[int] | None = None
+            pos = 0
+            while i < n - 1:
+                if word[i + 1] != b:
+                    try:
+                        i = word.index(a, i + 1)
+                    except ValueError:
+                        break
+                    continue
+                if out is None:
+                    out = list(word[:i])
                 else:
-                    out.append(word[i])
-                    i += 1
-            if merged:
+                    out.extend(word[pos:i])
+                if out:
+                    prev = out[-1]
+                    code = prev << _SHIFT | a
+                    pair_counts[code] -= c
+                    code = prev << _SHIFT | z
+                    pair_counts[code] = get(code, 0) + c
+                    new_pairs.add(code)
+                    pair_words.setdefault(code, []).append(w)
+                if i + 2 < n:
+                    nxt = word[i + 2]
+                    code = b << _SHIFT | nxt
+                    pair_counts[code] -= c
+                    code = z << _SHIFT | nxt
+                    pair_counts[code] = get(code, 0) + c
+                    new_pairs.add(code)
+                    pair_words.setdefault(code, []).append(w)
+                out.append(z)
+                removed += c
+                pos = i + 2
+                try:
+                    i = word.index(a, pos)
+                except ValueError:
+                    break
+            if out is not None:
+                out.extend(word[pos:])
                 words[w] = out
-                removed += merged * c
         # what is left of the merged pair's count is stale: every occurrence is gone
         del pair_counts[best]
         for code in new_pairs:
