@@ -3,7 +3,9 @@ lengths, and bytes per token as the vocabulary grows.
 
 `ChartsPanel` reads the `TrainingState` from a timer and replaces each curve's data
 (``setData``), never once per incoming event; long series are thinned to a few thousand
-points (log-spaced where the axis is logarithmic) so a repaint stays cheap at any size.
+points (log-spaced where the axis is logarithmic). Each tick updates one chart in turn, so
+a chart's repaint (~20-30 ms, mostly pyqtgraph's axis text) never adds up with the others'
+in one stretch of the GUI thread.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from bpe_studio.training_state import TrainingState
 
-REFRESH_MS = 500
+REFRESH_MS = 250
 MAX_POINTS = 2000
 ACCENT = "#2f7ed8"
 ACCENT_2 = "#e4572e"
@@ -66,7 +68,6 @@ class ChartsPanel(QWidget):
     def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._version = -1
         self._counting: object | None = None
         palette = self.palette()
         bg = palette.color(QPalette.ColorRole.Base)
@@ -100,20 +101,31 @@ class ChartsPanel(QWidget):
         layout.addWidget(self.freq_plot, 1, 0)
         layout.addWidget(self.length_plot, 1, 1)
 
+        self._updates = [self._refresh_pairs, self._refresh_compression, self._refresh_lengths,
+                         self._refresh_frequencies]
+        self._seen: dict[object, int] = {}
+        self._next = 0
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._timer.timeout.connect(self._tick)
         self._timer.start()
 
     def refresh(self) -> None:
-        state = self._state
-        if state.version == self._version:
-            return
-        self._version = state.version
-        self._refresh_pairs()
-        self._refresh_frequencies()
-        self._refresh_lengths()
-        self._refresh_compression()
+        """Bring every chart up to date at once (e.g. when a run ends)."""
+        for update in self._updates:
+            update()
+        self._seen = {update: self._state.version for update in self._updates}
+
+    def _tick(self) -> None:
+        # Round-robin: update the next chart whose data changed since it was last drawn.
+        version = self._state.version
+        for _ in range(len(self._updates)):
+            update = self._updates[self._next]
+            self._next = (self._next + 1) % len(self._updates)
+            if self._seen.get(update) != version:
+                self._seen[update] = version
+                update()
+                return
 
     def _refresh_pairs(self) -> None:
         counts = self._state.counts

@@ -240,7 +240,7 @@ class MainWindow(QMainWindow):
         self.settings_panel.set_running(False)
         if cancelled:
             self.state.cancel()
-        for panel in (self.progress_panel, self.merges_table, self.summary_panel):
+        for panel in (self.progress_panel, self.merges_table, self.summary_panel, self.charts):
             panel.refresh()  # show the end at once, not at the next timer tick
         if self.state.session is not None and not self.state.stage.running:
             self._publish(self.state.session)
