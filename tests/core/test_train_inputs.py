@@ -78,7 +78,8 @@ def test_vocab_size_too_small(corpus: Path, specials: list[str]) -> None:
 
 
 def test_empty_special_token(corpus: Path) -> None:
-    _raises_before_any_event(ValueError, corpus, 300, ["<|endoftext|>", ""])
+    message = _raises_before_any_event(ValueError, corpus, 300, ["<|endoftext|>", ""])
+    assert "empty" in message
 
 
 def test_duplicate_special_token(corpus: Path) -> None:
