@@ -43,7 +43,7 @@ def tie_break_key(token: bytes) -> str:
 
 def count_pairs(
     words: list[bytes], counts: list[int]
-) -> tuple[dict[int, int], dict[int, list[int]]]:
+) -> tuple[dict[int, int], dict[int, list[int] | np.ndarray]]:
     """Weighted counts of every adjacent byte pair, and for each pair the words containing it.
 
     Pair codes are ``left << 21 | right``. Vectorized with numpy over the whole table.
@@ -51,17 +51,20 @@ def count_pairs(
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     if int(lengths.sum()) <= len(words):
         return {}, {}
-    flat = np.frombuffer(b"".join(words), dtype=np.uint8).astype(np.int64)
-    word_of = np.repeat(np.arange(len(words), dtype=np.int64), lengths)
-    ends = np.cumsum(lengths)
+    flat = np.frombuffer(b"".join(words), dtype=np.uint8)
     has_next = np.ones(len(flat), dtype=bool)
-    has_next[ends - 1] = False
-    left = np.nonzero(has_next)[0]
-    codes = (flat[left] << _SHIFT) | flat[left + 1]
-    owners = word_of[left]
+    has_next[np.cumsum(lengths) - 1] = False
+    left = np.flatnonzero(has_next)
+    del has_next
+    # one sortable int64 per pair occurrence: pair code in the high bits, word below
+    keys = np.repeat(np.arange(len(words), dtype=np.int64), lengths - 1)
+    keys |= flat[left].astype(np.int64) << (_SHIFT + 32)
+    keys |= flat[left + 1].astype(np.int64) << 32
+    del left, flat
+    keys.sort()
+    codes, owners = keys >> 32, keys & 0xFFFFFFFF
+    del keys
     weights = np.asarray(counts, dtype=np.int64)[owners]
-    order = np.lexsort((owners, codes))
-    codes, owners, weights = codes[order], owners[order], weights[order]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     totals = np.add.reduceat(weights, starts)
     pair_counts = dict(zip(codes[starts].tolist(), totals.tolist()))
@@ -69,8 +72,9 @@ def count_pairs(
     keep = np.r_[True, (codes[1:] != codes[:-1]) | (owners[1:] != owners[:-1])]
     codes_k, owners_k = codes[keep], owners[keep]
     group_starts = np.flatnonzero(np.r_[True, codes_k[1:] != codes_k[:-1]])
-    where = dict(zip(codes_k[group_starts].tolist(), np.split(owners_k, group_starts[1:])))
-    pair_words = {code: arr.tolist() for code, arr in where.items()}
+    # compact int32 arrays: a Python list of ints would cost ~10x the memory
+    groups = np.split(owners_k.astype(np.int32), group_starts[1:])
+    pair_words: dict[int, list[int] | np.ndarray] = dict(zip(codes_k[group_starts].tolist(), groups))
     return pair_counts, pair_words
 
 
@@ -113,7 +117,10 @@ def merge_pairs(
         keys.append(tie_break_key(token_bytes[z]))
         removed = 0
         new_pairs: set[int] = set()
-        for w in pair_words.pop(best):
+        holders = pair_words.pop(best)
+        # pairs of bytes come from count_pairs as arrays; pairs with merged tokens are
+        # created here, as lists
+        for w in holders.tolist() if isinstance(holders, np.ndarray) else holders:
             word = words[w]
             n = len(word)
             # the index may list a word that no longer holds the pair: index() skips
