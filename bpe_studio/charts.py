@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from bpe_studio.training_state import TrainingState
 
-REFRESH_MS = 250
+REFRESH_MS = 150
 MAX_POINTS = 2000
 ACCENT = "#2f7ed8"
 ACCENT_2 = "#e4572e"
@@ -117,15 +117,15 @@ class ChartsPanel(QWidget):
         self._seen = {update: self._state.version for update in self._updates}
 
     def _tick(self) -> None:
-        # Round-robin: update the next chart whose data changed since it was last drawn.
+        # Round-robin: redraw the next chart whose data changed since it was last drawn.
         version = self._state.version
         for _ in range(len(self._updates)):
             update = self._updates[self._next]
             self._next = (self._next + 1) % len(self._updates)
             if self._seen.get(update) != version:
                 self._seen[update] = version
-                update()
-                return
+                if update() is not False:  # False: nothing to redraw, try the next chart
+                    return
 
     def _refresh_pairs(self) -> None:
         counts = self._state.counts
@@ -137,17 +137,18 @@ class ChartsPanel(QWidget):
         y = np.asarray(counts, dtype=np.float64)[idx]
         self.pair_curve.setData(idx.astype(np.float64), np.maximum(y, 1.0))
 
-    def _refresh_frequencies(self) -> None:
+    def _refresh_frequencies(self) -> bool:
         counting = self._state.counting
         if counting is self._counting:
-            return  # set once per run
+            return False  # set once per run
         self._counting = counting
         if counting is None or not len(counting.frequencies):
             self.freq_curve.setData([], [])
-            return
+            return True
         freqs = counting.frequencies
         idx = thin_log(len(freqs))
         self.freq_curve.setData((idx + 1).astype(np.float64), np.maximum(freqs[idx].astype(np.float64), 1.0))
+        return True
 
     def _refresh_lengths(self) -> None:
         state = self._state

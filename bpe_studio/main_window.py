@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
         self.tokenizer_builder.failed.connect(self.banner.show_error)
 
         self.settings_panel.restore()
-        if corpus is not None:
+        if corpus:
             self.settings_panel.set_corpus(str(corpus))
         if vocab_size is not None:
             self.settings_panel.set_vocab_size(int(vocab_size))

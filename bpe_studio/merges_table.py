@@ -1,4 +1,4 @@
-"""The live merges table: rank, new id, left, right, result and pair count, growing as merges arrive.
+"""The live merges table: rank, left, right, result and pair count, growing as merges arrive.
 
 `MergesModel` is a table model over the `TrainingState`'s growing lists; a timer appends the
 new rows in one ``beginInsertRows`` batch (never one per merge). Tokens are shown readably
@@ -17,9 +17,10 @@ from bpe_studio.token_text import gpt2_form, hex_form, readable
 from bpe_studio.training_state import TrainingState
 
 REFRESH_MS = 100
-COLUMNS = ("Rank", "ID", "Left", "Right", "Result", "Count")
+COLUMNS = ("Rank", "Left", "Right", "Result", "Count")
 RAW_BYTES_ROLE = Qt.ItemDataRole.UserRole
-_TOKEN_COLUMNS = (2, 3, 4)
+TOKEN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+_TOKEN_COLUMNS = (1, 2, 3)
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -75,27 +76,28 @@ class MergesModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
                 return f"{row:,}"
-            if column == 1:
-                return str(token_ids[row])
-            if column == 5:
+            if column == 4:
                 return f"{counts[row]:,}"
             return readable(self._token(row, column))
         if role == RAW_BYTES_ROLE:
             if column in _TOKEN_COLUMNS:
                 return self._token(row, column)
-            return (row, token_ids[row], None, None, None, counts[row])[column]
+            return (row, None, None, None, counts[row])[column]
+        if role == TOKEN_ID_ROLE:
+            return token_ids[row]
         if role == Qt.ItemDataRole.ToolTipRole and column in _TOKEN_COLUMNS:
             token = self._token(row, column)
-            return f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
+            tip = f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
+            return tip + (f"\nnew token id {token_ids[row]}" if column == 3 else "")
         if role == Qt.ItemDataRole.FontRole and column in _TOKEN_COLUMNS:
             return self._mono
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, 1, 5):
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
     def _token(self, row: int, column: int) -> bytes:
         left, right = self._lists[0][row], self._lists[1][row]
-        return left if column == 2 else right if column == 3 else left + right
+        return left if column == 1 else right if column == 2 else left + right
 
 
 class MergesTable(QTableView):
@@ -115,10 +117,10 @@ class MergesTable(QTableView):
         rows.setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.horizontalHeader()
         header.setHighlightSections(False)
-        widths = (60, 56, 100, 100, 130, 76)
+        widths = (58, 84, 84, 120, 70)
         for column, width in enumerate(widths):
             self.setColumnWidth(column, width)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.setMinimumWidth(220)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)

@@ -11,7 +11,7 @@ import time
 from PySide6.QtCore import QTimer
 
 import core
-from bpe_studio.merges_table import RAW_BYTES_ROLE
+from bpe_studio.merges_table import RAW_BYTES_ROLE, TOKEN_ID_ROLE
 from bpe_studio.token_text import readable
 from bpe_studio.training_state import Stage
 
@@ -26,7 +26,7 @@ def wait_until_stopped(qtbot, window, timeout_ms: int = 60_000) -> None:
 def shown_merges(window) -> list[tuple[bytes, bytes]]:
     model = window.merges_table.merges_model
     return [
-        (model.data(model.index(row, 2), RAW_BYTES_ROLE), model.data(model.index(row, 3), RAW_BYTES_ROLE))
+        (model.data(model.index(row, 1), RAW_BYTES_ROLE), model.data(model.index(row, 2), RAW_BYTES_ROLE))
         for row in range(model.rowCount())
     ]
 
@@ -82,8 +82,9 @@ def test_training_to_completion_shows_exactly_core_merges(qtbot, make_window, ma
     assert shown_merges(window) == merges
     model = window.merges_table.merges_model
     left, right = merges[5]
-    assert model.data(model.index(5, 4)) == readable(left + right)
-    assert int(model.data(model.index(5, 1))) == 257 + 5
+    assert model.data(model.index(5, 3)) == readable(left + right)
+    assert model.data(model.index(5, 3), TOKEN_ID_ROLE) == 257 + 5
+    assert model.data(model.index(5, 4)) == f"{window.state.counts[5]:,}"
     assert window.settings_panel.train_button.text() == "Train"
     summary = dict(window.summary_panel.rows())
     assert summary["Result:"] == "complete"
