@@ -34,14 +34,6 @@ def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     return np.unique(idx)
 
 
-def thin_log(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
-    """Indices of about ``max_points`` log-spaced items out of ``n`` (for a log x axis)."""
-    if n <= max_points:
-        return np.arange(n)
-    idx = np.geomspace(1, n, max_points).astype(np.int64) - 1
-    return np.unique(idx)
-
-
 def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground: QColor) -> pg.PlotWidget:
     widget = pg.PlotWidget(background=background)
     item = widget.getPlotItem()
@@ -68,7 +60,7 @@ class ChartsPanel(QWidget):
     def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._counting: object | None = None
+        self._frequency_points: object | None = None
         palette = self.palette()
         bg = palette.color(QPalette.ColorRole.Base)
         fg = palette.color(QPalette.ColorRole.Text)
@@ -138,16 +130,15 @@ class ChartsPanel(QWidget):
         self.pair_curve.setData(idx.astype(np.float64), np.maximum(y, 1.0))
 
     def _refresh_frequencies(self) -> bool:
-        counting = self._state.counting
-        if counting is self._counting:
+        points = self._state.frequency_points
+        if points is self._frequency_points:
             return False  # set once per run
-        self._counting = counting
-        if counting is None or not len(counting.frequencies):
+        self._frequency_points = points
+        if points is None or not len(points[0]):
             self.freq_curve.setData([], [])
-            return True
-        freqs = counting.frequencies
-        idx = thin_log(len(freqs))
-        self.freq_curve.setData((idx + 1).astype(np.float64), np.maximum(freqs[idx].astype(np.float64), 1.0))
+        else:
+            ranks, counts = points
+            self.freq_curve.setData(ranks.astype(np.float64), np.maximum(counts.astype(np.float64), 1.0))
         return True
 
     def _refresh_lengths(self) -> None:

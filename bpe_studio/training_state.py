@@ -21,6 +21,15 @@ from bpe_studio.token_text import readable
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress
 
 RATE_WINDOW_SECONDS = 3.0
+FREQUENCY_POINTS = 2000
+
+
+def thin_log(n: int, max_points: int = FREQUENCY_POINTS) -> np.ndarray:
+    """Indices of about ``max_points`` log-spaced items out of ``n`` (for a log x axis)."""
+    if n <= max_points:
+        return np.arange(n)
+    idx = np.geomspace(1, n, max_points).astype(np.int64) - 1
+    return np.unique(idx)
 
 
 class Stage(Enum):
@@ -95,6 +104,7 @@ class TrainingState:
         self.bytes_done = 0
         self.bytes_total = 0
         self.counting: CountingDone | None = None
+        self.frequency_points: tuple[np.ndarray, np.ndarray] | None = None
         self.lefts: list[bytes] = []
         self.rights: list[bytes] = []
         self.counts: list[int] = []
@@ -126,6 +136,9 @@ class TrainingState:
         self.corpus_tokens = list(session.corpus_tokens)
         first = len(session.vocab) - len(session.merges)
         self.token_ids = list(range(first, first + len(session.merges)))
+        ranks, counts = session.stats.get("frequency_ranks"), session.stats.get("frequency_counts")
+        if ranks and counts and len(ranks) == len(counts):
+            self.frequency_points = (np.asarray(ranks, dtype=np.int64), np.asarray(counts, dtype=np.int64))
         self.stage = Stage.CANCELLED if session.partial else Stage.FINISHED
         self.started, self.ended = 0.0, float(session.stats.get("elapsed", 0.0))
         self.version += 1
@@ -144,6 +157,8 @@ class TrainingState:
                 self.bytes_done, self.bytes_total = event.done, event.total
             elif isinstance(event, CountingDone):
                 self.counting = event
+                idx = thin_log(len(event.frequencies))
+                self.frequency_points = (idx + 1, np.asarray(event.frequencies)[idx])
                 self.bytes_done = self.bytes_total
                 self.stage = Stage.COUNTED
             elif isinstance(event, Finished):
@@ -294,6 +309,9 @@ class TrainingState:
                 invalid_bytes=c.invalid_bytes,
                 corpus_bytes=c.corpus_bytes,
             )
+        if self.frequency_points is not None:  # thinned, for the chart after reopening
+            stats["frequency_ranks"] = self.frequency_points[0].tolist()
+            stats["frequency_counts"] = self.frequency_points[1].tolist()
         return Session(
             settings=settings,
             vocab=vocab,

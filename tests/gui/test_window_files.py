@@ -114,6 +114,11 @@ def test_session_round_trip_reopens_the_result_without_training(qtbot, make_wind
     assert other.merge_counts == window.merge_counts
     other.summary_panel.refresh()
     assert dict(other.summary_panel.rows())["Result:"] == "complete"
+    # The charts come back too (the pre-token frequencies as a thinned curve).
+    assert other.state.frequency_points[1].tolist() == window.state.frequency_points[1].tolist()
+    other.charts.refresh()
+    assert len(other.charts.freq_curve.xData) == len(window.state.frequency_points[0]) > 0
+    assert len(other.charts.pair_curve.xData) == 500 - 257
 
 
 def test_a_damaged_session_is_reported_with_its_name(qtbot, make_window, tmp_path):
