@@ -101,11 +101,13 @@ def train_bpe_events(
             f"+ {len(specials)} special tokens = {256 + len(specials)}"
         )
     compiled = resolve_pattern(pattern)
-    workers = os.cpu_count() or 1 if workers is None else workers
+    workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     if chunk_size is None:
-        chunk_size = min(MAX_CHUNK_BYTES, max(MIN_CHUNK_BYTES, size // (8 * workers)))
+        # in one process a chunk is also the longest stretch without an event to cancel at
+        largest = MAX_CHUNK_BYTES if workers > 1 else MIN_CHUNK_BYTES
+        chunk_size = min(largest, max(MIN_CHUNK_BYTES, size // (8 * workers)))
     elif chunk_size < 1:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
     return _train(path, size, vocab_size, specials, compiled, workers, chunk_size)
