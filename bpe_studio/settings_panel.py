@@ -246,6 +246,7 @@ class SettingsPanel(QWidget):
 
     def _on_corpus_text(self, text: str) -> None:
         path = text.strip()
+        self.corpus_edit.setToolTip(path)
         if not path:
             self.corpus_info.setText("No corpus chosen.")
         elif os.path.isfile(path):
