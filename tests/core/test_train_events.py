@@ -53,8 +53,11 @@ def _check_stream(path: Path, data: bytes, vocab_size: int, specials: list[str],
     assert counting.corpus_bytes == sum(len(t) * n for t, n in counts.items())
     assert isinstance(counting.frequencies, np.ndarray)
     assert counting.frequencies.tolist() == sorted(counts.values(), reverse=True)
-    assert counting.longest_pretoken in counts
-    assert len(counting.longest_pretoken) == max(len(t) for t in counts)
+    if counts:
+        assert counting.longest_pretoken in counts
+        assert len(counting.longest_pretoken) == max(len(t) for t in counts)
+    else:  # the text was nothing but special tokens
+        assert counting.longest_pretoken == b""
 
     n_specials = len(specials)
     steps = reference_merges(counts, vocab_size - 256 - n_specials)
