@@ -143,7 +143,7 @@ class ChartsPanel(QWidget):
 
     def _refresh_lengths(self) -> None:
         state = self._state
-        if state.stage.name == "IDLE" and not state.lefts:
+        if not state.lefts:  # 256 one-byte tokens alone make one wall-to-wall bar
             self.length_bars.setData([], [])
             return
         counts = np.bincount(state.token_lengths())[1:]  # lengths 1, 2, ...
