@@ -185,10 +185,10 @@ class TrainingProcess:
         """Cancel and wait for the child to exit (it stops its own workers first); kill it
         only if it does not exit within ``timeout`` seconds."""
         self._cancel.set()
-        if self._process.pid is None:
-            return
-        self._process.join(timeout)
-        if self._process.is_alive():
-            self._process.kill()
-            self._process.join()
+        if self._process.pid is not None:
+            self._process.join(timeout)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join()
         self._conn.close()
+        self._child_conn.close()  # still open here if the process never started
