@@ -18,6 +18,7 @@ Ids are ``uint16`` when the vocabulary has at most 65,536 ids, else ``uint32``.
 
 from __future__ import annotations
 
+import collections
 import io
 import multiprocessing
 import multiprocessing.pool
@@ -37,8 +38,11 @@ from core.tokenizer import Tokenizer
 
 __all__ = ["EncodeFinished", "EncodeProgress", "encode_file", "encode_file_events", "ids_dtype"]
 
+ENCODE_CACHE_ENTRIES = 1 << 16
+"""Cache size of the tokenizers encoding chunks (~200 bytes an entry): more than the
+interactive default, so chunks after the first mostly hit the cache."""
 MIN_CHUNK_BYTES = 256 << 10
-MAX_CHUNK_BYTES = 2 << 20
+MAX_CHUNK_BYTES = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +81,9 @@ _worker_tokenizer: Tokenizer | None = None
 
 def _init_worker(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], specials: list[str], pattern: str) -> None:
     global _worker_tokenizer
-    _worker_tokenizer = Tokenizer(vocab, merges, specials, pattern=resolve_pattern(pattern))
+    _worker_tokenizer = Tokenizer(
+        vocab, merges, specials, pattern=resolve_pattern(pattern), cache_entries=ENCODE_CACHE_ENTRIES
+    )
 
 
 def _encode_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -> np.ndarray:
@@ -85,7 +91,7 @@ def _encode_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -
         f.seek(start)
         data = f.read(end - start)
     text = data.decode("utf-8", errors="surrogateescape")
-    return np.array(tok.encode(text), dtype=dtype)
+    return tok.encode_array(text).astype(dtype)
 
 
 def _encode_chunk_task(args: tuple[str, int, int, str]) -> np.ndarray:
@@ -132,7 +138,8 @@ def encode_file_events(
         corpus_path: a text file (UTF-8; invalid bytes are encoded as the bytes they are).
         tokenizer: the tokenizer to encode with.
         out_path: the ``.npy`` to write.
-        workers: processes to encode in (default: all cores; 1 encodes in this process).
+        workers: processes to encode in, this one included (default: all cores); the
+            others are spawned and join in as soon as they have started.
         chunk_bytes: approximate chunk size (default: from the file size and workers).
     """
     corpus, out = Path(corpus_path), Path(out_path)
@@ -157,11 +164,13 @@ def _encode_events(
         with os.fdopen(fd, "wb") as f:
             f.write(reserved)
             tasks = [(str(corpus), start, end, dtype.str) for start, end in chunks]
+            local = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=tok.pattern,
+                              cache_entries=ENCODE_CACHE_ENTRIES)
             if workers > 1 and len(chunks) > 1:
-                pool = _start_pool(tok, min(workers, len(chunks)))
-                results: Iterator[np.ndarray] = pool.imap(_encode_chunk_task, tasks)
+                pool = _start_pool(tok, min(workers - 1, len(chunks) - 1))
+                results = _results_in_order(tasks, local, pool, workers - 1)
             else:
-                results = (_encode_chunk(tok, *task) for task in tasks)
+                results = (_encode_chunk(local, *task) for task in tasks)
             tokens = 0
             yield EncodeProgress(0, size, 0)
             for (start, end), ids in zip(chunks, results):
@@ -182,6 +191,38 @@ def _encode_events(
             pool.terminate()
             pool.join()
     yield EncodeFinished(out, tokens, size, dtype.name, time.monotonic() - started)
+
+
+def _results_in_order(
+    tasks: list[tuple[str, int, int, str]], tok: Tokenizer, pool: multiprocessing.pool.Pool, pool_size: int
+) -> Iterator[np.ndarray]:
+    """Chunk results in order, from the pool's workers and from this process.
+
+    This process encodes a chunk itself whenever the next result is not ready yet: it works
+    from the first moment while the workers are still starting (spawning, importing), and
+    the number of chunks held in memory stays small (``in_flight``).
+    """
+    pending: collections.deque[multiprocessing.pool.AsyncResult[np.ndarray] | np.ndarray] = collections.deque()
+    in_flight = 2 * pool_size + 2
+    next_task = 0
+    while next_task < len(tasks) or pending:
+        if not pending:  # nothing is running yet: start at once, here
+            pending.append(_encode_chunk(tok, *tasks[next_task]))
+            next_task += 1
+        submitted = sum(1 for p in pending if not isinstance(p, np.ndarray))
+        while next_task < len(tasks) and submitted < 2 * pool_size and len(pending) < in_flight:
+            pending.append(pool.apply_async(_encode_chunk_task, (tasks[next_task],)))
+            next_task += 1
+            submitted += 1
+        head = pending[0]
+        if isinstance(head, np.ndarray) or head.ready():
+            pending.popleft()
+            yield head if isinstance(head, np.ndarray) else head.get()
+        elif next_task < len(tasks) and len(pending) < in_flight:
+            pending.append(_encode_chunk(tok, *tasks[next_task]))
+            next_task += 1
+        else:
+            head.wait()
 
 
 def _start_pool(tok: Tokenizer, processes: int) -> multiprocessing.pool.Pool:

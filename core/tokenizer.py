@@ -22,6 +22,7 @@ import codecs
 import collections
 import functools
 import itertools
+import operator
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ import numpy as np
 import regex
 
 from core import formats
+from core.bpe_batch import MergeTable, bpe_batch
 from core.patterns import Pattern, resolve_pattern
 from core.pretokenize import split_pieces
 from core.specials import special_token_regex, validate_special_tokens
@@ -59,6 +61,7 @@ TEXT_ERRORS = "bpe_studio.surrogates"
 codecs.register_error(TEXT_ERRORS, _encode_surrogates)
 
 _NO_RANK = 1 << 62
+_BATCH_WORDS = 64  # from this many new pre-tokens on, BPE runs in the numpy kernel
 _CACHE_ENTRIES = 1 << 14  # per cache; ~250 bytes an entry keeps both caches within a few MB
 _ITER_BATCH_CHARS = 1 << 12  # encode_iterable collects this much text before cutting
 _FALLBACK_CHARS = 1 << 16  # past this without an exact cut, cut at a pre-token boundary...
@@ -192,6 +195,7 @@ class Tokenizer:
             "gpt4": _whitespace() - {"\r", "\n"},
         }.get(self.pattern.name)
         self._cache_entries = max(cache_entries, 1)
+        self._merge_table: MergeTable | None = None  # built when first needed
         self._piece_cache: dict[str, tuple[int, ...]] = {}
         self._token_cache: dict[str, tuple[int, ...]] = {}
 
@@ -349,14 +353,15 @@ class Tokenizer:
         if pos < len(text):
             yield text[pos:], False
 
-    def _pieces_ids(self, pieces: list[str], found: dict[str, tuple[int, ...]]) -> list[int]:
-        """Ids of ``pieces`` in order; ``found`` holds pieces known beforehand (special tokens).
+    def _pieces_array(self, pieces: list[str], known: dict[str, tuple[int, ...]]) -> np.ndarray:
+        """Ids of ``pieces`` in order, as an int64 array; ``known`` holds special tokens' ids.
 
-        Each distinct piece is looked up once, pieces not in the cache are pre-tokenized
-        together, and the final per-piece join runs in C.
+        Each distinct piece is looked up once; the pieces not in the cache are encoded
+        together (`_encode_missing`); the ids of every occurrence are then gathered with
+        numpy rather than joined piece by piece in Python.
         """
         table: dict[str, tuple[int, ...] | None] = dict.fromkeys(pieces)
-        table.update(found)
+        table.update(known)
         get = self._piece_cache.get
         missing: list[str] = []
         for piece, ids in table.items():  # only values change: safe while iterating
@@ -364,17 +369,40 @@ class Tokenizer:
                 ids = table[piece] = get(piece)
                 if ids is None:
                     missing.append(piece)
-        if missing:
-            self._encode_missing(missing, table)
-        return list(itertools.chain.from_iterable(map(table.__getitem__, pieces)))  # type: ignore[arg-type]
+        batch_flat, batch_lengths = self._encode_missing(missing, table)
+        # Per distinct piece: where its ids start in `flat`, and how many there are.
+        values = list(table.values())
+        chosen = list(map(operator.is_not, values, itertools.repeat(None)))
+        done = list(itertools.compress(values, chosen))
+        done_lengths = np.fromiter(map(len, done), np.int64, len(done))  # type: ignore[arg-type]
+        done_flat = np.fromiter(itertools.chain.from_iterable(done), np.int64, int(done_lengths.sum()))  # type: ignore[arg-type]
+        mask = np.array(chosen, dtype=bool)
+        lengths = np.empty(len(values), np.int64)
+        offsets = np.empty(len(values), np.int64)
+        lengths[mask] = done_lengths
+        offsets[mask] = np.cumsum(done_lengths) - done_lengths
+        lengths[~mask] = batch_lengths
+        offsets[~mask] = len(done_flat) + np.cumsum(batch_lengths) - batch_lengths
+        flat = np.concatenate([done_flat, batch_flat])
+        # Gather: occurrence k copies flat[offsets[i]:offsets[i] + lengths[i]], i its piece.
+        position = dict(zip(table, range(len(table))))
+        which = np.fromiter(map(position.__getitem__, pieces), np.int64, len(pieces))
+        counts = lengths[which]
+        out_starts = np.cumsum(counts) - counts
+        gather = np.repeat(offsets[which] - out_starts, counts) + np.arange(int(counts.sum()))
+        return flat[gather]
 
-    def _encode_missing(self, pieces: list[str], found: dict[str, tuple[int, ...] | None]) -> None:
-        """Encode pieces not in the cache into ``found`` and the cache.
+    def _encode_missing(
+        self, pieces: list[str], table: dict[str, tuple[int, ...] | None]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Encode pieces not in the cache; returns the ids of those left ``None`` in ``table``.
 
         Calling the regex once per short piece costs more than the matching itself, so
         pieces that start at a safe cut point and end just before one (for GPT-2: whitespace
         first, non-whitespace last) are joined and pre-tokenized in one call; the joints are
-        safe cut points, so no pre-token spans two pieces.
+        safe cut points, so no pre-token spans two pieces. Other pieces are encoded one by
+        one into ``table``. Returns ``(flat_ids, ids_per_piece)`` of the joined pieces, in
+        ``table`` order.
         """
         batch: list[str] = []
         if self._cut_starts is not None:
@@ -383,42 +411,66 @@ class Tokenizer:
                 if piece[0] in starts and piece[-1] not in ws:
                     batch.append(piece)
                 else:
-                    found[piece] = self._encode_piece(piece)
+                    table[piece] = self._encode_piece(piece)
         else:
             for piece in pieces:
-                found[piece] = self._encode_piece(piece)
+                table[piece] = self._encode_piece(piece)
         if not batch:
-            return
+            return np.empty(0, np.int64), np.empty(0, np.int64)
         tokens = self.pattern.findall("".join(batch))
         token_ids = self._pretokens_ids(tokens)
-        # The pre-tokens of piece i are token_ids[ends[i - 1]:ends[i]].
-        token_ends = np.cumsum(np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens)))
-        piece_ends = np.cumsum(np.fromiter(map(len, batch), dtype=np.int64, count=len(batch)))
-        ends = (np.searchsorted(token_ends, piece_ends) + 1).tolist()
-        assert token_ends[np.array(ends) - 1].tolist() == piece_ends.tolist(), "a pre-token crossed a cut"
-        chain = itertools.chain.from_iterable
-        prev = 0
-        new: dict[str, tuple[int, ...]] = {}
-        for piece, end in zip(batch, ends):
-            new[piece] = token_ids[prev] if end - prev == 1 else tuple(chain(token_ids[prev:end]))
-            prev = end
-        found.update(new)
-        self._remember(self._piece_cache, (item for item in new.items() if len(item[0]) <= 256))
+        id_counts = np.fromiter(map(len, token_ids), np.int64, len(token_ids))
+        flat = np.fromiter(itertools.chain.from_iterable(token_ids), np.int64, int(id_counts.sum()))
+        # Piece i holds pre-tokens ends[i - 1]:ends[i] (found from the character lengths).
+        token_ends = np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)))
+        piece_ends = np.cumsum(np.fromiter(map(len, batch), np.int64, len(batch)))
+        ends = np.searchsorted(token_ends, piece_ends) + 1
+        if not np.array_equal(token_ends[ends - 1], piece_ends):
+            raise AssertionError("a pre-token crossed a safe cut point")
+        id_ends = np.concatenate([[0], np.cumsum(id_counts)])[ends]
+        lengths = np.diff(id_ends, prepend=0)
+        # Cache the first pieces (first seen: on average the most frequent ones).
+        room = min(len(batch), self._cache_entries)
+        firsts = flat[: id_ends[room - 1]].tolist()
+        new = []
+        start = 0
+        for piece, end in zip(batch[:room], id_ends[:room].tolist()):
+            if len(piece) <= 256:
+                new.append((piece, tuple(firsts[start:end])))
+            start = end
+        self._remember(self._piece_cache, new)
+        return flat, lengths
 
     def _pretokens_ids(self, tokens: list[str]) -> list[tuple[int, ...]]:
         """BPE ids of each pre-token, each distinct one merged once (through the cache)."""
         get = self._token_cache.get
         local: dict[str, tuple[int, ...]] = {}
-        new: list[tuple[str, tuple[int, ...]]] = []
-        bpe = self._bpe
+        missing: list[str] = []
         for token in dict.fromkeys(tokens):
             ids = get(token)
             if ids is None:
-                ids = bpe(token.encode("utf-8", TEXT_ERRORS))
-                new.append((token, ids))
-            local[token] = ids
-        self._remember(self._token_cache, new)
+                missing.append(token)
+            else:
+                local[token] = ids
+        if missing:
+            merged = self._bpe_many([t.encode("utf-8", TEXT_ERRORS) for t in missing])
+            local.update(zip(missing, merged))
+            cap = self._cache_entries
+            self._remember(self._token_cache, zip(missing[:cap], merged[:cap]))
         return list(map(local.__getitem__, tokens))
+
+    def _bpe_many(self, words: list[bytes]) -> list[tuple[int, ...]]:
+        """`_bpe` of many pre-tokens; big batches go through the numpy kernel (`core.bpe_batch`)."""
+        if len(words) < _BATCH_WORDS or not all(words):
+            return [self._bpe(word) for word in words]
+        if self._merge_table is None:
+            self._merge_table = MergeTable.build(self._pair_rank, self._new_id, max(self.vocab) + 1)
+        lengths = np.fromiter(map(len, words), np.int64, len(words))
+        flat = np.asarray(self._byte_ids, dtype=np.int64)[np.frombuffer(b"".join(words), np.uint8)]
+        merged, merged_lengths = bpe_batch(flat, lengths, self._merge_table)
+        out = merged.tolist()
+        bounds = [0, *itertools.accumulate(merged_lengths.tolist())]
+        return [tuple(out[a:b]) for a, b in zip(bounds, bounds[1:])]
 
     def _remember(self, cache: dict[str, tuple[int, ...]], items: Iterable[tuple[str, tuple[int, ...]]]) -> None:
         """Add entries to a cache, dropping its oldest entries to stay within the cap."""
@@ -430,15 +482,19 @@ class Tokenizer:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` with special tokens treated as plain text."""
-        return self._pieces_ids(split_pieces(text, self.pattern), {})
+        return self._pieces_array(split_pieces(text, self.pattern), {}).tolist()  # type: ignore[no-any-return]
 
     def encode(self, text: str) -> list[int]:
         """Encode ``text``; each special token becomes its one id.
 
         ``Tokenizer.load("gpt2_dir").encode("Hello world") -> [15496, 995]``
         """
+        return self.encode_array(text).tolist()  # type: ignore[no-any-return]
+
+    def encode_array(self, text: str) -> np.ndarray:
+        """`encode`, as a numpy ``int64`` array (no Python list of ints on the way)."""
         if self._special_re is None:
-            return self.encode_ordinary(text)
+            return self._pieces_array(split_pieces(text, self.pattern), {})
         # Special tokens join the pieces: no ordinary piece contains a special token's text.
         pieces: list[str] = []
         for segment, is_special in self._segments(text):
@@ -446,7 +502,7 @@ class Tokenizer:
                 pieces.append(segment)
             else:
                 pieces.extend(split_pieces(segment, self.pattern))
-        return self._pieces_ids(pieces, {t: (i,) for t, i in self.special_ids.items()})
+        return self._pieces_array(pieces, {t: (i,) for t, i in self.special_ids.items()})
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Encode a stream of text (e.g. a file's lines) lazily, in bounded memory.

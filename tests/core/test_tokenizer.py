@@ -194,6 +194,16 @@ def test_surrogate_escapes_become_their_bytes() -> None:
     assert tok.decode_bytes(tok.encode(text)) == raw
 
 
+def test_batch_kernel_equals_one_word_loop(trained: Tokenizer) -> None:
+    rng = random.Random(9)
+    alphabet = [w.encode() for w in WORDS] + [b"a", b"aa", b" ", b"\xff", b"ll"]
+    words = [b"".join(rng.choices(alphabet, k=rng.randint(1, 6))) for _ in range(3000)]
+    words += [b"a" * n for n in range(1, 40)] + [bytes([b]) for b in range(256)]
+    expected = [trained._bpe(word) for word in words]
+    assert trained._bpe_many(words) == expected  # numpy kernel (a big batch)
+    assert trained._bpe_many(words[:5]) == expected[:5]  # the one-word loop
+
+
 # ----------------------------------------------------------------------------- streaming
 
 

@@ -1,0 +1,92 @@
+"""Benchmark: our encoder against tiktoken on the GPT-2 vocabulary, side by side, one thread.
+
+    python tests/benchmarks/bench_encode.py [CORPUS] [--repeats 3] [--workers 2]
+
+CORPUS defaults to ``../shared/corpora/pydocs.txt``; the GPT-2 files come from
+``../shared/fixtures``. Each run encodes the whole text with a fresh `core.Tokenizer` (cold
+caches) and with tiktoken's ``Encoding`` built offline from the same files (GPT-2 pattern,
+ranks = ids, ``<|endoftext|>`` = 50256); the ids are checked equal. Prints MB/s of each
+(best of the runs) and the ratio (target: ours/tiktoken >= 0.5). Then times the parallel
+``encode`` path (`core.encode_corpus.encode_file`, what ``bpe-studio encode`` runs) with
+``--workers`` processes against one thread (target: >= 1.5x on 2 cores).
+Not part of the test run (pytest collects ``test_*.py`` only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import tiktoken
+
+from core.encode_corpus import encode_file
+from core.formats import load_gpt2_files
+from core.patterns import GPT2_PATTERN
+from core.tokenizer import Tokenizer
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+
+
+def best_of(repeats: int, run) -> tuple[float, object]:  # noqa: ANN001
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = run()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", default=str(SHARED / "corpora" / "pydocs.txt"))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    vocab_path, merges_path = SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt"
+    if not (vocab_path.is_file() and Path(args.corpus).is_file()):
+        print(f"needs {vocab_path} and {args.corpus}", file=sys.stderr)
+        return 2
+
+    data = Path(args.corpus).read_bytes()
+    text = data.decode("utf-8", errors="surrogateescape")
+    mb = len(data) / 1e6
+    vocab, merges = load_gpt2_files(vocab_path, merges_path, ["<|endoftext|>"])
+    ranks = {token: i for i, token in vocab.items() if i != 50256}
+    enc = tiktoken.Encoding(
+        name="gpt2_offline", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256}
+    )
+
+    t_tiktoken, theirs = best_of(args.repeats, lambda: enc.encode(text, allowed_special="all"))
+    t_ours, ours = best_of(args.repeats, lambda: Tokenizer(vocab, merges, ["<|endoftext|>"]).encode(text))
+    assert ours == theirs, "the ids differ from tiktoken's"
+    t_warm, _ = best_of(1, lambda: Tokenizer(vocab, merges, ["<|endoftext|>"]))  # construction alone
+
+    print(f"corpus: {args.corpus} ({mb:.1f} MB, {len(ours):,} tokens); best of {args.repeats}, one thread")
+    print(f"{'encoder':<34}{'seconds':>9}{'MB/s':>9}")
+    print(f"{'tiktoken (gpt2, offline)':<34}{t_tiktoken:>9.2f}{mb / t_tiktoken:>9.2f}")
+    print(f"{'core.Tokenizer.encode (cold cache)':<34}{t_ours:>9.2f}{mb / t_ours:>9.2f}")
+    print(f"ratio ours/tiktoken: {t_tiktoken / t_ours:.2f}  (target >= 0.5; construction {t_warm:.2f} s not counted)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "ids.npy"
+        tok = Tokenizer(vocab, merges, ["<|endoftext|>"])
+        t_one, _ = best_of(1, lambda: encode_file(args.corpus, Tokenizer(vocab, merges, ["<|endoftext|>"]), out, workers=1))
+        t_par, _ = best_of(1, lambda: encode_file(args.corpus, tok, out, workers=args.workers))
+        assert np.load(out).tolist() == ours, "the parallel encode differs from encode"
+    print()
+    print(f"{'encode_file (bpe-studio encode)':<34}{'seconds':>9}{'MB/s':>9}")
+    print(f"{'1 process':<34}{t_one:>9.2f}{mb / t_one:>9.2f}")
+    print(f"{f'{args.workers} worker processes':<34}{t_par:>9.2f}{mb / t_par:>9.2f}")
+    print(
+        f"parallel speed-up: {t_one / t_par:.2f}x over encode_file in 1 process, "
+        f"{t_ours / t_par:.2f}x over single-thread encode (target >= 1.5x; includes starting the workers)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
