@@ -18,6 +18,7 @@ Ids are ``uint16`` when the vocabulary has at most 65,536 ids, else ``uint32``.
 
 from __future__ import annotations
 
+import codecs
 import collections
 import io
 import multiprocessing
@@ -41,6 +42,9 @@ __all__ = ["EncodeFinished", "EncodeProgress", "encode_file", "encode_file_event
 ENCODE_CACHE_ENTRIES = 1 << 16
 """Cache size of the tokenizers encoding chunks (~200 bytes an entry): more than the
 interactive default, so chunks after the first mostly hit the cache."""
+STREAM_BYTES = 16 << 20
+"""Chunks bigger than this (only when the file has no exact cut point) are streamed."""
+STREAM_BLOCK_CHARS = 1 << 20
 MIN_CHUNK_BYTES = 256 << 10
 MAX_CHUNK_BYTES = 4 << 20
 
@@ -92,6 +96,27 @@ def _encode_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -
         data = f.read(end - start)
     text = data.decode("utf-8", errors="surrogateescape")
     return tok.encode_array(text).astype(dtype)
+
+
+def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -> Iterator[tuple[int, np.ndarray]]:
+    """Encode a chunk too big to hold, block by block: ``(bytes done up to, ids)`` pairs."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+    position = start
+
+    def blocks() -> Iterator[str]:
+        nonlocal position
+        with open(path, "rb") as f:
+            f.seek(start)
+            while position < end:
+                data = f.read(min(STREAM_BLOCK_CHARS, end - position))
+                if not data:
+                    break
+                position += len(data)
+                yield decoder.decode(data)
+        yield decoder.decode(b"", final=True)
+
+    for ids in tok.encode_blocks(blocks(), batch_chars=STREAM_BLOCK_CHARS):
+        yield position, ids.astype(dtype)
 
 
 def _encode_chunk_task(args: tuple[str, int, int, str]) -> np.ndarray:
@@ -166,14 +191,19 @@ def _encode_events(
             tasks = [(str(corpus), start, end, dtype.str) for start, end in chunks]
             local = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=tok.pattern,
                               cache_entries=ENCODE_CACHE_ENTRIES)
-            if workers > 1 and len(chunks) > 1:
+            results: Iterator[tuple[int, np.ndarray]]
+            if any(end - start > STREAM_BYTES for start, end in chunks):
+                # No cut points (a custom pattern, no special tokens): stream in this process.
+                results = (item for task in tasks for item in _stream_chunk(local, *task))
+            elif workers > 1 and len(chunks) > 1:
                 pool = _start_pool(tok, min(workers - 1, len(chunks) - 1))
-                results = _results_in_order(tasks, local, pool, workers - 1)
+                ends = [end for _, end in chunks]
+                results = zip(ends, _results_in_order(tasks, local, pool, workers - 1))
             else:
-                results = (_encode_chunk(local, *task) for task in tasks)
+                results = ((task[2], _encode_chunk(local, *task)) for task in tasks)
             tokens = 0
             yield EncodeProgress(0, size, 0)
-            for (start, end), ids in zip(chunks, results):
+            for end, ids in results:
                 ids.tofile(f)
                 tokens += len(ids)
                 yield EncodeProgress(end, size, tokens)

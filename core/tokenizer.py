@@ -509,25 +509,33 @@ class Tokenizer:
 
         Gives exactly ``encode("".join(iterable))``: text is held back until a point where
         no special token or pre-token can straddle, so a split anywhere changes nothing.
+        (Patterns without safe cut points, i.e. custom ones, are cut at a pre-token
+        boundary at least 4,096 characters back once 64K characters are held.)
         """
+        for ids in self.encode_blocks(iterable):
+            yield from ids.tolist()
+
+    def encode_blocks(self, iterable: Iterable[str], *, batch_chars: int | None = None) -> Iterator[np.ndarray]:
+        """`encode_iterable`, giving the ids in numpy arrays (one per stretch of text encoded)."""
+        batch = _ITER_BATCH_CHARS if batch_chars is None else batch_chars
         buffer = ""
         pending: list[str] = []
         pending_chars = 0
         for text in iterable:
             pending.append(text)
             pending_chars += len(text)
-            if pending_chars < _ITER_BATCH_CHARS:
+            if pending_chars < batch:
                 continue
             buffer += "".join(pending)
             pending.clear()
             pending_chars = 0
             cut = self._safe_end(buffer)
             if cut:
-                yield from self.encode(buffer[:cut])
+                yield self.encode_array(buffer[:cut])
                 buffer = buffer[cut:]
         buffer += "".join(pending)
         if buffer:
-            yield from self.encode(buffer)
+            yield self.encode_array(buffer)
 
     def _safe_end(self, text: str) -> int:
         """The largest ``i`` such that ``encode(text[:i] + rest) == encode(text[:i]) + encode(rest)``

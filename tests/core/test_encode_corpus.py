@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bpe_studio.cli import main
+from core import encode_corpus
 from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file, encode_file_events
 from core.formats import save_tokenizer
 from core.tokenizer import Tokenizer
@@ -61,6 +62,18 @@ def test_chunked_encoding_equals_encode(tmp_path: Path, pattern: str) -> None:
         assert ids.dtype == np.uint16
         assert ids.tolist() == expected_ids(tok, data)
         assert finished.tokens == len(ids) and finished.corpus_bytes == len(data)
+
+
+def test_file_without_cut_points_is_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A custom pattern and no special tokens: one chunk, encoded block by block.
+    monkeypatch.setattr(encode_corpus, "STREAM_BYTES", 10_000)
+    monkeypatch.setattr(encode_corpus, "STREAM_BLOCK_CHARS", 30_000)
+    data = corpus_bytes(5, 400_000).replace(b"<|", b"(")
+    (tmp_path / "c.txt").write_bytes(data)
+    tok = small_tokenizer(r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+", specials=None)
+    events = list(encode_file_events(tmp_path / "c.txt", tok, tmp_path / "ids.npy", workers=2))
+    assert np.load(tmp_path / "ids.npy").tolist() == expected_ids(tok, data)
+    assert len(events) > 3  # progress while streaming
 
 
 def test_parallel_workers_give_the_same_ids(tmp_path: Path) -> None:
