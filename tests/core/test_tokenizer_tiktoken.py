@@ -24,6 +24,12 @@ tiktoken = pytest.importorskip("tiktoken")
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
+# Any text, except code points unassigned in Python's Unicode database: `regex` and
+# tiktoken's Rust regex ship newer, different Unicode versions, so they disagree about
+# which newly assigned characters are letters (e.g. U+3D000) — not a tokenizer matter.
+assigned = st.characters(exclude_categories=("Cs", "Cn"))
+any_text = st.text(assigned)
+
 HARD_STRINGS = [
     "Hello, world! DON'T SHOUT. IT'S fine; WE'LL see, THEY'RE here, I'M ok, YOU'VE won, HE'D go.",
     "don't it's we'll they're I'm you've he'd 's 't 're 've 'm 'll 'd ''",
@@ -85,7 +91,7 @@ def test_gpt2_reference_texts(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text())
+@given(text=any_text)
 def test_gpt2_any_text(gpt2: tuple[Tokenizer, tiktoken.Encoding], text: str) -> None:
     tok, enc = gpt2
     assert tok.encode(text) == enc.encode(text, allowed_special="all")
@@ -117,17 +123,21 @@ def trained(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     path.write_text(text, encoding="utf-8")
     vocab, merges = core.train_bpe(path, 1000, ["<|endoftext|>"], pattern=name, workers=1)
     tok = Tokenizer(vocab, merges, ["<|endoftext|>"], pattern=name)
-    return tok, offline_encoding(tok, source), text
+    return tok, offline_encoding(tok, source), path
 
 
 def test_trained_vocab_matches_tiktoken(trained) -> None:  # noqa: ANN001
     tok, enc, corpus = trained
-    for text in HARD_STRINGS + [corpus[:50_000]]:
+    for text in HARD_STRINGS + [corpus.read_text(encoding="utf-8")[:50_000]]:
         assert tok.encode(text) == enc.encode(text, allowed_special="all"), text
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.lists(st.one_of(st.sampled_from(WORDS + ["<|endoftext|>"]), st.text(max_size=4)), max_size=25).map("".join))
+@given(
+    text=st.lists(
+        st.one_of(st.sampled_from(WORDS + ["<|endoftext|>"]), st.text(assigned, max_size=4)), max_size=25
+    ).map("".join)
+)
 def test_trained_vocab_matches_tiktoken_on_any_text(trained, text: str) -> None:  # noqa: ANN001
     tok, enc, _ = trained
     assert tok.encode(text) == enc.encode(text, allowed_special="all")
