@@ -8,10 +8,12 @@ Public API:
     Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
         .encode / .encode_iterable / .encode_with_spans -> [TokenSpan] / .decode
     save_tokenizer(out_dir, vocab, merges, special_tokens, pattern); load_gpt2_files(vocab, merges)
+    encode_file(corpus, tokenizer, out_npy, *, workers=None, progress=None) -> EncodeFinished
 """
 
 from __future__ import annotations
 
+from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file, encode_file_events
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
 from core.formats import FormatError, load_gpt2_files, save_tokenizer
 from core.patterns import GPT2_PATTERN, GPT4_PATTERN, InvalidPatternError, Pattern, resolve_pattern
@@ -24,6 +26,8 @@ __all__ = [
     "GPT4_PATTERN",
     "CorpusError",
     "CountingDone",
+    "EncodeFinished",
+    "EncodeProgress",
     "FormatError",
     "Finished",
     "InvalidPatternError",
@@ -35,6 +39,8 @@ __all__ = [
     "Tokenizer",
     "TokenizerError",
     "TrainEvent",
+    "encode_file",
+    "encode_file_events",
     "load_gpt2_files",
     "resolve_pattern",
     "save_tokenizer",

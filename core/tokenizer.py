@@ -100,7 +100,7 @@ def _whitespace() -> frozenset[str]:
 def _evict_oldest(cache: dict[str, tuple[int, ...]]) -> None:
     """Drop the oldest quarter of a cache (dicts keep insertion order)."""
     for key in list(itertools.islice(cache, len(cache) // 4 + 1)):
-        del cache[key]
+        cache.pop(key, None)  # another thread may have dropped it already
 
 
 def _char_byte_len(ch: str) -> int:
