@@ -1,6 +1,6 @@
 """BPE of many pre-tokens at once with numpy: the encoder's cold-cache kernel.
 
-Adds `MergeTable` and `bpe_batch`. Each word (a pre-token's symbol ids) is merged exactly
+Adds `MergeTable` and `bpe_batch`, and `bpe_long` for single very long words. Each word (a pre-token's symbol ids) is merged exactly
 as the one-word loop does — at each step the adjacent pair with the lowest merge rank, the
 leftmost on ties — but all words take their step together, so each round is a handful of
 numpy operations over every active pair instead of Python work per pair. A word leaves the
@@ -13,6 +13,7 @@ replace it without touching its callers.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -120,3 +121,39 @@ def bpe_batch(ids: np.ndarray, lengths: np.ndarray, table: MergeTable) -> tuple[
     target_starts = np.cumsum(sorted_lengths) - sorted_lengths
     gather = np.repeat(source_starts - target_starts, sorted_lengths) + np.arange(int(sorted_lengths.sum()))
     return all_ids[gather], sorted_lengths
+
+
+def bpe_long(ids: list[int], pair_rank: dict[tuple[int, int], int], new_id: Sequence[int]) -> list[int]:
+    """BPE of one long word in O(n log n): the same merges as the one-word loop.
+
+    The symbols form a linked list; a heap holds ``(rank, position)`` of every pair with a
+    merge, so the lowest rank and, among equal ranks, the leftmost pair comes first.
+    Entries made stale by an earlier merge are recognised (the ids changed) and skipped.
+    """
+    n = len(ids)
+    ids = list(ids)
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    heap = [(rank, i, ids[i], ids[i + 1]) for i in range(n - 1)
+            if (rank := pair_rank.get((ids[i], ids[i + 1]))) is not None]
+    heapq.heapify(heap)
+    while heap:
+        rank, i, left, right = heapq.heappop(heap)
+        j = nxt[i]
+        if not alive[i] or j >= n or ids[i] != left or ids[j] != right:
+            continue
+        ids[i] = new_id[rank]
+        alive[j] = False
+        nxt[i] = k = nxt[j]
+        if k < n:
+            prv[k] = i
+            found = pair_rank.get((ids[i], ids[k]))
+            if found is not None:
+                heapq.heappush(heap, (found, i, ids[i], ids[k]))
+        h = prv[i]
+        if h >= 0:
+            found = pair_rank.get((ids[h], ids[i]))
+            if found is not None:
+                heapq.heappush(heap, (found, h, ids[h], ids[i]))
+    return [ids[i] for i in range(n) if alive[i]]

@@ -32,7 +32,7 @@ import numpy as np
 import regex
 
 from core import formats
-from core.bpe_batch import MergeTable, bpe_batch
+from core.bpe_batch import MergeTable, bpe_batch, bpe_long
 from core.patterns import Pattern, resolve_pattern
 from core.pretokenize import split_pieces
 from core.specials import special_token_regex, validate_special_tokens
@@ -61,7 +61,9 @@ TEXT_ERRORS = "bpe_studio.surrogates"
 codecs.register_error(TEXT_ERRORS, _encode_surrogates)
 
 _NO_RANK = 1 << 62
-_BATCH_WORDS = 64  # from this many new pre-tokens on, BPE runs in the numpy kernel
+_BATCH_WORDS = 64  # from this many new pre-tokens on, BPE runs in the numpy kernel...
+_BATCH_WORD_BYTES = 64  # ...for those up to this long
+_LONG_WORD = 128  # longer pre-tokens are merged with a heap (`bpe_long`)
 _CACHE_ENTRIES = 1 << 14  # per cache; ~250 bytes an entry keeps both caches within a few MB
 _ITER_BATCH_CHARS = 1 << 12  # encode_iterable collects this much text before cutting
 _FALLBACK_CHARS = 1 << 16  # past this without an exact cut, cut at a pre-token boundary...
@@ -292,6 +294,8 @@ class Tokenizer:
         ids = list(map(self._byte_ids.__getitem__, data))
         if len(ids) < 2:
             return tuple(ids)
+        if len(ids) > _LONG_WORD:  # the loop below is quadratic in the word's length
+            return tuple(bpe_long(ids, self._pair_rank, self._new_id))
         get = self._pair_rank.get
         new_id = self._new_id
         pair_ranks = list(map(get, zip(ids, ids[1:]), itertools.repeat(_NO_RANK)))
@@ -461,8 +465,13 @@ class Tokenizer:
 
     def _bpe_many(self, words: list[bytes]) -> list[tuple[int, ...]]:
         """`_bpe` of many pre-tokens; big batches go through the numpy kernel (`core.bpe_batch`)."""
-        if len(words) < _BATCH_WORDS or not all(words):
-            return [self._bpe(word) for word in words]
+        if len(words) < _BATCH_WORDS or not all(words) or max(map(len, words)) > _BATCH_WORD_BYTES:
+            # Few words, or a long one (rounds of the kernel = merges of its longest word).
+            short = [w for w in words if 0 < len(w) <= _BATCH_WORD_BYTES]
+            if len(short) < _BATCH_WORDS:
+                return [self._bpe(word) for word in words]
+            merged = dict(zip(short, self._bpe_many(short)))
+            return [merged[w] if w in merged else self._bpe(w) for w in words]
         if self._merge_table is None:
             self._merge_table = MergeTable.build(self._pair_rank, self._new_id, max(self.vocab) + 1)
         lengths = np.fromiter(map(len, words), np.int64, len(words))

@@ -204,6 +204,17 @@ def test_batch_kernel_equals_one_word_loop(trained: Tokenizer) -> None:
     assert trained._bpe_many(words[:5]) == expected[:5]  # the one-word loop
 
 
+def test_long_words_merge_like_the_loop(trained: Tokenizer, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(4)
+    alphabet = [w.encode() for w in WORDS[:20]] + [b"a", b"aa", b" "]
+    words = [b"".join(rng.choices(alphabet, k=rng.randint(20, 120))) for _ in range(40)] + [b"a" * 1000]
+    heap = [trained._bpe(word) for word in words]  # long words: the heap (`bpe_long`)
+    monkeypatch.setattr(tokenizer_module, "_LONG_WORD", 10**9)
+    assert [trained._bpe(word) for word in words] == heap  # the quadratic loop
+    text = "a" * 3000 + " " + "ab" * 1500
+    assert trained.encode(text) == oracle_encode(trained, text)
+
+
 # ----------------------------------------------------------------------------- streaming
 
 
