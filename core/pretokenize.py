@@ -59,24 +59,42 @@ def split_pieces(text: str, pattern: Pattern) -> list[str]:
     return piece_re.findall(text)
 
 
-def count_pretokens(text: str, pattern: Pattern, special_tokens: Sequence[str]) -> Counter[str]:
+PIECE_CACHE_ENTRIES = 1 << 18
+"""At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
+
+
+def count_pretokens(
+    text: str,
+    pattern: Pattern,
+    special_tokens: Sequence[str],
+    cache: dict[str, list[str]] | None = None,
+) -> dict[str, int]:
     """Count the pre-tokens of ``text`` (special tokens split it and are not counted).
 
     ``count_pretokens("ab ab<|e|>ab", gpt2, ["<|e|>"]) -> {"ab": 2, " ab": 1}``
+
+    Args:
+        cache: piece -> pre-tokens, shared by the calls for the chunks of one file so
+            they do not run the regex again over the pieces they have in common;
+            emptied when it would grow past `PIECE_CACHE_ENTRIES`.
     """
     pieces: Counter[str] = Counter()
     for segment, is_special in split_on_specials(text, special_tokens):
         if not is_special:
             pieces.update(split_pieces(segment, pattern))
-    counts: Counter[str] = Counter()
+    if cache is None:
+        cache = {}
+    elif len(cache) + len(pieces) > PIECE_CACHE_ENTRIES:
+        cache.clear()
+    counts: dict[str, int] = {}
+    get = counts.get
     findall = pattern.findall
     for piece, n in pieces.items():
-        tokens = findall(piece)
-        if len(tokens) == 1:
-            counts[tokens[0]] += n
-        else:
-            for token in tokens:
-                counts[token] += n
+        tokens = cache.get(piece)
+        if tokens is None:
+            tokens = cache[piece] = findall(piece)
+        for token in tokens:
+            counts[token] = get(token, 0) + n
     return counts
 
 
