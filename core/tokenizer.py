@@ -530,10 +530,11 @@ class Tokenizer:
         buffer = ""
         pending: list[str] = []
         pending_chars = 0
+        retry_at = 0  # after a search that found no cut, wait until the buffer doubles
         for text in iterable:
             pending.append(text)
             pending_chars += len(text)
-            if pending_chars < batch:
+            if pending_chars < batch or len(buffer) + pending_chars < retry_at:
                 continue
             buffer += "".join(pending)
             pending.clear()
@@ -542,6 +543,9 @@ class Tokenizer:
             if cut:
                 yield self.encode_array(buffer[:cut])
                 buffer = buffer[cut:]
+                retry_at = 0
+            elif len(buffer) > _FALLBACK_CHARS:
+                retry_at = 2 * len(buffer)
         buffer += "".join(pending)
         if buffer:
             yield self.encode_array(buffer)
