@@ -13,7 +13,6 @@ The recipe (SPEC §1):
 from __future__ import annotations
 
 import contextlib
-import gc
 import multiprocessing
 import os
 import sys
@@ -151,13 +150,12 @@ def _train(
     token_bytes = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in specials]
     merges: list[tuple[bytes, bytes]] = []
     num_merges = vocab_size - len(token_bytes)
-    with _gc_paused():
-        for rank, (a, b, z, count, removed) in enumerate(
-            merge_pairs(words, word_counts, token_bytes, num_merges)
-        ):
-            corpus_tokens -= removed
-            merges.append((token_bytes[a], token_bytes[b]))
-            yield MergeEvent(rank, z, token_bytes[a], token_bytes[b], count, corpus_tokens)
+    for rank, (a, b, z, count, removed) in enumerate(
+        merge_pairs(words, word_counts, token_bytes, num_merges)
+    ):
+        corpus_tokens -= removed
+        merges.append((token_bytes[a], token_bytes[b]))
+        yield MergeEvent(rank, z, token_bytes[a], token_bytes[b], count, corpus_tokens)
     yield Finished(vocab=dict(enumerate(token_bytes)), merges=merges)
 
 
@@ -256,19 +254,3 @@ def _main_module_hidden() -> Iterator[None]:
         for key, value in saved.items():
             setattr(main, key, value)
 
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while merging.
-
-    The merge loop allocates many small lists and no reference cycles; with the whole
-    pre-token table alive, each automatic full collection walks it again for nothing
-    (measured: a third of the merge time on an 11 MB corpus).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
