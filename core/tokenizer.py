@@ -385,18 +385,18 @@ class Tokenizer:
         together (`_encode_missing`); the ids of every occurrence are then gathered with
         numpy rather than joined piece by piece in Python.
         """
-        table: dict[str, tuple[int, ...] | None] = dict.fromkeys(pieces)
-        table.update(known)
-        get = self._piece_cache.get
-        missing: list[str] = []
-        for piece, ids in table.items():  # only values change: safe while iterating
-            if ids is None:
-                ids = table[piece] = get(piece)
-                if ids is None:
-                    missing.append(piece)
-        batch_flat, batch_lengths = self._encode_missing(missing, table)
+        keys = list(dict.fromkeys(pieces))  # the distinct pieces (loops below run in C)
+        position = dict(zip(keys, range(len(keys))))
+        values: list[tuple[int, ...] | None] = list(map(self._piece_cache.get, keys))
+        for token, ids in known.items():
+            if token in position:
+                values[position[token]] = ids
+        missing = list(itertools.compress(keys, map(operator.is_, values, itertools.repeat(None))))
+        singles: dict[str, tuple[int, ...] | None] = {}
+        batch_flat, batch_lengths = self._encode_missing(missing, singles)
+        for piece, ids in singles.items():
+            values[position[piece]] = ids
         # Per distinct piece: where its ids start in `flat`, and how many there are.
-        values = list(table.values())
         chosen = list(map(operator.is_not, values, itertools.repeat(None)))
         done = list(itertools.compress(values, chosen))
         done_lengths = np.fromiter(map(len, done), np.int64, len(done))  # type: ignore[arg-type]
@@ -410,7 +410,6 @@ class Tokenizer:
         offsets[~mask] = len(done_flat) + np.cumsum(batch_lengths) - batch_lengths
         flat = np.concatenate([done_flat, batch_flat])
         # Gather: occurrence k copies flat[offsets[i]:offsets[i] + lengths[i]], i its piece.
-        position = dict(zip(table, range(len(table))))
         which = np.fromiter(map(position.__getitem__, pieces), np.int64, len(pieces))
         counts = lengths[which]
         out_starts = np.cumsum(counts) - counts
@@ -420,14 +419,14 @@ class Tokenizer:
     def _encode_missing(
         self, pieces: list[str], table: dict[str, tuple[int, ...] | None]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Encode pieces not in the cache; returns the ids of those left ``None`` in ``table``.
+        """Encode pieces not in the cache: some one by one into ``table``, the rest together.
 
         Calling the regex once per short piece costs more than the matching itself, so
         pieces that start at a safe cut point and end just before one (for GPT-2: whitespace
         first, non-whitespace last) are joined and pre-tokenized in one call; the joints are
         safe cut points, so no pre-token spans two pieces. Other pieces are encoded one by
         one into ``table``. Returns ``(flat_ids, ids_per_piece)`` of the joined pieces, in
-        ``table`` order.
+        the order of ``pieces``.
         """
         batch: list[str] = []
         if self._cut_starts is not None:
