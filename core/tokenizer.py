@@ -102,6 +102,42 @@ def _whitespace() -> frozenset[str]:
     return frozenset(regex.findall(r"\s", "".join(map(chr, range(0x10000)))))
 
 
+_EMPTY = np.empty(0, np.int64)
+
+
+def _gather(
+    values: Sequence[tuple[int, ...] | None], new_flat: np.ndarray, new_lengths: np.ndarray, which: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ids of a sequence of items, each the ids of one distinct item, gathered with numpy.
+
+    Args:
+        values: per distinct item, its ids, or ``None`` for the items described, in order,
+            by ``new_flat`` (their ids one after another) and ``new_lengths``.
+        which: the distinct item at each position of the sequence.
+
+    Returns:
+        ``(ids of the whole sequence, ids per position)``. Example: ``values=[(5,), None]``,
+        ``new_flat=[7, 8]``, ``new_lengths=[2]``, ``which=[1, 0, 1]`` -> ``[7, 8, 5, 7, 8], [2, 1, 2]``.
+    """
+    chosen = list(map(operator.is_not, values, itertools.repeat(None)))
+    done = list(itertools.compress(values, chosen))
+    done_lengths = np.fromiter(map(len, done), np.int64, len(done))
+    done_flat = np.fromiter(itertools.chain.from_iterable(done), np.int64, int(done_lengths.sum()))
+    mask = np.array(chosen, dtype=bool)
+    lengths = np.empty(len(values), np.int64)
+    offsets = np.empty(len(values), np.int64)
+    lengths[mask] = done_lengths
+    offsets[mask] = np.cumsum(done_lengths) - done_lengths
+    lengths[~mask] = new_lengths
+    offsets[~mask] = len(done_flat) + np.cumsum(new_lengths) - new_lengths
+    flat = np.concatenate([done_flat, new_flat])
+    # Position k copies flat[offsets[i]:offsets[i] + lengths[i]] where i = which[k].
+    counts = lengths[which]
+    starts = np.cumsum(counts) - counts
+    gather = np.repeat(offsets[which] - starts, counts) + np.arange(int(counts.sum()))
+    return flat[gather], counts
+
+
 @contextlib.contextmanager
 def _gc_paused(pause: bool) -> Iterator[None]:
     """Hold the cyclic garbage collector while encoding a large text.
@@ -396,25 +432,8 @@ class Tokenizer:
         batch_flat, batch_lengths = self._encode_missing(missing, singles)
         for piece, ids in singles.items():
             values[position[piece]] = ids
-        # Per distinct piece: where its ids start in `flat`, and how many there are.
-        chosen = list(map(operator.is_not, values, itertools.repeat(None)))
-        done = list(itertools.compress(values, chosen))
-        done_lengths = np.fromiter(map(len, done), np.int64, len(done))  # type: ignore[arg-type]
-        done_flat = np.fromiter(itertools.chain.from_iterable(done), np.int64, int(done_lengths.sum()))  # type: ignore[arg-type]
-        mask = np.array(chosen, dtype=bool)
-        lengths = np.empty(len(values), np.int64)
-        offsets = np.empty(len(values), np.int64)
-        lengths[mask] = done_lengths
-        offsets[mask] = np.cumsum(done_lengths) - done_lengths
-        lengths[~mask] = batch_lengths
-        offsets[~mask] = len(done_flat) + np.cumsum(batch_lengths) - batch_lengths
-        flat = np.concatenate([done_flat, batch_flat])
-        # Gather: occurrence k copies flat[offsets[i]:offsets[i] + lengths[i]], i its piece.
         which = np.fromiter(map(position.__getitem__, pieces), np.int64, len(pieces))
-        counts = lengths[which]
-        out_starts = np.cumsum(counts) - counts
-        gather = np.repeat(offsets[which] - out_starts, counts) + np.arange(int(counts.sum()))
-        return flat[gather]
+        return _gather(values, batch_flat, batch_lengths, which)[0]
 
     def _encode_missing(
         self, pieces: list[str], table: dict[str, tuple[int, ...] | None]
@@ -442,9 +461,7 @@ class Tokenizer:
         if not batch:
             return np.empty(0, np.int64), np.empty(0, np.int64)
         tokens = self.pattern.findall("".join(batch))
-        token_ids = self._pretokens_ids(tokens)
-        id_counts = np.fromiter(map(len, token_ids), np.int64, len(token_ids))
-        flat = np.fromiter(itertools.chain.from_iterable(token_ids), np.int64, int(id_counts.sum()))
+        flat, id_counts = self._pretokens_arrays(tokens)
         # Piece i holds pre-tokens ends[i - 1]:ends[i] (found from the character lengths).
         token_ends = np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)))
         piece_ends = np.cumsum(np.fromiter(map(len, batch), np.int64, len(batch)))
@@ -465,40 +482,51 @@ class Tokenizer:
         self._remember(self._piece_cache, new)
         return flat, lengths
 
-    def _pretokens_ids(self, tokens: list[str]) -> list[tuple[int, ...]]:
-        """BPE ids of each pre-token, each distinct one merged once (through the cache)."""
-        get = self._token_cache.get
-        local: dict[str, tuple[int, ...]] = {}
-        missing: list[str] = []
-        for token in dict.fromkeys(tokens):
-            ids = get(token)
-            if ids is None:
-                missing.append(token)
-            else:
-                local[token] = ids
-        if missing:
-            merged = self._bpe_many([t.encode("utf-8", TEXT_ERRORS) for t in missing])
-            local.update(zip(missing, merged))
-            cap = self._cache_entries
-            self._remember(self._token_cache, zip(missing[:cap], merged[:cap]))
-        return list(map(local.__getitem__, tokens))
+    def _pretokens_arrays(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """BPE of each pre-token, each distinct one merged once (through the cache):
+        ``(ids of all pre-tokens one after another, ids per pre-token)``."""
+        keys = list(dict.fromkeys(tokens))
+        position = dict(zip(keys, range(len(keys))))
+        values: list[tuple[int, ...] | None] = list(map(self._token_cache.get, keys))
+        missing = list(itertools.compress(keys, map(operator.is_, values, itertools.repeat(None))))
+        new_flat, new_lengths = self._bpe_arrays([t.encode("utf-8", TEXT_ERRORS) for t in missing])
+        if missing:  # cache the first ones (first seen: on average the most frequent)
+            room = min(len(missing), self._cache_entries)
+            ends = np.cumsum(new_lengths[:room]).tolist()
+            firsts = new_flat[: ends[-1]].tolist()
+            self._remember(
+                self._token_cache,
+                ((t, tuple(firsts[a:b])) for t, a, b in zip(missing[:room], [0, *ends], ends)),
+            )
+        which = np.fromiter(map(position.__getitem__, tokens), np.int64, len(tokens))
+        return _gather(values, new_flat, new_lengths, which)
 
-    def _bpe_many(self, words: list[bytes]) -> list[tuple[int, ...]]:
-        """`_bpe` of many pre-tokens; big batches go through the numpy kernel (`core.bpe_batch`)."""
-        if len(words) < _BATCH_WORDS or not all(words) or max(map(len, words)) > _BATCH_WORD_BYTES:
-            # Few words, or a long one (rounds of the kernel = merges of its longest word).
-            short = [w for w in words if 0 < len(w) <= _BATCH_WORD_BYTES]
-            if len(short) < _BATCH_WORDS:
-                return [self._bpe(word) for word in words]
-            merged = dict(zip(short, self._bpe_many(short)))
-            return [merged[w] if w in merged else self._bpe(w) for w in words]
+    def _bpe_arrays(self, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """BPE of many pre-tokens: ``(merged ids one word after another, ids per word)``.
+
+        Big batches of short words go through the numpy kernel (`core.bpe_batch`), whose
+        rounds are as many as the merges of its longest word; the others through `_bpe`.
+        """
+        eligible = [0 < len(w) <= _BATCH_WORD_BYTES for w in words]
+        kernel = sum(eligible)
+        if kernel < _BATCH_WORDS:
+            return _gather(list(map(self._bpe, words)), _EMPTY, _EMPTY, np.arange(len(words)))
         if self._merge_table is None:
             self._merge_table = MergeTable.build(self._pair_rank, self._new_id, max(self.vocab) + 1)
-        lengths = np.fromiter(map(len, words), np.int64, len(words))
-        flat = np.asarray(self._byte_ids, dtype=np.int64)[np.frombuffer(b"".join(words), np.uint8)]
+        short = words if kernel == len(words) else list(itertools.compress(words, eligible))
+        lengths = np.fromiter(map(len, short), np.int64, len(short))
+        flat = np.asarray(self._byte_ids, dtype=np.int64)[np.frombuffer(b"".join(short), np.uint8)]
         merged, merged_lengths = bpe_batch(flat, lengths, self._merge_table)
-        out = merged.tolist()
-        bounds = [0, *itertools.accumulate(merged_lengths.tolist())]
+        if kernel == len(words):
+            return merged, merged_lengths
+        others = [None if e else self._bpe(w) for w, e in zip(words, eligible)]
+        return _gather(others, merged, merged_lengths, np.arange(len(words)))
+
+    def _bpe_many(self, words: list[bytes]) -> list[tuple[int, ...]]:
+        """`_bpe` of many pre-tokens, through `_bpe_arrays`."""
+        flat, lengths = self._bpe_arrays(words)
+        out = flat.tolist()
+        bounds = [0, *itertools.accumulate(lengths.tolist())]
         return [tuple(out[a:b]) for a, b in zip(bounds, bounds[1:])]
 
     def _remember(self, cache: dict[str, tuple[int, ...]], items: Iterable[tuple[str, tuple[int, ...]]]) -> None:
