@@ -25,6 +25,7 @@ import multiprocessing
 import multiprocessing.pool
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -184,7 +185,7 @@ def _encode_events(
     reserved = _npy_header(0, dtype)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     tmp = Path(tmp_name)
-    pool = None
+    starter: _PoolStarter | None = None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(reserved)
@@ -196,9 +197,9 @@ def _encode_events(
                 # No cut points (a custom pattern, no special tokens): stream in this process.
                 results = (item for task in tasks for item in _stream_chunk(local, *task))
             elif workers > 1 and len(chunks) > 1:
-                pool = _start_pool(tok, min(workers - 1, len(chunks) - 1))
+                starter = _PoolStarter(tok, min(workers - 1, len(chunks) - 1))
                 ends = [end for _, end in chunks]
-                results = zip(ends, _results_in_order(tasks, local, pool, workers - 1))
+                results = zip(ends, _results_in_order(tasks, local, starter))
             else:
                 results = ((task[2], _encode_chunk(local, *task)) for task in tasks)
             tokens = 0
@@ -217,14 +218,44 @@ def _encode_events(
         tmp.unlink(missing_ok=True)
         raise
     finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        if starter is not None:
+            starter.close()
     yield EncodeFinished(out, tokens, size, dtype.name, time.monotonic() - started)
 
 
+class _PoolStarter:
+    """Starts the worker pool in a thread: sending each spawned worker the vocabulary
+    blocks until it has started Python, and this process has chunks to encode meanwhile."""
+
+    def __init__(self, tok: Tokenizer, processes: int) -> None:
+        self.processes = processes
+        self._pool: multiprocessing.pool.Pool | None = None
+        self._thread = threading.Thread(target=self._start, args=(tok,), name="encode-pool-start", daemon=True)
+        self._thread.start()
+
+    def _start(self, tok: Tokenizer) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        initargs = (tok.vocab, tok.merges, tok.special_tokens, _pattern_arg(tok.pattern))
+        try:
+            self._pool = ctx.Pool(self.processes, initializer=_init_worker, initargs=initargs)
+        except OSError:
+            self._pool = None  # no workers (e.g. a process limit): this process does it all
+
+    @property
+    def pool(self) -> multiprocessing.pool.Pool | None:
+        """The pool once it is started, else ``None``."""
+        return None if self._thread.is_alive() else self._pool
+
+    def close(self) -> None:
+        """Stop the workers (waiting for the pool to have started, if it is starting)."""
+        self._thread.join()
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+
+
 def _results_in_order(
-    tasks: list[tuple[str, int, int, str]], tok: Tokenizer, pool: multiprocessing.pool.Pool, pool_size: int
+    tasks: list[tuple[str, int, int, str]], tok: Tokenizer, starter: _PoolStarter
 ) -> Iterator[np.ndarray]:
     """Chunk results in order, from the pool's workers and from this process.
 
@@ -233,32 +264,29 @@ def _results_in_order(
     the number of chunks held in memory stays small (``in_flight``).
     """
     pending: collections.deque[multiprocessing.pool.AsyncResult[np.ndarray] | np.ndarray] = collections.deque()
-    in_flight = 2 * pool_size + 2
+    in_flight = 2 * starter.processes + 2
     next_task = 0
     while next_task < len(tasks) or pending:
-        if not pending:  # nothing is running yet: start at once, here
-            pending.append(_encode_chunk(tok, *tasks[next_task]))
-            next_task += 1
+        pool = starter.pool
         submitted = sum(1 for p in pending if not isinstance(p, np.ndarray))
-        while next_task < len(tasks) and submitted < 2 * pool_size and len(pending) < in_flight:
+        while (
+            pool is not None
+            and next_task < len(tasks)
+            and submitted < 2 * starter.processes
+            and len(pending) < in_flight
+        ):
             pending.append(pool.apply_async(_encode_chunk_task, (tasks[next_task],)))
             next_task += 1
             submitted += 1
-        head = pending[0]
-        if isinstance(head, np.ndarray) or head.ready():
+        head = pending[0] if pending else None
+        if isinstance(head, np.ndarray) or (head is not None and head.ready()):
             pending.popleft()
             yield head if isinstance(head, np.ndarray) else head.get()
         elif next_task < len(tasks) and len(pending) < in_flight:
             pending.append(_encode_chunk(tok, *tasks[next_task]))
             next_task += 1
-        else:
+        elif head is not None:
             head.wait()
-
-
-def _start_pool(tok: Tokenizer, processes: int) -> multiprocessing.pool.Pool:
-    ctx = multiprocessing.get_context("spawn")
-    initargs = (tok.vocab, tok.merges, tok.special_tokens, _pattern_arg(tok.pattern))
-    return ctx.Pool(processes, initializer=_init_worker, initargs=initargs)
 
 
 def _pattern_arg(pattern: Pattern) -> str:
