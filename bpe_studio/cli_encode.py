@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from bpe_studio.terminal_progress import ProgressLine, bar, format_duration
-from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file_events
+from core.encode_corpus import EncodeFinished, EncodeProgress, check_paths, encode_file_events
 from core.tokenizer import Tokenizer
 
 
@@ -41,6 +42,7 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if not str(args.out).endswith(".npy"):
         raise ValueError(f"--out {args.out} must end in .npy")
+    check_paths(Path(args.corpus), Path(args.out))  # before the (slower) tokenizer load
     tokenizer = Tokenizer.load(args.tokenizer)
     events = encode_file_events(args.corpus, tokenizer, args.out, workers=args.workers)
     progress = ProgressLine(err)

@@ -38,7 +38,7 @@ from core.formats import new_file_mode
 from core.patterns import Pattern, resolve_pattern
 from core.tokenizer import Tokenizer
 
-__all__ = ["EncodeFinished", "EncodeProgress", "encode_file", "encode_file_events", "ids_dtype"]
+__all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
 
 ENCODE_CACHE_ENTRIES = 1 << 16
 """Cache size of the tokenizers encoding chunks (~200 bytes an entry): more than the
@@ -135,7 +135,12 @@ def _npy_header(count: int, dtype: np.dtype[np.unsignedinteger]) -> bytes:
     return buffer.getvalue()
 
 
-def _check_paths(corpus: Path, out: Path) -> int:
+def check_paths(corpus: Path, out: Path) -> int:
+    """Check the corpus and the output path before any work; return the corpus size.
+
+    Raises:
+        FileNotFoundError, IsADirectoryError: with a message saying what to fix.
+    """
     if not corpus.exists():
         raise FileNotFoundError(f"corpus file not found: {corpus}")
     if corpus.is_dir():
@@ -169,7 +174,7 @@ def encode_file_events(
         chunk_bytes: approximate chunk size (default: from the file size and workers).
     """
     corpus, out = Path(corpus_path), Path(out_path)
-    size = _check_paths(corpus, out)
+    size = check_paths(corpus, out)
     workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
     if chunk_bytes is None:
         chunk_bytes = min(MAX_CHUNK_BYTES, max(MIN_CHUNK_BYTES, size // (workers * 8) + 1))
