@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import core
 import core.tokenizer as tokenizer_module
+from core import piece_encoder
 from core.formats import save_tokenizer
 from core.tokenizer import TokenSpan, Tokenizer, TokenizerError
 
@@ -199,18 +200,18 @@ def test_batch_kernel_equals_one_word_loop(trained: Tokenizer) -> None:
     alphabet = [w.encode() for w in WORDS] + [b"a", b"aa", b" ", b"\xff", b"ll"]
     words = [b"".join(rng.choices(alphabet, k=rng.randint(1, 6))) for _ in range(3000)]
     words += [b"a" * n for n in range(1, 40)] + [bytes([b]) for b in range(256)]
-    expected = [trained._bpe(word) for word in words]
-    assert trained._bpe_many(words) == expected  # numpy kernel (a big batch)
-    assert trained._bpe_many(words[:5]) == expected[:5]  # the one-word loop
+    expected = [trained._pieces.bpe(word) for word in words]
+    assert trained._pieces.bpe_many(words) == expected  # numpy kernel (a big batch)
+    assert trained._pieces.bpe_many(words[:5]) == expected[:5]  # the one-word loop
 
 
 def test_long_words_merge_like_the_loop(trained: Tokenizer, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(4)
     alphabet = [w.encode() for w in WORDS[:20]] + [b"a", b"aa", b" "]
     words = [b"".join(rng.choices(alphabet, k=rng.randint(20, 120))) for _ in range(40)] + [b"a" * 1000]
-    heap = [trained._bpe(word) for word in words]  # long words: the heap (`bpe_long`)
-    monkeypatch.setattr(tokenizer_module, "_LONG_WORD", 10**9)
-    assert [trained._bpe(word) for word in words] == heap  # the quadratic loop
+    heap = [trained._pieces.bpe(word) for word in words]  # long words: the heap (`bpe_long`)
+    monkeypatch.setattr(piece_encoder, "_LONG_WORD", 10**9)
+    assert [trained._pieces.bpe(word) for word in words] == heap  # the quadratic loop
     text = "a" * 3000 + " " + "ab" * 1500
     assert trained.encode(text) == oracle_encode(trained, text)
 

@@ -1,0 +1,317 @@
+"""Encoding pieces of text to ids, fast: the tokenizer's caches, batching and BPE kernels.
+
+Adds `PieceEncoder`, which `core.tokenizer.Tokenizer` uses for everything between cutting
+the text into *pieces* (at special tokens and safe cut points) and the final ids:
+
+- two capped caches, piece -> ids and pre-token -> ids, so repeated text skips the regex
+  and the merge loop (each distinct piece of one call is looked up once);
+- pieces not in the cache are pre-tokenized together in one regex call, and new pre-tokens
+  are merged together by the numpy kernel (`core.bpe_batch`);
+- the ids of every occurrence are gathered with numpy (`_gather`), not joined in Python.
+
+BPE of one pre-token: the adjacent pair whose merge has the lowest rank is merged, the
+leftmost on ties, until no pair has a merge (ranks from a dict, not a scan of the merges):
+``merges=[(b"a", b"b"), (b"ab", b"c")]``, ``b"abcab" -> [b"abc", b"ab"]``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import collections
+import functools
+import itertools
+import operator
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import regex
+
+from core.bpe_batch import MergeTable, bpe_batch, bpe_long
+from core.patterns import Pattern
+
+__all__ = ["CACHE_ENTRIES", "TEXT_ERRORS", "PieceEncoder", "whitespace"]
+
+
+def _encode_surrogates(err: UnicodeError) -> tuple[bytes, int]:
+    """Encode error handler: ``surrogateescape`` characters become their raw byte, other
+    lone surrogates become U+FFFD (as tiktoken does)."""
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    out = bytearray()
+    for ch in err.object[err.start : err.end]:
+        cp = ord(ch)
+        out += bytes([cp - 0xDC00]) if 0xDC80 <= cp <= 0xDCFF else "\ufffd".encode()
+    return bytes(out), err.end
+
+
+TEXT_ERRORS = "bpe_studio.surrogates"
+"""The ``errors`` handler that turns text into the bytes the tokenizer encodes."""
+codecs.register_error(TEXT_ERRORS, _encode_surrogates)
+
+_NO_RANK = 1 << 62
+_BATCH_WORDS = 64  # from this many new pre-tokens on, BPE runs in the numpy kernel...
+_BATCH_WORD_BYTES = 64  # ...for those up to this long
+_LONG_WORD = 128  # longer pre-tokens are merged with a heap (`bpe_long`)
+CACHE_ENTRIES = 1 << 14
+"""Default size of each cache; ~200 bytes an entry keeps both within a few MB."""
+
+
+@functools.lru_cache(maxsize=1)
+def whitespace() -> frozenset[str]:
+    """The characters ``\\s`` matches in the ``regex`` module (Unicode White_Space, all in the BMP)."""
+    return frozenset(regex.findall(r"\s", "".join(map(chr, range(0x10000)))))
+
+
+_EMPTY = np.empty(0, np.int64)
+
+
+def _gather(
+    values: Sequence[tuple[int, ...] | None], new_flat: np.ndarray, new_lengths: np.ndarray, which: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ids of a sequence of items, each the ids of one distinct item, gathered with numpy.
+
+    Args:
+        values: per distinct item, its ids, or ``None`` for the items described, in order,
+            by ``new_flat`` (their ids one after another) and ``new_lengths``.
+        which: the distinct item at each position of the sequence.
+
+    Returns:
+        ``(ids of the whole sequence, ids per position)``. Example: ``values=[(5,), None]``,
+        ``new_flat=[7, 8]``, ``new_lengths=[2]``, ``which=[1, 0, 1]`` -> ``[7, 8, 5, 7, 8], [2, 1, 2]``.
+    """
+    chosen = list(map(operator.is_not, values, itertools.repeat(None)))
+    done = list(itertools.compress(values, chosen))
+    done_lengths = np.fromiter(map(len, done), np.int64, len(done))
+    done_flat = np.fromiter(itertools.chain.from_iterable(done), np.int64, int(done_lengths.sum()))
+    mask = np.array(chosen, dtype=bool)
+    lengths = np.empty(len(values), np.int64)
+    offsets = np.empty(len(values), np.int64)
+    lengths[mask] = done_lengths
+    offsets[mask] = np.cumsum(done_lengths) - done_lengths
+    lengths[~mask] = new_lengths
+    offsets[~mask] = len(done_flat) + np.cumsum(new_lengths) - new_lengths
+    flat = np.concatenate([done_flat, new_flat])
+    # Position k copies flat[offsets[i]:offsets[i] + lengths[i]] where i = which[k].
+    counts = lengths[which]
+    starts = np.cumsum(counts) - counts
+    gather = np.repeat(offsets[which] - starts, counts) + np.arange(int(counts.sum()))
+    return flat[gather], counts
+
+
+def _evict_oldest(cache: dict[str, tuple[int, ...]]) -> None:
+    """Drop the oldest quarter of a cache (dicts keep insertion order)."""
+    for key in list(itertools.islice(cache, len(cache) // 4 + 1)):
+        cache.pop(key, None)  # another thread may have dropped it already
+
+
+class PieceEncoder:
+    """Pieces and pre-tokens to ids for one vocabulary, with capped caches.
+
+    Args:
+        byte_ids: the id of each single byte (256 entries).
+        pair_rank: ``(left id, right id) -> rank`` of each merge (the first rank on repeats).
+        new_id: ``rank -> id`` of the merged token.
+        pattern: the pre-tokenization pattern.
+        cache_entries: size of each of the two caches.
+    """
+
+    def __init__(
+        self,
+        byte_ids: list[int],
+        pair_rank: dict[tuple[int, int], int],
+        new_id: list[int],
+        pattern: Pattern,
+        cache_entries: int = CACHE_ENTRIES,
+    ) -> None:
+        self._byte_ids = byte_ids
+        self._pair_rank = pair_rank
+        self._new_id = new_id
+        self.pattern = pattern
+        self.cache_entries = max(cache_entries, 1)
+        # Characters a piece starts with when it starts at a safe cut point.
+        self._cut_starts: frozenset[str] | None = {
+            "gpt2": whitespace(),
+            "gpt4": whitespace() - {"\r", "\n"},
+        }.get(pattern.name)
+        self._merge_table: MergeTable | None = None  # built when first needed
+        self._piece_cache: dict[str, tuple[int, ...]] = {}
+        self._token_cache: dict[str, tuple[int, ...]] = {}
+
+    def bpe(self, data: bytes) -> tuple[int, ...]:
+        """Merge one pre-token's bytes: lowest-rank adjacent pair first, leftmost on ties.
+
+        ``pair_ranks[i]`` is the rank of merging ``ids[i], ids[i + 1]``; after a merge only
+        the two neighbouring entries change, and ``min``/``index`` find the next one in C.
+        """
+        ids = list(map(self._byte_ids.__getitem__, data))
+        if len(ids) < 2:
+            return tuple(ids)
+        if len(ids) > _LONG_WORD:  # the loop below is quadratic in the word's length
+            return tuple(bpe_long(ids, self._pair_rank, self._new_id))
+        get = self._pair_rank.get
+        new_id = self._new_id
+        pair_ranks = list(map(get, zip(ids, ids[1:]), itertools.repeat(_NO_RANK)))
+        while pair_ranks:
+            best = min(pair_ranks)
+            if best == _NO_RANK:
+                break
+            i = pair_ranks.index(best)
+            ids[i] = new_id[best]
+            del ids[i + 1]
+            del pair_ranks[i]
+            if i < len(pair_ranks):
+                pair_ranks[i] = get((ids[i], ids[i + 1]), _NO_RANK)
+            if i > 0:
+                pair_ranks[i - 1] = get((ids[i - 1], ids[i]), _NO_RANK)
+        return tuple(ids)
+
+    def encode_pretoken(self, token: str) -> tuple[int, ...]:
+        cache = self._token_cache
+        ids = cache.get(token)
+        if ids is None:
+            ids = self.bpe(token.encode("utf-8", TEXT_ERRORS))
+            if len(cache) >= self.cache_entries:
+                _evict_oldest(cache)
+            cache[token] = ids
+        return ids
+
+    def encode_piece(self, piece: str) -> tuple[int, ...]:
+        """Ids of one piece (text between safe cut points), through the piece cache."""
+        tokens = self.pattern.findall(piece)
+        if len(tokens) == 1:
+            ids = self.encode_pretoken(tokens[0])
+        else:
+            out: list[int] = []
+            for token in tokens:
+                out.extend(self.encode_pretoken(token))
+            ids = tuple(out)
+        if len(piece) <= 256:  # custom patterns give whole segments as one piece
+            cache = self._piece_cache
+            if len(cache) >= self.cache_entries:
+                _evict_oldest(cache)
+            cache[piece] = ids
+        return ids
+
+    def encode_pieces(self, pieces: list[str], known: dict[str, tuple[int, ...]]) -> np.ndarray:
+        """Ids of ``pieces`` in order, as an int64 array; ``known`` holds special tokens' ids.
+
+        Each distinct piece is looked up once; the pieces not in the cache are encoded
+        together (`_encode_missing`); the ids of every occurrence are then gathered with
+        numpy rather than joined piece by piece in Python.
+        """
+        keys = list(dict.fromkeys(pieces))  # the distinct pieces (loops below run in C)
+        position = dict(zip(keys, range(len(keys))))
+        values: list[tuple[int, ...] | None] = list(map(self._piece_cache.get, keys))
+        for token, ids in known.items():
+            if token in position:
+                values[position[token]] = ids
+        missing = list(itertools.compress(keys, map(operator.is_, values, itertools.repeat(None))))
+        singles: dict[str, tuple[int, ...] | None] = {}
+        batch_flat, batch_lengths = self._encode_missing(missing, singles)
+        for piece, ids in singles.items():
+            values[position[piece]] = ids
+        which = np.fromiter(map(position.__getitem__, pieces), np.int64, len(pieces))
+        return _gather(values, batch_flat, batch_lengths, which)[0]
+
+    def _encode_missing(
+        self, pieces: list[str], table: dict[str, tuple[int, ...] | None]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Encode pieces not in the cache: some one by one into ``table``, the rest together.
+
+        Calling the regex once per short piece costs more than the matching itself, so
+        pieces that start at a safe cut point and end just before one (for GPT-2: whitespace
+        first, non-whitespace last) are joined and pre-tokenized in one call; the joints are
+        safe cut points, so no pre-token spans two pieces. Other pieces are encoded one by
+        one into ``table``. Returns ``(flat_ids, ids_per_piece)`` of the joined pieces, in
+        the order of ``pieces``.
+        """
+        batch: list[str] = []
+        if self._cut_starts is not None:
+            starts, ws = self._cut_starts, whitespace()
+            for piece in pieces:
+                if piece[0] in starts and piece[-1] not in ws:
+                    batch.append(piece)
+                else:
+                    table[piece] = self.encode_piece(piece)
+        else:
+            for piece in pieces:
+                table[piece] = self.encode_piece(piece)
+        if not batch:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        tokens = self.pattern.findall("".join(batch))
+        flat, id_counts = self._pretokens_arrays(tokens)
+        # Piece i holds pre-tokens ends[i - 1]:ends[i] (found from the character lengths).
+        token_ends = np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)))
+        piece_ends = np.cumsum(np.fromiter(map(len, batch), np.int64, len(batch)))
+        ends = np.searchsorted(token_ends, piece_ends) + 1
+        if not np.array_equal(token_ends[ends - 1], piece_ends):
+            raise AssertionError("a pre-token crossed a safe cut point")
+        id_ends = np.concatenate([[0], np.cumsum(id_counts)])[ends]
+        lengths = np.diff(id_ends, prepend=0)
+        # Cache the first pieces (first seen: on average the most frequent ones).
+        room = min(len(batch), self.cache_entries)
+        firsts = flat[: id_ends[room - 1]].tolist()
+        new = []
+        start = 0
+        for piece, end in zip(batch[:room], id_ends[:room].tolist()):
+            if len(piece) <= 256:
+                new.append((piece, tuple(firsts[start:end])))
+            start = end
+        self._remember(self._piece_cache, new)
+        return flat, lengths
+
+    def _pretokens_arrays(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """BPE of each pre-token, each distinct one merged once (through the cache):
+        ``(ids of all pre-tokens one after another, ids per pre-token)``."""
+        keys = list(dict.fromkeys(tokens))
+        position = dict(zip(keys, range(len(keys))))
+        values: list[tuple[int, ...] | None] = list(map(self._token_cache.get, keys))
+        missing = list(itertools.compress(keys, map(operator.is_, values, itertools.repeat(None))))
+        new_flat, new_lengths = self._bpe_arrays([t.encode("utf-8", TEXT_ERRORS) for t in missing])
+        if missing:  # cache the first ones (first seen: on average the most frequent)
+            room = min(len(missing), self.cache_entries)
+            ends = np.cumsum(new_lengths[:room]).tolist()
+            firsts = new_flat[: ends[-1]].tolist()
+            self._remember(
+                self._token_cache,
+                ((t, tuple(firsts[a:b])) for t, a, b in zip(missing[:room], [0, *ends], ends)),
+            )
+        which = np.fromiter(map(position.__getitem__, tokens), np.int64, len(tokens))
+        return _gather(values, new_flat, new_lengths, which)
+
+    def _bpe_arrays(self, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """BPE of many pre-tokens: ``(merged ids one word after another, ids per word)``.
+
+        Big batches of short words go through the numpy kernel (`core.bpe_batch`), whose
+        rounds are as many as the merges of its longest word; the others through `_bpe`.
+        """
+        eligible = [0 < len(w) <= _BATCH_WORD_BYTES for w in words]
+        kernel = sum(eligible)
+        if kernel < _BATCH_WORDS:
+            return _gather(list(map(self.bpe, words)), _EMPTY, _EMPTY, np.arange(len(words)))
+        if self._merge_table is None:
+            base = max([*self._byte_ids, *self._new_id]) + 1
+            self._merge_table = MergeTable.build(self._pair_rank, self._new_id, base)
+        short = words if kernel == len(words) else list(itertools.compress(words, eligible))
+        lengths = np.fromiter(map(len, short), np.int64, len(short))
+        flat = np.asarray(self._byte_ids, dtype=np.int64)[np.frombuffer(b"".join(short), np.uint8)]
+        merged, merged_lengths = bpe_batch(flat, lengths, self._merge_table)
+        if kernel == len(words):
+            return merged, merged_lengths
+        others = [None if e else self.bpe(w) for w, e in zip(words, eligible)]
+        return _gather(others, merged, merged_lengths, np.arange(len(words)))
+
+    def bpe_many(self, words: list[bytes]) -> list[tuple[int, ...]]:
+        """`_bpe` of many pre-tokens, through `_bpe_arrays`."""
+        flat, lengths = self._bpe_arrays(words)
+        out = flat.tolist()
+        bounds = [0, *itertools.accumulate(lengths.tolist())]
+        return [tuple(out[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+    def _remember(self, cache: dict[str, tuple[int, ...]], items: Iterable[tuple[str, tuple[int, ...]]]) -> None:
+        """Add entries to a cache, dropping its oldest entries to stay within the cap."""
+        cap = self.cache_entries
+        for key, ids in collections.deque(items, maxlen=cap):  # earlier ones would be dropped
+            if len(cache) >= cap:
+                _evict_oldest(cache)
+            cache[key] = ids
