@@ -86,6 +86,20 @@ def _gc_paused(pause: bool) -> Iterator[None]:
             gc.enable()
 
 
+def _unreachable_tokens(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]]) -> list[str]:
+    """Tokens that only a special token can produce: not a single byte, made by no merge."""
+    made = {left + right for left, right in merges}
+    found = []
+    for token_id in sorted(vocab):
+        token = vocab[token_id]
+        if len(token) > 1 and token not in made:
+            try:
+                found.append(token.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+    return list(dict.fromkeys(found))
+
+
 def _char_byte_len(ch: str) -> int:
     cp = ord(ch)
     if cp < 0x80:
@@ -188,7 +202,9 @@ class Tokenizer:
         """Load GPT-2 format ``vocab.json`` + ``merges.txt``.
 
         Special tokens and pattern not given come from a ``tokenizer_config.json`` beside
-        ``vocab.json`` when there is one; otherwise none and GPT-2's pattern.
+        ``vocab.json`` when there is one; otherwise the pattern is GPT-2's and the special
+        tokens are the tokens no merge makes (other than single bytes) — GPT-2's own files
+        give ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has.
         """
         config = Path(vocab_path).with_name(formats.CONFIG_NAME)
         if (special_tokens is None or pattern is None) and config.is_file():
@@ -197,6 +213,8 @@ class Tokenizer:
             pattern = config_pattern if pattern is None else pattern
         specials = list(special_tokens or [])
         vocab, merges = formats.load_gpt2_files(vocab_path, merges_path, specials)
+        if special_tokens is None:
+            specials = _unreachable_tokens(vocab, merges)
         return cls(vocab, merges, specials, pattern=pattern or "gpt2")
 
     @classmethod

@@ -336,6 +336,17 @@ def test_load_restores_pattern_and_specials(trained: Tokenizer, tmp_path: Path) 
         Tokenizer.load(tmp_path)
 
 
+def test_gpt2_files_without_sidecar_make_unreachable_tokens_special(tmp_path: Path) -> None:
+    from core.formats import save_gpt2_files
+
+    tok = _byte_tokenizer(["<|x|>"])
+    save_gpt2_files(tmp_path, tok.vocab, tok.merges, ["<|x|>"])  # no tokenizer_config.json
+    inferred = Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    assert inferred.special_tokens == ["<|x|>"] and inferred.encode("a<|x|>") == [97, 261]
+    plain = Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt", [])
+    assert plain.special_tokens == [] and plain.encode("<|x|>") == list(b"<|x|>")
+
+
 def test_exported_tokenizer_json_encodes_the_same_in_hf(trained: Tokenizer, tmp_path: Path) -> None:
     tokenizers = pytest.importorskip("tokenizers")
     save_tokenizer(tmp_path, trained.vocab, trained.merges, trained.special_tokens, trained.pattern)
