@@ -186,7 +186,7 @@ def _encode_events(
 ) -> Iterator[EncodeProgress | EncodeFinished]:
     started = time.monotonic()
     dtype = ids_dtype(len(tok))
-    chunks = plan_chunks(corpus, size, tok.pattern, tok.special_tokens, chunk_bytes) if size else []
+    chunks = _plan(corpus, size, tok, chunk_bytes, workers) if size else []
     reserved = _npy_header(0, dtype)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     tmp = Path(tmp_name)
@@ -195,8 +195,7 @@ def _encode_events(
         with os.fdopen(fd, "wb") as f:
             f.write(reserved)
             tasks = [(str(corpus), start, end, dtype.str) for start, end in chunks]
-            local = Tokenizer(tok.vocab, tok.merges, tok.special_tokens, pattern=tok.pattern,
-                              cache_entries=ENCODE_CACHE_ENTRIES)
+            local = tok  # its caches warm up for the chunks this process encodes
             results: Iterator[tuple[int, np.ndarray]]
             if any(end - start > STREAM_BYTES for start, end in chunks):
                 # No cut points (a custom pattern, no special tokens): stream in this process.
@@ -226,6 +225,18 @@ def _encode_events(
         if starter is not None:
             starter.close()
     yield EncodeFinished(out, tokens, size, dtype.name, time.monotonic() - started)
+
+
+def _plan(corpus: Path, size: int, tok: Tokenizer, chunk_bytes: int, workers: int) -> list[tuple[int, int]]:
+    """Chunks of about ``chunk_bytes``, except the last few, a quarter of that: when the
+    work runs out, no process waits long for another's last chunk."""
+    if workers < 2:
+        return plan_chunks(corpus, size, tok.pattern, tok.special_tokens, chunk_bytes)
+    small = plan_chunks(corpus, size, tok.pattern, tok.special_tokens, max(chunk_bytes // 4, 1))
+    tail = 4 * workers
+    head = small[: max(len(small) - tail, 0)]
+    merged = [(group[0][0], group[-1][1]) for group in (head[i : i + 4] for i in range(0, len(head), 4))]
+    return merged + small[len(head) :]
 
 
 class _PoolStarter:
