@@ -30,6 +30,7 @@ from bpe_studio.app import resource, style_sheet
 from bpe_studio.charts import ChartsPanel
 from bpe_studio.error_banner import ErrorBanner
 from bpe_studio.explore_panel import ExplorePanel
+from bpe_studio.heap import freeze_long_lived_objects
 from bpe_studio.merges_table import MergesTable
 from bpe_studio.progress_panel import ProgressPanel
 from bpe_studio.session import Session, load_session, save_session
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
         if not self.restoreGeometry(self.qsettings.value("window/geometry", b"")):
             self.resize(*DEFAULT_SIZE)
         self._update_title()
+        freeze_long_lived_objects()  # so no full collection of the whole heap stalls a run
 
     # -- assembly -------------------------------------------------------------------------------
 
@@ -224,6 +226,7 @@ class MainWindow(QMainWindow):
         self.job.failed.connect(self._on_failed)
         self.job.stopped.connect(self._on_stopped)
         self.settings_panel.set_running(True)
+        freeze_long_lived_objects()  # the run's collections then only walk what it creates
         self.job.start()
 
     def cancel_training(self) -> None:
