@@ -36,6 +36,7 @@ import numpy as np
 from core.corpus import plan_chunks
 from core.formats import new_file_mode
 from core.patterns import Pattern, resolve_pattern
+from core.piece_encoder import CacheSnapshot
 from core.tokenizer import Tokenizer
 
 __all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
@@ -120,8 +121,10 @@ def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -
         yield position, ids.astype(dtype)
 
 
-def _encode_chunk_task(args: tuple[str, int, int, str]) -> np.ndarray:
+def _encode_chunk_task(args: tuple[str, int, int, str], warm: CacheSnapshot | None = None) -> np.ndarray:
     assert _worker_tokenizer is not None
+    if warm is not None:
+        _worker_tokenizer._pieces.warm(warm)
     return _encode_chunk(_worker_tokenizer, *args)
 
 
@@ -282,6 +285,7 @@ def _results_in_order(
     pending: collections.deque[multiprocessing.pool.AsyncResult[np.ndarray] | np.ndarray] = collections.deque()
     in_flight = 2 * starter.processes + 2
     next_task = 0
+    warmed = 0
     while next_task < len(tasks) or pending:
         pool = starter.pool
         submitted = sum(1 for p in pending if not isinstance(p, np.ndarray))
@@ -291,7 +295,11 @@ def _results_in_order(
             and submitted < 2 * starter.processes
             and len(pending) < in_flight
         ):
-            pending.append(pool.apply_async(_encode_chunk_task, (tasks[next_task],)))
+            # A worker's first task brings this process's cache: no work is done twice on the
+            # frequent pieces.
+            warm = tok._pieces.snapshot() if warmed < starter.processes and next_task > 0 else None
+            warmed += warm is not None
+            pending.append(pool.apply_async(_encode_chunk_task, (tasks[next_task], warm)))
             next_task += 1
             submitted += 1
         head = pending[0] if pending else None

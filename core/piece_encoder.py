@@ -29,7 +29,10 @@ import regex
 from core.bpe_batch import MergeTable, bpe_batch, bpe_long
 from core.patterns import Pattern
 
-__all__ = ["CACHE_ENTRIES", "TEXT_ERRORS", "PieceEncoder", "whitespace"]
+__all__ = ["CACHE_ENTRIES", "TEXT_ERRORS", "CacheSnapshot", "PieceEncoder", "whitespace"]
+
+CacheSnapshot = tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]
+"""The contents of an encoder's two caches: (piece, ids) and (pre-token, ids) pairs."""
 
 
 def _encode_surrogates(err: UnicodeError) -> tuple[bytes, int]:
@@ -307,6 +310,16 @@ class PieceEncoder:
         out = flat.tolist()
         bounds = [0, *itertools.accumulate(lengths.tolist())]
         return [tuple(out[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+    def snapshot(self) -> CacheSnapshot:
+        """The caches' contents, to warm up another encoder of the same vocabulary."""
+        return list(self._piece_cache.items()), list(self._token_cache.items())
+
+    def warm(self, snapshot: CacheSnapshot) -> None:
+        """Add a `snapshot` of another encoder's caches (of the same vocabulary) to these."""
+        pieces, tokens = snapshot
+        self._remember(self._piece_cache, pieces)
+        self._remember(self._token_cache, tokens)
 
     def _remember(self, cache: dict[str, tuple[int, ...]], items: Iterable[tuple[str, tuple[int, ...]]]) -> None:
         """Add entries to a cache, dropping its oldest entries to stay within the cap."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 from bpe_studio.cli import main
 from core import encode_corpus
+from core.corpus import plan_chunks
 from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file, encode_file_events
 from core.formats import save_tokenizer
 from core.tokenizer import Tokenizer
@@ -86,6 +88,25 @@ def test_parallel_workers_give_the_same_ids(tmp_path: Path) -> None:
     progress = [e for e in events if isinstance(e, EncodeProgress)]
     assert [e.done for e in progress] == sorted(e.done for e in progress) and progress[-1].done == len(data)
     assert len(progress) > 10 and isinstance(events[-1], EncodeFinished)
+    assert multiprocessing.active_children() == []
+
+
+def test_chunks_from_workers_come_back_in_order(tmp_path: Path) -> None:
+    data = corpus_bytes(6, 100_000)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(data)
+    tok = small_tokenizer("gpt2")
+    tok.encode("warm the cache hello world")  # the second task carries a non-empty snapshot
+    chunks = plan_chunks(corpus, len(data), tok.pattern, tok.special_tokens, 5_000)
+    tasks = [(str(corpus), start, end, "<u2") for start, end in chunks]
+    starter = encode_corpus._PoolStarter(tok, 1)
+    try:
+        while starter.pool is None:  # ready before the first chunk: tasks 0 and 1 go to the worker
+            time.sleep(0.01)
+        arrays = list(encode_corpus._results_in_order(tasks, tok, starter))
+    finally:
+        starter.close()
+    assert np.concatenate(arrays).tolist() == expected_ids(tok, data)
     assert multiprocessing.active_children() == []
 
 
