@@ -4,17 +4,24 @@ lengths, and bytes per token as the vocabulary grows.
 `ChartsPanel` reads the `TrainingState` from a timer and replaces each curve's data
 (``setData``), never once per incoming event; long series are thinned to a few thousand
 points (log-spaced where the axis is logarithmic). Each tick updates one chart in turn, so
-a chart's repaint (~20-30 ms, mostly pyqtgraph's axis text) never adds up with the others'
-in one stretch of the GUI thread.
+repaints never add up in one stretch of the GUI thread.
+
+Axes stay put while the data grows: the ranges are set by the panel (the planned merges and
+vocabulary size on x, "round" ends such as 1.5, 2, 2.5, 3 × 10^k on y), not auto-ranged on
+every update, and each axis is painted from a cached pixmap. A moved axis costs pyqtgraph a
+re-layout of its ticks, labels and grid (~10 ms a chart, ~4x the curve itself); now that
+happens a few times per run instead of at every update.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QGridLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
 
 from bpe_studio.training_state import TrainingState
 
@@ -24,6 +31,8 @@ ACCENT = "#2f7ed8"
 ACCENT_2 = "#e4572e"
 ACCENT_3 = "#3a9d5d"
 ACCENT_4 = "#8e5ec4"
+PADDING = 0.02
+ROUND_STEPS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
 
 
 def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
@@ -32,6 +41,19 @@ def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
         return np.arange(n)
     idx = np.linspace(0, n - 1, max_points).astype(np.int64)
     return np.unique(idx)
+
+
+def round_up(value: float) -> float:
+    """The smallest "round" number (1, 1.25, 1.5, 2, 2.5, 3, 3.5, 4, 5, 6, 7 or 8 × 10^k) not below
+    ``value``, for an axis end that stays put while the data grows: ``round_up(1.37) -> 1.5``,
+    ``round_up(17) -> 20``, ``round_up(0) -> 1``."""
+    if not value > 0 or not math.isfinite(value):
+        return 1.0
+    scale = 10.0 ** math.floor(math.log10(value))
+    for step in ROUND_STEPS:
+        if step * scale >= value * (1 - 1e-9):
+            return step * scale
+    return 10 * scale
 
 
 def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground: QColor) -> pg.PlotWidget:
@@ -45,6 +67,9 @@ def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground
         axis.setTextPen(foreground)
     item.showGrid(x=True, y=True, alpha=0.15)
     item.setMenuEnabled(False)
+    for name in ("left", "bottom"):
+        # Replayed from a pixmap until the axis range changes (the grid is drawn by the axes too).
+        item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
     widget.setMinimumSize(120, 120)
     return widget
 
@@ -96,6 +121,7 @@ class ChartsPanel(QWidget):
         self._updates = [self._refresh_pairs, self._refresh_compression, self._refresh_lengths,
                          self._refresh_frequencies]
         self._seen: dict[object, int] = {}
+        self._ranges: dict[pg.PlotWidget, tuple[tuple[float, float], tuple[float, float]]] = {}
         self._next = 0
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
@@ -126,8 +152,10 @@ class ChartsPanel(QWidget):
             self.pair_curve.setData([], [])
             return
         idx = thin(n)
-        y = np.asarray(counts, dtype=np.float64)[idx]
-        self.pair_curve.setData(idx.astype(np.float64), np.maximum(y, 1.0))
+        y = np.maximum(np.asarray(counts, dtype=np.float64)[idx], 1.0)
+        self.pair_curve.setData(idx.astype(np.float64), y)
+        top = math.log10(round_up(float(y.max())))  # log axis: ranges are in decades
+        self._set_range(self.pair_plot, (0.0, float(max(self._planned_merges(), n))), (0.0, max(top, 1.0)))
 
     def _refresh_frequencies(self) -> bool:
         points = self._state.frequency_points
@@ -149,6 +177,7 @@ class ChartsPanel(QWidget):
         counts = np.bincount(state.token_lengths())[1:]  # lengths 1, 2, ...
         edges = np.arange(len(counts) + 1, dtype=np.float64) + 0.5
         self.length_bars.setData(edges, counts.astype(np.float64))
+        self._set_range(self.length_plot, (0.5, round_up(len(counts)) + 0.5), (0.0, round_up(float(counts.max()))))
 
     def _refresh_compression(self) -> None:
         sizes, bpt = self._state.bytes_per_token()
@@ -156,4 +185,20 @@ class ChartsPanel(QWidget):
             self.bpt_curve.setData([], [])
             return
         idx = thin(len(sizes))
-        self.bpt_curve.setData(sizes[idx], bpt[idx])
+        x, y = sizes[idx], bpt[idx]
+        self.bpt_curve.setData(x, y)
+        settings = self._state.settings
+        right = max(float(settings.vocab_size) if settings else 0.0, float(x[-1]))
+        low, high = float(y.min()), float(y.max())
+        bottom = math.floor(low * 4) / 4  # bytes per token starts near 1: a quarter is round enough
+        self._set_range(self.bpt_plot, (float(x[0]) - 1, right), (bottom, max(round_up(high), bottom + 0.25)))
+
+    def _planned_merges(self) -> int:
+        settings = self._state.settings
+        return settings.max_merges if settings else 0
+
+    def _set_range(self, plot: pg.PlotWidget, x: tuple[float, float], y: tuple[float, float]) -> None:
+        """Set ``plot``'s view to ``x`` × ``y`` (this turns auto-range off), only if it changed."""
+        if self._ranges.get(plot) != (x, y):
+            self._ranges[plot] = (x, y)
+            plot.setRange(xRange=x, yRange=y, padding=PADDING)
