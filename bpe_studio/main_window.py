@@ -246,12 +246,13 @@ class MainWindow(QMainWindow):
         for panel in (self.progress_panel, self.merges_table, self.summary_panel, self.charts):
             panel.refresh()  # show the end at once, not at the next timer tick
         if self.state.session is not None and not self.state.stage.running:
-            self._publish(self.state.session)
+            prebuilt = self.job.tokenizer if self.job is not None and not cancelled else None
+            self._publish(self.state.session, prebuilt)
 
-    def _publish(self, session: Session) -> None:
+    def _publish(self, session: Session, prebuilt: object | None = None) -> None:
         """A result exists: build its tokenizer (in the background; `_on_tokenizer_ready` follows)."""
         self._update_title()
-        self.tokenizer_builder.build(session)
+        self.tokenizer_builder.build(session, prebuilt)
 
     def _on_tokenizer_ready(self, tokenizer: object, merge_counts: dict[int, int]) -> None:
         """A tokenizer is ready (trained, cancelled with a partial result, or opened)."""

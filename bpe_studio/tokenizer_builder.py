@@ -36,19 +36,23 @@ class TokenizerBuilder(QObject):
 
     _built = Signal(int, object, object, str)
 
-    def build(self, session: Session) -> None:
-        """Start building the tokenizer of ``session``; `ready` or `failed` follows."""
+    def build(self, session: Session, prebuilt: object | None = None) -> None:
+        """Start building the tokenizer of ``session``; `ready` or `failed` follows.
+
+        ``prebuilt``: the session's tokenizer if it already exists (the training process
+        builds a finished run's), so only the merge counts are left to gather.
+        """
         with self._lock:
             self._generation += 1
             generation = self._generation
         thread = threading.Thread(
-            target=self._run, args=(generation, session), name="bpe-studio-tokenizer", daemon=True
+            target=self._run, args=(generation, session, prebuilt), name="bpe-studio-tokenizer", daemon=True
         )
         thread.start()
 
-    def _run(self, generation: int, session: Session) -> None:
+    def _run(self, generation: int, session: Session, prebuilt: object | None) -> None:
         try:
-            tokenizer = Tokenizer(
+            tokenizer = prebuilt if prebuilt is not None else Tokenizer(
                 session.vocab, session.merges, list(session.settings.special_tokens),
                 pattern=session.settings.pattern,
             )

@@ -10,10 +10,14 @@ The child (spawn context: safe with Qt, works from a console script) iterates
 ``core.train_bpe_events``, checks a cancel flag between events, and sends the events over a
 pipe in batches (at most every ~50 ms). Closing the event stream — on cancel, on the end,
 on an error, or when the pipe breaks because the GUI went away — stops the trainer's own
-worker processes.
+worker processes. When training finishes, the child also builds the `core.Tokenizer` and
+sends it: built in a thread of the GUI process, its ~50 ms of pure Python held the GIL
+against the GUI thread, which then waited up to 5 ms for every Python call it made while
+painting (40-60 ms stalls); unpickling it takes ~10 ms.
 
     proc = TrainingProcess(settings); proc.start()
     for batch in proc.batches(): ...   # lists of core events; proc.cancel() from any thread
+    proc.tokenizer                     # the finished run's tokenizer (or None)
     proc.stop()
 """
 
@@ -90,11 +94,23 @@ def _yield_cpu_to_the_gui() -> None:
         pass
 
 
+def _build_tokenizer(finished: Finished, settings: TrainSettings) -> object | None:
+    """The finished run's tokenizer, or None if it cannot be built (the GUI then builds it
+    from the session itself and reports the problem)."""
+    from core.tokenizer import Tokenizer
+
+    try:
+        return Tokenizer(finished.vocab, finished.merges, list(settings.special_tokens), pattern=settings.pattern)
+    except ValueError:
+        return None
+
+
 def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
-    """The child process: train, sending ``("events", [...])`` batches, then ``("done", cancelled)``
-    or ``("failed", message)``."""
+    """The child process: train, sending ``("events", [...])`` batches, then (if it finished)
+    ``("tokenizer", tokenizer)``, then ``("done", cancelled)``; or ``("failed", message)``."""
     _yield_cpu_to_the_gui()
     cancelled = False
+    finished: Finished | None = None
     batch: list[tuple[Any, ...]] = []
     try:
         stream = core.train_bpe_events(
@@ -105,6 +121,8 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
             last = time.monotonic()
             for event in stream:
                 batch.append(_pack(event))
+                if isinstance(event, Finished):
+                    finished = event
                 if cancel.is_set():
                     cancelled = True
                     break
@@ -116,6 +134,10 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
             stream.close()  # stops the trainer's worker processes
         if batch:
             conn.send(("events", batch))
+        if finished is not None and not cancelled:
+            tokenizer = _build_tokenizer(finished, settings)
+            if tokenizer is not None and not cancel.is_set():
+                conn.send(("tokenizer", tokenizer))
         conn.send(("done", cancelled))
     except (BrokenPipeError, EOFError):
         pass  # the GUI is gone: nobody to tell
@@ -144,6 +166,8 @@ class TrainingProcess:
 
     Attributes:
         cancelled: after `batches` ends, whether the run was cancelled.
+        tokenizer: after `batches` ends, the finished run's `core.Tokenizer` (None if the run
+            did not finish, or the child could not build it).
     """
 
     def __init__(self, settings: TrainSettings) -> None:
@@ -156,6 +180,7 @@ class TrainingProcess:
         self._child_conn = child_conn
         self._cancelled_at: float | None = None
         self.cancelled = False
+        self.tokenizer: object | None = None
 
     @property
     def pid(self) -> int | None:
@@ -193,6 +218,8 @@ class TrainingProcess:
                 ) from None
             if kind == "events":
                 yield [_unpack(p) for p in payload]
+            elif kind == "tokenizer":
+                self.tokenizer = payload
             elif kind == "done":
                 self.cancelled = bool(payload)
                 return

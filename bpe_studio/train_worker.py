@@ -98,6 +98,12 @@ class TrainJob(QObject):
         return self._running
 
     @property
+    def tokenizer(self) -> object | None:
+        """After `stopped`: the finished run's `core.Tokenizer`, built by the training process
+        (None after a cancel or a failure)."""
+        return self._worker._process.tokenizer
+
+    @property
     def process_pid(self) -> int | None:
         """The training process's id once it started (for tests and diagnostics)."""
         return self._worker._process.pid
