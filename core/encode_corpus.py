@@ -198,17 +198,16 @@ def _encode_events(
         with os.fdopen(fd, "wb") as f:
             f.write(reserved)
             tasks = [(str(corpus), start, end, dtype.str) for start, end in chunks]
-            local = tok  # its caches warm up for the chunks this process encodes
             results: Iterator[tuple[int, np.ndarray]]
             if any(end - start > STREAM_BYTES for start, end in chunks):
                 # No cut points (a custom pattern, no special tokens): stream in this process.
-                results = (item for task in tasks for item in _stream_chunk(local, *task))
+                results = (item for task in tasks for item in _stream_chunk(tok, *task))
             elif workers > 1 and len(chunks) > 1:
                 starter = _PoolStarter(tok, min(workers - 1, len(chunks) - 1))
                 ends = [end for _, end in chunks]
-                results = zip(ends, _results_in_order(tasks, local, starter))
+                results = zip(ends, _results_in_order(tasks, tok, starter))
             else:
-                results = ((task[2], _encode_chunk(local, *task)) for task in tasks)
+                results = ((task[2], _encode_chunk(tok, *task)) for task in tasks)
             tokens = 0
             yield EncodeProgress(0, size, 0)
             for end, ids in results:
