@@ -88,7 +88,7 @@ class TrainingState:
 
     Attributes read by views: ``stage``, ``settings``, ``bytes_done``/``bytes_total``,
     ``counting`` (the `CountingDone` event), the per-merge lists ``lefts``, ``rights``,
-    ``counts``, ``corpus_tokens``, ``token_ids``, and ``version``, which grows with every
+    ``counts``, ``corpus_tokens``, ``token_ids``, ``lengths``, and ``version``, which grows with every
     change so a view can skip repainting when nothing changed.
     """
 
@@ -110,6 +110,7 @@ class TrainingState:
         self.counts: list[int] = []
         self.corpus_tokens: list[int] = []
         self.token_ids: list[int] = []
+        self.lengths: list[int] = []  # byte length of each merged token, for the length chart
         self.vocab: dict[int, bytes] | None = None
         self.session: Session | None = None
         self._rate_samples: deque[tuple[float, int]] = deque()
@@ -136,6 +137,7 @@ class TrainingState:
         self.corpus_tokens = list(session.corpus_tokens)
         first = len(session.vocab) - len(session.merges)
         self.token_ids = list(range(first, first + len(session.merges)))
+        self.lengths = [len(left) + len(right) for left, right in session.merges]
         ranks, counts = session.stats.get("frequency_ranks"), session.stats.get("frequency_counts")
         if ranks and counts and len(ranks) == len(counts):
             self.frequency_points = (np.asarray(ranks, dtype=np.int64), np.asarray(counts, dtype=np.int64))
@@ -153,6 +155,7 @@ class TrainingState:
                 self.counts.append(event.count)
                 self.corpus_tokens.append(event.corpus_tokens)
                 self.token_ids.append(event.token_id)
+                self.lengths.append(len(event.left) + len(event.right))
             elif isinstance(event, PretokenizeProgress):
                 self.bytes_done, self.bytes_total = event.done, event.total
             elif isinstance(event, CountingDone):
@@ -262,8 +265,8 @@ class TrainingState:
 
     def token_lengths(self) -> np.ndarray:
         """Byte length of every token learned so far (single bytes included)."""
-        merged = [len(a) + len(b) for a, b in zip(self.lefts, self.rights)]
-        return np.concatenate([np.ones(256, dtype=np.int64), np.asarray(merged, dtype=np.int64)])
+        # Kept as merges arrive: a pass over 20k merges here cost ~8 ms of the GUI thread per chart update.
+        return np.concatenate([np.ones(256, dtype=np.int64), np.asarray(self.lengths, dtype=np.int64)])
 
     def summary(self) -> list[tuple[str, str]]:
         """(label, value) rows describing the finished or cancelled run."""
