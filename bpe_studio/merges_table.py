@@ -21,6 +21,15 @@ COLUMNS = ("Rank", "Left", "Right", "Result", "Count")
 RAW_BYTES_ROLE = Qt.ItemDataRole.UserRole
 TOKEN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 _TOKEN_COLUMNS = (1, 2, 3)
+# `data` runs ~700 times a repaint while the table scrolls: roles as plain ints, the
+# alignment built once (enum lookups and ``|`` were a third of its time).
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_FONT = int(Qt.ItemDataRole.FontRole)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_RAW = int(RAW_BYTES_ROLE)
+_TOKEN_ID = int(TOKEN_ID_ROLE)
+_RIGHT_ALIGNED = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -69,30 +78,30 @@ class MergesModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid() or index.row() >= self._rows:
+        row = index.row()
+        if row >= self._rows or row < 0:
             return None
-        row, column = index.row(), index.column()
-        _, _, counts, token_ids = self._lists
-        if role == Qt.ItemDataRole.DisplayRole:
+        column = index.column()
+        if role == _DISPLAY:
             if column == 0:
                 return f"{row:,}"
             if column == 4:
-                return f"{counts[row]:,}"
+                return f"{self._lists[2][row]:,}"
             return readable(self._token(row, column))
-        if role == RAW_BYTES_ROLE:
+        if role == _FONT:
+            return self._mono if column in _TOKEN_COLUMNS else None
+        if role == _ALIGNMENT:
+            return _RIGHT_ALIGNED if column in (0, 4) else None
+        if role == _RAW:
             if column in _TOKEN_COLUMNS:
                 return self._token(row, column)
-            return (row, None, None, None, counts[row])[column]
-        if role == TOKEN_ID_ROLE:
-            return token_ids[row]
-        if role == Qt.ItemDataRole.ToolTipRole and column in _TOKEN_COLUMNS:
+            return (row, None, None, None, self._lists[2][row])[column]
+        if role == _TOKEN_ID:
+            return self._lists[3][row]
+        if role == _TOOLTIP and column in _TOKEN_COLUMNS:
             token = self._token(row, column)
             tip = f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
-            return tip + (f"\nnew token id {token_ids[row]}" if column == 3 else "")
-        if role == Qt.ItemDataRole.FontRole and column in _TOKEN_COLUMNS:
-            return self._mono
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in (0, 4):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return tip + (f"\nnew token id {self._lists[3][row]}" if column == 3 else "")
         return None
 
     def _token(self, row: int, column: int) -> bytes:
