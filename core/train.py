@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.pool
 import os
 import sys
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -206,10 +207,16 @@ def _count_chunks(
     workers: int,
 ) -> Iterator[tuple[int, tuple[dict[bytes, int] | None, int]]]:
     """Yield ``(bytes done, (counts, invalid))`` per finished chunk, and ``(done, (None, 0))``
-    every `PROGRESS_INTERVAL` while waiting, so a consumer can cancel between events."""
+    every `PROGRESS_INTERVAL` while waiting, so a consumer can cancel between events.
+
+    This process is one of the ``workers``: it counts chunks itself from the start, while
+    the other ``workers - 1`` processes are still starting (spawning and importing takes a
+    few tenths of a second), and takes the next chunk whenever none of theirs is ready.
+    """
     done = 0
-    if workers == 1 or len(chunks) == 1:
-        cache: dict[str, list[str]] = {}
+    cache: dict[str, list[str]] = {}
+    helpers = min(workers, len(chunks)) - 1
+    if helpers == 0:
         for start, end in chunks:
             result = _count_chunk(str(path), start, end, pattern, specials, cache)
             done += end - start
@@ -217,19 +224,29 @@ def _count_chunks(
         return
     context = multiprocessing.get_context("spawn")
     with _main_module_hidden():
-        pool = context.Pool(processes=min(workers, len(chunks)))
+        pool = context.Pool(processes=helpers)
     try:
-        tasks = [(str(path), s, e, pattern.source, specials) for s, e in chunks]
-        results = pool.imap_unordered(_count_chunk_task, tasks)
-        for _ in tasks:
-            while True:
-                try:
-                    nbytes, counts, invalid = results.next(timeout=PROGRESS_INTERVAL)
-                    break
-                except multiprocessing.TimeoutError:
+        queue = deque(chunks)
+        in_flight: deque[multiprocessing.pool.AsyncResult[tuple[int, dict[bytes, int], int]]] = deque()
+        while queue or in_flight:
+            # keep each helper busy, and one chunk queued for whichever is free first
+            while queue and len(in_flight) < helpers + 1:
+                start, end = queue.popleft()
+                task = (str(path), start, end, pattern.source, specials)
+                in_flight.append(pool.apply_async(_count_chunk_task, (task,)))
+            if in_flight and in_flight[0].ready():
+                nbytes, counts, invalid = in_flight.popleft().get()
+                done += nbytes
+                yield done, (counts, invalid)
+            elif queue:
+                start, end = queue.popleft()
+                result = _count_chunk(str(path), start, end, pattern, specials, cache)
+                done += end - start
+                yield done, result
+            else:
+                in_flight[0].wait(PROGRESS_INTERVAL)
+                if not in_flight[0].ready():
                     yield done, (None, 0)
-            done += nbytes
-            yield done, (counts, invalid)
         pool.close()
     finally:
         pool.terminate()
