@@ -18,9 +18,15 @@ the first merge is (97, 98) -> 256 with count 4, leaving ``[[256, 256], [256]]``
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Iterator
 
 import numpy as np
+
+try:
+    from core._merge_kernel import MergeState as _MergeState
+except ImportError:  # not built (no C compiler at install time): the Python loop runs
+    _MergeState = None  # type: ignore[assignment,misc]
 
 _SHIFT = 21  # pair code = left << _SHIFT | right; token ids stay below 2**21
 _MASK = (1 << _SHIFT) - 1
@@ -78,7 +84,43 @@ def count_pairs(
     return pair_counts, pair_words
 
 
+KERNEL_BATCH = 64
+"""Merges per call into the compiled kernel; a consumer can cancel between batches."""
+
+
 def merge_pairs(
+    words: list[bytes],
+    counts: list[int],
+    token_bytes: list[bytes],
+    num_merges: int,
+) -> Iterator[tuple[int, int, int, int, int]]:
+    """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``.
+
+    Same yields as `merge_pairs_python`. The compiled kernel (``core._merge_kernel``,
+    built by ``pip install``) runs the merges when it is available, unless the
+    environment variable ``BPE_STUDIO_PURE_PYTHON`` is ``"1"``; otherwise (no C compiler
+    at install time, or counts whose sum does not fit in 64 bits) the Python loop runs.
+    With the kernel, ``words`` are left unchanged, and ``token_bytes`` grows a batch of
+    `KERNEL_BATCH` merges at a time, so it may run up to one batch ahead of the yields.
+    """
+    if _MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+        yield from merge_pairs_python(words, counts, token_bytes, num_merges)
+        return
+    try:
+        state = _MergeState(words, counts, token_bytes)
+    except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
+        yield from merge_pairs_python(words, counts, token_bytes, num_merges)
+        return
+    remaining = num_merges
+    while remaining > 0:
+        batch = state.step(min(KERNEL_BATCH, remaining))
+        if not batch:
+            return
+        yield from batch
+        remaining -= len(batch)
+
+
+def merge_pairs_python(
     words: list[bytes],
     counts: list[int],
     token_bytes: list[bytes],

@@ -1,0 +1,717 @@
+/* Compiled BPE merge loop: the hot loop of core/merge.py (merge_pairs_python) in C.
+ *
+ * MergeState(words, counts, token_bytes) holds the words as int32 token arrays, their
+ * counts (int64), a pair -> (count, words holding it) open-addressing hash map keyed by
+ * left << 32 | right, and a lazy binary max-heap of (count, left, right). step(n) runs
+ * up to n merges and returns them as (left, right, new_id, count, tokens_removed)
+ * tuples, appending each new token's bytes to the token_bytes list given at
+ * construction. The results are exactly those of merge_pairs_python:
+ * - the pair with the highest count is merged; ties go to the lexicographically
+ *   greater (left_bytes, right_bytes), then to the smaller (left, right) ids;
+ * - counts of existing pairs only go down, so heap entries are pushed only for the new
+ *   pairs of each merge (with their final count) and a popped entry with a stale count
+ *   is pushed back with its real one (or dropped at 0);
+ * - the index pair -> words may list words that no longer hold the pair; they are
+ *   skipped.
+ * CPython API only, C99.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---------- pair map ---------- */
+
+#define EMPTY_KEY UINT64_MAX
+
+typedef struct {
+    uint64_t key;      /* left << 32 | right, EMPTY_KEY when the slot is free */
+    int64_t count;     /* weighted count; 0 for pairs that are gone */
+    int32_t *holders;  /* word indices (may be stale, may repeat non-consecutively) */
+    int32_t nholders;
+    int32_t capholders;
+    int64_t stamp;     /* merge number in which the pair was last recorded as new */
+} PairEntry;
+
+typedef struct {
+    PairEntry *slots;
+    size_t mask;  /* capacity - 1, capacity a power of two */
+    size_t used;
+} PairMap;
+
+static inline size_t
+hash_key(uint64_t key)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ULL;
+    key ^= key >> 33;
+    return (size_t)key;
+}
+
+static int
+map_init(PairMap *m, size_t capacity)
+{
+    size_t cap = 1024;
+    while (cap < capacity * 2) {
+        cap <<= 1;
+    }
+    m->slots = PyMem_Malloc(cap * sizeof(PairEntry));
+    if (m->slots == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++) {
+        m->slots[i].key = EMPTY_KEY;
+    }
+    m->mask = cap - 1;
+    m->used = 0;
+    return 0;
+}
+
+static void
+map_free(PairMap *m)
+{
+    if (m->slots == NULL) {
+        return;
+    }
+    for (size_t i = 0; i <= m->mask; i++) {
+        if (m->slots[i].key != EMPTY_KEY) {
+            PyMem_Free(m->slots[i].holders);
+        }
+    }
+    PyMem_Free(m->slots);
+    m->slots = NULL;
+}
+
+static int
+map_grow(PairMap *m)
+{
+    size_t old_cap = m->mask + 1;
+    size_t cap = old_cap * 2;
+    PairEntry *old = m->slots;
+    PairEntry *slots = PyMem_Malloc(cap * sizeof(PairEntry));
+    if (slots == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++) {
+        slots[i].key = EMPTY_KEY;
+    }
+    size_t mask = cap - 1;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (old[i].key == EMPTY_KEY) {
+            continue;
+        }
+        size_t j = hash_key(old[i].key) & mask;
+        while (slots[j].key != EMPTY_KEY) {
+            j = (j + 1) & mask;
+        }
+        slots[j] = old[i];
+    }
+    PyMem_Free(old);
+    m->slots = slots;
+    m->mask = mask;
+    return 0;
+}
+
+/* The entry for key, or NULL if absent. */
+static inline PairEntry *
+map_find(PairMap *m, uint64_t key)
+{
+    size_t j = hash_key(key) & m->mask;
+    for (;;) {
+        PairEntry *e = &m->slots[j];
+        if (e->key == key) {
+            return e;
+        }
+        if (e->key == EMPTY_KEY) {
+            return NULL;
+        }
+        j = (j + 1) & m->mask;
+    }
+}
+
+/* The entry for key, created with count 0 if absent; NULL on memory error. The
+ * returned pointer is valid until the next map_get_or_add. */
+static inline PairEntry *
+map_get_or_add(PairMap *m, uint64_t key)
+{
+    size_t j = hash_key(key) & m->mask;
+    for (;;) {
+        PairEntry *e = &m->slots[j];
+        if (e->key == key) {
+            return e;
+        }
+        if (e->key == EMPTY_KEY) {
+            break;
+        }
+        j = (j + 1) & m->mask;
+    }
+    if ((m->used + 1) * 2 > m->mask + 1) {
+        if (map_grow(m) < 0) {
+            return NULL;
+        }
+        j = hash_key(key) & m->mask;
+        while (m->slots[j].key != EMPTY_KEY) {
+            j = (j + 1) & m->mask;
+        }
+    }
+    PairEntry *e = &m->slots[j];
+    e->key = key;
+    e->count = 0;
+    e->holders = NULL;
+    e->nholders = 0;
+    e->capholders = 0;
+    e->stamp = -1;
+    m->used++;
+    return e;
+}
+
+/* Record word w as a holder of e's pair (skipping an immediate repeat). */
+static inline int
+entry_add_holder(PairEntry *e, int32_t w)
+{
+    if (e->nholders > 0 && e->holders[e->nholders - 1] == w) {
+        return 0;
+    }
+    if (e->nholders == e->capholders) {
+        int32_t cap = e->capholders ? e->capholders * 2 : 4;
+        int32_t *h = PyMem_Realloc(e->holders, (size_t)cap * sizeof(int32_t));
+        if (h == NULL) {
+            return -1;
+        }
+        e->holders = h;
+        e->capholders = cap;
+    }
+    e->holders[e->nholders++] = w;
+    return 0;
+}
+
+/* ---------- state ---------- */
+
+typedef struct {
+    int64_t count;
+    int32_t left;
+    int32_t right;
+} HeapItem;
+
+typedef struct {
+    PyObject_HEAD
+    int32_t **words;
+    int32_t *lengths;
+    int64_t *counts;
+    Py_ssize_t nwords;
+    PyObject **tokens;   /* owned refs to each token's bytes, id -> bytes */
+    Py_ssize_t ntokens;
+    Py_ssize_t captokens;
+    PyObject *token_list; /* the caller's token_bytes list, appended to */
+    PairMap map;
+    HeapItem *heap;
+    size_t heaplen;
+    size_t heapcap;
+    uint64_t *new_pairs;
+    size_t nnew;
+    size_t capnew;
+    int64_t merges_done;
+    int finished;
+} MergeState;
+
+/* 1 if item x must be popped before item y. */
+static inline int
+heap_before(MergeState *s, const HeapItem *x, const HeapItem *y)
+{
+    if (x->count != y->count) {
+        return x->count > y->count;
+    }
+    for (int side = 0; side < 2; side++) {
+        int32_t ix = side ? x->right : x->left;
+        int32_t iy = side ? y->right : y->left;
+        if (ix == iy) {
+            continue;
+        }
+        PyObject *bx = s->tokens[ix], *by = s->tokens[iy];
+        Py_ssize_t lx = PyBytes_GET_SIZE(bx), ly = PyBytes_GET_SIZE(by);
+        int c = memcmp(PyBytes_AS_STRING(bx), PyBytes_AS_STRING(by), (size_t)(lx < ly ? lx : ly));
+        if (c != 0) {
+            return c > 0;
+        }
+        if (lx != ly) {
+            return lx > ly;
+        }
+    }
+    /* equal bytes (distinct ids can spell the same bytes): smaller ids first */
+    if (x->left != y->left) {
+        return x->left < y->left;
+    }
+    return x->right < y->right;
+}
+
+static void
+heap_sift_down(MergeState *s, size_t i)
+{
+    HeapItem *h = s->heap;
+    size_t n = s->heaplen;
+    HeapItem item = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) {
+            break;
+        }
+        if (c + 1 < n && heap_before(s, &h[c + 1], &h[c])) {
+            c++;
+        }
+        if (!heap_before(s, &h[c], &item)) {
+            break;
+        }
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = item;
+}
+
+static int
+heap_push(MergeState *s, int64_t count, int32_t left, int32_t right)
+{
+    if (s->heaplen == s->heapcap) {
+        size_t cap = s->heapcap ? s->heapcap * 2 : 1024;
+        HeapItem *h = PyMem_Realloc(s->heap, cap * sizeof(HeapItem));
+        if (h == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        s->heap = h;
+        s->heapcap = cap;
+    }
+    HeapItem item = {count, left, right};
+    size_t i = s->heaplen++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!heap_before(s, &item, &s->heap[p])) {
+            break;
+        }
+        s->heap[i] = s->heap[p];
+        i = p;
+    }
+    s->heap[i] = item;
+    return 0;
+}
+
+static void
+heap_pop(MergeState *s)
+{
+    s->heaplen--;
+    if (s->heaplen > 0) {
+        s->heap[0] = s->heap[s->heaplen];
+        heap_sift_down(s, 0);
+    }
+}
+
+static inline uint64_t
+pair_key(int32_t left, int32_t right)
+{
+    return ((uint64_t)(uint32_t)left << 32) | (uint32_t)right;
+}
+
+static void
+MergeState_dealloc(MergeState *s)
+{
+    if (s->words != NULL) {
+        for (Py_ssize_t i = 0; i < s->nwords; i++) {
+            PyMem_Free(s->words[i]);
+        }
+        PyMem_Free(s->words);
+    }
+    PyMem_Free(s->lengths);
+    PyMem_Free(s->counts);
+    if (s->tokens != NULL) {
+        for (Py_ssize_t i = 0; i < s->ntokens; i++) {
+            Py_XDECREF(s->tokens[i]);
+        }
+        PyMem_Free(s->tokens);
+    }
+    Py_XDECREF(s->token_list);
+    map_free(&s->map);
+    PyMem_Free(s->heap);
+    PyMem_Free(s->new_pairs);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static int
+MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"words", "counts", "token_bytes", NULL};
+    PyObject *words, *counts, *token_list;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!:MergeState", kwlist, &PyList_Type,
+                                     &words, &PyList_Type, &counts, &PyList_Type, &token_list)) {
+        return -1;
+    }
+    if (s->words != NULL || s->token_list != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "MergeState is already initialized");
+        return -1;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(words);
+    if (PyList_GET_SIZE(counts) != n) {
+        PyErr_Format(PyExc_ValueError, "words and counts differ in length (%zd and %zd)", n,
+                     PyList_GET_SIZE(counts));
+        return -1;
+    }
+    Py_ssize_t ntok = PyList_GET_SIZE(token_list);
+    if (ntok < 256 || ntok > INT32_MAX / 2) {
+        PyErr_Format(PyExc_ValueError, "token_bytes must hold at least the 256 byte tokens, got %zd",
+                     ntok);
+        return -1;
+    }
+    s->captokens = ntok + 1024;
+    s->tokens = PyMem_Calloc((size_t)s->captokens, sizeof(PyObject *));
+    if (s->tokens == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < ntok; i++) {
+        PyObject *t = PyList_GET_ITEM(token_list, i);
+        if (!PyBytes_Check(t)) {
+            PyErr_Format(PyExc_TypeError, "token_bytes[%zd] must be bytes, not %.100s", i,
+                         Py_TYPE(t)->tp_name);
+            return -1;
+        }
+        Py_INCREF(t);
+        s->tokens[i] = t;
+        s->ntokens = i + 1;
+    }
+    Py_INCREF(token_list);
+    s->token_list = token_list;
+
+    s->words = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int32_t *));
+    s->lengths = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
+    s->counts = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int64_t));
+    if (s->words == NULL || s->lengths == NULL || s->counts == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->nwords = n;
+    /* every pair count and every tokens_removed is at most this total, so int64 holds
+     * them all when it does */
+    int64_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyList_GET_ITEM(words, i);
+        if (!PyBytes_Check(w)) {
+            PyErr_Format(PyExc_TypeError, "words[%zd] must be bytes, not %.100s", i,
+                         Py_TYPE(w)->tp_name);
+            return -1;
+        }
+        Py_ssize_t len = PyBytes_GET_SIZE(w);
+        if (len > INT32_MAX) {
+            PyErr_Format(PyExc_OverflowError, "words[%zd] is too long", i);
+            return -1;
+        }
+        long long c = PyLong_AsLongLong(PyList_GET_ITEM(counts, i));
+        if (c == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (c < 0) {
+            PyErr_Format(PyExc_ValueError, "counts[%zd] is negative", i);
+            return -1;
+        }
+        if (len > 1) {
+            int64_t part;
+            if (__builtin_mul_overflow((int64_t)c, (int64_t)(len - 1), &part) ||
+                __builtin_add_overflow(total, part, &total)) {
+                PyErr_SetString(PyExc_OverflowError,
+                                "weighted pair counts exceed 64 bits; use the Python merge loop");
+                return -1;
+            }
+        }
+        s->counts[i] = c;
+        s->lengths[i] = (int32_t)len;
+        s->words[i] = PyMem_Malloc((size_t)(len > 0 ? len : 1) * sizeof(int32_t));
+        if (s->words[i] == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        const unsigned char *src = (const unsigned char *)PyBytes_AS_STRING(w);
+        for (Py_ssize_t j = 0; j < len; j++) {
+            s->words[i][j] = src[j];
+        }
+    }
+    if (map_init(&s->map, 65536) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t *word = s->words[i];
+        int32_t len = s->lengths[i];
+        int64_t c = s->counts[i];
+        for (int32_t j = 0; j + 1 < len; j++) {
+            PairEntry *e = map_get_or_add(&s->map, pair_key(word[j], word[j + 1]));
+            if (e == NULL || entry_add_holder(e, (int32_t)i) < 0) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            e->count += c;
+        }
+    }
+    /* the heap: every pair with a positive count, heapified */
+    for (size_t j = 0; j <= s->map.mask; j++) {
+        PairEntry *e = &s->map.slots[j];
+        if (e->key == EMPTY_KEY || e->count <= 0) {
+            continue;
+        }
+        if (s->heaplen == s->heapcap) {
+            size_t cap = s->heapcap ? s->heapcap * 2 : 1024;
+            HeapItem *h = PyMem_Realloc(s->heap, cap * sizeof(HeapItem));
+            if (h == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            s->heap = h;
+            s->heapcap = cap;
+        }
+        HeapItem item = {e->count, (int32_t)(e->key >> 32), (int32_t)(e->key & 0xFFFFFFFFu)};
+        s->heap[s->heaplen++] = item;
+    }
+    if (s->heaplen > 1) {
+        for (size_t i = s->heaplen / 2; i-- > 0;) {
+            heap_sift_down(s, i);
+        }
+    }
+    return 0;
+}
+
+/* Count c of pair (l, r) goes down by c, and (l2, r2) up by c, with word w recorded
+ * as a holder of the new pair. */
+static inline int
+shift_pair(MergeState *s, int32_t l, int32_t r, int32_t l2, int32_t r2, int64_t c, int32_t w)
+{
+    PairEntry *e = map_get_or_add(&s->map, pair_key(l, r));
+    if (e == NULL) {
+        return -1;
+    }
+    e->count -= c;
+    uint64_t key = pair_key(l2, r2);
+    e = map_get_or_add(&s->map, key);
+    if (e == NULL) {
+        return -1;
+    }
+    e->count += c;
+    if (entry_add_holder(e, w) < 0) {
+        return -1;
+    }
+    if (e->stamp != s->merges_done) {
+        e->stamp = s->merges_done;
+        if (s->nnew == s->capnew) {
+            size_t cap = s->capnew ? s->capnew * 2 : 256;
+            uint64_t *p = PyMem_Realloc(s->new_pairs, cap * sizeof(uint64_t));
+            if (p == NULL) {
+                return -1;
+            }
+            s->new_pairs = p;
+            s->capnew = cap;
+        }
+        s->new_pairs[s->nnew++] = key;
+    }
+    return 0;
+}
+
+/* One merge: fills *out and returns 1, returns 0 when no pair is left, -1 on error. */
+static int
+merge_once(MergeState *s, int64_t out[5])
+{
+    HeapItem top;
+    for (;;) {
+        if (s->heaplen == 0) {
+            return 0;
+        }
+        top = s->heap[0];
+        PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
+        int64_t actual = e ? e->count : 0;
+        if (actual == top.count) {
+            break;
+        }
+        heap_pop(s);
+        if (actual > 0 && heap_push(s, actual, top.left, top.right) < 0) {
+            return -1;
+        }
+    }
+    heap_pop(s);
+    int32_t a = top.left, b = top.right;
+    if (s->ntokens >= INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many tokens");
+        return -1;
+    }
+    int32_t z = (int32_t)s->ntokens;
+
+    /* the new token's bytes, in the C table and in the caller's list */
+    PyObject *ba = s->tokens[a], *bb = s->tokens[b];
+    Py_ssize_t la = PyBytes_GET_SIZE(ba), lb = PyBytes_GET_SIZE(bb);
+    PyObject *bz = PyBytes_FromStringAndSize(NULL, la + lb);
+    if (bz == NULL) {
+        return -1;
+    }
+    memcpy(PyBytes_AS_STRING(bz), PyBytes_AS_STRING(ba), (size_t)la);
+    memcpy(PyBytes_AS_STRING(bz) + la, PyBytes_AS_STRING(bb), (size_t)lb);
+    if (PyList_Append(s->token_list, bz) < 0) {
+        Py_DECREF(bz);
+        return -1;
+    }
+    if (s->ntokens == s->captokens) {
+        Py_ssize_t cap = s->captokens * 2;
+        PyObject **t = PyMem_Realloc(s->tokens, (size_t)cap * sizeof(PyObject *));
+        if (t == NULL) {
+            Py_DECREF(bz);
+            PyErr_NoMemory();
+            return -1;
+        }
+        s->tokens = t;
+        s->captokens = cap;
+    }
+    s->tokens[s->ntokens++] = bz; /* the reference from FromStringAndSize */
+
+    /* take the holders of the merged pair; its count is gone with its occurrences */
+    PairEntry *best = map_find(&s->map, pair_key(a, b));
+    int32_t *holders = best->holders;
+    int32_t nholders = best->nholders;
+    best->holders = NULL;
+    best->nholders = best->capholders = 0;
+    best->count = 0;
+
+    s->nnew = 0;
+    int64_t removed = 0;
+    int failed = 0;
+    for (int32_t h = 0; h < nholders && !failed; h++) {
+        int32_t w = holders[h];
+        int32_t *word = s->words[w];
+        int32_t n = s->lengths[w];
+        int64_t c = s->counts[w];
+        int32_t i = 0, o = 0; /* read and write positions; o <= i */
+        int merged = 0;
+        while (i < n) {
+            if (i + 1 < n && word[i] == a && word[i + 1] == b) {
+                if (o > 0 && shift_pair(s, word[o - 1], a, word[o - 1], z, c, w) < 0) {
+                    failed = 1;
+                    break;
+                }
+                if (i + 2 < n && shift_pair(s, b, word[i + 2], z, word[i + 2], c, w) < 0) {
+                    failed = 1;
+                    break;
+                }
+                word[o++] = z;
+                removed += c;
+                merged = 1;
+                i += 2;
+            } else {
+                word[o++] = word[i++];
+            }
+        }
+        if (failed) {
+            break;
+        }
+        if (merged) {
+            s->lengths[w] = o;
+        }
+    }
+    PyMem_Free(holders);
+    if (failed) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->merges_done++;
+    for (size_t k = 0; k < s->nnew; k++) {
+        uint64_t key = s->new_pairs[k];
+        PairEntry *e = map_find(&s->map, key);
+        if (e->count > 0 &&
+            heap_push(s, e->count, (int32_t)(key >> 32), (int32_t)(key & 0xFFFFFFFFu)) < 0) {
+            return -1;
+        }
+    }
+    out[0] = a;
+    out[1] = b;
+    out[2] = z;
+    out[3] = top.count;
+    out[4] = removed;
+    return 1;
+}
+
+static PyObject *
+MergeState_step(MergeState *s, PyObject *arg)
+{
+    if (s->token_list == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "MergeState is not initialized");
+        return NULL;
+    }
+    Py_ssize_t max_merges = PyLong_AsSsize_t(arg);
+    if (max_merges == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *result = PyList_New(0);
+    if (result == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < max_merges && !s->finished; k++) {
+        int64_t m[5];
+        int r = merge_once(s, m);
+        if (r < 0) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        if (r == 0) {
+            s->finished = 1;
+            break;
+        }
+        PyObject *t = Py_BuildValue("(iiiLL)", (int)m[0], (int)m[1], (int)m[2], (long long)m[3],
+                                    (long long)m[4]);
+        if (t == NULL || PyList_Append(result, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(result);
+            return NULL;
+        }
+        Py_DECREF(t);
+    }
+    return result;
+}
+
+static PyMethodDef MergeState_methods[] = {
+    {"step", (PyCFunction)MergeState_step, METH_O,
+     "step(max_merges) -> list of (left, right, new_id, count, tokens_removed)\n\n"
+     "Run up to max_merges merges; an empty list means no pair is left."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MergeStateType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "core._merge_kernel.MergeState",
+    .tp_basicsize = sizeof(MergeState),
+    .tp_itemsize = 0,
+    .tp_dealloc = (destructor)MergeState_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "MergeState(words: list[bytes], counts: list[int], token_bytes: list[bytes])\n\n"
+              "The incremental BPE merge loop of core.merge in C; see step().",
+    .tp_methods = MergeState_methods,
+    .tp_init = (initproc)MergeState_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static struct PyModuleDef merge_kernel_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "core._merge_kernel",
+    .m_doc = "Compiled incremental BPE merge loop (optional; core.merge falls back to Python).",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC
+PyInit__merge_kernel(void)
+{
+    if (PyType_Ready(&MergeStateType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&merge_kernel_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&MergeStateType);
+    if (PyModule_AddObject(m, "MergeState", (PyObject *)&MergeStateType) < 0) {
+        Py_DECREF(&MergeStateType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
