@@ -13,13 +13,43 @@ Public API:
 
 from __future__ import annotations
 
-from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file, encode_file_events
+from typing import TYPE_CHECKING, Any
+
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
-from core.formats import FormatError, load_gpt2_files, save_tokenizer
 from core.patterns import GPT2_PATTERN, GPT4_PATTERN, InvalidPatternError, Pattern, resolve_pattern
 from core.specials import InvalidSpecialTokensError, split_on_specials
 from core.train import CorpusError, train_bpe, train_bpe_events
-from core.tokenizer import TokenSpan, Tokenizer, TokenizerError
+
+if TYPE_CHECKING:
+    from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file, encode_file_events
+    from core.formats import FormatError, load_gpt2_files, save_tokenizer
+    from core.tokenizer import TokenSpan, Tokenizer, TokenizerError
+
+# The tokenizer side needs numpy; training alone does not. These load on first use, so
+# a training process (and each of its workers) stays ~15 MB smaller.
+_LAZY = {
+    "EncodeFinished": "core.encode_corpus",
+    "EncodeProgress": "core.encode_corpus",
+    "encode_file": "core.encode_corpus",
+    "encode_file_events": "core.encode_corpus",
+    "FormatError": "core.formats",
+    "load_gpt2_files": "core.formats",
+    "save_tokenizer": "core.formats",
+    "TokenSpan": "core.tokenizer",
+    "Tokenizer": "core.tokenizer",
+    "TokenizerError": "core.tokenizer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'core' has no attribute {name!r}")
+
 
 __all__ = [
     "GPT2_PATTERN",

@@ -6,9 +6,8 @@ run by iterating these; `core.train_bpe` just runs the iterator to the end.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
-
-import numpy as np
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +27,8 @@ class CountingDone:
         total: number of pre-tokens in the corpus (special tokens not included).
         invalid_bytes: bytes that were not valid UTF-8 (kept byte-exact).
         corpus_bytes: bytes of the corpus that are pre-tokens (special tokens excluded).
-        frequencies: counts of the distinct pre-tokens, sorted descending (int64).
+        frequencies: counts of the distinct pre-tokens, sorted descending, as a compact
+            ``array('q')`` (``numpy.asarray(frequencies)`` views it without a copy).
         longest_pretoken: the longest pre-token in bytes.
     """
 
@@ -36,7 +36,7 @@ class CountingDone:
     total: int
     invalid_bytes: int
     corpus_bytes: int
-    frequencies: np.ndarray
+    frequencies: array[int]
     longest_pretoken: bytes
 
 

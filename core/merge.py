@@ -20,8 +20,10 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 try:
     from core._merge_kernel import MergeState as _MergeState
@@ -54,6 +56,8 @@ def count_pairs(
 
     Pair codes are ``left << 21 | right``. Vectorized with numpy over the whole table.
     """
+    import numpy as np  # only here: training alone does not load numpy
+
     lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
     if int(lengths.sum()) <= len(words):
         return {}, {}
@@ -162,7 +166,7 @@ def merge_pairs_python(
         holders = pair_words.pop(best)
         # pairs of bytes come from count_pairs as arrays; pairs with merged tokens are
         # created here, as lists
-        for w in holders.tolist() if isinstance(holders, np.ndarray) else holders:
+        for w in holders.tolist() if not isinstance(holders, list) else holders:
             word = words[w]
             n = len(word)
             # the index may list a word that no longer holds the pair: index() skips

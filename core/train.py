@@ -17,11 +17,11 @@ import multiprocessing
 import multiprocessing.pool
 import os
 import sys
+from array import array
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import numpy as np
 
 from core.corpus import CorpusError, check_corpus, plan_chunks
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
@@ -136,12 +136,12 @@ def _train(
     words = list(counts)
     word_counts = list(counts.values())
     del counts
-    frequencies = np.sort(np.asarray(word_counts, dtype=np.int64))[::-1]
+    frequencies = array("q", sorted(word_counts, reverse=True))
     corpus_bytes = sum(len(w) * c for w, c in zip(words, word_counts))
     corpus_tokens = corpus_bytes
     yield CountingDone(
         distinct=len(words),
-        total=int(frequencies.sum()),
+        total=sum(frequencies),
         invalid_bytes=invalid,
         corpus_bytes=corpus_bytes,
         frequencies=frequencies,
