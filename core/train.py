@@ -33,7 +33,7 @@ from core.specials import validate_special_tokens
 __all__ = ["CorpusError", "train_bpe", "train_bpe_events"]
 
 MIN_CHUNK_BYTES = 1 << 20
-MAX_CHUNK_BYTES = 4 << 20
+MAX_CHUNK_BYTES = 2 << 20
 PROGRESS_INTERVAL = 0.1  # seconds between progress events while workers count
 
 
