@@ -16,6 +16,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.pool
 import os
+import signal
 import sys
 from array import array
 from collections import Counter, deque
@@ -188,6 +189,12 @@ def _count_chunk(
     return encoded, count_invalid_bytes(text)
 
 
+def _init_worker() -> None:
+    """Let a worker whose parent has gone die quietly (not with a BrokenPipeError traceback)."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
 _worker_cache: dict[str, list[str]] = {}
 """Each worker process's piece cache, kept across the chunks it counts."""
 
@@ -224,7 +231,7 @@ def _count_chunks(
         return
     context = multiprocessing.get_context("spawn")
     with _main_module_hidden():
-        pool = context.Pool(processes=helpers)
+        pool = context.Pool(processes=helpers, initializer=_init_worker)
     try:
         queue = deque(chunks)
         in_flight: deque[multiprocessing.pool.AsyncResult[tuple[int, dict[bytes, int], int]]] = deque()
