@@ -93,3 +93,14 @@ def make_window(qtbot, settings_file: Path) -> Callable[..., object]:
         return window
 
     return make
+
+
+@pytest.fixture
+def slow_merges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Train with the pure-Python merge loop, so a run lasts long enough to cancel mid-merge.
+
+    The compiled kernel finishes tens of thousands of merges before a cancel can reach the
+    training process; the window behaves the same with either loop (the spawned training
+    process inherits the environment).
+    """
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")

@@ -96,7 +96,7 @@ def test_training_to_completion_shows_exactly_core_merges(qtbot, make_window, ma
     assert window.merge_counts[257] == window.state.counts[0]
 
 
-def test_cancel_keeps_a_partial_result_equal_to_a_shorter_run(qtbot, make_window, make_corpus):
+def test_cancel_keeps_a_partial_result_equal_to_a_shorter_run(qtbot, make_window, make_corpus, slow_merges):
     corpus = make_corpus(1_000_000, seed=2)
     window = make_window(corpus, 40_000)
     cancelled_at: list[float] = []

@@ -70,7 +70,7 @@ def test_export_writes_files_that_tokenizer_from_files_loads(qtbot, make_window,
     assert loaded.encode(EOT) == [256]
 
 
-def test_export_of_a_cancelled_run_is_marked_partial(qtbot, make_window, make_corpus, tmp_path):
+def test_export_of_a_cancelled_run_is_marked_partial(qtbot, make_window, make_corpus, tmp_path, slow_merges):
     window = make_window(make_corpus(1_000_000, seed=8), 40_000)
     window.start_training()
     window.job.events.connect(lambda _b: window.state.lefts and window.cancel_training())
@@ -168,7 +168,7 @@ def test_settings_and_recent_files_persist(qtbot, make_corpus, settings_file):
     assert third.settings_panel.corpus() == str(SAMPLE_CORPUS_PATH)
 
 
-def test_keyboard_shortcuts(qtbot, make_window, make_corpus, tmp_path, monkeypatch):
+def test_keyboard_shortcuts(qtbot, make_window, make_corpus, tmp_path, monkeypatch, slow_merges):
     window = make_window(vocab_size=40_000)
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
