@@ -39,6 +39,8 @@ from typing import Literal
 
 import regex
 
+from core.bytes_unicode import bytes_to_unicode
+
 # Kinds of the pieces returned by readable_parts (a renderer styles each kind).
 PartKind = Literal["text", "space", "control", "unicode", "bytes"]
 
@@ -52,24 +54,6 @@ _DOTTED_CIRCLE = "◌"
 _ASCII_TABLE = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F]}
 _ASCII_TABLE.update({ord(k): v for k, v in _VISIBLE_WHITESPACE.items()})
 _NEEDS_SLOW_PATH = regex.compile(r"(?! )[\x80-\x9f\p{Cf}\p{Z}]|^\p{M}")
-
-
-@lru_cache(maxsize=1)
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's map from each byte 0-255 to a printable character.
-
-    Printable Latin-1 bytes map to themselves; the others (controls, space, 0x7F-0xA0,
-    0xAD) map to U+0100 onwards in byte order, so space (0x20) becomes ``Ġ`` (U+0120).
-    """
-    keep = list(range(ord("!"), ord("~") + 1))
-    keep += list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    mapping = {b: chr(b) for b in keep}
-    extra = 0
-    for b in range(256):
-        if b not in mapping:
-            mapping[b] = chr(256 + extra)
-            extra += 1
-    return mapping
 
 
 def gpt2_form(token: bytes) -> str:

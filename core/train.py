@@ -12,12 +12,9 @@ The recipe (SPEC §1):
 
 from __future__ import annotations
 
-import contextlib
-import multiprocessing
 import multiprocessing.pool
 import os
 import signal
-import sys
 from array import array
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
@@ -29,6 +26,7 @@ from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress,
 from core.merge import merge_pairs
 from core.patterns import Pattern, resolve_pattern
 from core.pretokenize import count_invalid_bytes, count_pretokens
+from core.processes import spawn_pool
 from core.specials import validate_special_tokens
 
 __all__ = ["CorpusError", "train_bpe", "train_bpe_events"]
@@ -229,9 +227,7 @@ def _count_chunks(
             done += end - start
             yield done, result
         return
-    context = multiprocessing.get_context("spawn")
-    with _main_module_hidden():
-        pool = context.Pool(processes=helpers, initializer=_init_worker)
+    pool = spawn_pool(helpers, _init_worker)
     try:
         queue = deque(chunks)
         in_flight: deque[multiprocessing.pool.AsyncResult[tuple[int, dict[bytes, int], int]]] = deque()
@@ -258,23 +254,4 @@ def _count_chunks(
     finally:
         pool.terminate()
         pool.join()
-
-
-@contextlib.contextmanager
-def _main_module_hidden() -> Iterator[None]:
-    """Start spawned workers without re-running the caller's ``__main__``.
-
-    Spawned children normally import the parent's main script again, which restarts a
-    script that lacks an ``if __name__ == "__main__"`` guard (and with it the training).
-    The workers only need `core`, so the main module's path is hidden while they start.
-    """
-    main = sys.modules.get("__main__")
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main and k in main.__dict__}
-    try:
-        for key in saved:
-            setattr(main, key, None) if key == "__spec__" else delattr(main, key)
-        yield
-    finally:
-        for key, value in saved.items():
-            setattr(main, key, value)
 
