@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import codecs
 import collections
+import contextlib
 import io
 import multiprocessing
 import multiprocessing.pool
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -35,9 +37,8 @@ import numpy as np
 
 from core.corpus import plan_chunks
 from core.formats import new_file_mode
-from core.patterns import Pattern, resolve_pattern
-from core.piece_encoder import CacheSnapshot
-from core.tokenizer import Tokenizer
+from core.piece_encoder import CacheSnapshot, EncoderState
+from core.tokenizer import TextEncoder, Tokenizer
 
 __all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
 
@@ -82,17 +83,15 @@ def ids_dtype(vocab_size: int) -> np.dtype[np.unsignedinteger]:
 
 # --------------------------------------------------------------------------- workers
 
-_worker_tokenizer: Tokenizer | None = None
+_worker_encoder: TextEncoder | None = None
 
 
-def _init_worker(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], specials: list[str], pattern: str) -> None:
-    global _worker_tokenizer
-    _worker_tokenizer = Tokenizer(
-        vocab, merges, specials, pattern=resolve_pattern(pattern), cache_entries=ENCODE_CACHE_ENTRIES
-    )
+def _init_worker(state: tuple[EncoderState, dict[str, int]]) -> None:
+    global _worker_encoder
+    _worker_encoder = TextEncoder.from_state(state)
 
 
-def _encode_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -> np.ndarray:
+def _encode_chunk(tok: Tokenizer | TextEncoder, path: str, start: int, end: int, dtype: str) -> np.ndarray:
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
@@ -122,10 +121,10 @@ def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -
 
 
 def _encode_chunk_task(args: tuple[str, int, int, str], warm: CacheSnapshot | None = None) -> np.ndarray:
-    assert _worker_tokenizer is not None
+    assert _worker_encoder is not None
     if warm is not None:
-        _worker_tokenizer._pieces.warm(warm)
-    return _encode_chunk(_worker_tokenizer, *args)
+        _worker_encoder.pieces.warm(warm)
+    return _encode_chunk(_worker_encoder, *args)
 
 
 # --------------------------------------------------------------------------- output
@@ -253,9 +252,12 @@ class _PoolStarter:
 
     def _start(self, tok: Tokenizer) -> None:
         ctx = multiprocessing.get_context("spawn")
-        initargs = (tok.vocab, tok.merges, tok.special_tokens, _pattern_arg(tok.pattern))
+        # The workers get only what encoding needs, compact (merges as numpy arrays), with
+        # caches as big as the chunks call for.
+        state = tok.text_encoder_state(ENCODE_CACHE_ENTRIES)
         try:
-            self._pool = ctx.Pool(self.processes, initializer=_init_worker, initargs=initargs)
+            with _main_module_hidden():
+                self._pool = ctx.Pool(self.processes, initializer=_init_worker, initargs=(state,))
         except OSError:
             self._pool = None  # no workers (e.g. a process limit): this process does it all
 
@@ -282,7 +284,7 @@ def _results_in_order(
     the number of chunks held in memory stays small (``in_flight``).
     """
     pending: collections.deque[multiprocessing.pool.AsyncResult[np.ndarray] | np.ndarray] = collections.deque()
-    in_flight = 2 * starter.processes + 2
+    in_flight = 4 * starter.processes + 4
     next_task = 0
     warmed = 0
     while next_task < len(tasks) or pending:
@@ -312,8 +314,20 @@ def _results_in_order(
             head.wait()
 
 
-def _pattern_arg(pattern: Pattern) -> str:
-    return pattern.name if pattern.name in ("gpt2", "gpt4") else pattern.source
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start spawned workers without importing the caller's ``__main__`` again (as
+    `core.train` does): the workers only need `core`, and a script's own imports (a
+    benchmark's tiktoken, a GUI's Qt) would delay their first chunk by tenths of a second."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main and k in main.__dict__}
+    try:
+        for key in saved:
+            setattr(main, key, None) if key == "__spec__" else delattr(main, key)
+        yield
+    finally:
+        for key, value in saved.items():
+            setattr(main, key, value)
 
 
 def encode_file(

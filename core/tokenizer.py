@@ -28,11 +28,11 @@ import regex
 
 from core import formats
 from core.patterns import Pattern, resolve_pattern
-from core.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, PieceEncoder
+from core.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, EncoderState, PieceEncoder
 from core.pretokenize import split_pieces
 from core.specials import special_token_regex, validate_special_tokens
 
-__all__ = ["TEXT_ERRORS", "TokenSpan", "Tokenizer", "TokenizerError"]
+__all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "Tokenizer", "TokenizerError"]
 
 
 class TokenizerError(ValueError):
@@ -66,6 +66,47 @@ class TokenSpan:
     char_end: int
     partial: bool
     special: bool
+
+
+def _encode_array(
+    pieces: PieceEncoder, special_re: regex.Pattern[str] | None, special_ids: dict[str, int], text: str
+) -> np.ndarray:
+    with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
+        if special_re is None:
+            return pieces.encode_pieces(split_pieces(text, pieces.pattern), {})
+        # Special tokens join the pieces: no ordinary piece contains a special token's text.
+        found: list[str] = []
+        pos = 0
+        for m in special_re.finditer(text):
+            if m.start() > pos:
+                found.extend(split_pieces(text[pos : m.start()], pieces.pattern))
+            found.append(m.group())
+            pos = m.end()
+        if pos < len(text):
+            found.extend(split_pieces(text[pos:], pieces.pattern))
+        return pieces.encode_pieces(found, {t: (i,) for t, i in special_ids.items()})
+
+
+class TextEncoder:
+    """Text to ids, without the vocabulary's bytes: `Tokenizer.encode_array` for worker
+    processes. Built from `Tokenizer.text_encoder_state` (numpy arrays; see
+    `core.piece_encoder.EncoderState`), which a spawned process receives and turns into an
+    encoder in tens of milliseconds, where pickling and rebuilding a `Tokenizer` takes ~0.2 s."""
+
+    def __init__(self, pieces: PieceEncoder, special_ids: dict[str, int]) -> None:
+        self.pieces = pieces
+        self.special_ids = dict(special_ids)
+        self._special_re = special_token_regex(list(special_ids))
+
+    def encode_array(self, text: str) -> np.ndarray:
+        """Ids of ``text`` as ``Tokenizer.encode_array`` gives them."""
+        return _encode_array(self.pieces, self._special_re, self.special_ids, text)
+
+    @classmethod
+    def from_state(cls, state: tuple[EncoderState, dict[str, int]]) -> TextEncoder:
+        """The encoder of `Tokenizer.text_encoder_state` (with empty caches)."""
+        pieces, special_ids = state
+        return cls(PieceEncoder.from_state(pieces), special_ids)
 
 
 @contextlib.contextmanager
@@ -308,17 +349,14 @@ class Tokenizer:
 
     def encode_array(self, text: str) -> np.ndarray:
         """`encode`, as a numpy ``int64`` array (no Python list of ints on the way)."""
-        with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
-            if self._special_re is None:
-                return self._pieces.encode_pieces(split_pieces(text, self.pattern), {})
-            # Special tokens join the pieces: no ordinary piece contains a special token's text.
-            pieces: list[str] = []
-            for segment, is_special in self._segments(text):
-                if is_special:
-                    pieces.append(segment)
-                else:
-                    pieces.extend(split_pieces(segment, self.pattern))
-            return self._pieces.encode_pieces(pieces, {t: (i,) for t, i in self.special_ids.items()})
+        return _encode_array(self._pieces, self._special_re, self.special_ids, text)
+
+    def text_encoder_state(self, cache_entries: int | None = None) -> tuple[EncoderState, dict[str, int]]:
+        """What `encode_array` needs, compact, for `TextEncoder.from_state` in another process."""
+        state = self._pieces.state()
+        if cache_entries is not None:
+            state = (*state[:-1], cache_entries)
+        return state, dict(self.special_ids)
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Encode a stream of text (e.g. a file's lines) lazily, in bounded memory.
