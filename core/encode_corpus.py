@@ -50,6 +50,7 @@ STREAM_BYTES = 16 << 20
 STREAM_BLOCK_CHARS = 1 << 20
 MIN_CHUNK_BYTES = 256 << 10
 MAX_CHUNK_BYTES = 4 << 20
+STARTUP_SMALL_CHUNKS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,15 +230,20 @@ def _encode_events(
 
 
 def _plan(corpus: Path, size: int, tok: Tokenizer, chunk_bytes: int, workers: int) -> list[tuple[int, int]]:
-    """Chunks of about ``chunk_bytes``, except the last few, a quarter of that: when the
-    work runs out, no process waits long for another's last chunk."""
+    """Chunks of about ``chunk_bytes``, except the first and the last few, a quarter of that.
+
+    The first: this process encodes them while the workers start (~0.25 s), and only hands
+    chunks to a worker between two of its own, so short ones let the workers begin sooner.
+    The last: when the work runs out, no process waits long for another's last chunk.
+    """
     if workers < 2:
         return plan_chunks(corpus, size, tok.pattern, tok.special_tokens, chunk_bytes)
     small = plan_chunks(corpus, size, tok.pattern, tok.special_tokens, max(chunk_bytes // 4, 1))
+    first = min(STARTUP_SMALL_CHUNKS, len(small))
     tail = 4 * workers
-    head = small[: max(len(small) - tail, 0)]
-    merged = [(group[0][0], group[-1][1]) for group in (head[i : i + 4] for i in range(0, len(head), 4))]
-    return merged + small[len(head) :]
+    middle = small[first : max(len(small) - tail, first)]
+    merged = [(group[0][0], group[-1][1]) for group in (middle[i : i + 4] for i in range(0, len(middle), 4))]
+    return small[:first] + merged + small[first + len(middle) :]
 
 
 class _PoolStarter:
@@ -246,6 +252,8 @@ class _PoolStarter:
 
     def __init__(self, tok: Tokenizer, processes: int) -> None:
         self.processes = processes
+        self._lock = threading.Lock()
+        self._on_ready: list[Callable[[multiprocessing.pool.Pool], object]] = []
         self._pool: multiprocessing.pool.Pool | None = None
         self._thread = threading.Thread(target=self._start, args=(tok,), name="encode-pool-start", daemon=True)
         self._thread.start()
@@ -257,9 +265,23 @@ class _PoolStarter:
         state = tok.text_encoder_state(ENCODE_CACHE_ENTRIES)
         try:
             with _main_module_hidden():
-                self._pool = ctx.Pool(self.processes, initializer=_init_worker, initargs=(state,))
+                pool = ctx.Pool(self.processes, initializer=_init_worker, initargs=(state,))
         except OSError:
-            self._pool = None  # no workers (e.g. a process limit): this process does it all
+            return  # no workers (e.g. a process limit): this process does it all
+        with self._lock:
+            self._pool = pool
+            callbacks = list(self._on_ready)
+        for callback in callbacks:
+            callback(pool)
+
+    def when_ready(self, callback: Callable[[multiprocessing.pool.Pool], object]) -> None:
+        """Call ``callback(pool)`` once the pool is started (now, if it is)."""
+        with self._lock:
+            pool = self._pool
+            if pool is None:
+                self._on_ready.append(callback)
+        if pool is not None:
+            callback(pool)
 
     @property
     def pool(self) -> multiprocessing.pool.Pool | None:
@@ -274,44 +296,103 @@ class _PoolStarter:
             self._pool.join()
 
 
-def _results_in_order(
-    tasks: list[tuple[str, int, int, str]], tok: Tokenizer, starter: _PoolStarter
-) -> Iterator[np.ndarray]:
-    """Chunk results in order, from the pool's workers and from this process.
+class _Scheduler:
+    """Hands the chunks out to the pool's workers and to this process; gives the results in order.
 
     This process encodes a chunk itself whenever the next result is not ready yet: it works
     from the first moment while the workers are still starting (spawning, importing), and
-    the number of chunks held in memory stays small (``in_flight``).
+    the number of chunks held in memory stays small (``in_flight``). The workers are fed
+    from the pool's threads — when the pool is up and each time a worker finishes a chunk —
+    so a worker never waits for this process to finish a chunk of its own before it gets
+    its next one.
     """
-    pending: collections.deque[multiprocessing.pool.AsyncResult[np.ndarray] | np.ndarray] = collections.deque()
-    in_flight = 4 * starter.processes + 4
-    next_task = 0
-    warmed = 0
-    while next_task < len(tasks) or pending:
-        pool = starter.pool
-        submitted = sum(1 for p in pending if not isinstance(p, np.ndarray))
+
+    def __init__(self, tasks: list[tuple[str, int, int, str]], tok: Tokenizer, processes: int) -> None:
+        self._tasks = tasks
+        self._tok = tok
+        self._processes = processes
+        self._in_flight = 4 * processes + 4
+        self._lock = threading.Lock()
+        # In order: a worker's AsyncResult, or a one-item list this process fills.
+        self._pending: collections.deque[multiprocessing.pool.AsyncResult[np.ndarray] | list[np.ndarray]] = (
+            collections.deque()
+        )
+        self._next = 0
+        self._submitted = 0  # tasks in the workers' hands
+        self._warmed = 0
+        self._pool: multiprocessing.pool.Pool | None = None
+
+    def pool_ready(self, pool: multiprocessing.pool.Pool) -> None:
+        """Called (in the starter thread) once the workers are up."""
+        with self._lock:
+            self._pool = pool
+            self._feed()
+
+    def _worker_done(self, _result: object) -> None:
+        with self._lock:
+            self._submitted -= 1
+            self._feed()
+
+    def _feed(self) -> None:
+        """Give the workers tasks, up to two each (the lock is held)."""
+        pool = self._pool
         while (
             pool is not None
-            and next_task < len(tasks)
-            and submitted < 2 * starter.processes
-            and len(pending) < in_flight
+            and self._next < len(self._tasks)
+            and self._submitted < 2 * self._processes
+            and len(self._pending) < self._in_flight
         ):
             # A worker's first task brings this process's cache: no work is done twice on the
             # frequent pieces.
-            warm = tok._pieces.snapshot() if warmed < starter.processes and next_task > 0 else None
-            warmed += warm is not None
-            pending.append(pool.apply_async(_encode_chunk_task, (tasks[next_task], warm)))
-            next_task += 1
-            submitted += 1
-        head = pending[0] if pending else None
-        if isinstance(head, np.ndarray) or (head is not None and head.ready()):
-            pending.popleft()
-            yield head if isinstance(head, np.ndarray) else head.get()
-        elif next_task < len(tasks) and len(pending) < in_flight:
-            pending.append(_encode_chunk(tok, *tasks[next_task]))
-            next_task += 1
-        elif head is not None:
-            head.wait()
+            warm = self._tok._pieces.snapshot() if self._warmed < self._processes and self._next > 0 else None
+            try:
+                result = pool.apply_async(
+                    _encode_chunk_task,
+                    (self._tasks[self._next], warm),
+                    callback=self._worker_done,
+                    error_callback=self._worker_done,
+                )
+            except ValueError:  # the pool is closing: the run was cancelled
+                self._pool = None
+                return
+            self._warmed += warm is not None
+            self._pending.append(result)
+            self._next += 1
+            self._submitted += 1
+
+    def results(self) -> Iterator[np.ndarray]:
+        """The chunks' ids, in order."""
+        while True:
+            mine: list[np.ndarray] | None = None
+            with self._lock:
+                self._feed()
+                if not self._pending and self._next >= len(self._tasks):
+                    return
+                head = self._pending[0] if self._pending else None
+                ready = isinstance(head, list) or (head is not None and head.ready())
+                if ready:
+                    self._pending.popleft()
+                elif self._next < len(self._tasks) and len(self._pending) < self._in_flight:
+                    task = self._tasks[self._next]
+                    self._next += 1
+                    mine = []
+                    self._pending.append(mine)
+            if ready:
+                assert head is not None
+                yield head[0] if isinstance(head, list) else head.get()
+            elif mine is not None:
+                mine.append(_encode_chunk(self._tok, *task))
+            elif head is not None and not isinstance(head, list):
+                head.wait()
+
+
+def _results_in_order(
+    tasks: list[tuple[str, int, int, str]], tok: Tokenizer, starter: _PoolStarter
+) -> Iterator[np.ndarray]:
+    """The chunks' ids in order, from ``starter``'s workers and this process (`_Scheduler`)."""
+    scheduler = _Scheduler(tasks, tok, starter.processes)
+    starter.when_ready(scheduler.pool_ready)
+    return scheduler.results()
 
 
 @contextlib.contextmanager
