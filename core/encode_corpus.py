@@ -344,7 +344,7 @@ class _Scheduler:
         ):
             # A worker's first task brings this process's cache: no work is done twice on the
             # frequent pieces.
-            warm = self._tok._pieces.snapshot() if self._warmed < self._processes and self._next > 0 else None
+            warm = self._snapshot() if self._warmed < self._processes and self._next > 0 else None
             try:
                 result = pool.apply_async(
                     _encode_chunk_task,
@@ -359,6 +359,15 @@ class _Scheduler:
             self._pending.append(result)
             self._next += 1
             self._submitted += 1
+
+    def _snapshot(self) -> CacheSnapshot | None:
+        """This process's caches, copied from a pool thread while this process may be
+        encoding (each copy is one C call; should one ever see a cache change, the worker
+        simply starts cold: an exception here would stop the pool's result thread)."""
+        try:
+            return self._tok._pieces.snapshot()
+        except RuntimeError:
+            return None
 
     def results(self) -> Iterator[np.ndarray]:
         """The chunks' ids, in order."""
