@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import codecs
 import collections
-import contextlib
 import io
 import multiprocessing
 import multiprocessing.pool
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -38,6 +36,7 @@ import numpy as np
 from core.corpus import plan_chunks
 from core.formats import new_file_mode
 from core.piece_encoder import CacheSnapshot, EncoderState
+from core.processes import spawn_pool
 from core.tokenizer import TextEncoder, Tokenizer
 
 __all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
@@ -259,13 +258,11 @@ class _PoolStarter:
         self._thread.start()
 
     def _start(self, tok: Tokenizer) -> None:
-        ctx = multiprocessing.get_context("spawn")
         # The workers get only what encoding needs, compact (merges as numpy arrays), with
         # caches as big as the chunks call for.
         state = tok.text_encoder_state(ENCODE_CACHE_ENTRIES)
         try:
-            with _main_module_hidden():
-                pool = ctx.Pool(self.processes, initializer=_init_worker, initargs=(state,))
+            pool = spawn_pool(self.processes, _init_worker, (state,))
         except OSError:
             return  # no workers (e.g. a process limit): this process does it all
         with self._lock:
@@ -402,22 +399,6 @@ def _results_in_order(
     scheduler = _Scheduler(tasks, tok, starter.processes)
     starter.when_ready(scheduler.pool_ready)
     return scheduler.results()
-
-
-@contextlib.contextmanager
-def _main_module_hidden() -> Iterator[None]:
-    """Start spawned workers without importing the caller's ``__main__`` again (as
-    `core.train` does): the workers only need `core`, and a script's own imports (a
-    benchmark's tiktoken, a GUI's Qt) would delay their first chunk by tenths of a second."""
-    main = sys.modules.get("__main__")
-    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main and k in main.__dict__}
-    try:
-        for key in saved:
-            setattr(main, key, None) if key == "__spec__" else delattr(main, key)
-        yield
-    finally:
-        for key, value in saved.items():
-            setattr(main, key, value)
 
 
 def encode_file(
