@@ -50,7 +50,11 @@ def split_on_specials(
 
     ``split_on_specials("a<|e|>b", ["<|e|>"]) -> ("a", False), ("<|e|>", True), ("b", False)``
     """
-    splitter = special_token_regex(special_tokens)
+    return split_with(text, special_token_regex(special_tokens))
+
+
+def split_with(text: str, splitter: regex.Pattern[str] | None) -> Iterator[tuple[str, bool]]:
+    """`split_on_specials` with the regex of `special_token_regex` already compiled."""
     if splitter is None:
         if text:
             yield text, False

@@ -30,7 +30,7 @@ from core import formats
 from core.patterns import Pattern, resolve_pattern
 from core.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, EncoderState, PieceEncoder
 from core.pretokenize import split_pieces
-from core.specials import special_token_regex, validate_special_tokens
+from core.specials import special_token_regex, split_with, validate_special_tokens
 
 __all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "Tokenizer", "TokenizerError"]
 
@@ -315,24 +315,11 @@ class Tokenizer:
     def _unknown_id(self, token_id: object) -> TokenizerError:
         return TokenizerError(f"token id {token_id!r} is not in the vocabulary (ids 0..{max(self.vocab)})")
 
-    # ------------------------------------------------------------------ BPE
-
     # ------------------------------------------------------------------ encoding
 
     def _segments(self, text: str) -> Iterator[tuple[str, bool]]:
         """``(segment, is_special)``: special tokens and the ordinary text between them."""
-        if self._special_re is None:
-            if text:
-                yield text, False
-            return
-        pos = 0
-        for m in self._special_re.finditer(text):
-            if m.start() > pos:
-                yield text[pos : m.start()], False
-            yield m.group(), True
-            pos = m.end()
-        if pos < len(text):
-            yield text[pos:], False
+        return split_with(text, self._special_re)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` with special tokens treated as plain text."""
