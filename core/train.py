@@ -4,7 +4,8 @@ The recipe (SPEC §1):
 1. Check the input: the file, the vocabulary size, the special tokens, the pattern.
 2. Cut the file into chunks at exact pre-token boundaries (`core.corpus`).
 3. Count pre-tokens per chunk in worker processes (`core.pretokenize`); add the counts.
-4. Merge the most frequent pair, repeatedly (`core.merge`), until the vocabulary is full.
+4. Merge the most frequent pair, repeatedly (`core.merge`, with its compiled kernel), until
+   the vocabulary is full.
 
 `train_bpe_events` yields an event after each step of the way (`core.events`);
 `train_bpe` runs it to the end. Closing the event iterator stops the workers at once.
@@ -19,7 +20,6 @@ from array import array
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
 
 from core.corpus import CorpusError, check_corpus, plan_chunks
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
