@@ -19,7 +19,7 @@ Visible symbols used by the readable form:
 space                 ``·`` (U+00B7 middle dot)
 tab                   ``→`` (U+2192)
 newline (LF)          ``↵`` (U+21B5)
-carriage return (CR)  ``␍`` (U+240D, the Unicode "symbol for carriage return")
+carriage return (CR)  ``\\r`` (the escape: U+240D ␍ is missing from common fonts)
 other controls        Python-style escapes: ``\\x00``, ``\\x1c``, ``\\x7f``, ``\\x85``
 other whitespace and  ``⟨U+3000⟩``, ``⟨U+00A0⟩``, ``⟨U+2028⟩``, ``⟨U+200B⟩``: code point in
 invisible formatting  a chip (no-break and ideographic spaces, line/paragraph
@@ -44,7 +44,7 @@ from core.bytes_unicode import bytes_to_unicode
 # Kinds of the pieces returned by readable_parts (a renderer styles each kind).
 PartKind = Literal["text", "space", "control", "unicode", "bytes"]
 
-_VISIBLE_WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍"}
+_VISIBLE_WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "\\r"}
 _CHIP_OPEN, _CHIP_CLOSE = "⟨", "⟩"
 _DOTTED_CIRCLE = "◌"
 

@@ -93,7 +93,7 @@ def test_whole_characters_in_trained_tokens_show_plainly(qtbot, trained: Tokeniz
 
 def test_whitespace_runs_are_visible_and_newlines_break_lines(qtbot, trained: Tokenizer) -> None:
     view = render(qtbot, trained, "a   b\t\tc\n\n\nd\r\ne")
-    assert shown_text(view) == "a···b→→c↵\n↵\n↵\nd␍↵\ne"
+    assert shown_text(view) == "a···b→→c↵\n↵\n↵\nd\\r↵\ne"
 
 
 def test_special_tokens_are_one_distinct_token(qtbot, trained: Tokenizer) -> None:

@@ -27,7 +27,7 @@ from bpe_studio.token_text import (
         (b"   ", "···"),
         (b"\t", "→"),
         (b"\n\n", "↵↵"),
-        (b"\r\n", "␍↵"),
+        (b"\r\n", "\\r↵"),
         (b"\x00", "\\x00"),
         (b"\x1c", "\\x1c"),
         (b"\x7f", "\\x7f"),
