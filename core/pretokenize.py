@@ -59,7 +59,7 @@ def split_pieces(text: str, pattern: Pattern) -> list[str]:
     return piece_re.findall(text)
 
 
-PIECE_CACHE_ENTRIES = 1 << 17
+PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
 
 
