@@ -114,21 +114,23 @@ map_grow(PairMap *m)
     return 0;
 }
 
+/* The slot holding key, or the empty slot where it would go (linear probing). */
+static inline PairEntry *
+map_slot(PairMap *m, uint64_t key)
+{
+    size_t j = hash_key(key) & m->mask;
+    while (m->slots[j].key != key && m->slots[j].key != EMPTY_KEY) {
+        j = (j + 1) & m->mask;
+    }
+    return &m->slots[j];
+}
+
 /* The entry for key, or NULL if absent. */
 static inline PairEntry *
 map_find(PairMap *m, uint64_t key)
 {
-    size_t j = hash_key(key) & m->mask;
-    for (;;) {
-        PairEntry *e = &m->slots[j];
-        if (e->key == key) {
-            return e;
-        }
-        if (e->key == EMPTY_KEY) {
-            return NULL;
-        }
-        j = (j + 1) & m->mask;
-    }
+    PairEntry *e = map_slot(m, key);
+    return e->key == key ? e : NULL;
 }
 
 /* The entry for key, created with count 0 if absent; NULL on memory error. The
@@ -136,27 +138,16 @@ map_find(PairMap *m, uint64_t key)
 static inline PairEntry *
 map_get_or_add(PairMap *m, uint64_t key)
 {
-    size_t j = hash_key(key) & m->mask;
-    for (;;) {
-        PairEntry *e = &m->slots[j];
-        if (e->key == key) {
-            return e;
-        }
-        if (e->key == EMPTY_KEY) {
-            break;
-        }
-        j = (j + 1) & m->mask;
+    PairEntry *e = map_slot(m, key);
+    if (e->key == key) {
+        return e;
     }
     if ((m->used + 1) * 2 > m->mask + 1) {
         if (map_grow(m) < 0) {
             return NULL;
         }
-        j = hash_key(key) & m->mask;
-        while (m->slots[j].key != EMPTY_KEY) {
-            j = (j + 1) & m->mask;
-        }
+        e = map_slot(m, key);
     }
-    PairEntry *e = &m->slots[j];
     e->key = key;
     e->count = 0;
     e->holders = NULL;
