@@ -19,12 +19,12 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from bpe_studio.inspector import SAMPLE_TEXT
+from bpe_studio.splitters import splitter
 from bpe_studio.token_view import TokenView
 
 DEBOUNCE_MS = 250
@@ -91,15 +91,8 @@ class CompareView(QWidget):
         bar.addWidget(self.combo_b, 1)
         bar.addWidget(self.open_button)
 
-        sides = QSplitter(Qt.Orientation.Horizontal)
-        sides.addWidget(self.side_a)
-        sides.addWidget(self.side_b)
-        panes = QSplitter(Qt.Orientation.Vertical)
-        panes.addWidget(self.editor)
-        panes.addWidget(sides)
-        panes.setStretchFactor(0, 1)
-        panes.setStretchFactor(1, 4)
-        panes.setSizes([130, 600])
+        sides = splitter(Qt.Orientation.Horizontal, [self.side_a, self.side_b])
+        panes = splitter(Qt.Orientation.Vertical, [self.editor, sides], stretch=[1, 4], sizes=[130, 600])
 
         layout = QVBoxLayout(self)
         layout.addLayout(bar)

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -34,6 +33,7 @@ from PySide6.QtWidgets import (
 from bpe_studio.compare_view import CompareView
 from bpe_studio.inspector import InspectorPanel, ResultBridge
 from bpe_studio.merge_tree import MergeTreeView
+from bpe_studio.splitters import splitter
 from bpe_studio.vocab_browser import VocabBrowser
 from bpe_studio.vocab_data import VocabData
 
@@ -121,12 +121,7 @@ class ExplorePanel(QWidget):
         side_layout.addWidget(self.tree, 1)
         side_layout.addWidget(self.occurrences_label)
         side_layout.addWidget(self.show_in_inspector)
-        vocab_tab = QSplitter(Qt.Orientation.Horizontal)
-        vocab_tab.addWidget(self.browser)
-        vocab_tab.addWidget(side)
-        vocab_tab.setStretchFactor(0, 3)
-        vocab_tab.setStretchFactor(1, 1)
-        vocab_tab.setSizes([900, 280])
+        vocab_tab = splitter(Qt.Orientation.Horizontal, [self.browser, side], stretch=[3, 1], sizes=[900, 280])
 
         self.tabs = QTabWidget()
         self.tabs.addTab(vocab_tab, "Vocabulary")

@@ -24,11 +24,11 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from bpe_studio.splitters import splitter
 from bpe_studio.token_text import readable_text
 from bpe_studio.token_view import TokenView
 
@@ -129,17 +129,8 @@ class InspectorPanel(QWidget):
         ids_layout.addWidget(self.ids_view, 1)
         ids_layout.addWidget(self.copy_button)
 
-        panes = QSplitter(Qt.Orientation.Vertical)
-        panes.addWidget(self.editor)
-        panes.addWidget(self.token_view)
-        panes.setStretchFactor(0, 1)
-        panes.setStretchFactor(1, 2)
-        outer = QSplitter(Qt.Orientation.Horizontal)
-        outer.addWidget(panes)
-        outer.addWidget(ids_box)
-        outer.setStretchFactor(0, 4)
-        outer.setStretchFactor(1, 1)
-        outer.setSizes([900, 260])
+        panes = splitter(Qt.Orientation.Vertical, [self.editor, self.token_view], stretch=[1, 2])
+        outer = splitter(Qt.Orientation.Horizontal, [panes, ids_box], stretch=[4, 1], sizes=[900, 260])
 
         layout = QVBoxLayout(self)
         layout.addLayout(top)

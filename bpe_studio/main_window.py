@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
     QScrollArea,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -35,6 +34,7 @@ from bpe_studio.merges_table import MergesTable
 from bpe_studio.progress_panel import ProgressPanel
 from bpe_studio.session import Session, load_session, save_session
 from bpe_studio.settings_panel import SettingsPanel
+from bpe_studio.splitters import splitter
 from bpe_studio.summary_panel import SummaryPanel
 from bpe_studio.tokenizer_builder import TokenizerBuilder
 from bpe_studio.train_worker import TrainJob
@@ -136,27 +136,19 @@ class MainWindow(QMainWindow):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setMinimumWidth(260)
 
-        work = QSplitter(Qt.Orientation.Horizontal)
-        work.addWidget(self.merges_table)
-        work.addWidget(self.charts)
-        work.setStretchFactor(0, 2)
-        work.setStretchFactor(1, 3)
-        work.setSizes([430, 620])
-        work.setChildrenCollapsible(False)
+        work = splitter(
+            Qt.Orientation.Horizontal, [self.merges_table, self.charts],
+            stretch=[2, 3], sizes=[430, 620], collapsible=False,
+        )
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(6, 10, 10, 10)
         right_layout.addWidget(self.progress_panel)
         right_layout.addWidget(work, 1)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(scroll)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(0, 0)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([360, 1000])
-        splitter.setChildrenCollapsible(False)
-        return splitter
+        return splitter(
+            Qt.Orientation.Horizontal, [scroll, right], stretch=[0, 1], sizes=[360, 1000], collapsible=False
+        )
 
     def _action(self, text: str, slot, shortcuts: list[str] | None = None, tip: str = "") -> QAction:
         action = QAction(text, self)
