@@ -6,9 +6,12 @@ a GUI worker or a terminal display follows; closing it cancels). The recipe:
 1. Cut the file into chunks at exact boundaries (`core.corpus.plan_chunks`: at a special
    token or a safe cut point of the pattern), so encoding the chunks one by one gives
    exactly the ids of encoding the whole text.
-2. Encode the chunks in worker processes (``spawn``); each worker rebuilds the tokenizer
-   once from its vocabulary, merges, special tokens and pattern, and reads its own chunks
+2. Encode the chunks in this process and in worker processes, each reading its own chunks
    from the file (bytes decoded with ``surrogateescape``, so invalid bytes stay exact).
+   Workers are forked where that is safe (Linux, and this process runs no other thread):
+   they start in milliseconds with the encoder already built. Otherwise they are spawned
+   and rebuild the encoder from its compact state (~0.25 s), and this process encodes
+   meanwhile.
 3. Stream the ids, in order, into a temporary file beside the output, behind a reserved
    ``.npy`` header, then write the header and rename: nothing is left on error or cancel,
    and memory does not grow with the corpus.
@@ -20,10 +23,12 @@ from __future__ import annotations
 
 import codecs
 import collections
+import contextlib
 import io
 import multiprocessing
 import multiprocessing.pool
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -42,8 +47,8 @@ from core.tokenizer import TextEncoder, Tokenizer
 __all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
 
 ENCODE_CACHE_ENTRIES = 1 << 16
-"""Cache size of the tokenizers encoding chunks (~200 bytes an entry): more than the
-interactive default, so chunks after the first mostly hit the cache."""
+"""Cache size of the encoders of chunks (~130 bytes an entry): more than the interactive
+default, so chunks after the first mostly hit the cache."""
 STREAM_BYTES = 16 << 20
 """Chunks bigger than this (only when the file has no exact cut point) are streamed."""
 STREAM_BLOCK_CHARS = 1 << 20
@@ -86,12 +91,28 @@ def ids_dtype(vocab_size: int) -> np.dtype[np.unsignedinteger]:
 _worker_encoder: TextEncoder | None = None
 
 
-def _init_worker(state: tuple[EncoderState, dict[str, int]]) -> None:
+def _init_spawned_worker(state: tuple[EncoderState, dict[str, int]]) -> None:
     global _worker_encoder
     _worker_encoder = TextEncoder.from_state(state)
 
 
-def _encode_chunk(tok: Tokenizer | TextEncoder, path: str, start: int, end: int, dtype: str) -> np.ndarray:
+def _init_forked_worker(encoder: TextEncoder) -> None:
+    global _worker_encoder
+    _worker_encoder = encoder
+
+
+def can_fork() -> bool:
+    """Whether workers may be forked: on Linux, from the main thread of a process that runs
+    no other Python thread. (A program with threads of its own, such as a GUI, should
+    pass ``start_method="spawn"``.)"""
+    return (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and threading.current_thread() is threading.main_thread()
+    )
+
+
+def _encode_chunk(tok: TextEncoder, path: str, start: int, end: int, dtype: str) -> np.ndarray:
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
@@ -161,6 +182,7 @@ def encode_file_events(
     *,
     workers: int | None = None,
     chunk_bytes: int | None = None,
+    start_method: str | None = None,
 ) -> Iterator[EncodeProgress | EncodeFinished]:
     """Encode a corpus file into ``out_path`` (``.npy``), yielding progress as it goes.
 
@@ -172,19 +194,23 @@ def encode_file_events(
         tokenizer: the tokenizer to encode with.
         out_path: the ``.npy`` to write.
         workers: processes to encode in, this one included (default: all cores); the
-            others are spawned and join in as soon as they have started.
+            others join in as soon as they have started.
         chunk_bytes: approximate chunk size (default: from the file size and workers).
+        start_method: how workers start, ``"fork"`` or ``"spawn"``; by default fork when
+            `can_fork` says it is safe, else spawn.
     """
     corpus, out = Path(corpus_path), Path(out_path)
     size = check_paths(corpus, out)
     workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
     if chunk_bytes is None:
         chunk_bytes = min(MAX_CHUNK_BYTES, max(MIN_CHUNK_BYTES, size // (workers * 8) + 1))
-    return _encode_events(corpus, tokenizer, out, size, workers, chunk_bytes)
+    if start_method not in (None, "fork", "spawn"):
+        raise ValueError(f'start_method must be "fork", "spawn" or None, not {start_method!r}')
+    return _encode_events(corpus, tokenizer, out, size, workers, chunk_bytes, start_method)
 
 
 def _encode_events(
-    corpus: Path, tok: Tokenizer, out: Path, size: int, workers: int, chunk_bytes: int
+    corpus: Path, tok: Tokenizer, out: Path, size: int, workers: int, chunk_bytes: int, start_method: str | None
 ) -> Iterator[EncodeProgress | EncodeFinished]:
     started = time.monotonic()
     dtype = ids_dtype(len(tok))
@@ -201,12 +227,15 @@ def _encode_events(
             if any(end - start > STREAM_BYTES for start, end in chunks):
                 # No cut points (a custom pattern, no special tokens): stream in this process.
                 results = (item for task in tasks for item in _stream_chunk(tok, *task))
-            elif workers > 1 and len(chunks) > 1:
-                starter = _PoolStarter(tok, min(workers - 1, len(chunks) - 1))
-                ends = [end for _, end in chunks]
-                results = zip(ends, _results_in_order(tasks, tok, starter))
             else:
-                results = ((task[2], _encode_chunk(tok, *task)) for task in tasks)
+                encoder = tok.text_encoder(ENCODE_CACHE_ENTRIES)
+                if workers > 1 and len(chunks) > 1:
+                    fork = start_method == "fork" or (start_method is None and can_fork())
+                    starter = _PoolStarter(encoder, min(workers - 1, len(chunks) - 1), fork)
+                    ends = [end for _, end in chunks]
+                    results = zip(ends, _results_in_order(tasks, encoder, starter))
+                else:
+                    results = ((task[2], _encode_chunk(encoder, *task)) for task in tasks)
             tokens = 0
             yield EncodeProgress(0, size, 0)
             for end, ids in results:
@@ -246,23 +275,29 @@ def _plan(corpus: Path, size: int, tok: Tokenizer, chunk_bytes: int, workers: in
 
 
 class _PoolStarter:
-    """Starts the worker pool in a thread: sending each spawned worker the vocabulary
-    blocks until it has started Python, and this process has chunks to encode meanwhile."""
+    """Starts the worker pool. Forked workers start at once, here. Spawned ones start in a
+    thread: sending each the encoder blocks until it has started Python, and this process
+    has chunks to encode meanwhile."""
 
-    def __init__(self, tok: Tokenizer, processes: int) -> None:
+    def __init__(self, encoder: TextEncoder, processes: int, fork: bool) -> None:
         self.processes = processes
+        self.forked = fork
         self._lock = threading.Lock()
         self._on_ready: list[Callable[[multiprocessing.pool.Pool], object]] = []
         self._pool: multiprocessing.pool.Pool | None = None
-        self._thread = threading.Thread(target=self._start, args=(tok,), name="encode-pool-start", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if fork:  # before any thread of this process starts
+            with contextlib.suppress(OSError):  # no workers (a process limit): this process does it all
+                context = multiprocessing.get_context("fork")
+                self._pool = context.Pool(processes, _init_forked_worker, (encoder,))
+        else:
+            self._thread = threading.Thread(target=self._start, args=(encoder,), name="encode-pool-start", daemon=True)
+            self._thread.start()
 
-    def _start(self, tok: Tokenizer) -> None:
-        # The workers get only what encoding needs, compact (merges as numpy arrays), with
-        # caches as big as the chunks call for.
-        state = tok.text_encoder_state(ENCODE_CACHE_ENTRIES)
+    def _start(self, encoder: TextEncoder) -> None:
+        # The workers get only what encoding needs, compact (merges as numpy arrays).
         try:
-            pool = spawn_pool(self.processes, _init_worker, (state,))
+            pool = spawn_pool(self.processes, _init_spawned_worker, (encoder.state(),))
         except OSError:
             return  # no workers (e.g. a process limit): this process does it all
         with self._lock:
@@ -283,11 +318,12 @@ class _PoolStarter:
     @property
     def pool(self) -> multiprocessing.pool.Pool | None:
         """The pool once it is started, else ``None``."""
-        return None if self._thread.is_alive() else self._pool
+        return None if self._thread is not None and self._thread.is_alive() else self._pool
 
     def close(self) -> None:
         """Stop the workers (waiting for the pool to have started, if it is starting)."""
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         if self._pool is not None:
             self._pool.terminate()
             self._pool.join()
@@ -304,10 +340,13 @@ class _Scheduler:
     its next one.
     """
 
-    def __init__(self, tasks: list[tuple[str, int, int, str]], tok: Tokenizer, processes: int) -> None:
+    def __init__(
+        self, tasks: list[tuple[str, int, int, str]], encoder: TextEncoder, processes: int, warm: bool
+    ) -> None:
         self._tasks = tasks
-        self._tok = tok
+        self._encoder = encoder
         self._processes = processes
+        self._warm = warm
         self._in_flight = 4 * processes + 4
         self._lock = threading.Lock()
         # In order: a worker's AsyncResult, or a one-item list this process fills.
@@ -341,7 +380,7 @@ class _Scheduler:
         ):
             # A worker's first task brings this process's cache: no work is done twice on the
             # frequent pieces.
-            warm = self._snapshot() if self._warmed < self._processes and self._next > 0 else None
+            warm = self._snapshot() if self._warm and self._warmed < self._processes and self._next > 0 else None
             try:
                 result = pool.apply_async(
                     _encode_chunk_task,
@@ -362,7 +401,7 @@ class _Scheduler:
         encoding (each copy is one C call; should one ever see a cache change, the worker
         simply starts cold: an exception here would stop the pool's result thread)."""
         try:
-            return self._tok._pieces.snapshot()
+            return self._encoder.pieces.snapshot()
         except RuntimeError:
             return None
 
@@ -387,16 +426,17 @@ class _Scheduler:
                 assert head is not None
                 yield head[0] if isinstance(head, list) else head.get()
             elif mine is not None:
-                mine.append(_encode_chunk(self._tok, *task))
+                mine.append(_encode_chunk(self._encoder, *task))
             elif head is not None and not isinstance(head, list):
                 head.wait()
 
 
 def _results_in_order(
-    tasks: list[tuple[str, int, int, str]], tok: Tokenizer, starter: _PoolStarter
+    tasks: list[tuple[str, int, int, str]], encoder: TextEncoder, starter: _PoolStarter
 ) -> Iterator[np.ndarray]:
-    """The chunks' ids in order, from ``starter``'s workers and this process (`_Scheduler`)."""
-    scheduler = _Scheduler(tasks, tok, starter.processes)
+    """The chunks' ids in order, from ``starter``'s workers and this process (`_Scheduler`).
+    Spawned workers, which start late, get this process's caches with their first chunk."""
+    scheduler = _Scheduler(tasks, encoder, starter.processes, warm=not starter.forked)
     starter.when_ready(scheduler.pool_ready)
     return scheduler.results()
 
@@ -409,6 +449,7 @@ def encode_file(
     workers: int | None = None,
     progress: Callable[[EncodeProgress], object] | None = None,
     chunk_bytes: int | None = None,
+    start_method: str | None = None,
 ) -> EncodeFinished:
     """Encode a corpus file into a ``.npy`` of ids; see `encode_file_events`.
 
@@ -417,7 +458,9 @@ def encode_file(
     Args:
         progress: called with each `EncodeProgress`.
     """
-    events = encode_file_events(corpus_path, tokenizer, out_path, workers=workers, chunk_bytes=chunk_bytes)
+    events = encode_file_events(
+        corpus_path, tokenizer, out_path, workers=workers, chunk_bytes=chunk_bytes, start_method=start_method
+    )
     finished = None
     try:
         for event in events:

@@ -4,9 +4,12 @@ Adds `PieceEncoder`, which `core.tokenizer.Tokenizer` uses for everything betwee
 the text into *pieces* (at special tokens and safe cut points) and the final ids:
 
 - two capped caches, piece -> ids and pre-token -> ids, so repeated text skips the regex
-  and the merge loop (each distinct piece of one call is looked up once);
+  and the merge loop (each distinct piece of one call is looked up once); the ids are
+  stored packed (`pack_ids`: int64 bytes), which joins into one array without touching
+  each id and takes a third of a tuple's memory;
 - pieces not in the cache are pre-tokenized together in one regex call, and new pre-tokens
-  are merged together by the numpy kernel (`core.bpe_batch`);
+  are merged together: by the compiled kernel (``core._bpe_kernel``, an optional C
+  extension), else by the numpy kernel (`core.bpe_batch`) and the one-word loop below;
 - the ids of every occurrence are gathered with numpy (`_gather`), not joined in Python.
 
 BPE of one pre-token: the adjacent pair whose merge has the lowest rank is merged, the
@@ -16,12 +19,14 @@ leftmost on ties, until no pair has a merge (ranks from a dict, not a scan of th
 
 from __future__ import annotations
 
+import array
 import codecs
 import collections
 import functools
 import itertools
 import operator
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Container, Iterable, Sequence
 
 import numpy as np
 import regex
@@ -29,10 +34,17 @@ import regex
 from core.bpe_batch import MergeTable, bpe_batch, bpe_long
 from core.patterns import Pattern, resolve_pattern
 
-__all__ = ["CACHE_ENTRIES", "TEXT_ERRORS", "CacheSnapshot", "EncoderState", "PieceEncoder", "whitespace"]
+try:
+    from core._bpe_kernel import BpeTable as _BpeTable
+except ImportError:  # built without a C compiler: numpy and Python do the merging
+    _BpeTable = None
 
-CacheSnapshot = tuple[list[tuple[str, tuple[int, ...]]], list[tuple[str, tuple[int, ...]]]]
-"""The contents of an encoder's two caches: (piece, ids) and (pre-token, ids) pairs."""
+__all__ = [
+    "CACHE_ENTRIES", "TEXT_ERRORS", "CacheSnapshot", "EncoderState", "PieceEncoder", "pack_ids", "unpack_ids", "whitespace",
+]
+
+CacheSnapshot = tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]
+"""The contents of an encoder's two caches: (piece, packed ids) and (pre-token, packed ids) pairs."""
 
 EncoderState = tuple[list[int], np.ndarray, np.ndarray, str, int]
 """A `PieceEncoder` in a compact form to send to another process (`PieceEncoder.state`):
@@ -72,26 +84,43 @@ def whitespace() -> frozenset[str]:
 
 
 _EMPTY = np.empty(0, np.int64)
+_ID_BYTES = 8  # packed ids are native int64
+
+
+def pack_ids(ids: Iterable[int]) -> bytes:
+    """Ids as the caches hold them: native int64 bytes. ``unpack_ids(pack_ids([5, 7])) == (5, 7)``."""
+    return array.array("q", ids).tobytes()
+
+
+def unpack_ids(packed: bytes) -> tuple[int, ...]:
+    """The ids `pack_ids` packed."""
+    return tuple(memoryview(packed).cast("q"))
+
+
+def _split_packed(flat: np.ndarray, ends: list[int]) -> list[bytes]:
+    """``flat[0:ends[0]], flat[ends[0]:ends[1]], ...`` packed: one bytes copy, then slices."""
+    data = flat[: ends[-1]].astype(np.int64, copy=False).tobytes() if ends else b""
+    return [data[a * _ID_BYTES : b * _ID_BYTES] for a, b in zip([0, *ends], ends)]
 
 
 def _gather(
-    values: Sequence[tuple[int, ...] | None], new_flat: np.ndarray, new_lengths: np.ndarray, which: np.ndarray
+    values: Sequence[bytes | None], new_flat: np.ndarray, new_lengths: np.ndarray, which: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ids of a sequence of items, each the ids of one distinct item, gathered with numpy.
 
     Args:
-        values: per distinct item, its ids, or ``None`` for the items described, in order,
-            by ``new_flat`` (their ids one after another) and ``new_lengths``.
+        values: per distinct item, its packed ids (`pack_ids`), or ``None`` for the items
+            described, in order, by ``new_flat`` (their ids one after another) and ``new_lengths``.
         which: the distinct item at each position of the sequence.
 
     Returns:
-        ``(ids of the whole sequence, ids per position)``. Example: ``values=[(5,), None]``,
+        ``(ids of the whole sequence, ids per position)``. Example: ``values=[pack_ids([5]), None]``,
         ``new_flat=[7, 8]``, ``new_lengths=[2]``, ``which=[1, 0, 1]`` -> ``[7, 8, 5, 7, 8], [2, 1, 2]``.
     """
     chosen = list(map(operator.is_not, values, itertools.repeat(None)))
     done = list(itertools.compress(values, chosen))
-    done_lengths = np.fromiter(map(len, done), np.int64, len(done))
-    done_flat = np.fromiter(itertools.chain.from_iterable(done), np.int64, int(done_lengths.sum()))
+    done_lengths = np.fromiter(map(len, done), np.int64, len(done)) // _ID_BYTES
+    done_flat = np.frombuffer(b"".join(done), np.int64)
     mask = np.array(chosen, dtype=bool)
     lengths = np.empty(len(values), np.int64)
     offsets = np.empty(len(values), np.int64)
@@ -117,10 +146,40 @@ def _distinct(items: list[str]) -> tuple[dict[str, int], np.ndarray]:
     return position, which
 
 
-def _evict_oldest(cache: dict[str, tuple[int, ...]]) -> None:
-    """Drop the oldest quarter of a cache (dicts keep insertion order)."""
-    for key in list(itertools.islice(cache, len(cache) // 4 + 1)):
-        cache.pop(key, None)  # another thread may have dropped it already
+def _evict(cache: dict[str, bytes], count: int, in_use: Container[str]) -> None:
+    """Drop ``count`` entries of a cache, oldest first, but give the entries the current call
+    uses a second chance: they move to the newest end instead (dicts keep insertion order).
+    So the frequent pieces, which every chunk of a corpus uses, stay; rare old ones go first.
+    (Dropping the oldest regardless threw out the most frequent pieces, seen first, and cost a
+    third more time on a corpus encoded chunk by chunk.)"""
+    if count <= 0:
+        return
+    for key in list(cache):
+        value = cache.pop(key, None)  # another thread may have dropped it already
+        if value is not None and key in in_use:
+            cache[key] = value
+        else:
+            count -= 1
+            if count == 0:
+                return
+    for key in list(itertools.islice(cache, count)):  # all in use: the oldest go
+        cache.pop(key, None)
+
+
+def _utf8_parts(text: str, char_lengths: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """``text`` as the tokenizer encodes it (`TEXT_ERRORS`), and the byte length of each of
+    its consecutive parts of ``char_lengths`` characters (which cover it).
+    ``("aé b", [2, 2]) -> (b"a\xc3\xa9 b", [3, 2])``."""
+    data = text.encode("utf-8", TEXT_ERRORS)
+    if len(data) == len(text):  # ASCII
+        return data, char_lengths
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), "<u4")
+    sizes = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    sizes[(points >= 0xDC80) & (points <= 0xDCFF)] = 1  # surrogateescape: the raw byte
+    byte_ends = np.concatenate(([0], np.cumsum(sizes)))[np.cumsum(char_lengths)]
+    if len(byte_ends) and byte_ends[-1] != len(data):
+        raise AssertionError("the parts do not cover the text")
+    return data, np.diff(byte_ends, prepend=0)
 
 
 class PieceEncoder:
@@ -153,14 +212,34 @@ class PieceEncoder:
             "gpt4": whitespace() - {"\r", "\n"},
         }.get(pattern.name)
         self._merge_table: MergeTable | None = None  # built when first needed
-        self._piece_cache: dict[str, tuple[int, ...]] = {}
-        self._token_cache: dict[str, tuple[int, ...]] = {}
+        self._bpe_table: _BpeTable | None = None  # the compiled kernel's, built when first needed
+        self._piece_cache: dict[str, bytes] = {}  # piece -> packed ids (`pack_ids`)
+        self._token_cache: dict[str, bytes] = {}  # pre-token -> packed ids
+
+    def with_cache(self, cache_entries: int) -> PieceEncoder:
+        """An encoder of the same vocabulary with empty caches of its own, sharing this one's
+        merge tables (nothing is copied)."""
+        other = PieceEncoder(self._byte_ids, self._pair_rank, self._new_id, self.pattern, cache_entries)
+        other._merge_table, other._bpe_table = self._merge_table, self._bpe_table
+        return other
+
+    def _merge_rows(self) -> np.ndarray:
+        """The merges as ``(left, right, rank)`` int64 rows."""
+        return np.array([(a, b, r) for (a, b), r in self._pair_rank.items()], dtype=np.int64).reshape(-1, 3)
 
     def state(self) -> EncoderState:
         """This encoder's vocabulary and pattern, compact, for `from_state` in another process."""
-        rows = np.array([(a, b, r) for (a, b), r in self._pair_rank.items()], dtype=np.int64).reshape(-1, 3)
         source = self.pattern.name if self.pattern.name in ("gpt2", "gpt4") else self.pattern.source
-        return self._byte_ids, rows, np.asarray(self._new_id, dtype=np.int64), source, self.cache_entries
+        return self._byte_ids, self._merge_rows(), np.asarray(self._new_id, dtype=np.int64), source, self.cache_entries
+
+    def _compiled(self) -> _BpeTable | None:
+        """The compiled kernel's merge table, or ``None`` when it is not built or
+        ``BPE_STUDIO_PURE_PYTHON=1`` asks for the Python and numpy paths."""
+        if _BpeTable is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+            return None
+        if self._bpe_table is None:
+            self._bpe_table = _BpeTable(self._byte_ids, self._merge_rows(), np.asarray(self._new_id, dtype=np.int64))
+        return self._bpe_table
 
     @classmethod
     def from_state(cls, state: EncoderState) -> PieceEncoder:
@@ -199,34 +278,34 @@ class PieceEncoder:
         return tuple(ids)
 
     def encode_pretoken(self, token: str) -> tuple[int, ...]:
+        """Ids of one pre-token, through the pre-token cache."""
+        return unpack_ids(self._pretoken_packed(token))
+
+    def _pretoken_packed(self, token: str) -> bytes:
         cache = self._token_cache
         ids = cache.get(token)
         if ids is None:
-            ids = self.bpe(token.encode("utf-8", TEXT_ERRORS))
+            ids = self._bpe_packed(token.encode("utf-8", TEXT_ERRORS))
             if len(cache) >= self.cache_entries:
-                _evict_oldest(cache)
+                _evict(cache, self.cache_entries // 4 + 1, ())
             cache[token] = ids
         return ids
 
-    def encode_piece(self, piece: str) -> tuple[int, ...]:
-        """Ids of one piece (text between safe cut points), through the piece cache."""
+    def _piece_packed(self, piece: str, in_use: Container[str]) -> bytes:
+        """Packed ids of one piece (text between safe cut points), into the piece cache;
+        ``in_use``: the pieces of the current call (kept if the cache must drop some)."""
         tokens = self.pattern.findall(piece)
-        if len(tokens) == 1:
-            ids = self.encode_pretoken(tokens[0])
-        else:
-            out: list[int] = []
-            for token in tokens:
-                out.extend(self.encode_pretoken(token))
-            ids = tuple(out)
+        ids = b"".join(map(self._pretoken_packed, tokens))
         if len(piece) <= 256:  # custom patterns give whole segments as one piece
             cache = self._piece_cache
             if len(cache) >= self.cache_entries:
-                _evict_oldest(cache)
+                _evict(cache, self.cache_entries // 4 + 1, in_use)
             cache[piece] = ids
         return ids
 
-    def encode_pieces(self, pieces: list[str], known: dict[str, tuple[int, ...]]) -> np.ndarray:
-        """Ids of ``pieces`` in order, as an int64 array; ``known`` holds special tokens' ids.
+    def encode_pieces(self, pieces: list[str], special_ids: dict[str, int]) -> np.ndarray:
+        """Ids of ``pieces`` in order, as an int64 array; ``special_ids`` maps the special
+        tokens among them to their one id.
 
         Each distinct piece is looked up once; the pieces not in the cache are encoded
         together (`_encode_missing`); the ids of every occurrence are then gathered with
@@ -234,19 +313,19 @@ class PieceEncoder:
         """
         position, which = _distinct(pieces)
         keys = list(position)
-        values: list[tuple[int, ...] | None] = list(map(self._piece_cache.get, keys))
-        for token, ids in known.items():
+        values: list[bytes | None] = list(map(self._piece_cache.get, keys))
+        for token, token_id in special_ids.items():
             if token in position:
-                values[position[token]] = ids
+                values[position[token]] = pack_ids((token_id,))
         missing = list(itertools.compress(keys, map(operator.is_, values, itertools.repeat(None))))
-        singles: dict[str, tuple[int, ...] | None] = {}
-        batch_flat, batch_lengths = self._encode_missing(missing, singles)
+        singles: dict[str, bytes] = {}
+        batch_flat, batch_lengths = self._encode_missing(missing, singles, position)
         for piece, ids in singles.items():
             values[position[piece]] = ids
         return _gather(values, batch_flat, batch_lengths, which)[0]
 
     def _encode_missing(
-        self, pieces: list[str], table: dict[str, tuple[int, ...] | None]
+        self, pieces: list[str], table: dict[str, bytes], in_use: Container[str]
     ) -> tuple[np.ndarray, np.ndarray]:
         """Encode pieces not in the cache: some one by one into ``table``, the rest together.
 
@@ -255,7 +334,7 @@ class PieceEncoder:
         first, non-whitespace last) are joined and pre-tokenized in one call; the joints are
         safe cut points, so no pre-token spans two pieces. Other pieces are encoded one by
         one into ``table``. Returns ``(flat_ids, ids_per_piece)`` of the joined pieces, in
-        the order of ``pieces``.
+        the order of ``pieces``. ``in_use``: every piece of the current call (see `_evict`).
         """
         batch: list[str] = []
         if self._cut_starts is not None:
@@ -264,16 +343,23 @@ class PieceEncoder:
                 if piece[0] in starts and piece[-1] not in ws:
                     batch.append(piece)
                 else:
-                    table[piece] = self.encode_piece(piece)
+                    table[piece] = self._piece_packed(piece, in_use)
         else:
             for piece in pieces:
-                table[piece] = self.encode_piece(piece)
+                table[piece] = self._piece_packed(piece, in_use)
         if not batch:
             return np.empty(0, np.int64), np.empty(0, np.int64)
-        tokens = self.pattern.findall("".join(batch))
-        flat, id_counts = self._pretokens_arrays(tokens)
+        joined = "".join(batch)
+        tokens = self.pattern.findall(joined)
+        token_lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
+        table = self._compiled()
+        if table is None:
+            flat, id_counts = self._pretokens_arrays(tokens)
+        else:  # every pre-token straight to the kernel: merging is cheaper than a cache lookup
+            packed, packed_counts = table.encode(*_utf8_parts(joined, token_lengths))
+            flat, id_counts = np.frombuffer(packed, np.int64), np.frombuffer(packed_counts, np.int64)
         # Piece i holds pre-tokens ends[i - 1]:ends[i] (found from the character lengths).
-        token_ends = np.cumsum(np.fromiter(map(len, tokens), np.int64, len(tokens)))
+        token_ends = np.cumsum(token_lengths)
         piece_ends = np.cumsum(np.fromiter(map(len, batch), np.int64, len(batch)))
         ends = np.searchsorted(token_ends, piece_ends) + 1
         if not np.array_equal(token_ends[ends - 1], piece_ends):
@@ -282,14 +368,8 @@ class PieceEncoder:
         lengths = np.diff(id_ends, prepend=0)
         # Cache the first pieces (first seen: on average the most frequent ones).
         room = min(len(batch), self._room(self._piece_cache))
-        firsts = flat[: id_ends[room - 1]].tolist()
-        new = []
-        start = 0
-        for piece, end in zip(batch[:room], id_ends[:room].tolist()):
-            if len(piece) <= 256:
-                new.append((piece, tuple(firsts[start:end])))
-            start = end
-        self._remember(self._piece_cache, new)
+        packed = _split_packed(flat, id_ends[:room].tolist())
+        self._remember(self._piece_cache, ((p, ids) for p, ids in zip(batch, packed) if len(p) <= 256), in_use)
         return flat, lengths
 
     def _pretokens_arrays(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -297,29 +377,39 @@ class PieceEncoder:
         ``(ids of all pre-tokens one after another, ids per pre-token)``."""
         position, which = _distinct(tokens)
         keys = list(position)
-        values: list[tuple[int, ...] | None] = list(map(self._token_cache.get, keys))
+        values: list[bytes | None] = list(map(self._token_cache.get, keys))
         missing = list(itertools.compress(keys, map(operator.is_, values, itertools.repeat(None))))
         new_flat, new_lengths = self._bpe_arrays([t.encode("utf-8", TEXT_ERRORS) for t in missing])
         if missing:  # cache the first ones (first seen: on average the most frequent)
             room = min(len(missing), self._room(self._token_cache))
-            ends = np.cumsum(new_lengths[:room]).tolist()
-            firsts = new_flat[: ends[-1]].tolist()
-            self._remember(
-                self._token_cache,
-                ((t, tuple(firsts[a:b])) for t, a, b in zip(missing[:room], [0, *ends], ends)),
-            )
+            packed = _split_packed(new_flat, np.cumsum(new_lengths[:room]).tolist())
+            self._remember(self._token_cache, zip(missing, packed), position)
         return _gather(values, new_flat, new_lengths, which)
+
+    def _bpe_packed(self, word: bytes) -> bytes:
+        """`bpe` of one pre-token, packed (`pack_ids`)."""
+        table = self._compiled()
+        if table is None:
+            return pack_ids(self.bpe(word))
+        return table.encode(word, array.array("q", (len(word),)))[0]  # type: ignore[no-any-return]
 
     def _bpe_arrays(self, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """BPE of many pre-tokens: ``(merged ids one word after another, ids per word)``.
 
-        Big batches of short words go through the numpy kernel (`core.bpe_batch`), whose
-        rounds are as many as the merges of its longest word; the others through `_bpe`.
+        All in the compiled kernel when it is built. Otherwise big batches of short words go
+        through the numpy kernel (`core.bpe_batch`), whose rounds are as many as the merges
+        of its longest word, and the others through `bpe`.
         """
+        table = self._compiled()
+        if table is not None:
+            lengths = np.fromiter(map(len, words), np.int64, len(words))
+            flat, counts = table.encode(b"".join(words), lengths)
+            return np.frombuffer(flat, np.int64), np.frombuffer(counts, np.int64)
         eligible = [0 < len(w) <= _BATCH_WORD_BYTES for w in words]
         kernel = sum(eligible)
         if kernel < _BATCH_WORDS:
-            return _gather(list(map(self.bpe, words)), _EMPTY, _EMPTY, np.arange(len(words)))
+            packed = [pack_ids(self.bpe(w)) for w in words]
+            return _gather(packed, _EMPTY, _EMPTY, np.arange(len(words)))
         if self._merge_table is None:
             base = max([*self._byte_ids, *self._new_id]) + 1
             self._merge_table = MergeTable.build(self._pair_rank, self._new_id, base)
@@ -329,7 +419,7 @@ class PieceEncoder:
         merged, merged_lengths = bpe_batch(flat, lengths, self._merge_table)
         if kernel == len(words):
             return merged, merged_lengths
-        others = [None if e else self.bpe(w) for w, e in zip(words, eligible)]
+        others = [None if e else pack_ids(self.bpe(w)) for w, e in zip(words, eligible)]
         return _gather(others, merged, merged_lengths, np.arange(len(words)))
 
     def bpe_many(self, words: list[bytes]) -> list[tuple[int, ...]]:
@@ -346,20 +436,22 @@ class PieceEncoder:
     def warm(self, snapshot: CacheSnapshot) -> None:
         """Add a `snapshot` of another encoder's caches (of the same vocabulary) to these."""
         pieces, tokens = snapshot
-        self._remember(self._piece_cache, pieces)
-        self._remember(self._token_cache, tokens)
+        self._remember(self._piece_cache, pieces, ())
+        self._remember(self._token_cache, tokens, ())
 
-    def _room(self, cache: dict[str, tuple[int, ...]]) -> int:
-        """How many new entries a batch adds to a cache: its free space, but at least an
-        eighth of it, so a full cache still takes in new text's pieces slowly, without
-        rebuilding most of itself for every chunk of a big file (that churn cost ~1/4 of
-        encoding a corpus in 700 KB chunks)."""
-        return max(self.cache_entries - len(cache), self.cache_entries // 8, 1)
+    def _room(self, cache: dict[str, bytes]) -> int:
+        """How many new entries a batch adds to a cache: its free space, but at least 1/32
+        of it, so a full cache still takes in new text's pieces, slowly: each entry added
+        to a full cache costs an eviction, and admitting an eighth per 700 KB chunk made
+        evictions ~8% of encoding a corpus."""
+        return max(self.cache_entries - len(cache), self.cache_entries // 32, 1)
 
-    def _remember(self, cache: dict[str, tuple[int, ...]], items: Iterable[tuple[str, tuple[int, ...]]]) -> None:
-        """Add entries to a cache, dropping its oldest entries to stay within the cap."""
+    def _remember(self, cache: dict[str, bytes], items: Iterable[tuple[str, bytes]], in_use: Container[str]) -> None:
+        """Add entries to a cache, dropping old ones (`_evict`, at least a quarter of the cache
+        at a time) to stay within the cap."""
         cap = self.cache_entries
-        for key, ids in collections.deque(items, maxlen=cap):  # earlier ones would be dropped
-            if len(cache) >= cap:
-                _evict_oldest(cache)
-            cache[key] = ids
+        new = list(collections.deque(items, maxlen=cap))  # earlier ones would be dropped
+        excess = len(cache) + len(new) - cap
+        if excess > 0:
+            _evict(cache, max(excess, cap // 4), in_use)
+        cache.update(new)

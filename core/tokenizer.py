@@ -84,14 +84,14 @@ def _encode_array(
             pos = m.end()
         if pos < len(text):
             found.extend(split_pieces(text[pos:], pieces.pattern))
-        return pieces.encode_pieces(found, {t: (i,) for t, i in special_ids.items()})
+        return pieces.encode_pieces(found, special_ids)
 
 
 class TextEncoder:
-    """Text to ids, without the vocabulary's bytes: `Tokenizer.encode_array` for worker
-    processes. Built from `Tokenizer.text_encoder_state` (numpy arrays; see
-    `core.piece_encoder.EncoderState`), which a spawned process receives and turns into an
-    encoder in tens of milliseconds, where pickling and rebuilding a `Tokenizer` takes ~0.2 s."""
+    """Text to ids, without the vocabulary's bytes: `Tokenizer.encode_array` for encoding
+    corpora (`Tokenizer.text_encoder`). Its `state` (numpy arrays; see
+    `core.piece_encoder.EncoderState`) is what a spawned process receives and turns back into
+    an encoder in tens of milliseconds, where pickling and rebuilding a `Tokenizer` takes ~0.2 s."""
 
     def __init__(self, pieces: PieceEncoder, special_ids: dict[str, int]) -> None:
         self.pieces = pieces
@@ -102,9 +102,13 @@ class TextEncoder:
         """Ids of ``text`` as ``Tokenizer.encode_array`` gives them."""
         return _encode_array(self.pieces, self._special_re, self.special_ids, text)
 
+    def state(self) -> tuple[EncoderState, dict[str, int]]:
+        """This encoder, compact, for `from_state` in another process."""
+        return self.pieces.state(), dict(self.special_ids)
+
     @classmethod
     def from_state(cls, state: tuple[EncoderState, dict[str, int]]) -> TextEncoder:
-        """The encoder of `Tokenizer.text_encoder_state` (with empty caches)."""
+        """The encoder of `state` (with empty caches)."""
         pieces, special_ids = state
         return cls(PieceEncoder.from_state(pieces), special_ids)
 
@@ -338,12 +342,11 @@ class Tokenizer:
         """`encode`, as a numpy ``int64`` array (no Python list of ints on the way)."""
         return _encode_array(self._pieces, self._special_re, self.special_ids, text)
 
-    def text_encoder_state(self, cache_entries: int | None = None) -> tuple[EncoderState, dict[str, int]]:
-        """What `encode_array` needs, compact, for `TextEncoder.from_state` in another process."""
-        state = self._pieces.state()
-        if cache_entries is not None:
-            state = (*state[:-1], cache_entries)
-        return state, dict(self.special_ids)
+    def text_encoder(self, cache_entries: int) -> TextEncoder:
+        """`encode_array` with caches of its own (``cache_entries`` each), sharing this
+        tokenizer's merge tables: made at once, for encoding a corpus here or, through
+        `TextEncoder.state`, in another process."""
+        return TextEncoder(self._pieces.with_cache(cache_entries), self.special_ids)
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Encode a stream of text (e.g. a file's lines) lazily, in bounded memory.

@@ -78,12 +78,17 @@ def test_file_without_cut_points_is_streamed(tmp_path: Path, monkeypatch: pytest
     assert len(events) > 3  # progress while streaming
 
 
-def test_parallel_workers_give_the_same_ids(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start_method", ["spawn", "fork", None])
+def test_parallel_workers_give_the_same_ids(tmp_path: Path, start_method: str | None) -> None:
     data = corpus_bytes(2, 300_000)
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(data)
     tok = small_tokenizer("gpt2")
-    events = list(encode_file_events(corpus, tok, tmp_path / "ids.npy", workers=2, chunk_bytes=20_000))
+    events = list(
+        encode_file_events(
+            corpus, tok, tmp_path / "ids.npy", workers=2, chunk_bytes=20_000, start_method=start_method
+        )
+    )
     assert np.load(tmp_path / "ids.npy").tolist() == expected_ids(tok, data)
     progress = [e for e in events if isinstance(e, EncodeProgress)]
     assert [e.done for e in progress] == sorted(e.done for e in progress) and progress[-1].done == len(data)
@@ -91,19 +96,21 @@ def test_parallel_workers_give_the_same_ids(tmp_path: Path) -> None:
     assert multiprocessing.active_children() == []
 
 
-def test_chunks_from_workers_come_back_in_order(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fork", [False, True], ids=["spawn", "fork"])
+def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> None:
     data = corpus_bytes(6, 100_000)
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(data)
     tok = small_tokenizer("gpt2")
-    tok.encode("warm the cache hello world")  # the second task carries a non-empty snapshot
+    encoder = tok.text_encoder(1000)
+    encoder.encode_array("warm the cache hello world")  # spawned: the second task carries a snapshot
     chunks = plan_chunks(corpus, len(data), tok.pattern, tok.special_tokens, 5_000)
     tasks = [(str(corpus), start, end, "<u2") for start, end in chunks]
-    starter = encode_corpus._PoolStarter(tok, 1)
+    starter = encode_corpus._PoolStarter(encoder, 1, fork)
     try:
         while starter.pool is None:  # ready before the first chunk: tasks 0 and 1 go to the worker
             time.sleep(0.01)
-        arrays = list(encode_corpus._results_in_order(tasks, tok, starter))
+        arrays = list(encode_corpus._results_in_order(tasks, encoder, starter))
     finally:
         starter.close()
     assert np.concatenate(arrays).tolist() == expected_ids(tok, data)
@@ -126,10 +133,13 @@ def test_empty_corpus_gives_an_empty_array(tmp_path: Path) -> None:
     assert np.load(tmp_path / "ids.npy").shape == (0,)
 
 
-def test_cancel_leaves_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start_method", ["spawn", "fork"])
+def test_cancel_leaves_nothing(tmp_path: Path, start_method: str) -> None:
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(corpus_bytes(3, 200_000))
-    events = encode_file_events(corpus, small_tokenizer(), tmp_path / "ids.npy", workers=2, chunk_bytes=10_000)
+    events = encode_file_events(
+        corpus, small_tokenizer(), tmp_path / "ids.npy", workers=2, chunk_bytes=10_000, start_method=start_method
+    )
     next(events)
     next(events)
     events.close()

@@ -12,6 +12,7 @@ import random
 import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
 import regex
 from hypothesis import HealthCheck, given, settings
@@ -52,6 +53,7 @@ HARD_STRINGS = [
     "\U0010ffff\U0001f600\ue000",
 ]
 SPECIALS = ["<|endoftext|>", "<|a|>", "<|a|><|b|>"]
+LONE_SURROGATES = ["\ud800", "\udbff", "\udc00", "\udc7f", "\udc80", "\udcff", "\udd00", "\udfff"]
 CUSTOM = r"\p{L}+|\p{N}{1,2}|[^\s\p{L}\p{N}]+"  # skips whitespace entirely
 
 
@@ -118,9 +120,23 @@ texts = st.lists(
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def test_matches_oracle_on_hard_strings(trained: Tokenizer) -> None:
+@pytest.fixture(params=["compiled", "python"])
+def merging(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Merge pre-tokens in the compiled kernel (``core._bpe_kernel``) or in numpy and Python."""
+    if request.param == "compiled":
+        if piece_encoder._BpeTable is None:
+            pytest.skip('core._bpe_kernel is not built (no C compiler at install time?); pip install -e ".[test]"')
+        monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
+    else:
+        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    return str(request.param)
+
+
+def test_matches_oracle_on_hard_strings(trained: Tokenizer, merging: str) -> None:
+    tok = Tokenizer(trained.vocab, trained.merges, trained.special_tokens, pattern=trained.pattern)  # cold caches
     for text in HARD_STRINGS + [generated_corpus(7, 3000)]:
-        assert trained.encode(text) == oracle_encode(trained, text), text
+        assert tok.encode(text) == oracle_encode(tok, text), text
+    assert (tok._pieces._bpe_table is None) == (merging == "python")
 
 
 @FAST
@@ -195,14 +211,32 @@ def test_surrogate_escapes_become_their_bytes() -> None:
     assert tok.decode_bytes(tok.encode(text)) == raw
 
 
-def test_batch_kernel_equals_one_word_loop(trained: Tokenizer) -> None:
+def test_batch_kernels_equal_one_word_loop(trained: Tokenizer, merging: str) -> None:
     rng = random.Random(9)
     alphabet = [w.encode() for w in WORDS] + [b"a", b"aa", b" ", b"\xff", b"ll"]
     words = [b"".join(rng.choices(alphabet, k=rng.randint(1, 6))) for _ in range(3000)]
-    words += [b"a" * n for n in range(1, 40)] + [bytes([b]) for b in range(256)]
-    expected = [trained._pieces.bpe(word) for word in words]
-    assert trained._pieces.bpe_many(words) == expected  # numpy kernel (a big batch)
-    assert trained._pieces.bpe_many(words[:5]) == expected[:5]  # the one-word loop
+    words += [b"a" * n for n in range(1, 40)] + [bytes([b]) for b in range(256)] + [b""]
+    # Long words: the compiled kernel's heap (over 256 bytes) and the Python one (`bpe_long`).
+    words += [b"".join(rng.choices(alphabet, k=rng.randint(40, 400))) for _ in range(20)] + [b"a" * 3000]
+    expected = [trained._pieces.bpe(word) for word in words]  # the one-word loop
+    assert trained._pieces.bpe_many(words) == expected  # compiled, or numpy (a big batch)
+    assert trained._pieces.bpe_many(words[:5]) == expected[:5]  # compiled, or the one-word loop
+    assert [trained._pieces._bpe_packed(w) for w in words[-25:]] == [piece_encoder.pack_ids(e) for e in expected[-25:]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    parts=st.lists(st.one_of(st.text(min_size=1, max_size=4), st.sampled_from(LONE_SURROGATES)), max_size=8),
+    escapes=st.binary(max_size=4),
+)
+def test_utf8_parts_are_the_bytes_of_each_part(parts: list[str], escapes: bytes) -> None:
+    # Lone surrogates become U+FFFD; surrogateescape ones (U+DC80..U+DCFF) their byte.
+    parts = [*parts, escapes.decode("utf-8", "surrogateescape")] if escapes else parts
+    parts = [p for p in parts if p]
+    text = "".join(parts)
+    data, lengths = piece_encoder._utf8_parts(text, np.array([len(p) for p in parts], dtype=np.int64))
+    encoded = [p.encode("utf-8", piece_encoder.TEXT_ERRORS) for p in parts]
+    assert data == b"".join(encoded) and lengths.tolist() == [len(e) for e in encoded]
 
 
 def test_long_words_merge_like_the_loop(trained: Tokenizer, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,439 @@
+/* Compiled BPE of many pre-tokens: the encoder's cold-cache kernel (core/piece_encoder.py)
+ * in C, giving exactly what PieceEncoder.bpe gives for each word.
+ *
+ * BpeTable(byte_ids, rows, new_ids) holds the merges: an open-addressing hash map keyed by
+ * left << 32 | right with each pair's rank, the id each rank makes, and the id of each
+ * single byte. rows is a buffer of int64 (left, right, rank) triples (PieceEncoder.state),
+ * new_ids an int64 buffer indexed by rank.
+ *
+ * encode(data, lengths) merges every word of a batch: data holds the words' bytes one
+ * after another, lengths (an int64 buffer) each word's byte count. Each word is merged as
+ * the one-word loop does: the adjacent pair with the lowest rank first, the leftmost on
+ * ties, until no pair has a merge. Returns (ids, counts) as bytes of native int64: the
+ * merged ids one word after another, and each word's number of ids. Words of up to
+ * LONG_WORD bytes take a scan of their pair ranks per merge; longer ones a binary heap
+ * of (rank, position), which keeps a huge run of one character O(n log n).
+ * CPython API only, C99.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define EMPTY_KEY UINT64_MAX
+#define NO_RANK INT32_MAX
+#define LONG_WORD 256
+
+typedef struct {
+    uint64_t key; /* left << 32 | right, EMPTY_KEY when the slot is free */
+    int32_t rank;
+} Slot;
+
+typedef struct {
+    PyObject_HEAD
+    Slot *slots;
+    size_t mask;
+    int64_t *new_ids; /* rank -> merged id */
+    Py_ssize_t nranks;
+    int64_t byte_ids[256];
+} BpeTable;
+
+static inline size_t
+hash_key(uint64_t key)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ULL;
+    key ^= key >> 33;
+    return (size_t)key;
+}
+
+static inline int32_t
+rank_of(const BpeTable *t, int64_t left, int64_t right)
+{
+    if (left < 0 || right < 0 || left > UINT32_MAX || right > UINT32_MAX) {
+        return NO_RANK;
+    }
+    uint64_t key = ((uint64_t)left << 32) | (uint64_t)right;
+    size_t i = hash_key(key) & t->mask;
+    for (;;) {
+        const Slot *s = &t->slots[i];
+        if (s->key == key) {
+            return s->rank;
+        }
+        if (s->key == EMPTY_KEY) {
+            return NO_RANK;
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+/* A C-contiguous int64 buffer of obj, or -1 with an exception set. */
+static int
+get_int64_buffer(PyObject *obj, Py_buffer *view, const char *what)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        return -1;
+    }
+    if (view->itemsize != 8 || view->format == NULL || (strcmp(view->format, "q") && strcmp(view->format, "l")
+                                                        && strcmp(view->format, "<q") && strcmp(view->format, "<l")
+                                                        && strcmp(view->format, "=q") && strcmp(view->format, "=l"))) {
+        PyErr_Format(PyExc_TypeError, "%s must be a buffer of int64", what);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+BpeTable_dealloc(BpeTable *self)
+{
+    PyMem_Free(self->slots);
+    PyMem_Free(self->new_ids);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"byte_ids", "rows", "new_ids", NULL};
+    PyObject *byte_ids_obj, *rows_obj, *new_ids_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO", kwlist, &byte_ids_obj, &rows_obj, &new_ids_obj)) {
+        return -1;
+    }
+    PyObject *byte_ids = PySequence_Fast(byte_ids_obj, "byte_ids must be a sequence");
+    if (byte_ids == NULL) {
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(byte_ids) != 256) {
+        Py_DECREF(byte_ids);
+        PyErr_SetString(PyExc_ValueError, "byte_ids must hold 256 ids");
+        return -1;
+    }
+    for (int b = 0; b < 256; b++) {
+        self->byte_ids[b] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(byte_ids, b));
+        if (self->byte_ids[b] == -1 && PyErr_Occurred()) {
+            Py_DECREF(byte_ids);
+            return -1;
+        }
+    }
+    Py_DECREF(byte_ids);
+
+    Py_buffer rows, new_ids;
+    if (get_int64_buffer(rows_obj, &rows, "rows") < 0) {
+        return -1;
+    }
+    if (get_int64_buffer(new_ids_obj, &new_ids, "new_ids") < 0) {
+        PyBuffer_Release(&rows);
+        return -1;
+    }
+    int status = -1;
+    Py_ssize_t nrows = rows.len / 8 / 3;
+    const int64_t *r = rows.buf;
+    size_t cap = 1024;
+    while (cap < (size_t)nrows * 2) {
+        cap <<= 1;
+    }
+    PyMem_Free(self->slots);
+    PyMem_Free(self->new_ids);
+    self->nranks = new_ids.len / 8;
+    self->slots = PyMem_Malloc(cap * sizeof(Slot));
+    self->new_ids = PyMem_Malloc((self->nranks ? self->nranks : 1) * sizeof(int64_t));
+    if (self->slots == NULL || self->new_ids == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(self->new_ids, new_ids.buf, self->nranks * sizeof(int64_t));
+    self->mask = cap - 1;
+    for (size_t i = 0; i < cap; i++) {
+        self->slots[i].key = EMPTY_KEY;
+    }
+    for (Py_ssize_t k = 0; k < nrows; k++) {
+        int64_t left = r[3 * k], right = r[3 * k + 1], rank = r[3 * k + 2];
+        if (left < 0 || right < 0 || left > UINT32_MAX || right > UINT32_MAX || rank < 0 || rank >= self->nranks) {
+            PyErr_SetString(PyExc_ValueError, "a merge row is out of range");
+            goto done;
+        }
+        uint64_t key = ((uint64_t)left << 32) | (uint64_t)right;
+        size_t i = hash_key(key) & self->mask;
+        while (self->slots[i].key != EMPTY_KEY && self->slots[i].key != key) {
+            i = (i + 1) & self->mask;
+        }
+        if (self->slots[i].key == EMPTY_KEY || rank < self->slots[i].rank) {
+            self->slots[i].key = key;
+            self->slots[i].rank = (int32_t)rank; /* the first rank of a repeated pair */
+        }
+    }
+    status = 0;
+done:
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&new_ids);
+    return status;
+}
+
+/* Merge one short word in place: ids[0:n] -> ids[0:return value]. ranks has room for n. */
+static Py_ssize_t
+merge_short(const BpeTable *t, int64_t *ids, int32_t *ranks, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        ranks[i] = rank_of(t, ids[i], ids[i + 1]);
+    }
+    while (n > 1) {
+        int32_t best = NO_RANK;
+        Py_ssize_t at = -1;
+        for (Py_ssize_t i = 0; i + 1 < n; i++) {
+            if (ranks[i] < best) {
+                best = ranks[i];
+                at = i;
+            }
+        }
+        if (at < 0) {
+            break;
+        }
+        ids[at] = t->new_ids[best];
+        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof(int64_t));
+        memmove(ranks + at, ranks + at + 1, (n - at - 2) * sizeof(int32_t));
+        n--;
+        if (at + 1 < n) {
+            ranks[at] = rank_of(t, ids[at], ids[at + 1]);
+        }
+        if (at > 0) {
+            ranks[at - 1] = rank_of(t, ids[at - 1], ids[at]);
+        }
+    }
+    return n;
+}
+
+/* ---------- long words: a linked list of symbols and a heap of (rank, position) ---------- */
+
+typedef struct {
+    int32_t rank;
+    Py_ssize_t pos;
+    int64_t left, right;
+} HeapItem;
+
+static inline int
+heap_less(const HeapItem *a, const HeapItem *b)
+{
+    return a->rank < b->rank || (a->rank == b->rank && a->pos < b->pos);
+}
+
+static void
+heap_push(HeapItem *heap, Py_ssize_t *size, HeapItem item)
+{
+    Py_ssize_t i = (*size)++;
+    while (i > 0) {
+        Py_ssize_t parent = (i - 1) / 2;
+        if (!heap_less(&item, &heap[parent])) {
+            break;
+        }
+        heap[i] = heap[parent];
+        i = parent;
+    }
+    heap[i] = item;
+}
+
+static HeapItem
+heap_pop(HeapItem *heap, Py_ssize_t *size)
+{
+    HeapItem top = heap[0];
+    HeapItem last = heap[--(*size)];
+    Py_ssize_t i = 0, n = *size;
+    for (;;) {
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= n) {
+            break;
+        }
+        if (child + 1 < n && heap_less(&heap[child + 1], &heap[child])) {
+            child++;
+        }
+        if (!heap_less(&heap[child], &last)) {
+            break;
+        }
+        heap[i] = heap[child];
+        i = child;
+    }
+    if (n > 0) {
+        heap[i] = last;
+    }
+    return top;
+}
+
+/* Merge one long word in place, as merge_short does; -1 with MemoryError set on failure. */
+static Py_ssize_t
+merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
+{
+    /* Each merge pushes at most two entries, on top of the n - 1 initial ones. */
+    Py_ssize_t *next = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    Py_ssize_t *prev = PyMem_Malloc(n * sizeof(Py_ssize_t));
+    HeapItem *heap = PyMem_Malloc(3 * n * sizeof(HeapItem));
+    if (next == NULL || prev == NULL || heap == NULL) {
+        PyMem_Free(next);
+        PyMem_Free(prev);
+        PyMem_Free(heap);
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t size = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        next[i] = i + 1;
+        prev[i] = i - 1;
+        if (i + 1 < n) {
+            int32_t r = rank_of(t, ids[i], ids[i + 1]);
+            if (r != NO_RANK) {
+                heap_push(heap, &size, (HeapItem){r, i, ids[i], ids[i + 1]});
+            }
+        }
+    }
+    while (size > 0) {
+        HeapItem top = heap_pop(heap, &size);
+        Py_ssize_t i = top.pos, j = next[i];
+        /* Stale: the left symbol was merged away (prev of a dead symbol is -2), or either
+         * side changed since the entry was made. */
+        if (prev[i] == -2 || j >= n || ids[i] != top.left || ids[j] != top.right) {
+            continue;
+        }
+        ids[i] = t->new_ids[top.rank];
+        prev[j] = -2;
+        Py_ssize_t k = next[j];
+        next[i] = k;
+        if (k < n) {
+            prev[k] = i;
+            int32_t r = rank_of(t, ids[i], ids[k]);
+            if (r != NO_RANK) {
+                heap_push(heap, &size, (HeapItem){r, i, ids[i], ids[k]});
+            }
+        }
+        Py_ssize_t h = prev[i];
+        if (h >= 0) {
+            int32_t r = rank_of(t, ids[h], ids[i]);
+            if (r != NO_RANK) {
+                heap_push(heap, &size, (HeapItem){r, h, ids[h], ids[i]});
+            }
+        }
+    }
+    Py_ssize_t out = 0;
+    for (Py_ssize_t i = 0; i < n; i = next[i]) {
+        ids[out++] = ids[i];
+    }
+    PyMem_Free(next);
+    PyMem_Free(prev);
+    PyMem_Free(heap);
+    return out;
+}
+
+static PyObject *
+BpeTable_encode(BpeTable *self, PyObject *args)
+{
+    Py_buffer data, lengths;
+    PyObject *lengths_obj;
+    if (!PyArg_ParseTuple(args, "y*O", &data, &lengths_obj)) {
+        return NULL;
+    }
+    if (get_int64_buffer(lengths_obj, &lengths, "lengths") < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    PyObject *ids_out = NULL, *counts_out = NULL, *result = NULL;
+    int32_t *ranks = NULL;
+    Py_ssize_t nwords = lengths.len / 8;
+    const int64_t *len = lengths.buf;
+    const unsigned char *bytes = data.buf;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t w = 0; w < nwords; w++) {
+        if (len[w] < 0 || len[w] > data.len - total) {
+            PyErr_SetString(PyExc_ValueError, "the lengths do not fit the data");
+            goto done;
+        }
+        total += len[w];
+    }
+    if (total != data.len) {
+        PyErr_SetString(PyExc_ValueError, "the lengths do not add up to the data");
+        goto done;
+    }
+    ids_out = PyBytes_FromStringAndSize(NULL, (total ? total : 1) * sizeof(int64_t));
+    counts_out = PyBytes_FromStringAndSize(NULL, (nwords ? nwords : 1) * sizeof(int64_t));
+    ranks = PyMem_Malloc(LONG_WORD * sizeof(int32_t));
+    if (ids_out == NULL || counts_out == NULL || ranks == NULL) {
+        if (ranks == NULL) {
+            PyErr_NoMemory();
+        }
+        goto done;
+    }
+    int64_t *ids = (int64_t *)PyBytes_AS_STRING(ids_out);
+    int64_t *counts = (int64_t *)PyBytes_AS_STRING(counts_out);
+    Py_ssize_t in = 0, out = 0;
+    for (Py_ssize_t w = 0; w < nwords; w++) {
+        Py_ssize_t n = (Py_ssize_t)len[w];
+        int64_t *word = ids + out;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            word[i] = self->byte_ids[bytes[in + i]];
+        }
+        in += n;
+        n = n <= LONG_WORD ? merge_short(self, word, ranks, n) : merge_long(self, word, n);
+        if (n < 0) {
+            goto done;
+        }
+        counts[w] = n;
+        out += n;
+    }
+    if (_PyBytes_Resize(&ids_out, out * sizeof(int64_t)) < 0) {
+        goto done;
+    }
+    if (nwords == 0 && _PyBytes_Resize(&counts_out, 0) < 0) {
+        goto done;
+    }
+    result = PyTuple_Pack(2, ids_out, counts_out);
+done:
+    PyMem_Free(ranks);
+    Py_XDECREF(ids_out);
+    Py_XDECREF(counts_out);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&lengths);
+    return result;
+}
+
+static PyMethodDef BpeTable_methods[] = {
+    {"encode", (PyCFunction)BpeTable_encode, METH_VARARGS,
+     "encode(data, lengths) -> (ids, counts): BPE of each word, as bytes of native int64."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BpeTableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "core._bpe_kernel.BpeTable",
+    .tp_basicsize = sizeof(BpeTable),
+    .tp_dealloc = (destructor)BpeTable_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "BpeTable(byte_ids, rows, new_ids): the merges, for encode(data, lengths).",
+    .tp_methods = BpeTable_methods,
+    .tp_init = (initproc)BpeTable_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static struct PyModuleDef bpe_kernel_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "core._bpe_kernel",
+    .m_doc = "Compiled BPE of many pre-tokens (see core/piece_encoder.py).",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC
+PyInit__bpe_kernel(void)
+{
+    if (PyType_Ready(&BpeTableType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&bpe_kernel_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&BpeTableType);
+    if (PyModule_AddObject(m, "BpeTable", (PyObject *)&BpeTableType) < 0) {
+        Py_DECREF(&BpeTableType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
