@@ -7,7 +7,10 @@
  * new_ids an int64 buffer indexed by rank.
  *
  * encode(data, lengths) merges every word of a batch: data holds the words' bytes one
- * after another, lengths (an int64 buffer) each word's byte count. Each word is merged as
+ * after another, lengths (an int64 buffer) each word's byte count. encode_text(text,
+ * char_lengths) does the same for the consecutive parts of a str (char_lengths
+ * characters each), turning each into the bytes the tokenizer encodes (UTF-8, with
+ * surrogateescape's U+DC80..U+DCFF as their raw byte and other lone surrogates as U+FFFD). Each word is merged as
  * the one-word loop does: the adjacent pair with the lowest rank first, the leftmost on
  * ties, until no pair has a merge. Returns (ids, counts) as bytes of native int64: the
  * merged ids one word after another, and each word's number of ids. Words of up to
@@ -323,6 +326,50 @@ merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
     return out;
 }
 
+/* Merge the word bytes[0:n] into out (room for n ids); returns its number of ids, or -1
+ * with MemoryError set. ranks has room for LONG_WORD entries. */
+static Py_ssize_t
+merge_word(const BpeTable *t, const unsigned char *bytes, Py_ssize_t n, int64_t *out, int32_t *ranks)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = t->byte_ids[bytes[i]];
+    }
+    return n <= LONG_WORD ? merge_short(t, out, ranks, n) : merge_long(t, out, n);
+}
+
+/* The output of a batch: ids (room for total ids) and counts (room for nwords). */
+typedef struct {
+    PyObject *ids, *counts;
+    int32_t *ranks;
+} Output;
+
+static int
+output_init(Output *o, Py_ssize_t total, Py_ssize_t nwords)
+{
+    o->ids = PyBytes_FromStringAndSize(NULL, (total ? total : 1) * sizeof(int64_t));
+    o->counts = PyBytes_FromStringAndSize(NULL, (nwords ? nwords : 1) * sizeof(int64_t));
+    o->ranks = PyMem_Malloc(LONG_WORD * sizeof(int32_t));
+    if (o->ranks == NULL) {
+        PyErr_NoMemory();
+    }
+    return o->ids && o->counts && o->ranks ? 0 : -1;
+}
+
+/* (ids, counts) trimmed to what was written, or NULL; frees the output either way. */
+static PyObject *
+output_finish(Output *o, int ok, Py_ssize_t nids, Py_ssize_t nwords)
+{
+    PyObject *result = NULL;
+    if (ok && _PyBytes_Resize(&o->ids, nids * sizeof(int64_t)) == 0
+        && _PyBytes_Resize(&o->counts, nwords * sizeof(int64_t)) == 0) {
+        result = PyTuple_Pack(2, o->ids, o->counts);
+    }
+    PyMem_Free(o->ranks);
+    Py_XDECREF(o->ids);
+    Py_XDECREF(o->counts);
+    return result;
+}
+
 static PyObject *
 BpeTable_encode(BpeTable *self, PyObject *args)
 {
@@ -335,12 +382,10 @@ BpeTable_encode(BpeTable *self, PyObject *args)
         PyBuffer_Release(&data);
         return NULL;
     }
-    PyObject *ids_out = NULL, *counts_out = NULL, *result = NULL;
-    int32_t *ranks = NULL;
-    Py_ssize_t nwords = lengths.len / 8;
+    Output o = {NULL, NULL, NULL};
+    int ok = 0;
+    Py_ssize_t nwords = lengths.len / 8, out = 0, total = 0;
     const int64_t *len = lengths.buf;
-    const unsigned char *bytes = data.buf;
-    Py_ssize_t total = 0;
     for (Py_ssize_t w = 0; w < nwords; w++) {
         if (len[w] < 0 || len[w] > data.len - total) {
             PyErr_SetString(PyExc_ValueError, "the lengths do not fit the data");
@@ -352,51 +397,128 @@ BpeTable_encode(BpeTable *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the lengths do not add up to the data");
         goto done;
     }
-    ids_out = PyBytes_FromStringAndSize(NULL, (total ? total : 1) * sizeof(int64_t));
-    counts_out = PyBytes_FromStringAndSize(NULL, (nwords ? nwords : 1) * sizeof(int64_t));
-    ranks = PyMem_Malloc(LONG_WORD * sizeof(int32_t));
-    if (ids_out == NULL || counts_out == NULL || ranks == NULL) {
-        if (ranks == NULL) {
-            PyErr_NoMemory();
-        }
+    if (output_init(&o, total, nwords) < 0) {
         goto done;
     }
-    int64_t *ids = (int64_t *)PyBytes_AS_STRING(ids_out);
-    int64_t *counts = (int64_t *)PyBytes_AS_STRING(counts_out);
-    Py_ssize_t in = 0, out = 0;
-    for (Py_ssize_t w = 0; w < nwords; w++) {
-        Py_ssize_t n = (Py_ssize_t)len[w];
-        int64_t *word = ids + out;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            word[i] = self->byte_ids[bytes[in + i]];
-        }
-        in += n;
-        n = n <= LONG_WORD ? merge_short(self, word, ranks, n) : merge_long(self, word, n);
+    int64_t *ids = (int64_t *)PyBytes_AS_STRING(o.ids);
+    int64_t *counts = (int64_t *)PyBytes_AS_STRING(o.counts);
+    const unsigned char *bytes = data.buf;
+    for (Py_ssize_t w = 0, in = 0; w < nwords; in += len[w], w++) {
+        Py_ssize_t n = merge_word(self, bytes + in, (Py_ssize_t)len[w], ids + out, o.ranks);
         if (n < 0) {
             goto done;
         }
         counts[w] = n;
         out += n;
     }
-    if (_PyBytes_Resize(&ids_out, out * sizeof(int64_t)) < 0) {
-        goto done;
-    }
-    if (nwords == 0 && _PyBytes_Resize(&counts_out, 0) < 0) {
-        goto done;
-    }
-    result = PyTuple_Pack(2, ids_out, counts_out);
+    ok = 1;
 done:
-    PyMem_Free(ranks);
-    Py_XDECREF(ids_out);
-    Py_XDECREF(counts_out);
     PyBuffer_Release(&data);
     PyBuffer_Release(&lengths);
-    return result;
+    return o.ids || o.counts || o.ranks ? output_finish(&o, ok, out, nwords) : NULL;
+}
+
+/* The bytes the tokenizer encodes a code point as (core.piece_encoder.TEXT_ERRORS): UTF-8,
+ * except that surrogateescape's U+DC80..U+DCFF are the raw byte they stand for and other
+ * lone surrogates are U+FFFD. Writes to out (room for 4) and returns the count. */
+static inline int
+text_bytes(Py_UCS4 c, unsigned char *out)
+{
+    if (c < 0x80) {
+        out[0] = (unsigned char)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        out[0] = (unsigned char)(0xC0 | (c >> 6));
+        out[1] = (unsigned char)(0x80 | (c & 0x3F));
+        return 2;
+    }
+    if (c >= 0xD800 && c <= 0xDFFF) {
+        if (c >= 0xDC80 && c <= 0xDCFF) {
+            out[0] = (unsigned char)(c - 0xDC00);
+            return 1;
+        }
+        c = 0xFFFD;
+    }
+    if (c < 0x10000) {
+        out[0] = (unsigned char)(0xE0 | (c >> 12));
+        out[1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    out[0] = (unsigned char)(0xF0 | (c >> 18));
+    out[1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+    out[2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+    out[3] = (unsigned char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+static PyObject *
+BpeTable_encode_text(BpeTable *self, PyObject *args)
+{
+    PyObject *text, *lengths_obj;
+    Py_buffer lengths;
+    if (!PyArg_ParseTuple(args, "UO", &text, &lengths_obj)) {
+        return NULL;
+    }
+    if (get_int64_buffer(lengths_obj, &lengths, "char_lengths") < 0) {
+        return NULL;
+    }
+    Output o = {NULL, NULL, NULL};
+    unsigned char *word = NULL;
+    int ok = 0;
+    Py_ssize_t nwords = lengths.len / 8, out = 0, total = 0, longest = 0;
+    Py_ssize_t nchars = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *chars = PyUnicode_DATA(text);
+    const int64_t *len = lengths.buf;
+    for (Py_ssize_t w = 0; w < nwords; w++) {
+        if (len[w] < 0 || len[w] > nchars - total) {
+            PyErr_SetString(PyExc_ValueError, "the lengths do not fit the text");
+            goto done;
+        }
+        total += len[w];
+        longest = len[w] > longest ? (Py_ssize_t)len[w] : longest;
+    }
+    if (total != nchars) {
+        PyErr_SetString(PyExc_ValueError, "the lengths do not add up to the text");
+        goto done;
+    }
+    word = PyMem_Malloc(4 * (longest ? longest : 1));
+    if (word == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* At most one id per byte: 4 bytes per character at most. */
+    if (output_init(&o, 4 * nchars, nwords) < 0) {
+        goto done;
+    }
+    int64_t *ids = (int64_t *)PyBytes_AS_STRING(o.ids);
+    int64_t *counts = (int64_t *)PyBytes_AS_STRING(o.counts);
+    for (Py_ssize_t w = 0, at = 0; w < nwords; w++) {
+        Py_ssize_t nbytes = 0;
+        for (Py_ssize_t end = at + (Py_ssize_t)len[w]; at < end; at++) {
+            nbytes += text_bytes(PyUnicode_READ(kind, chars, at), word + nbytes);
+        }
+        Py_ssize_t n = merge_word(self, word, nbytes, ids + out, o.ranks);
+        if (n < 0) {
+            goto done;
+        }
+        counts[w] = n;
+        out += n;
+    }
+    ok = 1;
+done:
+    PyMem_Free(word);
+    PyBuffer_Release(&lengths);
+    return o.ids || o.counts || o.ranks ? output_finish(&o, ok, out, nwords) : NULL;
 }
 
 static PyMethodDef BpeTable_methods[] = {
     {"encode", (PyCFunction)BpeTable_encode, METH_VARARGS,
      "encode(data, lengths) -> (ids, counts): BPE of each word, as bytes of native int64."},
+    {"encode_text", (PyCFunction)BpeTable_encode_text, METH_VARARGS,
+     "encode_text(text, char_lengths) -> (ids, counts): encode of the text's consecutive parts."},
     {NULL, NULL, 0, NULL},
 };
 

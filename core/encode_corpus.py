@@ -6,12 +6,12 @@ a GUI worker or a terminal display follows; closing it cancels). The recipe:
 1. Cut the file into chunks at exact boundaries (`core.corpus.plan_chunks`: at a special
    token or a safe cut point of the pattern), so encoding the chunks one by one gives
    exactly the ids of encoding the whole text.
-2. Encode the chunks in this process and in worker processes, each reading its own chunks
-   from the file (bytes decoded with ``surrogateescape``, so invalid bytes stay exact).
-   Workers are forked where that is safe (Linux, and this process runs no other thread):
-   they start in milliseconds with the encoder already built. Otherwise they are spawned
-   and rebuild the encoder from its compact state (~0.25 s), and this process encodes
-   meanwhile.
+2. Encode the chunks in worker processes, each reading its own chunks from the file
+   (bytes decoded with ``surrogateescape``, so invalid bytes stay exact). Workers are
+   forked where that is safe (Linux, and this process runs no other thread): they start
+   in milliseconds with the encoder already built, one per core, and this process only
+   gathers their results. Otherwise they are spawned and rebuild the encoder from its
+   compact state (~0.25 s), and this process encodes chunks too, from the first moment.
 3. Stream the ids, in order, into a temporary file beside the output, behind a reserved
    ``.npy`` header, then write the header and rename: nothing is left on error or cancel,
    and memory does not grow with the corpus.
@@ -24,6 +24,7 @@ from __future__ import annotations
 import codecs
 import collections
 import contextlib
+import gc
 import io
 import multiprocessing
 import multiprocessing.pool
@@ -98,6 +99,9 @@ def _init_spawned_worker(state: tuple[EncoderState, dict[str, int]]) -> None:
 
 def _init_forked_worker(encoder: TextEncoder) -> None:
     global _worker_encoder
+    # The collector would walk (and so write to, copying page after page) everything this
+    # process shares with its parent; it is frozen (moved out of its reach) instead.
+    gc.freeze()
     _worker_encoder = encoder
 
 
@@ -231,7 +235,8 @@ def _encode_events(
                 encoder = tok.text_encoder(ENCODE_CACHE_ENTRIES)
                 if workers > 1 and len(chunks) > 1:
                     fork = start_method == "fork" or (start_method is None and can_fork())
-                    starter = _PoolStarter(encoder, min(workers - 1, len(chunks) - 1), fork)
+                    helpers = workers if fork else workers - 1  # see the module's docstring
+                    starter = _PoolStarter(encoder, min(helpers, len(chunks)), fork)
                     ends = [end for _, end in chunks]
                     results = zip(ends, _results_in_order(tasks, encoder, starter))
                 else:
@@ -332,8 +337,8 @@ class _PoolStarter:
 class _Scheduler:
     """Hands the chunks out to the pool's workers and to this process; gives the results in order.
 
-    This process encodes a chunk itself whenever the next result is not ready yet: it works
-    from the first moment while the workers are still starting (spawning, importing), and
+    With ``encode_here``, this process encodes a chunk itself whenever the next result is not
+    ready yet: it works from the first moment while spawned workers are still starting, and
     the number of chunks held in memory stays small (``in_flight``). The workers are fed
     from the pool's threads — when the pool is up and each time a worker finishes a chunk —
     so a worker never waits for this process to finish a chunk of its own before it gets
@@ -341,12 +346,19 @@ class _Scheduler:
     """
 
     def __init__(
-        self, tasks: list[tuple[str, int, int, str]], encoder: TextEncoder, processes: int, warm: bool
+        self,
+        tasks: list[tuple[str, int, int, str]],
+        encoder: TextEncoder,
+        processes: int,
+        *,
+        warm: bool,
+        encode_here: bool,
     ) -> None:
         self._tasks = tasks
         self._encoder = encoder
         self._processes = processes
-        self._warm = warm
+        self._warm = warm  # a worker's first task brings this process's caches
+        self._encode_here = encode_here
         self._in_flight = 4 * processes + 4
         self._lock = threading.Lock()
         # In order: a worker's AsyncResult, or a one-item list this process fills.
@@ -417,7 +429,7 @@ class _Scheduler:
                 ready = isinstance(head, list) or (head is not None and head.ready())
                 if ready:
                     self._pending.popleft()
-                elif self._next < len(self._tasks) and len(self._pending) < self._in_flight:
+                elif self._encode_here and self._next < len(self._tasks) and len(self._pending) < self._in_flight:
                     task = self._tasks[self._next]
                     self._next += 1
                     mine = []
@@ -434,9 +446,11 @@ class _Scheduler:
 def _results_in_order(
     tasks: list[tuple[str, int, int, str]], encoder: TextEncoder, starter: _PoolStarter
 ) -> Iterator[np.ndarray]:
-    """The chunks' ids in order, from ``starter``'s workers and this process (`_Scheduler`).
-    Spawned workers, which start late, get this process's caches with their first chunk."""
-    scheduler = _Scheduler(tasks, encoder, starter.processes, warm=not starter.forked)
+    """The chunks' ids in order (`_Scheduler`): from ``starter``'s workers, and from this
+    process too unless the workers were forked (and started at once). Spawned workers, which
+    start late, get this process's caches with their first chunk."""
+    forked = starter.forked and starter.pool is not None
+    scheduler = _Scheduler(tasks, encoder, starter.processes, warm=not forked, encode_here=not forked)
     starter.when_ready(scheduler.pool_ready)
     return scheduler.results()
 

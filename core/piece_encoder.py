@@ -166,22 +166,6 @@ def _evict(cache: dict[str, bytes], count: int, in_use: Container[str]) -> None:
         cache.pop(key, None)
 
 
-def _utf8_parts(text: str, char_lengths: np.ndarray) -> tuple[bytes, np.ndarray]:
-    """``text`` as the tokenizer encodes it (`TEXT_ERRORS`), and the byte length of each of
-    its consecutive parts of ``char_lengths`` characters (which cover it).
-    ``("aé b", [2, 2]) -> (b"a\xc3\xa9 b", [3, 2])``."""
-    data = text.encode("utf-8", TEXT_ERRORS)
-    if len(data) == len(text):  # ASCII
-        return data, char_lengths
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), "<u4")
-    sizes = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
-    sizes[(points >= 0xDC80) & (points <= 0xDCFF)] = 1  # surrogateescape: the raw byte
-    byte_ends = np.concatenate(([0], np.cumsum(sizes)))[np.cumsum(char_lengths)]
-    if len(byte_ends) and byte_ends[-1] != len(data):
-        raise AssertionError("the parts do not cover the text")
-    return data, np.diff(byte_ends, prepend=0)
-
-
 class PieceEncoder:
     """Pieces and pre-tokens to ids for one vocabulary, with capped caches.
 
@@ -356,7 +340,7 @@ class PieceEncoder:
         if table is None:
             flat, id_counts = self._pretokens_arrays(tokens)
         else:  # every pre-token straight to the kernel: merging is cheaper than a cache lookup
-            packed, packed_counts = table.encode(*_utf8_parts(joined, token_lengths))
+            packed, packed_counts = table.encode_text(joined, token_lengths)
             flat, id_counts = np.frombuffer(packed, np.int64), np.frombuffer(packed_counts, np.int64)
         # Piece i holds pre-tokens ends[i - 1]:ends[i] (found from the character lengths).
         token_ends = np.cumsum(token_lengths)
