@@ -233,6 +233,7 @@ def _encode_events(
                 results = (item for task in tasks for item in _stream_chunk(tok, *task))
             else:
                 encoder = tok.text_encoder(ENCODE_CACHE_ENTRIES)
+                encoder.pieces.prepare()  # once, here: forked workers inherit it
                 if workers > 1 and len(chunks) > 1:
                     fork = start_method == "fork" or (start_method is None and can_fork())
                     helpers = workers if fork else workers - 1  # see the module's docstring

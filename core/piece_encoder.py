@@ -209,12 +209,21 @@ class PieceEncoder:
 
     def _merge_rows(self) -> np.ndarray:
         """The merges as ``(left, right, rank)`` int64 rows."""
-        return np.array([(a, b, r) for (a, b), r in self._pair_rank.items()], dtype=np.int64).reshape(-1, 3)
+        n = len(self._pair_rank)
+        rows = np.empty((n, 3), np.int64)
+        rows[:, :2] = np.fromiter(itertools.chain.from_iterable(self._pair_rank), np.int64, 2 * n).reshape(n, 2)
+        rows[:, 2] = np.fromiter(self._pair_rank.values(), np.int64, n)
+        return rows
 
     def state(self) -> EncoderState:
         """This encoder's vocabulary and pattern, compact, for `from_state` in another process."""
         source = self.pattern.name if self.pattern.name in ("gpt2", "gpt4") else self.pattern.source
         return self._byte_ids, self._merge_rows(), np.asarray(self._new_id, dtype=np.int64), source, self.cache_entries
+
+    def prepare(self) -> None:
+        """Build the merge tables now rather than at the first encoding (before forking
+        workers, say, so that they share them)."""
+        self._compiled()
 
     def _compiled(self) -> _BpeTable | None:
         """The compiled kernel's merge table, or ``None`` when it is not built or
