@@ -29,6 +29,7 @@ import io
 import multiprocessing
 import multiprocessing.pool
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -92,13 +93,21 @@ def ids_dtype(vocab_size: int) -> np.dtype[np.unsignedinteger]:
 _worker_encoder: TextEncoder | None = None
 
 
+def _ignore_interrupts() -> None:
+    """Ctrl+C reaches the workers too; the parent stops them (and says so once), so they
+    ignore it rather than each printing a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _init_spawned_worker(state: tuple[EncoderState, dict[str, int]]) -> None:
     global _worker_encoder
+    _ignore_interrupts()
     _worker_encoder = TextEncoder.from_state(state)
 
 
 def _init_forked_worker(encoder: TextEncoder) -> None:
     global _worker_encoder
+    _ignore_interrupts()
     # The collector would walk (and so write to, copying page after page) everything this
     # process shares with its parent; it is frozen (moved out of its reach) instead.
     gc.freeze()

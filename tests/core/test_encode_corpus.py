@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import signal
 import time
 from pathlib import Path
 
@@ -115,6 +116,20 @@ def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> N
         starter.close()
     assert np.concatenate(arrays).tolist() == expected_ids(tok, data)
     assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["spawn", "fork"])
+def test_workers_leave_ctrl_c_to_the_parent(fork: bool) -> None:
+    # Ctrl+C reaches the whole process group: the parent cancels and stops the workers,
+    # which must not each print a traceback of their own.
+    starter = encode_corpus._PoolStarter(small_tokenizer().text_encoder(100), 1, fork)
+    try:
+        while starter.pool is None:
+            time.sleep(0.01)
+        assert starter.pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.SIG_IGN
+    finally:
+        starter.close()
+    assert signal.getsignal(signal.SIGINT) != signal.SIG_IGN  # this process is untouched
 
 
 def test_large_vocabularies_write_uint32(tmp_path: Path) -> None:
