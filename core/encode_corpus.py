@@ -48,9 +48,11 @@ from core.tokenizer import TextEncoder, Tokenizer
 
 __all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
 
-ENCODE_CACHE_ENTRIES = 1 << 16
-"""Cache size of the encoders of chunks (~130 bytes an entry): more than the interactive
-default, so chunks after the first mostly hit the cache."""
+ENCODE_CACHE_ENTRIES = 1 << 18
+"""Cache size of the encoders of chunks (~180 bytes an entry, so up to ~45 MB a worker):
+far more than the interactive default, so chunks after the first mostly hit the cache
+(the 11 MB Python docs have 173k distinct pieces; on 44 MB, 262k entries encode ~15%
+faster than 65k)."""
 STREAM_BYTES = 16 << 20
 """Chunks bigger than this (only when the file has no exact cut point) are streamed."""
 STREAM_BLOCK_CHARS = 1 << 20
