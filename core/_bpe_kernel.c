@@ -6,13 +6,12 @@
  * single byte. rows is a buffer of int64 (left, right, rank) triples (PieceEncoder.state),
  * new_ids an int64 buffer indexed by rank.
  *
- * encode(data, lengths) merges every word of a batch: data holds the words' bytes one
- * after another, lengths (an int64 buffer) each word's byte count. encode_text(text,
- * char_lengths) does the same for the consecutive parts of a str (char_lengths
- * characters each), turning each into the bytes the tokenizer encodes (UTF-8, with
- * surrogateescape's U+DC80..U+DCFF as their raw byte and other lone surrogates as U+FFFD). Each word is merged as
- * the one-word loop does: the adjacent pair with the lowest rank first, the leftmost on
- * ties, until no pair has a merge. Returns (ids, counts) as bytes of native int64: the
+ * encode_text(text, char_lengths) merges every word of a batch: the consecutive parts of
+ * a str, char_lengths (an int64 buffer) characters each, each turned into the bytes the
+ * tokenizer encodes (UTF-8, with surrogateescape's U+DC80..U+DCFF as their raw byte and
+ * other lone surrogates as U+FFFD; bytes decoded with surrogateescape come back exact).
+ * Each word is merged as the one-word loop does: the adjacent pair with the lowest rank
+ * first, the leftmost on ties, until no pair has a merge. Returns (ids, counts) as bytes of native int64: the
  * merged ids one word after another, and each word's number of ids. Words of up to
  * LONG_WORD bytes take a scan of their pair ranks per merge; longer ones a binary heap
  * of (rank, position), which keeps a huge run of one character O(n log n).
@@ -370,54 +369,6 @@ output_finish(Output *o, int ok, Py_ssize_t nids, Py_ssize_t nwords)
     return result;
 }
 
-static PyObject *
-BpeTable_encode(BpeTable *self, PyObject *args)
-{
-    Py_buffer data, lengths;
-    PyObject *lengths_obj;
-    if (!PyArg_ParseTuple(args, "y*O", &data, &lengths_obj)) {
-        return NULL;
-    }
-    if (get_int64_buffer(lengths_obj, &lengths, "lengths") < 0) {
-        PyBuffer_Release(&data);
-        return NULL;
-    }
-    Output o = {NULL, NULL, NULL};
-    int ok = 0;
-    Py_ssize_t nwords = lengths.len / 8, out = 0, total = 0;
-    const int64_t *len = lengths.buf;
-    for (Py_ssize_t w = 0; w < nwords; w++) {
-        if (len[w] < 0 || len[w] > data.len - total) {
-            PyErr_SetString(PyExc_ValueError, "the lengths do not fit the data");
-            goto done;
-        }
-        total += len[w];
-    }
-    if (total != data.len) {
-        PyErr_SetString(PyExc_ValueError, "the lengths do not add up to the data");
-        goto done;
-    }
-    if (output_init(&o, total, nwords) < 0) {
-        goto done;
-    }
-    int64_t *ids = (int64_t *)PyBytes_AS_STRING(o.ids);
-    int64_t *counts = (int64_t *)PyBytes_AS_STRING(o.counts);
-    const unsigned char *bytes = data.buf;
-    for (Py_ssize_t w = 0, in = 0; w < nwords; in += len[w], w++) {
-        Py_ssize_t n = merge_word(self, bytes + in, (Py_ssize_t)len[w], ids + out, o.ranks);
-        if (n < 0) {
-            goto done;
-        }
-        counts[w] = n;
-        out += n;
-    }
-    ok = 1;
-done:
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&lengths);
-    return o.ids || o.counts || o.ranks ? output_finish(&o, ok, out, nwords) : NULL;
-}
-
 /* The bytes the tokenizer encodes a code point as (core.piece_encoder.TEXT_ERRORS): UTF-8,
  * except that surrogateescape's U+DC80..U+DCFF are the raw byte they stand for and other
  * lone surrogates are U+FFFD. Writes to out (room for 4) and returns the count. */
@@ -515,8 +466,6 @@ done:
 }
 
 static PyMethodDef BpeTable_methods[] = {
-    {"encode", (PyCFunction)BpeTable_encode, METH_VARARGS,
-     "encode(data, lengths) -> (ids, counts): BPE of each word, as bytes of native int64."},
     {"encode_text", (PyCFunction)BpeTable_encode_text, METH_VARARGS,
      "encode_text(text, char_lengths) -> (ids, counts): encode of the text's consecutive parts."},
     {NULL, NULL, 0, NULL},
@@ -528,7 +477,7 @@ static PyTypeObject BpeTableType = {
     .tp_basicsize = sizeof(BpeTable),
     .tp_dealloc = (destructor)BpeTable_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "BpeTable(byte_ids, rows, new_ids): the merges, for encode(data, lengths).",
+    .tp_doc = "BpeTable(byte_ids, rows, new_ids): the merges, for encode_text(text, char_lengths).",
     .tp_methods = BpeTable_methods,
     .tp_init = (initproc)BpeTable_init,
     .tp_new = PyType_GenericNew,

@@ -278,7 +278,11 @@ class PieceEncoder:
         cache = self._token_cache
         ids = cache.get(token)
         if ids is None:
-            ids = self._bpe_packed(token.encode("utf-8", TEXT_ERRORS))
+            table = self._compiled()
+            if table is None:
+                ids = pack_ids(self.bpe(token.encode("utf-8", TEXT_ERRORS)))
+            else:
+                ids = table.encode_text(token, array.array("q", (len(token),)))[0]
             if len(cache) >= self.cache_entries:
                 _evict(cache, self.cache_entries // 4 + 1, ())
             cache[token] = ids
@@ -379,13 +383,6 @@ class PieceEncoder:
             self._remember(self._token_cache, zip(missing, packed), position)
         return _gather(values, new_flat, new_lengths, which)
 
-    def _bpe_packed(self, word: bytes) -> bytes:
-        """`bpe` of one pre-token, packed (`pack_ids`)."""
-        table = self._compiled()
-        if table is None:
-            return pack_ids(self.bpe(word))
-        return table.encode(word, array.array("q", (len(word),)))[0]  # type: ignore[no-any-return]
-
     def _bpe_arrays(self, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """BPE of many pre-tokens: ``(merged ids one word after another, ids per word)``.
 
@@ -394,9 +391,10 @@ class PieceEncoder:
         of its longest word, and the others through `bpe`.
         """
         table = self._compiled()
-        if table is not None:
-            lengths = np.fromiter(map(len, words), np.int64, len(words))
-            flat, counts = table.encode(b"".join(words), lengths)
+        if table is not None:  # the kernel takes text: surrogateescape gives each byte back
+            texts = [w.decode("utf-8", "surrogateescape") for w in words]
+            lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+            flat, counts = table.encode_text("".join(texts), lengths)
             return np.frombuffer(flat, np.int64), np.frombuffer(counts, np.int64)
         eligible = [0 < len(w) <= _BATCH_WORD_BYTES for w in words]
         kernel = sum(eligible)
