@@ -118,12 +118,13 @@ def _init_forked_worker(encoder: TextEncoder) -> None:
 
 def can_fork() -> bool:
     """Whether workers may be forked: on Linux, from the main thread of a process that runs
-    no other Python thread. (A program with threads of its own, such as a GUI, should
-    pass ``start_method="spawn"``.)"""
+    no other thread — no Python thread, and no Qt, whose threads Python does not see. (Any
+    other program with threads of its own should pass ``start_method="spawn"``.)"""
     return (
         sys.platform.startswith("linux")
         and threading.active_count() == 1
         and threading.current_thread() is threading.main_thread()
+        and not any(name in sys.modules for name in ("PySide6.QtCore", "PyQt6.QtCore", "PyQt5.QtCore"))
     )
 
 

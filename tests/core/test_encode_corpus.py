@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import random
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -211,3 +212,22 @@ def test_encode_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("bpe-studio: error: ") and message in err
     assert not (tmp_path / "ids.npy").exists() and not (tmp_path / "ids.txt").exists()
+
+
+def test_workers_are_forked_only_when_that_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encode_corpus.sys, "platform", "linux")
+    monkeypatch.delitem(encode_corpus.sys.modules, "PySide6.QtCore", raising=False)
+    assert encode_corpus.can_fork()
+    monkeypatch.setitem(encode_corpus.sys.modules, "PySide6.QtCore", object())  # Qt runs threads of its own
+    assert not encode_corpus.can_fork()
+    monkeypatch.delitem(encode_corpus.sys.modules, "PySide6.QtCore")
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not encode_corpus.can_fork()  # another Python thread
+    finally:
+        stop.set()
+        thread.join()
+    monkeypatch.setattr(encode_corpus.sys, "platform", "darwin")
+    assert not encode_corpus.can_fork()
