@@ -5,6 +5,8 @@ merges table and the charts on the right. Training runs in a `TrainJob` (a worke
 its event batches go into one `TrainingState` that every panel reads from its own timer.
 When a tokenizer is ready (training finished or cancelled, or a session opened) the
 window calls `_on_tokenizer_ready`, where the vocabulary browser and inspector tabs hook in.
+With a tokenizer, File › Encode a corpus to .npy… runs an `EncodeJob` (a worker thread and
+spawned processes) that a strip under the banner follows.
 
     window = MainWindow(corpus="corpus.txt", vocab_size=5000); window.show()
 """
@@ -27,6 +29,8 @@ from PySide6.QtWidgets import (
 
 from bpe_studio.app import resource, style_sheet
 from bpe_studio.charts import ChartsPanel
+from bpe_studio.encode_progress import EncodeStrip
+from bpe_studio.encode_worker import EncodeJob
 from bpe_studio.error_banner import ErrorBanner
 from bpe_studio.explore_panel import ExplorePanel
 from bpe_studio.heap import freeze_long_lived_objects
@@ -39,10 +43,13 @@ from bpe_studio.summary_panel import SummaryPanel
 from bpe_studio.tokenizer_builder import TokenizerBuilder
 from bpe_studio.train_worker import TrainJob
 from bpe_studio.training_state import TrainingState
+from core.encode_corpus import EncodeFinished, EncodeProgress
 from core.formats import save_tokenizer
 
 SESSION_SUFFIX = ".bpesession"
 SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
+NPY_FILTER = "NumPy arrays (*.npy);;All files (*)"
+CORPUS_FILTER = "Text files (*.txt *.md *.jsonl *.csv);;All files (*)"
 DEFAULT_SIZE = (1360, 860)
 
 
@@ -73,11 +80,14 @@ class MainWindow(QMainWindow):
         self.qsettings = settings if settings is not None else default_qsettings()
         self.state = TrainingState()
         self.job: TrainJob | None = None
+        self.encode_job: EncodeJob | None = None
         self.tokenizer: object | None = None
+        self._encode_tokenizer: object | None = None  # the latest trained or opened tokenizer
         self.merge_counts: dict[int, int] | None = None
         self.tokenizer_builder = TokenizerBuilder(self)
 
         self.banner = ErrorBanner()
+        self.encode_strip = EncodeStrip()
         self.settings_panel = SettingsPanel(self.qsettings)
         self.summary_panel = SummaryPanel(self.state)
         self.progress_panel = ProgressPanel(self.state)
@@ -94,6 +104,7 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.banner)
+        layout.addWidget(self.encode_strip)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self.setAcceptDrops(True)
@@ -109,6 +120,8 @@ class MainWindow(QMainWindow):
         self.progress_panel.statusChanged.connect(self.statusBar().showMessage)
         self.tokenizer_builder.ready.connect(self._on_tokenizer_ready)
         self.tokenizer_builder.failed.connect(self.banner.show_error)
+        self.explore_panel.tokenizer_changed.connect(self._on_explore_tokenizer)
+        self.encode_strip.cancelClicked.connect(self.cancel_encoding)
 
         self.settings_panel.restore()
         if corpus:
@@ -167,6 +180,11 @@ class MainWindow(QMainWindow):
         self.save_session_action = self._action("Sa&ve session…", self.save_session_dialog, ["Ctrl+S"])
         self.export_action = self._action("&Export tokenizer…", self.export_dialog, ["Ctrl+E"],
                                           "Write vocab.json, merges.txt and tokenizer.json")
+        self.encode_action = self._action(
+            "Encode a &corpus to .npy…", self.encode_corpus_dialog, ["Ctrl+Shift+E"],
+            "Encode a text file with the current tokenizer into a .npy of token ids",
+        )
+        self.encode_action.setEnabled(False)  # until there is a tokenizer
         self.quit_action = self._action("&Quit", self.close, ["Ctrl+Q"])
         # Ctrl+Shift+O is Open session, so the tokenizer gets Ctrl+Shift+T.
         self.open_tokenizer_action = self._action(
@@ -188,6 +206,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_session_action)
         file_menu.addAction(self.save_session_action)
         file_menu.addAction(self.export_action)
+        file_menu.addAction(self.encode_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         train_menu = self.menuBar().addMenu("&Training")
@@ -252,7 +271,14 @@ class MainWindow(QMainWindow):
         """A tokenizer is ready (trained, cancelled with a partial result, or opened)."""
         self.tokenizer = tokenizer
         self.merge_counts = merge_counts
+        self._encode_tokenizer = tokenizer
+        self._update_encode_action()
         self.explore_panel.set_tokenizer(tokenizer, merge_counts=merge_counts, title="Trained tokenizer")
+
+    def _on_explore_tokenizer(self, _title: str) -> None:
+        """The Explore tab shows another tokenizer (e.g. one opened from files): encode with it."""
+        self._encode_tokenizer = self.explore_panel.tokenizer
+        self._update_encode_action()
 
     def open_tokenizer_dialog(self) -> None:
         """Open an existing tokenizer in the Explore tab."""
@@ -291,6 +317,83 @@ class MainWindow(QMainWindow):
                 if session.partial else "tokenizer")
         self.banner.show_info(f"Exported the {kind} to {folder}: {', '.join(p.name for p in paths)}")
         return list(paths)
+
+    # -- encoding a corpus ----------------------------------------------------------------------
+
+    def is_encoding(self) -> bool:
+        return self.encode_job is not None and self.encode_job.running
+
+    def _update_encode_action(self) -> None:
+        self.encode_action.setEnabled(self._encode_tokenizer is not None and not self.is_encoding())
+
+    def encode_corpus_dialog(self) -> None:
+        """Ask for a corpus and a ``.npy`` to write, then encode (in the background)."""
+        if self._encode_tokenizer is None or self.is_encoding():
+            return
+        corpus = self.settings_panel.corpus()
+        start = corpus if corpus and os.path.isfile(corpus) else self._last_folder("paths/encode_corpus_folder")
+        corpus, _ = QFileDialog.getOpenFileName(self, "Encode a corpus: choose the text file", start, CORPUS_FILTER)
+        if not corpus:
+            return
+        name = Path(corpus).stem + ".npy"
+        folder = self.qsettings.value("paths/encode_folder", "") or str(Path(corpus).parent)
+        out, _ = QFileDialog.getSaveFileName(self, "Encode a corpus: save the token ids as", os.path.join(folder, name), NPY_FILTER)
+        if out:
+            if not out.endswith(".npy"):
+                out += ".npy"
+            self.encode_corpus_to(corpus, out)
+
+    def encode_corpus_to(self, corpus: str | os.PathLike[str], out: str | os.PathLike[str]) -> EncodeJob | None:
+        """Start encoding ``corpus`` into ``out`` (a ``.npy``) with the current tokenizer.
+
+        Returns the running job (its ``finished``/``stopped`` signals follow), or ``None`` when
+        it could not start (the banner says why). The result goes to the banner too.
+        """
+        if self.is_encoding():
+            self.banner.show_error("A corpus is being encoded already: wait for it or cancel it first.")
+            return None
+        if self._encode_tokenizer is None:
+            self.banner.show_error("Nothing to encode with yet: train a tokenizer or open one first.")
+            return None
+        self.banner.clear()
+        self.qsettings.setValue("paths/encode_corpus_folder", str(Path(corpus).parent))
+        self.qsettings.setValue("paths/encode_folder", str(Path(out).parent))
+        job = EncodeJob(corpus, self._encode_tokenizer, out, parent=self)
+        job.progress.connect(self._on_encode_progress)
+        job.finished.connect(self._on_encode_finished)
+        job.failed.connect(self._on_encode_failed)
+        job.stopped.connect(self._on_encode_stopped)
+        self.encode_job = job
+        self.encode_strip.start(job.corpus, job.out)
+        job.start()
+        self._update_encode_action()
+        return job
+
+    def cancel_encoding(self) -> None:
+        """Stop encoding; no ``.npy`` is written."""
+        if self.is_encoding() and self.encode_job is not None:
+            self.encode_job.cancel()
+            self.statusBar().showMessage("Cancelling the encoding…")
+
+    def _on_encode_progress(self, event: EncodeProgress) -> None:
+        self.encode_strip.update_progress(event)
+        self.statusBar().showMessage(f"Encoding: {self.encode_strip.text()}")
+
+    def _on_encode_finished(self, f: EncodeFinished) -> None:
+        self.banner.show_info(
+            f"Encoded {f.corpus_bytes / 1e6:,.1f} MB into {f.tokens:,} tokens ({f.dtype}, "
+            f"{f.bytes_per_token:.2f} bytes per token) in {f.seconds:,.1f} s: {f.path}"
+        )
+
+    def _on_encode_failed(self, message: str) -> None:
+        self.banner.show_error(f"Encoding failed: {message}")
+
+    def _on_encode_stopped(self, cancelled: bool) -> None:
+        self.encode_strip.hide()
+        self.statusBar().showMessage("Encoding cancelled: no .npy was written." if cancelled else "", 5000)
+        if cancelled:
+            self.banner.show_info("Encoding cancelled: no .npy was written.")
+        self._update_encode_action()
 
     def save_session_dialog(self) -> None:
         if self.state.session is None or self.state.stage.running:
@@ -377,6 +480,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.job is not None and self.job.running:
             self.job.shutdown()  # cancels, then waits: the trainer's processes are gone after this
+        if self.encode_job is not None and self.encode_job.running:
+            self.encode_job.shutdown()  # cancels, then waits: the encoding processes are gone after this
         self.settings_panel.save()
         self.qsettings.setValue("window/geometry", self.saveGeometry())
         self.qsettings.sync()

@@ -1,0 +1,183 @@
+"""Encoding a corpus to a ``.npy`` off the GUI thread: a worker in a QThread, and its job.
+
+`EncodeWorker.run` follows `core.encode_corpus.encode_file_events` in its own thread, with
+workers *spawned* (forking a process that runs Qt is unsafe), and re-emits its progress at
+most a few times a second. Cancelling sets a flag the worker checks between events; the
+worker then closes the iterator itself (a generator is closed in the thread that runs it),
+which stops the worker processes and removes the temporary file. `EncodeJob` owns the
+thread and the worker and is what the window uses:
+
+    job = EncodeJob(corpus, tokenizer, "ids.npy"); job.finished.connect(...); job.start()
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file_events
+
+PROGRESS_INTERVAL = 0.25
+"""Seconds between two progress signals (the first and the last always go out)."""
+
+
+class EncodeWorker(QObject):
+    """Encodes one corpus from a worker thread.
+
+    Signals:
+        progress(EncodeProgress): throttled to one every `PROGRESS_INTERVAL` seconds.
+        finished(EncodeFinished): the ``.npy`` is written.
+        failed(str): encoding stopped on an error; the one-line message is for the user.
+        stopped(bool): the run is over (emitted last); ``True`` if it was cancelled.
+    """
+
+    progress = Signal(object)
+    finished = Signal(object)
+    failed = Signal(str)
+    stopped = Signal(bool)
+
+    def __init__(
+        self,
+        corpus: str | os.PathLike[str],
+        tokenizer: Any,
+        out: str | os.PathLike[str],
+        *,
+        workers: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.corpus = Path(corpus)
+        self.out = Path(out)
+        self._tokenizer = tokenizer
+        self._workers = workers
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        """Ask the run to stop at the next event (thread-safe)."""
+        self._cancel.set()
+
+    @Slot()
+    def run(self) -> None:
+        cancelled = False
+        events = None
+        try:
+            if self._cancel.is_set():
+                cancelled = True
+                return
+            events = encode_file_events(
+                self.corpus, self._tokenizer, self.out, workers=self._workers, start_method="spawn"
+            )
+            last = float("-inf")
+            for event in events:
+                if isinstance(event, EncodeFinished):
+                    # The file is in place: a cancel that arrives now is too late to matter.
+                    self.finished.emit(event)
+                    continue
+                if self._cancel.is_set():
+                    cancelled = True
+                    break
+                now = time.monotonic()
+                if now - last >= PROGRESS_INTERVAL or event.done in (0, event.total):
+                    last = now
+                    self.progress.emit(event)
+        except (ValueError, OSError) as e:  # the core's user errors: the message says what to do
+            self.failed.emit(_one_line(e))
+        finally:
+            if events is not None:
+                events.close()  # on cancel: stops the processes and removes the temporary file
+            self.stopped.emit(cancelled)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:1].upper() + text[1:]
+
+
+class EncodeJob(QObject):
+    """One encoding run: an `EncodeWorker` moved to its own `QThread`.
+
+    Lives in the GUI thread; its signals are emitted there (re-emitting the worker's).
+
+    Signals:
+        progress(EncodeProgress), finished(EncodeFinished), failed(str), stopped(bool):
+        as `EncodeWorker`'s.
+    """
+
+    progress = Signal(object)
+    finished = Signal(object)
+    failed = Signal(str)
+    stopped = Signal(bool)
+
+    def __init__(
+        self,
+        corpus: str | os.PathLike[str],
+        tokenizer: Any,
+        out: str | os.PathLike[str],
+        *,
+        workers: int | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._thread = QThread()
+        self._thread.setObjectName("bpe-studio-encoding")
+        self._worker = EncodeWorker(corpus, tokenizer, out, workers=workers)
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker.run)
+        # Queued into this (GUI-thread) object, then re-emitted here.
+        self._worker.progress.connect(self._on_progress)
+        self._worker.finished.connect(self._on_finished)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.stopped.connect(self._on_stopped)
+        self._running = False
+        self.started_at = 0.0
+
+    @property
+    def corpus(self) -> Path:
+        return self._worker.corpus
+
+    @property
+    def out(self) -> Path:
+        return self._worker.out
+
+    @property
+    def running(self) -> bool:
+        """True from `start` until the worker's last signal has been handled."""
+        return self._running
+
+    def start(self) -> None:
+        self._running = True
+        self.started_at = time.monotonic()
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Ask the worker to stop; `stopped` follows within a moment."""
+        self._worker.cancel()
+
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Cancel and block until the thread has ended (and with it the worker processes)."""
+        self._worker.cancel()
+        self._thread.quit()
+        return self._thread.wait(timeout_ms)
+
+    @Slot(object)
+    def _on_progress(self, event: EncodeProgress) -> None:
+        self.progress.emit(event)
+
+    @Slot(object)
+    def _on_finished(self, event: EncodeFinished) -> None:
+        self.finished.emit(event)
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.failed.emit(message)
+
+    @Slot(bool)
+    def _on_stopped(self, cancelled: bool) -> None:
+        self._thread.quit()
+        self._thread.wait()
+        self._running = False
+        self.stopped.emit(cancelled)
