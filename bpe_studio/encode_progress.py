@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from core.encode_corpus import EncodeProgress
+if TYPE_CHECKING:
+    from core.encode_corpus import EncodeProgress
 
 
 def progress_text(event: EncodeProgress, seconds: float) -> str:

@@ -16,11 +16,12 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file_events
+if TYPE_CHECKING:
+    from core.encode_corpus import EncodeFinished, EncodeProgress
 
 PROGRESS_INTERVAL = 0.25
 """Seconds between two progress signals (the first and the last always go out)."""
@@ -62,6 +63,8 @@ class EncodeWorker(QObject):
 
     @Slot()
     def run(self) -> None:
+        from core.encode_corpus import EncodeFinished, encode_file_events  # not at the GUI's start
+
         cancelled = False
         events = None
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QSettings, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
@@ -43,8 +44,10 @@ from bpe_studio.summary_panel import SummaryPanel
 from bpe_studio.tokenizer_builder import TokenizerBuilder
 from bpe_studio.train_worker import TrainJob
 from bpe_studio.training_state import TrainingState
-from core.encode_corpus import EncodeFinished, EncodeProgress
 from core.formats import save_tokenizer
+
+if TYPE_CHECKING:
+    from core.encode_corpus import EncodeFinished, EncodeProgress
 
 SESSION_SUFFIX = ".bpesession"
 SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
@@ -330,8 +333,9 @@ class MainWindow(QMainWindow):
         """Ask for a corpus and a ``.npy`` to write, then encode (in the background)."""
         if self._encode_tokenizer is None or self.is_encoding():
             return
-        corpus = self.settings_panel.corpus()
-        start = corpus if corpus and os.path.isfile(corpus) else self._last_folder("paths/encode_corpus_folder")
+        # The corpus encoded last, else the training corpus, else the last folder used.
+        candidates = [str(self.qsettings.value("paths/encode_corpus", "") or ""), self.settings_panel.corpus()]
+        start = next((c for c in candidates if c and os.path.isfile(c)), self._last_folder())
         corpus, _ = QFileDialog.getOpenFileName(self, "Encode a corpus: choose the text file", start, CORPUS_FILTER)
         if not corpus:
             return
@@ -355,8 +359,11 @@ class MainWindow(QMainWindow):
         if self._encode_tokenizer is None:
             self.banner.show_error("Nothing to encode with yet: train a tokenizer or open one first.")
             return None
+        if Path(out).resolve() == Path(corpus).resolve():
+            self.banner.show_error(f"{Path(out).name} is the corpus itself: choose another name for the .npy.")
+            return None
         self.banner.clear()
-        self.qsettings.setValue("paths/encode_corpus_folder", str(Path(corpus).parent))
+        self.qsettings.setValue("paths/encode_corpus", str(corpus))
         self.qsettings.setValue("paths/encode_folder", str(Path(out).parent))
         job = EncodeJob(corpus, self._encode_tokenizer, out, parent=self)
         job.progress.connect(self._on_encode_progress)

@@ -111,6 +111,12 @@ def test_a_missing_corpus_is_reported_in_the_banner(qtbot, make_window, tokenize
     assert "missing.txt" in text and "not found" in text and "\n" not in text and "Traceback" not in text
     assert not (tmp_path / "ids.npy").exists()
     assert window.encode_action.isEnabled()
+    # Writing the ids over the corpus itself is refused before any work.
+    corpus = tmp_path / "corpus.npy"
+    corpus.write_text("some text", encoding="utf-8")
+    assert window.encode_corpus_to(corpus, corpus) is None
+    assert "the corpus itself" in window.banner.text() and window.banner.kind() == "error"
+    assert corpus.read_text(encoding="utf-8") == "some text"
 
 
 def test_the_action_waits_for_a_tokenizer_and_uses_the_dialogs(qtbot, make_window, make_corpus, tmp_path, monkeypatch):
