@@ -92,12 +92,12 @@ class EncodeWorker(QObject):
         finally:
             if events is not None:
                 events.close()  # on cancel: stops the processes and removes the temporary file
+            self._tokenizer = None  # a finished job does not keep a (large) tokenizer alive
             self.stopped.emit(cancelled)
 
 
 def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text[:1].upper() + text[1:]
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 class EncodeJob(QObject):

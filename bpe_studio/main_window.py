@@ -370,6 +370,8 @@ class MainWindow(QMainWindow):
         job.finished.connect(self._on_encode_finished)
         job.failed.connect(self._on_encode_failed)
         job.stopped.connect(self._on_encode_stopped)
+        if self.encode_job is not None:
+            self.encode_job.deleteLater()  # the previous run, over
         self.encode_job = job
         self.encode_strip.start(job.corpus, job.out)
         job.start()
