@@ -117,6 +117,15 @@ def test_a_missing_corpus_is_reported_in_the_banner(qtbot, make_window, tokenize
     assert window.encode_corpus_to(corpus, corpus) is None
     assert "the corpus itself" in window.banner.text() and window.banner.kind() == "error"
     assert corpus.read_text(encoding="utf-8") == "some text"
+    # After a failure the next encoding runs normally.
+    job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
+    assert job is not None
+    finished: list[object] = []
+    job.finished.connect(finished.append)
+    with qtbot.waitSignal(job.stopped, timeout=10_000):
+        pass
+    assert finished[0].tokens == len(np.load(tmp_path / "ids.npy")) > 0
+    assert window.banner.kind() == "info"
 
 
 def test_the_action_waits_for_a_tokenizer_and_uses_the_dialogs(qtbot, make_window, make_corpus, tmp_path, monkeypatch):
