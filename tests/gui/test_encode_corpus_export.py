@@ -76,7 +76,7 @@ def test_encoding_writes_the_ids_of_the_whole_text(qtbot, make_window, make_corp
 
 def test_cancel_leaves_no_file_and_no_process(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path):
     window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
-    corpus = make_corpus(3_000_000, seed=6, name="big.txt")
+    corpus = make_corpus(5_000_000, seed=6, name="big.txt")
     job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
     assert job is not None
     qtbot.waitSignal(job.progress, timeout=10_000).wait()  # the workers are starting or running
