@@ -16,12 +16,12 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
-if TYPE_CHECKING:
-    from core.encode_corpus import EncodeFinished, EncodeProgress
+from bpe_studio.thread_job import ThreadJob
+
 
 PROGRESS_INTERVAL = 0.25
 """Seconds between two progress signals (the first and the last always go out)."""
@@ -100,20 +100,16 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-class EncodeJob(QObject):
-    """One encoding run: an `EncodeWorker` moved to its own `QThread`.
-
-    Lives in the GUI thread; its signals are emitted there (re-emitting the worker's).
+class EncodeJob(ThreadJob):
+    """One encoding run: an `EncodeWorker` in its own thread (`ThreadJob`).
 
     Signals:
         progress(EncodeProgress), finished(EncodeFinished), failed(str), stopped(bool):
-        as `EncodeWorker`'s.
+        as `EncodeWorker`'s, in the GUI thread.
     """
 
     progress = Signal(object)
     finished = Signal(object)
-    failed = Signal(str)
-    stopped = Signal(bool)
 
     def __init__(
         self,
@@ -124,63 +120,14 @@ class EncodeJob(QObject):
         workers: int | None = None,
         parent: QObject | None = None,
     ) -> None:
-        super().__init__(parent)
-        self._thread = QThread()
-        self._thread.setObjectName("bpe-studio-encoding")
-        self._worker = EncodeWorker(corpus, tokenizer, out, workers=workers)
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker.run)
-        # Queued into this (GUI-thread) object, then re-emitted here.
-        self._worker.progress.connect(self._on_progress)
-        self._worker.finished.connect(self._on_finished)
-        self._worker.failed.connect(self._on_failed)
-        self._worker.stopped.connect(self._on_stopped)
-        self._running = False
-        self.started_at = 0.0
+        super().__init__(EncodeWorker(corpus, tokenizer, out, workers=workers), "bpe-studio-encoding", parent)
+        self._worker.progress.connect(self.progress)
+        self._worker.finished.connect(self.finished)
 
     @property
     def corpus(self) -> Path:
-        return self._worker.corpus
+        return self._worker.corpus  # type: ignore[no-any-return]
 
     @property
     def out(self) -> Path:
-        return self._worker.out
-
-    @property
-    def running(self) -> bool:
-        """True from `start` until the worker's last signal has been handled."""
-        return self._running
-
-    def start(self) -> None:
-        self._running = True
-        self.started_at = time.monotonic()
-        self._thread.start()
-
-    def cancel(self) -> None:
-        """Ask the worker to stop; `stopped` follows within a moment."""
-        self._worker.cancel()
-
-    def shutdown(self, timeout_ms: int = 30_000) -> bool:
-        """Cancel and block until the thread has ended (and with it the worker processes)."""
-        self._worker.cancel()
-        self._thread.quit()
-        return self._thread.wait(timeout_ms)
-
-    @Slot(object)
-    def _on_progress(self, event: EncodeProgress) -> None:
-        self.progress.emit(event)
-
-    @Slot(object)
-    def _on_finished(self, event: EncodeFinished) -> None:
-        self.finished.emit(event)
-
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        self.failed.emit(message)
-
-    @Slot(bool)
-    def _on_stopped(self, cancelled: bool) -> None:
-        self._thread.quit()
-        self._thread.wait()
-        self._running = False
-        self.stopped.emit(cancelled)
+        return self._worker.out  # type: ignore[no-any-return]

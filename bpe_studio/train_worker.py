@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import threading
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from bpe_studio.session import TrainSettings
+from bpe_studio.thread_job import ThreadJob
 from bpe_studio.train_process import TrainingFailed, TrainingProcess, check_settings
 
 
@@ -65,37 +66,19 @@ class TrainWorker(QObject):
             self.stopped.emit(cancelled)
 
 
-class TrainJob(QObject):
-    """One training run: a `TrainWorker` moved to its own `QThread`.
-
-    Lives in the GUI thread; its signals are emitted there (re-emitting the worker's).
+class TrainJob(ThreadJob):
+    """One training run: a `TrainWorker` in its own thread (`ThreadJob`).
 
     Signals:
-        events(list), failed(str), stopped(bool): as `TrainWorker`'s.
+        events(list), failed(str), stopped(bool): as `TrainWorker`'s, in the GUI thread.
     """
 
     events = Signal(object)
-    failed = Signal(str)
-    stopped = Signal(bool)
 
     def __init__(self, settings: TrainSettings, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(TrainWorker(settings), "bpe-studio-training", parent)
         self.settings = settings
-        self._thread = QThread()
-        self._thread.setObjectName("bpe-studio-training")
-        self._worker = TrainWorker(settings)
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker.run)
-        # Queued into this (GUI-thread) object, then re-emitted here.
-        self._worker.events.connect(self._on_events)
-        self._worker.failed.connect(self._on_failed)
-        self._worker.stopped.connect(self._on_stopped)
-        self._running = False
-
-    @property
-    def running(self) -> bool:
-        """True from `start` until the worker's last signal has been handled."""
-        return self._running
+        self._worker.events.connect(self.events)
 
     @property
     def tokenizer(self) -> object | None:
@@ -107,32 +90,3 @@ class TrainJob(QObject):
     def process_pid(self) -> int | None:
         """The training process's id once it started (for tests and diagnostics)."""
         return self._worker._process.pid
-
-    def start(self) -> None:
-        self._running = True
-        self._thread.start()
-
-    def cancel(self) -> None:
-        """Ask the worker to stop; `stopped` follows within a moment."""
-        self._worker.cancel()
-
-    def shutdown(self, timeout_ms: int = 30_000) -> bool:
-        """Cancel and block until the thread and the training process have ended."""
-        self._worker.cancel()
-        self._thread.quit()
-        return self._thread.wait(timeout_ms)
-
-    @Slot(object)
-    def _on_events(self, batch: list[object]) -> None:
-        self.events.emit(batch)
-
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        self.failed.emit(message)
-
-    @Slot(bool)
-    def _on_stopped(self, cancelled: bool) -> None:
-        self._thread.quit()
-        self._thread.wait()
-        self._running = False
-        self.stopped.emit(cancelled)
