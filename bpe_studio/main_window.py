@@ -195,7 +195,8 @@ class MainWindow(QMainWindow):
             "Browse and inspect GPT-2 vocab.json + merges.txt or a tokenizer.json without training",
         )
         self.train_action = self._action("&Train", self.start_training, ["Ctrl+Return", "Ctrl+Enter"])
-        self.cancel_action = self._action("&Cancel training", self.cancel_training, ["Esc"])
+        self.cancel_action = self._action("&Cancel", self.cancel_running, ["Esc"],
+                                          "Stop the training (keeping the merges so far) or the encoding")
 
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self.open_corpus_action)
@@ -242,6 +243,13 @@ class MainWindow(QMainWindow):
         self.settings_panel.set_running(True)
         freeze_long_lived_objects()  # the run's collections then only walk what it creates
         self.job.start()
+
+    def cancel_running(self) -> None:
+        """Esc: stop the training if one runs, else the encoding of a corpus."""
+        if self.is_training():
+            self.cancel_training()
+        else:
+            self.cancel_encoding()
 
     def cancel_training(self) -> None:
         """Stop the run; the merges learned so far stay as a partial result."""

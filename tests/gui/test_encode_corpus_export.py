@@ -13,6 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtGui import QKeySequence  # noqa: E402
 from PySide6.QtWidgets import QFileDialog  # noqa: E402
 
 import core  # noqa: E402
@@ -74,14 +75,19 @@ def test_encoding_writes_the_ids_of_the_whole_text(qtbot, make_window, make_corp
     assert leftovers(tmp_path, {"corpus.txt", "ids.npy", "settings.ini"}) == []
 
 
-def test_cancel_leaves_no_file_and_no_process(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path):
+@pytest.mark.parametrize("how", ["button", "esc"])
+def test_cancel_leaves_no_file_and_no_process(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path, how):
     window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
     corpus = make_corpus(5_000_000, seed=6, name="big.txt")
     job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
     assert job is not None
     qtbot.waitSignal(job.progress, timeout=10_000).wait()  # the workers are starting or running
     with qtbot.waitSignal(job.stopped, timeout=30_000) as stopped:
-        qtbot.mouseClick(window.encode_strip.cancel_button, Qt.MouseButton.LeftButton)
+        if how == "button":
+            qtbot.mouseClick(window.encode_strip.cancel_button, Qt.MouseButton.LeftButton)
+        else:  # Esc stops the encoding when no training runs
+            assert QKeySequence("Esc") in window.cancel_action.shortcuts()
+            window.cancel_action.trigger()
     assert stopped.args == [True]
     assert leftovers(tmp_path, {"big.txt", "settings.ini"}) == []
     assert multiprocessing.active_children() == []
