@@ -209,8 +209,9 @@ def encode_file_events(
         corpus_path: a text file (UTF-8; invalid bytes are encoded as the bytes they are).
         tokenizer: the tokenizer to encode with.
         out_path: the ``.npy`` to write.
-        workers: processes to encode in, this one included (default: all cores); the
-            others join in as soon as they have started.
+        workers: processes to encode in (default: all cores): that many forked workers,
+            or this process and ``workers - 1`` spawned ones, which join in as soon as
+            they have started.
         chunk_bytes: approximate chunk size (default: from the file size and workers).
         start_method: how workers start, ``"fork"`` or ``"spawn"``; by default fork when
             `can_fork` says it is safe, else spawn.
