@@ -12,6 +12,7 @@ files saved as vocab.json/merges.txt) with ``--workers N`` and with ``--workers 
 compares the encoding time it reports with the single-thread rate above (target: >= 1.5x
 on 2 cores); ``--copies N`` runs that part on N copies of CORPUS joined. Tokenizers are
 built outside the timed parts, as tiktoken's ``Encoding`` is; all contenders take turns.
+Peak memory: each encoder once more, alone in a fresh process.
 Not part of the test run (pytest collects ``test_*.py`` only).
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import gc
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -43,26 +45,58 @@ def timed(run: Callable[..., object], *args: object) -> float:
     return time.perf_counter() - started
 
 
+VOCAB_PATH, MERGES_PATH = SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt"
+
+
+def offline_tiktoken(vocab: dict[int, bytes]) -> tiktoken.Encoding:
+    """tiktoken's gpt2 encoding built from the GPT-2 files (ranks = ids), as it cannot download."""
+    ranks = {token: i for i, token in vocab.items() if i != 50256}
+    return tiktoken.Encoding(
+        name="gpt2_offline", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256}
+    )
+
+
+def peak_of(what: str, corpus: str, tokenizer_dir: str, workers: int) -> None:
+    """In a fresh process: one encoding of ``corpus``, then print the peak RSS in MB of the
+    largest process it took (for the CLI, the CLI or one of its workers)."""
+    if what == "cli":
+        command = [sys.executable, "-m", "bpe_studio.cli", "encode", corpus, "--tokenizer", tokenizer_dir,
+                   "--out", str(Path(tokenizer_dir) / "peak.npy"), "--workers", str(workers)]
+        subprocess.run(command, capture_output=True, check=True)
+        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+        return
+    text = Path(corpus).read_bytes().decode("utf-8", errors="surrogateescape")
+    vocab, merges = load_gpt2_files(VOCAB_PATH, MERGES_PATH, ["<|endoftext|>"])
+    if what == "tiktoken":
+        offline_tiktoken(vocab).encode(text, allowed_special="all")
+    else:
+        Tokenizer(vocab, merges, ["<|endoftext|>"]).encode(text)
+    # Not ru_maxrss: Linux keeps it across exec, so it would include the (large) parent's.
+    status = Path("/proc/self/status").read_text()
+    print(int(re.search(r"VmHWM:\s*(\d+) kB", status).group(1)) / 1024)  # type: ignore[union-attr]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", nargs="?", default=str(SHARED / "corpora" / "pydocs.txt"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--copies", type=int, default=1, help="copies of CORPUS for the parallel part")
+    parser.add_argument("--peak-of", choices=["tiktoken", "ours", "cli"], help=argparse.SUPPRESS)
+    parser.add_argument("--tokenizer-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    vocab_path, merges_path = SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt"
-    if not (vocab_path.is_file() and Path(args.corpus).is_file()):
-        print(f"needs {vocab_path} and {args.corpus}", file=sys.stderr)
+    if args.peak_of:
+        peak_of(args.peak_of, args.corpus, args.tokenizer_dir, args.workers)
+        return 0
+    if not (VOCAB_PATH.is_file() and Path(args.corpus).is_file()):
+        print(f"needs {VOCAB_PATH} and {args.corpus}", file=sys.stderr)
         return 2
 
     data = Path(args.corpus).read_bytes()
     text = data.decode("utf-8", errors="surrogateescape")
     mb = len(data) / 1e6
-    vocab, merges = load_gpt2_files(vocab_path, merges_path, ["<|endoftext|>"])
-    ranks = {token: i for i, token in vocab.items() if i != 50256}
-    enc = tiktoken.Encoding(
-        name="gpt2_offline", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256}
-    )
+    vocab, merges = load_gpt2_files(VOCAB_PATH, MERGES_PATH, ["<|endoftext|>"])
+    enc = offline_tiktoken(vocab)
 
     def fresh() -> Tokenizer:  # cold caches; built outside the timed parts, like tiktoken's Encoding
         return Tokenizer(vocab, merges, ["<|endoftext|>"])
@@ -106,6 +140,13 @@ def main() -> int:
             written = np.load(out, mmap_mode="r")  # the parallel run's
             assert len(written) == len(ours) * args.copies and np.array_equal(written[: len(ours)], ours), "ids differ"
             del written
+
+        def peak(what: str) -> float:
+            command = [sys.executable, __file__, str(corpus if what == "cli" else args.corpus), "--peak-of", what,
+                       "--tokenizer-dir", str(tokenizer_dir), "--workers", str(args.workers)]
+            return float(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+
+        peaks = {what: peak(what) for what in ("tiktoken", "ours", "cli")}
     t_tiktoken, t_ours, t_one, t_par = best.values()
     t_warm = timed(fresh)  # construction alone
 
@@ -114,6 +155,10 @@ def main() -> int:
     print(f"{'tiktoken (gpt2, offline)':<34}{t_tiktoken:>9.2f}{mb / t_tiktoken:>9.2f}")
     print(f"{'core.Tokenizer.encode (cold cache)':<34}{t_ours:>9.2f}{mb / t_ours:>9.2f}")
     print(f"ratio ours/tiktoken: {t_tiktoken / t_ours:.2f}  (target >= 0.5; construction {t_warm:.2f} s not timed)")
+    print(
+        f"peak RSS, each alone in a fresh process (files loaded, text read, ids as a list): tiktoken "
+        f"{peaks['tiktoken']:.0f} MB, ours {peaks['ours']:.0f} MB ({peaks['ours'] / peaks['tiktoken']:.2f}x)"
+    )
     total = mb * args.copies
     print()
     print(f"bpe-studio encode on {total:.1f} MB ({args.copies} cop{'ies' if args.copies > 1 else 'y'}), as it reports")
@@ -124,6 +169,7 @@ def main() -> int:
         f"parallel speed-up: {t_one / t_par:.2f}x over --workers 1; {total / t_par / (mb / t_ours):.2f}x over "
         "single-thread Tokenizer.encode's MB/s (target >= 1.5x; includes starting the workers)"
     )
+    print(f"peak RSS of its largest process (--workers {args.workers}): {peaks['cli']:.0f} MB")
     return 0
 
 
