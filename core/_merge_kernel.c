@@ -260,8 +260,9 @@ heap_sift_down(MergeState *s, size_t i)
     h[i] = item;
 }
 
+/* Room for one more heap item; -1 with MemoryError set. */
 static int
-heap_push(MergeState *s, int64_t count, int32_t left, int32_t right)
+heap_reserve(MergeState *s)
 {
     if (s->heaplen == s->heapcap) {
         size_t cap = s->heapcap ? s->heapcap * 2 : 1024;
@@ -272,6 +273,15 @@ heap_push(MergeState *s, int64_t count, int32_t left, int32_t right)
         }
         s->heap = h;
         s->heapcap = cap;
+    }
+    return 0;
+}
+
+static int
+heap_push(MergeState *s, int64_t count, int32_t left, int32_t right)
+{
+    if (heap_reserve(s) < 0) {
+        return -1;
     }
     HeapItem item = {count, left, right};
     size_t i = s->heaplen++;
@@ -447,15 +457,8 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         if (e->key == EMPTY_KEY || e->count <= 0) {
             continue;
         }
-        if (s->heaplen == s->heapcap) {
-            size_t cap = s->heapcap ? s->heapcap * 2 : 1024;
-            HeapItem *h = PyMem_Realloc(s->heap, cap * sizeof(HeapItem));
-            if (h == NULL) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            s->heap = h;
-            s->heapcap = cap;
+        if (heap_reserve(s) < 0) {
+            return -1;
         }
         HeapItem item = {e->count, (int32_t)(e->key >> 32), (int32_t)(e->key & 0xFFFFFFFFu)};
         s->heap[s->heaplen++] = item;
