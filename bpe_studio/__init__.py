@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bpe_studio.main_window import MainWindow
+    from bpe_studio.app.main_window import MainWindow
 
 __all__ = ["MainWindow"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "MainWindow":
-        from bpe_studio.main_window import MainWindow
+        from bpe_studio.app.main_window import MainWindow
 
         return MainWindow
     raise AttributeError(f"module 'bpe_studio' has no attribute {name!r}")

@@ -16,28 +16,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
-from core.patterns import GPT2_PATTERN, GPT4_PATTERN, InvalidPatternError, Pattern, resolve_pattern
-from core.specials import InvalidSpecialTokensError, split_on_specials
-from core.train import CorpusError, train_bpe, train_bpe_events
+from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, InvalidPatternError, Pattern, resolve_pattern
+from core.pretokenize.specials import InvalidSpecialTokensError, split_on_specials
+from core.train.trainer import CorpusError, train_bpe, train_bpe_events
 
 if TYPE_CHECKING:
-    from core.encode_corpus import EncodeFinished, EncodeProgress, encode_file, encode_file_events
+    from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events
     from core.formats import FormatError, load_gpt2_files, save_tokenizer
-    from core.tokenizer import TokenSpan, Tokenizer, TokenizerError
+    from core.encode.tokenizer import TokenSpan, Tokenizer, TokenizerError
 
 # The tokenizer side needs numpy; training alone does not. These load on first use, so
 # a training process (and each of its workers) stays ~15 MB smaller.
 _LAZY = {
-    "EncodeFinished": "core.encode_corpus",
-    "EncodeProgress": "core.encode_corpus",
-    "encode_file": "core.encode_corpus",
-    "encode_file_events": "core.encode_corpus",
+    "EncodeFinished": "core.encode.corpus_to_npy",
+    "EncodeProgress": "core.encode.corpus_to_npy",
+    "encode_file": "core.encode.corpus_to_npy",
+    "encode_file_events": "core.encode.corpus_to_npy",
     "FormatError": "core.formats",
     "load_gpt2_files": "core.formats",
     "save_tokenizer": "core.formats",
-    "TokenSpan": "core.tokenizer",
-    "Tokenizer": "core.tokenizer",
-    "TokenizerError": "core.tokenizer",
+    "TokenSpan": "core.encode.tokenizer",
+    "Tokenizer": "core.encode.tokenizer",
+    "TokenizerError": "core.encode.tokenizer",
 }
 
 

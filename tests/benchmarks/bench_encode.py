@@ -33,8 +33,8 @@ import numpy as np
 import tiktoken
 
 from core.formats import load_gpt2_files, save_tokenizer
-from core.patterns import GPT2_PATTERN
-from core.tokenizer import Tokenizer
+from core.pretokenize.patterns import GPT2_PATTERN
+from core.encode.tokenizer import Tokenizer
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 

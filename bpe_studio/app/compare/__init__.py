@@ -1,0 +1,1 @@
+"""Comparing two tokenizers on the same text."""

@@ -1,0 +1,1 @@
+"""Encoding a corpus to ``.npy`` from the window: the progress strip."""

@@ -1,0 +1,118 @@
+"""A strip at the top of the window that follows a corpus being encoded to ``.npy``.
+
+Shows what is encoded into which file, MB done of the total, MB/s and tokens so far, a
+progress bar and a Cancel button; the window shows it while an `EncodeJob` runs and hides
+it when the job stops (the result then goes to the window's banner).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QWidget
+
+if TYPE_CHECKING:
+    from core.encode.corpus_to_npy import EncodeProgress
+
+
+class EncodeFigures(NamedTuple):
+    """What `progress_text` reads of an `EncodeProgress`."""
+
+    done: int
+    total: int
+    tokens: int
+
+
+def progress_text(event: EncodeProgress | EncodeFigures, seconds: float) -> str:
+    """``"3.2 of 11.1 MB · 4.5 MB/s · 1,234,567 tokens"``."""
+    rate = f" · {event.done / 1e6 / seconds:,.1f} MB/s" if seconds > 0 and event.done else ""
+    return f"{event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB{rate} · {event.tokens:,} tokens"
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that shortens its text with "…" in the middle rather than widen the window."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_text(self, text: str) -> None:
+        self._full = text
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 0)))
+
+
+class EncodeStrip(QFrame):
+    """Progress of one encoding run; `cancelClicked` when the user asks it to stop."""
+
+    cancelClicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("encodeStrip")
+        self.setStyleSheet("QFrame#encodeStrip { border-bottom: 1px solid palette(mid); }")
+        self.title_label = ElidedLabel()
+        self.title_label.setObjectName("stageLabel")
+        self.detail_label = QLabel()
+        self.detail_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        # Room for large figures from the start: the title does not jump as they grow.
+        widest = progress_text(EncodeFigures(9_999_900_000, 9_999_900_000, 9_999_999_999), 1.0)
+        self.detail_label.setMinimumWidth(self.detail_label.fontMetrics().horizontalAdvance(widest) + 8)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setFixedHeight(10)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop encoding; no .npy is written")
+        self.cancel_button.clicked.connect(self._on_cancel)
+        layout = QGridLayout(self)
+        layout.setContentsMargins(10, 6, 10, 8)
+        layout.setHorizontalSpacing(12)
+        layout.addWidget(self.title_label, 0, 0)
+        layout.addWidget(self.detail_label, 0, 1)
+        layout.addWidget(self.cancel_button, 0, 2, 2, 1)
+        layout.addWidget(self.bar, 1, 0, 1, 2)
+        layout.setColumnStretch(0, 1)
+        self._started = 0.0
+        self.hide()
+
+    def start(self, corpus: Path, out: Path) -> None:
+        """Show the strip for encoding ``corpus`` into ``out``."""
+        self._started = time.monotonic()
+        self.title_label.set_full_text(f"Encoding {corpus.name} → {out.name}")
+        self.title_label.setToolTip(f"{corpus}\n→ {out}")
+        self.detail_label.setText("starting the workers…")
+        self.bar.setRange(0, 0)  # busy until the first figures arrive
+        self.cancel_button.setEnabled(True)
+        self.show()
+
+    def update_progress(self, event: EncodeProgress) -> None:
+        self.bar.setRange(0, 1000)
+        self.bar.setValue(int(round(1000 * event.done / event.total)) if event.total else 1000)
+        self.detail_label.setText(progress_text(event, time.monotonic() - self._started))
+
+    def text(self) -> str:
+        """The figures shown (for the status bar and tests)."""
+        return self.detail_label.text()
+
+    def _on_cancel(self) -> None:
+        self.cancel_button.setEnabled(False)
+        self.detail_label.setText("cancelling…")
+        self.cancelClicked.emit()

@@ -1,0 +1,1 @@
+"""The Explore tab: the vocabulary browser, merge trees and the inspector."""

@@ -1,0 +1,266 @@
+"""The Explore panel: browse a tokenizer's vocabulary, inspect text, compare tokenizers.
+
+Assembles the vocabulary browser with the merge tree of the selected token, the
+inspector and the compare view in three tabs under one heading naming the tokenizer,
+and opens existing tokenizers (GPT-2 ``vocab.json`` + ``merges.txt``, or
+``tokenizer.json``) without training. The main window calls `set_tokenizer` when a
+training run ends; `open_tokenizer` loads one from disk. Selecting a token in the
+vocabulary highlights its occurrences in the inspector; clicking a token in the
+inspector selects it in the vocabulary.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bpe_studio.app.compare.compare_view import CompareView
+from bpe_studio.app.explore.inspector import InspectorPanel, ResultBridge
+from bpe_studio.app.explore.merge_tree import MergeTreeView
+from bpe_studio.app.widgets.splitters import splitter
+from bpe_studio.app.explore.vocab_browser import VocabBrowser
+from bpe_studio.app.models.vocab_data import VocabData
+
+_SPECIAL_SHAPE = re.compile(r"<\|[^|<>\s]{1,40}\|>")
+_FILE_FILTER = "Tokenizer files (vocab.json tokenizer.json merges.txt *.json);;All files (*)"
+
+
+def load_tokenizer(path: str | Path) -> Any:
+    """Load a tokenizer from a directory, ``tokenizer.json``, ``vocab.json`` or ``merges.txt``
+    (the last two with the other beside them). Raises OSError / ValueError with a message."""
+    from core.encode.tokenizer import Tokenizer  # the GUI starts without loading the tokenizer
+
+    p = Path(path)
+    # Prefixed pairs such as gpt2_vocab.json + gpt2_merges.txt: either file opens both.
+    for vocab_suffix, merges_suffix in (("vocab.json", "merges.txt"),):
+        if p.name.endswith(merges_suffix):
+            p = p.with_name(p.name[: -len(merges_suffix)] + vocab_suffix)
+            if not p.is_file():
+                raise FileNotFoundError(f"{p} not found: a merges file needs its vocab.json beside it")
+        if p.name.endswith(vocab_suffix) and p.is_file():
+            merges = p.with_name(p.name[: -len(vocab_suffix)] + merges_suffix)
+            if merges.is_file():
+                return Tokenizer.from_files(p, merges, _guess_special_tokens(p))
+    if p.is_dir() and (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
+        return Tokenizer.from_files(p / "vocab.json", p / "merges.txt", _guess_special_tokens(p / "vocab.json"))
+    return Tokenizer.load(p)
+
+
+def _guess_special_tokens(vocab_path: Path) -> list[str] | None:
+    """Special tokens of GPT-2 files that come without a tokenizer_config.json.
+
+    The original GPT-2 files only list ``<|endoftext|>`` as an ordinary vocab entry;
+    entries spelled ``<|...|>`` are taken as special so they show (and encode) as such.
+    None (let the loader read the config) when a config file is present.
+    """
+    if vocab_path.with_name("tokenizer_config.json").is_file():
+        return None
+    try:
+        keys = json.loads(vocab_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the loader reports the problem with the file and line
+    if not isinstance(keys, dict):
+        return None
+    return [k for k in keys if _SPECIAL_SHAPE.fullmatch(k)]
+
+
+class ExplorePanel(QWidget):
+    """Vocabulary, Inspector and Compare tabs for the current tokenizer."""
+
+    tokenizer_changed = Signal(str)  # the title of the tokenizer now shown
+    vocab_ready = Signal()  # set_tokenizer finished: browser, inspector and compare show it
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tokenizer: Any = None
+        self.vocab: VocabData | None = None
+        self.title = ""
+        self._tokenizers: list[tuple[str, Any]] = []  # choices offered by Compare
+        self._generation = 0
+        self._bridge = ResultBridge(self)
+        self._bridge.done.connect(self._show_tokenizer, Qt.ConnectionType.QueuedConnection)
+
+        self.heading = QLabel("No tokenizer yet: train one, or open existing files.")
+        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label = QLabel()
+        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.setWordWrap(True)
+        self.error_label.hide()
+        self.open_button = QPushButton("Open tokenizer…")
+        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, or a tokenizer.json (Ctrl+Shift+O)")
+
+        self.browser = VocabBrowser()
+        self.tree = MergeTreeView()
+        self.occurrences_label = QLabel("Select a token to see how it was built.")
+        self.occurrences_label.setWordWrap(True)
+        self.show_in_inspector = QPushButton("Show in inspector")
+        self.show_in_inspector.setEnabled(False)
+        self.inspector = InspectorPanel()
+        self.compare = CompareView()
+
+        side = QWidget()
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(QLabel("<b>How it was built</b> (merge tree down to bytes)"))
+        side_layout.addWidget(self.tree, 1)
+        side_layout.addWidget(self.occurrences_label)
+        side_layout.addWidget(self.show_in_inspector)
+        vocab_tab = splitter(Qt.Orientation.Horizontal, [self.browser, side], stretch=[3, 1], sizes=[900, 280])
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(vocab_tab, "Vocabulary")
+        self.tabs.addTab(self.inspector, "Inspector")
+        self.tabs.addTab(self.compare, "Compare")
+
+        top = QHBoxLayout()
+        top.addWidget(self.heading, 1)
+        top.addWidget(self.open_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.tabs, 1)
+
+        self.open_button.clicked.connect(self.open_tokenizer_dialog)
+        self.browser.token_selected.connect(self._on_token_selected)
+        self.inspector.token_clicked.connect(self._on_inspector_token)
+        self.inspector.encoded.connect(self._update_occurrences)
+        self.show_in_inspector.clicked.connect(lambda: self.tabs.setCurrentWidget(self.inspector))
+        self.compare.open_requested.connect(lambda: self.open_tokenizer_dialog(for_compare=True))
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+
+    # -- the tokenizer --------------------------------------------------------------
+    def set_tokenizer(self, tokenizer: Any, *, merge_counts: dict[int, int] | None = None, title: str = "") -> None:
+        """Browse and inspect ``tokenizer`` (a ``core.Tokenizer``).
+
+        The vocabulary columns are built in a background thread (about a second for
+        GPT-2's 50k tokens), so the window never freezes; `vocab_ready` says when the
+        tokenizer is shown.
+
+        Args:
+            tokenizer: the tokenizer to show.
+            merge_counts: token id -> pair count when its merge was made (from training).
+            title: how to name it (e.g. "Trained on sample.txt (partial)").
+        """
+        title = title or f"Tokenizer with {len(tokenizer):,} tokens"
+        self._generation += 1
+        generation = self._generation
+        self.heading.setText(f"<b>{html.escape(title)}</b> — reading {len(tokenizer):,} tokens…")
+
+        def work() -> None:
+            data = VocabData.from_tokenizer(tokenizer, merge_counts)
+            try:
+                self._bridge.done.emit(generation, (tokenizer, title, data))
+            except RuntimeError:
+                pass  # the panel was closed meanwhile
+
+        threading.Thread(target=work, name="vocab-columns", daemon=True).start()
+
+    def _show_tokenizer(self, generation: int, payload: tuple[Any, str, VocabData]) -> None:
+        if generation != self._generation:
+            return  # a newer tokenizer was given meanwhile
+        tokenizer, title, data = payload
+        self.tokenizer, self.title, self.vocab = tokenizer, title, data
+        self.error_label.hide()
+        specials = ", ".join(getattr(tokenizer, "special_tokens", []) or []) or "none"
+        pattern = getattr(getattr(tokenizer, "pattern", None), "name", "")
+        self.heading.setText(
+            f"<b>{html.escape(title)}</b> — {len(tokenizer):,} tokens · {len(tokenizer.merges):,} merges · "
+            f"special: {html.escape(specials)}" + (f" · pattern: {html.escape(pattern)}" if pattern else "")
+        )
+        self.browser.set_vocab(data)
+        self.tree.set_vocab(data)
+        self.inspector.set_highlight_id(None)
+        self.inspector.set_tokenizer(tokenizer)
+        self._add_choice(title, tokenizer)
+        self.compare.set_tokenizers(self._tokenizers, a=self._index_of(title))
+        self.occurrences_label.setText("Select a token to see how it was built.")
+        self.show_in_inspector.setEnabled(False)
+        self.tokenizer_changed.emit(title)
+        self.vocab_ready.emit()
+
+    def _index_of(self, title: str) -> int:
+        return next(i for i, (t, _) in enumerate(self._tokenizers) if t == title)
+
+    def _add_choice(self, title: str, tokenizer: Any) -> None:
+        for i, (t, _) in enumerate(self._tokenizers):
+            if t == title:
+                self._tokenizers[i] = (title, tokenizer)
+                return
+        self._tokenizers.append((title, tokenizer))
+
+    def open_tokenizer(self, path: str | Path, *, for_compare: bool = False) -> bool:
+        """Load a tokenizer from ``path`` and show it (or only add it to Compare).
+
+        Returns False and shows the reason in the panel when it cannot be loaded.
+        """
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            tokenizer = load_tokenizer(path)
+        except (OSError, ValueError) as e:
+            self.error_label.setText(f"Cannot open {path}: {e}")
+            self.error_label.show()
+            return False
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        p = Path(path)
+        name = p.name if p.is_dir() or p.name not in ("vocab.json", "merges.txt", "tokenizer.json") else p.parent.name
+        title = f"{name} ({len(tokenizer):,} tokens)"
+        if for_compare and self.tokenizer is not None:
+            self._add_choice(title, tokenizer)
+            self.compare.set_tokenizers(self._tokenizers, b=self._index_of(title))
+            self.error_label.hide()
+        else:
+            self.set_tokenizer(tokenizer, title=title)
+        return True
+
+    def open_tokenizer_dialog(self, for_compare: bool = False) -> None:
+        """Ask for a tokenizer file (vocab.json, merges.txt or tokenizer.json) and open it."""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a tokenizer", "", _FILE_FILTER)
+        if path:
+            self.open_tokenizer(path, for_compare=for_compare)
+
+    # -- selection links ----------------------------------------------------------------
+    def _on_token_selected(self, token_id: int) -> None:
+        self.tree.show_token(token_id)
+        self.inspector.set_highlight_id(token_id)
+        self._update_occurrences()
+
+    def _update_occurrences(self) -> None:
+        token_id = self.browser.selected_id
+        if token_id is None or self.vocab is None:
+            return
+        n = len(self.inspector.token_view.occurrences(token_id))
+        readable = self.vocab.readable[self.vocab.row_of_id[token_id]]
+        if n:
+            where = "once" if n == 1 else f"{n:,} times"
+            message = f"occurs {where} in the inspector text (highlighted in yellow there)."
+        else:
+            message = "does not occur in the inspector text."
+        self.occurrences_label.setText(f"“{html.escape(readable)}” {message}")
+        self.show_in_inspector.setEnabled(n > 0)
+
+    def _on_inspector_token(self, token_id: int) -> None:
+        if not self.browser.select_token(token_id):
+            self.tree.show_token(token_id)
+
+    def _on_tab_changed(self, index: int) -> None:
+        # Compare starts from the inspector's text the first time it is opened.
+        if self.tabs.widget(index) is self.compare and not getattr(self, "_compare_seeded", False):
+            self._compare_seeded = True
+            self.compare.set_text(self.inspector.text())

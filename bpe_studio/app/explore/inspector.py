@@ -1,0 +1,282 @@
+"""The inspector: type or open text and see exactly how the tokenizer cuts it.
+
+An editable text pane; below it the same text rendered as tokens (`TokenView`); beside
+it the ids (copyable as a Python list or JSON). A figures line (tokens, characters,
+UTF-8 bytes, bytes and characters per token), a round-trip indicator
+(decode(encode(text)) == text, with the first difference when it fails) and a detail
+line for the token under the mouse or clicked. Re-encodes 250 ms after typing stops;
+long texts are encoded in a background thread and only the first tokens are drawn.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bpe_studio.app.widgets.splitters import splitter
+from core.readable import readable_text
+from bpe_studio.app.widgets.token_view import TokenView
+
+DEBOUNCE_MS = 250
+BACKGROUND_CHARS = 20_000  # longer texts are encoded off the GUI thread
+MAX_IDS_SHOWN = 20_000  # the ids pane shows this many; Copy copies them all
+MAX_FILE_BYTES = 20_000_000
+SAMPLE_TEXT = (
+    "Hello world! Tokenizers cut text into pieces:\n"
+    "\tnumbers 1234567, code `x += 1`, café, naïve,\n"
+    "日本語のテキスト, emoji 😀👍🏽, and <|endoftext|> between documents.\n"
+)
+
+
+class ResultBridge(QObject):
+    """Carries a result of background work back to the GUI thread (queued signal)."""
+
+    done = Signal(int, object)
+
+
+def round_trip_report(text: str, decoded: str) -> str | None:
+    """None when ``decoded == text``, else where and how they first differ."""
+    if decoded == text:
+        return None
+    i = next((k for k, (a, b) in enumerate(zip(text, decoded)) if a != b), min(len(text), len(decoded)))
+    want = readable_text(text[i : i + 8]) or "end of text"
+    got = readable_text(decoded[i : i + 8]) or "end of text"
+    return f"first difference at character {i:,}: text has “{want}”, decode gives “{got}”"
+
+
+def encode_text(tokenizer: Any, text: str) -> dict[str, Any]:
+    """Encode ``text`` and gather everything the inspector shows (runs in any thread)."""
+    try:
+        spans = tokenizer.encode_with_spans(text)
+        ids = [s.token_id for s in spans]
+        decoded = tokenizer.decode(ids)
+    except Exception as e:  # noqa: BLE001 - any tokenizer failure is shown, never raised
+        return {"error": f"{type(e).__name__}: {e}", "spans": [], "ids": []}
+    return {"error": None, "spans": spans, "ids": ids, "round_trip": round_trip_report(text, decoded)}
+
+
+class InspectorPanel(QWidget):
+    """Text in, tokens out. `set_tokenizer` chooses the tokenizer; `set_text` the text."""
+
+    token_clicked = Signal(int)  # a token id clicked in the rendered pane
+    encoded = Signal()  # an encoding finished and is shown
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._tokenizer: Any = None
+        self._generation = 0
+        self._busy = False
+        self.result: dict[str, Any] = {"error": None, "spans": [], "ids": []}
+        self.round_trip_ok: bool | None = None
+        self.figures: dict[str, int] = {}
+        self._bridge = ResultBridge(self)
+        self._bridge.done.connect(self._on_encoded, Qt.ConnectionType.QueuedConnection)
+
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.editor = QPlainTextEdit()
+        self.editor.setPlaceholderText("Type or paste text here, or open a text file…")
+        self.editor.setFont(mono)
+        self.token_view = TokenView()
+        self.token_view.setFont(mono)
+
+        self.open_button = QPushButton("Open text file…")
+        self.sample_button = QPushButton("Sample text")
+        self.figures_label = QLabel()
+        self.figures_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.round_trip_label = QLabel()
+        self.round_trip_label.setWordWrap(True)
+        self.detail_label = QLabel("Hover or click a token to see its id, bytes and merge rank.")
+        self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail_label.setFont(mono)
+        self.detail_label.setWordWrap(True)
+
+        self.ids_view = QPlainTextEdit()
+        self.ids_view.setReadOnly(True)
+        self.ids_view.setFont(mono)
+        self.ids_format = QComboBox()
+        self.ids_format.addItem("Python list", "python")
+        self.ids_format.addItem("JSON", "json")
+        self.copy_button = QPushButton("Copy ids")
+
+        top = QHBoxLayout()
+        top.addWidget(self.open_button)
+        top.addWidget(self.sample_button)
+        top.addStretch(1)
+        top.addWidget(self.round_trip_label, 2)
+
+        ids_box = QWidget()
+        ids_layout = QVBoxLayout(ids_box)
+        ids_layout.setContentsMargins(0, 0, 0, 0)
+        ids_bar = QHBoxLayout()
+        ids_bar.addWidget(QLabel("Ids as"))
+        ids_bar.addWidget(self.ids_format, 1)
+        ids_layout.addLayout(ids_bar)
+        ids_layout.addWidget(self.ids_view, 1)
+        ids_layout.addWidget(self.copy_button)
+
+        panes = splitter(Qt.Orientation.Vertical, [self.editor, self.token_view], stretch=[1, 2])
+        outer = splitter(Qt.Orientation.Horizontal, [panes, ids_box], stretch=[4, 1], sizes=[900, 260])
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(outer, 1)
+        layout.addWidget(self.figures_label)
+        layout.addWidget(self.detail_label)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.encode_now)
+        self.editor.textChanged.connect(self._debounce.start)
+        self.open_button.clicked.connect(self._open_file_dialog)
+        self.sample_button.clicked.connect(lambda: self.set_text(SAMPLE_TEXT))
+        self.copy_button.clicked.connect(self.copy_ids)
+        self.ids_format.currentIndexChanged.connect(self._show_ids)
+        self.token_view.token_hovered.connect(self._on_hover)
+        self.token_view.token_clicked.connect(self._on_click)
+        self._show_figures()
+
+    # -- inputs ---------------------------------------------------------------------
+    @property
+    def tokenizer(self) -> Any:
+        return self._tokenizer
+
+    def set_tokenizer(self, tokenizer: Any) -> None:
+        self._tokenizer = tokenizer
+        if not self.editor.toPlainText():
+            self.editor.setPlainText(SAMPLE_TEXT)  # textChanged schedules the encoding
+        self.encode_now()
+
+    def set_text(self, text: str) -> None:
+        self.editor.setPlainText(text)
+        self.encode_now()
+
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def load_file(self, path: str | Path) -> str | None:
+        """Load a text file into the editor; returns an error message or None."""
+        path = Path(path)
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                return f"{path.name} is {size / 1e6:.0f} MB; the inspector opens files up to {MAX_FILE_BYTES // 1_000_000} MB."
+            data = path.read_bytes()
+        except OSError as e:
+            return f"Cannot read {path}: {e.strerror or e}"
+        self.set_text(data.decode("utf-8", errors="replace"))
+        return None
+
+    def _open_file_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a text file", "", "Text files (*.txt *.md *.py *.json *.csv);;All files (*)")
+        if path:
+            error = self.load_file(path)
+            if error:
+                self.round_trip_label.setText(f"<span style='color:#c62828'>{error}</span>")
+
+    def set_highlight_id(self, token_id: int | None) -> None:
+        """Emphasise the occurrences of ``token_id`` (the vocabulary's selection)."""
+        self.token_view.set_highlight_id(token_id)
+
+    # -- encoding -------------------------------------------------------------------
+    def encode_now(self) -> None:
+        """Encode the editor's text now (typing triggers this after a short pause)."""
+        self._debounce.stop()
+        if self._tokenizer is None:
+            return
+        self._generation += 1
+        generation, text, tokenizer = self._generation, self.text(), self._tokenizer
+        if len(text) < BACKGROUND_CHARS:
+            self._on_encoded(generation, (text, encode_text(tokenizer, text)))
+            return
+        self.figures_label.setText(f"Encoding {len(text):,} characters…")
+
+        def work() -> None:
+            result = encode_text(tokenizer, text)
+            try:
+                self._bridge.done.emit(generation, (text, result))
+            except RuntimeError:
+                pass  # the panel was closed meanwhile
+
+        threading.Thread(target=work, name="inspector-encode", daemon=True).start()
+
+    def _on_encoded(self, generation: int, payload: tuple[str, dict[str, Any]]) -> None:
+        if generation != self._generation:
+            return  # a newer edit superseded this result
+        text, result = payload
+        self.result = result
+        if result["error"]:
+            self.token_view.clear_encoding()
+            self._set_round_trip(False, f"cannot encode: {result['error']}")
+        else:
+            self.token_view.set_encoding(text, result["spans"], self._tokenizer)
+            report = result["round_trip"]
+            self._set_round_trip(report is None, report or "")
+        self._show_figures(text)
+        self._show_ids()
+        self.encoded.emit()
+
+    def _set_round_trip(self, ok: bool, detail: str) -> None:
+        if ok:
+            self.round_trip_label.setText("<b style='color:#2e7d32'>✓ Round trip passes</b>: decode(encode(text)) == text")
+        else:
+            self.round_trip_label.setText(f"<b style='color:#c62828'>✗ Round trip fails</b> — {detail}")
+        self.round_trip_ok = ok
+
+    def _show_figures(self, text: str | None = None) -> None:
+        if self._tokenizer is None:
+            self.figures_label.setText("No tokenizer: train one or open one.")
+            return
+        text = self.text() if text is None else text
+        tokens = len(self.result["ids"])
+        chars = len(text)
+        nbytes = len(text.encode("utf-8", errors="surrogatepass"))
+        per = (lambda x: f"{x / tokens:.2f}") if tokens else (lambda x: "–")
+        self.figures = {"tokens": tokens, "chars": chars, "bytes": nbytes}
+        self.figures_label.setText(
+            f"<b>{tokens:,}</b> tokens · {chars:,} characters · {nbytes:,} UTF-8 bytes · "
+            f"<b>{per(nbytes)}</b> bytes/token · {per(chars)} characters/token"
+        )
+
+    # -- ids --------------------------------------------------------------------------
+    def ids_text(self, limit: int | None = None) -> str:
+        ids = self.result["ids"] if limit is None else self.result["ids"][:limit]
+        if self.ids_format.currentData() == "json":
+            return json.dumps(ids, separators=(",", ":"))
+        return repr(list(ids))
+
+    def _show_ids(self) -> None:
+        ids = self.result["ids"]
+        text = self.ids_text(MAX_IDS_SHOWN)
+        if len(ids) > MAX_IDS_SHOWN:
+            text += f"\n… first {MAX_IDS_SHOWN:,} of {len(ids):,} ids shown; Copy copies all."
+        self.ids_view.setPlainText(text)
+
+    def copy_ids(self) -> None:
+        QGuiApplication.clipboard().setText(self.ids_text())
+
+    # -- hover and click --------------------------------------------------------------
+    def _on_hover(self, index: int) -> None:
+        if index >= 0:
+            self.detail_label.setText(self.token_view.describe(index))
+
+    def _on_click(self, index: int) -> None:
+        self.detail_label.setText(self.token_view.describe(index))
+        spans = self.token_view.spans
+        if 0 <= index < len(spans):
+            self.token_clicked.emit(spans[index].token_id)

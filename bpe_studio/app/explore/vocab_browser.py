@@ -1,0 +1,171 @@
+"""The vocabulary browser: every token in a table, filtered as you type, sorted by any column.
+
+A filter line (substring by default; toggles for regex and match case; a scope choosing
+the readable form, the GPT-2 form or the hex bytes), a "shown of total" count, an inline
+error for an invalid regex, and the table. Typing is debounced (150 ms) and the work is
+done by `VocabData` inside the model, so it stays fast at 200k tokens.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QItemSelection, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bpe_studio.app.models.vocab_data import COL_HEX, COL_ID, COL_PARTS, COL_READABLE, VocabData
+from bpe_studio.app.explore.vocab_model import TOKEN_ID_ROLE, VocabTableModel
+
+DEBOUNCE_MS = 150
+_SCOPES = (("Readable", "readable"), ("GPT-2 form", "gpt2"), ("Hex bytes", "hex"))
+
+
+class VocabBrowser(QWidget):
+    """The table of tokens with its filter bar. Emits `token_selected(id)` (-1: none)."""
+
+    token_selected = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = VocabTableModel()
+        self.last_filter_ms = 0.0
+
+        self.filter_edit = QLineEdit()
+        self.filter_edit.setPlaceholderText("Filter tokens…  (e.g. ·the, ing↵, E2 80)")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.regex_box = QCheckBox("Regex")
+        self.case_box = QCheckBox("Match case")
+        self.scope_combo = QComboBox()
+        for label, scope in _SCOPES:
+            self.scope_combo.addItem(label, scope)
+        self.scope_combo.setToolTip("Which form of each token the filter searches")
+        self.count_label = QLabel()
+        self.error_label = QLabel()
+        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.setWordWrap(True)
+        self.error_label.hide()
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.filter_edit, 1)
+        bar.addWidget(QLabel("in"))
+        bar.addWidget(self.scope_combo)
+        bar.addWidget(self.regex_box)
+        bar.addWidget(self.case_box)
+
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(COL_ID, Qt.SortOrder.AscendingOrder)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        vheader = self.table.verticalHeader()
+        vheader.hide()
+        # Fixed row heights: Qt never measures 200k rows.
+        vheader.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vheader.setDefaultSectionSize(self.fontMetrics().height() + 6)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        widths = {COL_ID: 60, COL_READABLE: 130, 2: 120, COL_HEX: 130, 4: 56, 5: 84, COL_PARTS: 140}
+        for column, width in widths.items():
+            self.table.setColumnWidth(column, width)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(self.error_label)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.count_label)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.apply_filter)
+        self.filter_edit.textChanged.connect(self._debounce.start)
+        self.regex_box.toggled.connect(self.apply_filter)
+        self.case_box.toggled.connect(self.apply_filter)
+        self.scope_combo.currentIndexChanged.connect(self.apply_filter)
+        self.model.modelReset.connect(self._reselect)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self._selected_id: int | None = None
+        self._update_count()
+
+    def set_vocab(self, data: VocabData | None) -> None:
+        """Show ``data`` (None empties the table); the current filter applies to it."""
+        self._selected_id = None
+        self.model.set_vocab(data)
+        if data is not None:
+            self.apply_filter()
+        self._update_count()
+
+    def apply_filter(self) -> None:
+        """Apply the filter bar now (the debounce timer calls this after typing stops)."""
+        self._debounce.stop()
+        t0 = time.perf_counter()
+        error = self.model.set_filter(
+            self.filter_edit.text(),
+            use_regex=self.regex_box.isChecked(),
+            scope=self.scope_combo.currentData(),
+            case_sensitive=self.case_box.isChecked(),
+        )
+        self.last_filter_ms = (time.perf_counter() - t0) * 1000
+        self.error_label.setVisible(error is not None)
+        self.error_label.setText(error or "")
+        self.filter_edit.setStyleSheet("border: 1px solid #c62828;" if error else "")
+        self._update_count()
+
+    def select_token(self, token_id: int) -> bool:
+        """Select and scroll to ``token_id``; False when the filter hides it."""
+        row = self.model.row_of_token(token_id)
+        if row is None:
+            return False
+        index = self.model.index(row, COL_READABLE)
+        self.table.selectRow(row)
+        self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        return True
+
+    @property
+    def selected_id(self) -> int | None:
+        return self._selected_id
+
+    def _update_count(self) -> None:
+        data = self.model.vocab
+        if data is None:
+            self.count_label.setText("No tokenizer loaded — train one or open one.")
+        else:
+            shown = len(data.view)
+            self.count_label.setText(f"{shown:,} of {len(data):,} tokens shown · filter {self.last_filter_ms:.0f} ms")
+
+    def _reselect(self) -> None:
+        # Rows are rebuilt on each filter/sort: keep the same token selected if visible.
+        if self._selected_id is not None:
+            QTimer.singleShot(0, lambda tid=self._selected_id: self._restore(tid))
+
+    def _restore(self, token_id: int) -> None:
+        if self._selected_id == token_id and not self.select_token(token_id):
+            self.table.clearSelection()
+
+    def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        indexes = self.table.selectionModel().selectedRows(COL_ID)
+        token_id = int(self.model.data(indexes[0], TOKEN_ID_ROLE)) if indexes else None
+        # An empty selection after a model reset is transient (the row is reselected),
+        # so only a newly selected token is announced.
+        if token_id is not None and token_id != self._selected_id:
+            self._selected_id = token_id
+            self.token_selected.emit(token_id)
+
+    def current_index(self) -> QModelIndex:
+        return self.table.currentIndex()

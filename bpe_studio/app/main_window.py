@@ -1,0 +1,505 @@
+"""BPE Studio's main window: assembles the panels, the menus and shortcuts; does no work itself.
+
+The Train tab holds the settings and result panels on the left, and progress, the live
+merges table and the charts on the right. Training runs in a `TrainJob` (a worker thread);
+its event batches go into one `TrainingState` that every panel reads from its own timer.
+When a tokenizer is ready (training finished or cancelled, or a session opened) the
+window calls `_on_tokenizer_ready`, where the vocabulary browser and inspector tabs hook in.
+With a tokenizer, File › Encode a corpus to .npy… runs an `EncodeJob` (a worker thread and
+spawned processes) that a strip under the banner follows.
+
+    window = MainWindow(corpus="corpus.txt", vocab_size=5000); window.show()
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QCoreApplication, QSettings, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QScrollArea,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bpe_studio.app.resources import resource, style_sheet
+from bpe_studio.app.train.charts import ChartsPanel
+from bpe_studio.app.encode.encode_strip import EncodeStrip
+from bpe_studio.app.workers.encode_job import EncodeJob
+from bpe_studio.app.widgets.error_banner import ErrorBanner
+from bpe_studio.app.explore.explore_panel import ExplorePanel
+from bpe_studio.app.workers.heap import freeze_long_lived_objects
+from bpe_studio.app.train.merges_table import MergesTable
+from bpe_studio.app.train.progress_panel import ProgressPanel
+from bpe_studio.app.models.session import Session, load_session, save_session
+from bpe_studio.app.train.settings_panel import SettingsPanel
+from bpe_studio.app.widgets.splitters import splitter
+from bpe_studio.app.train.summary_panel import SummaryPanel
+from bpe_studio.app.workers.tokenizer_builder import TokenizerBuilder
+from bpe_studio.app.workers.train_job import TrainJob
+from bpe_studio.app.models.training_state import TrainingState
+from core.formats import save_tokenizer
+
+if TYPE_CHECKING:
+    from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
+
+SESSION_SUFFIX = ".bpesession"
+SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
+NPY_FILTER = "NumPy arrays (*.npy);;All files (*)"
+CORPUS_FILTER = "Text files (*.txt *.md *.jsonl *.csv);;All files (*)"
+DEFAULT_SIZE = (1360, 860)
+
+
+def default_qsettings() -> QSettings:
+    """The application's QSettings (INI file under the user's config folder)."""
+    org = QCoreApplication.organizationName() or "BPE Studio"
+    app = QCoreApplication.applicationName() or "BPE Studio"
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, org, app)
+
+
+class MainWindow(QMainWindow):
+    """The application window.
+
+    Args:
+        corpus: a corpus path to preselect (else the last one used, or the sample corpus).
+        vocab_size: a vocabulary size to preselect (else the last one used).
+        settings: where to keep persistent settings (default: `default_qsettings()`).
+    """
+
+    def __init__(
+        self,
+        corpus: str | None = None,
+        vocab_size: int | None = None,
+        *,
+        settings: QSettings | None = None,
+    ) -> None:
+        super().__init__()
+        self.qsettings = settings if settings is not None else default_qsettings()
+        self.state = TrainingState()
+        self.job: TrainJob | None = None
+        self.encode_job: EncodeJob | None = None
+        self.tokenizer: object | None = None
+        self._encode_tokenizer: object | None = None  # the latest trained or opened tokenizer
+        self.merge_counts: dict[int, int] | None = None
+        self.tokenizer_builder = TokenizerBuilder(self)
+
+        self.banner = ErrorBanner()
+        self.encode_strip = EncodeStrip()
+        self.settings_panel = SettingsPanel(self.qsettings)
+        self.summary_panel = SummaryPanel(self.state)
+        self.progress_panel = ProgressPanel(self.state)
+        self.merges_table = MergesTable(self.state)
+        self.charts = ChartsPanel(self.state)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self._train_tab(), "Train")
+        self.explore_panel = ExplorePanel()  # vocabulary, inspector, compare
+        self.tabs.addTab(self.explore_panel, "Explore")
+
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.encode_strip)
+        layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
+        self.setAcceptDrops(True)
+        self.setStyleSheet(style_sheet())
+        self.setWindowIcon(QIcon(str(resource("icon.svg"))))
+
+        self._make_actions()
+        self.settings_panel.trainClicked.connect(self.start_training)
+        self.settings_panel.cancelClicked.connect(self.cancel_training)
+        self.settings_panel.corpusChanged.connect(self._update_title)
+        self.summary_panel.exportClicked.connect(self.export_dialog)
+        self.summary_panel.saveClicked.connect(self.save_session_dialog)
+        self.progress_panel.statusChanged.connect(self.statusBar().showMessage)
+        self.tokenizer_builder.ready.connect(self._on_tokenizer_ready)
+        self.tokenizer_builder.failed.connect(self.banner.show_error)
+        self.explore_panel.tokenizer_changed.connect(self._on_explore_tokenizer)
+        self.encode_strip.cancelClicked.connect(self.cancel_encoding)
+
+        self.settings_panel.restore()
+        if corpus:
+            self.settings_panel.set_corpus(str(corpus))
+        if vocab_size is not None:
+            self.settings_panel.set_vocab_size(int(vocab_size))
+        if not self.restoreGeometry(self.qsettings.value("window/geometry", b"")):
+            self.resize(*DEFAULT_SIZE)
+        self._update_title()
+        freeze_long_lived_objects()  # so no full collection of the whole heap stalls a run
+
+    # -- assembly -------------------------------------------------------------------------------
+
+    def _train_tab(self) -> QWidget:
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(10, 10, 6, 10)
+        left_layout.addWidget(self.settings_panel)
+        left_layout.addWidget(self.summary_panel)
+        left_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(left)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(260)
+
+        work = splitter(
+            Qt.Orientation.Horizontal, [self.merges_table, self.charts],
+            stretch=[2, 3], sizes=[430, 620], collapsible=False,
+        )
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(6, 10, 10, 10)
+        right_layout.addWidget(self.progress_panel)
+        right_layout.addWidget(work, 1)
+
+        return splitter(
+            Qt.Orientation.Horizontal, [scroll, right], stretch=[0, 1], sizes=[360, 1000], collapsible=False
+        )
+
+    def _action(self, text: str, slot, shortcuts: list[str] | None = None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcuts:
+            action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        self.addAction(action)
+        return action
+
+    def _make_actions(self) -> None:
+        self.open_corpus_action = self._action("&Open corpus…", self.settings_panel.browse, ["Ctrl+O"])
+        self.sample_action = self._action("Use the &sample corpus", self.settings_panel.use_sample_corpus)
+        self.open_session_action = self._action("Open &session…", self.open_session_dialog, ["Ctrl+Shift+O"])
+        self.save_session_action = self._action("Sa&ve session…", self.save_session_dialog, ["Ctrl+S"])
+        self.export_action = self._action("&Export tokenizer…", self.export_dialog, ["Ctrl+E"],
+                                          "Write vocab.json, merges.txt and tokenizer.json")
+        self.encode_action = self._action(
+            "Encode a &corpus to .npy…", self.encode_corpus_dialog, ["Ctrl+Shift+E"],
+            "Encode a text file with the current tokenizer into a .npy of token ids",
+        )
+        self.encode_action.setEnabled(False)  # until there is a tokenizer
+        self.quit_action = self._action("&Quit", self.close, ["Ctrl+Q"])
+        # Ctrl+Shift+O is Open session, so the tokenizer gets Ctrl+Shift+T.
+        self.open_tokenizer_action = self._action(
+            "Open &tokenizer…", self.open_tokenizer_dialog, ["Ctrl+Shift+T"],
+            "Browse and inspect GPT-2 vocab.json + merges.txt or a tokenizer.json without training",
+        )
+        self.train_action = self._action("&Train", self.start_training, ["Ctrl+Return", "Ctrl+Enter"])
+        self.cancel_action = self._action("&Cancel", self.cancel_running, ["Esc"],
+                                          "Stop the training (keeping the merges so far) or the encoding")
+
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(self.open_corpus_action)
+        self.recent_menu = file_menu.addMenu("Recent corpora")
+        self.recent_menu.aboutToShow.connect(
+            lambda: self.settings_panel.recent.fill_menu(self.recent_menu, self.settings_panel.set_corpus)
+        )
+        file_menu.addAction(self.sample_action)
+        file_menu.addAction(self.open_tokenizer_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.open_session_action)
+        file_menu.addAction(self.save_session_action)
+        file_menu.addAction(self.export_action)
+        file_menu.addAction(self.encode_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        train_menu = self.menuBar().addMenu("&Training")
+        train_menu.addAction(self.train_action)
+        train_menu.addAction(self.cancel_action)
+
+    # -- training -------------------------------------------------------------------------------
+
+    def is_training(self) -> bool:
+        return self.job is not None and self.job.running
+
+    def start_training(self) -> None:
+        """Start a run with the panel's settings (errors go to the banner)."""
+        if self.is_training():
+            return
+        self.banner.clear()
+        problem = self.settings_panel.validation_error()
+        if problem:
+            self.banner.show_error(problem)
+            return
+        settings = self.settings_panel.settings()
+        if os.path.isfile(settings.corpus):
+            self.settings_panel.recent.add(settings.corpus)
+        self.state.start(settings)
+        self.merges_table.refresh()  # drop the previous run's rows now
+        self.job = TrainJob(settings, self)
+        self.job.events.connect(self.state.apply)
+        self.job.failed.connect(self._on_failed)
+        self.job.stopped.connect(self._on_stopped)
+        self.settings_panel.set_running(True)
+        freeze_long_lived_objects()  # the run's collections then only walk what it creates
+        self.job.start()
+
+    def cancel_running(self) -> None:
+        """Esc: stop the training if one runs, else the encoding of a corpus."""
+        if self.is_training():
+            self.cancel_training()
+        else:
+            self.cancel_encoding()
+
+    def cancel_training(self) -> None:
+        """Stop the run; the merges learned so far stay as a partial result."""
+        if self.is_training() and self.job is not None:
+            self.job.cancel()
+            self.statusBar().showMessage("Cancelling…")
+
+    def _on_failed(self, message: str) -> None:
+        self.state.fail(message)
+        self.banner.show_error(message)
+
+    def _on_stopped(self, cancelled: bool) -> None:
+        self.settings_panel.set_running(False)
+        if cancelled:
+            self.state.cancel()
+        for panel in (self.progress_panel, self.merges_table, self.summary_panel):
+            panel.refresh()  # show the end at once, not at the next timer tick
+        # The charts catch up one per tick (as while training): redrawing all four here
+        # queued four repaints into one stretch of the GUI thread (60-120 ms).
+        if self.state.session is not None and not self.state.stage.running:
+            prebuilt = self.job.tokenizer if self.job is not None and not cancelled else None
+            self._publish(self.state.session, prebuilt)
+
+    def _publish(self, session: Session, prebuilt: object | None = None) -> None:
+        """A result exists: build its tokenizer (in the background; `_on_tokenizer_ready` follows)."""
+        self._update_title()
+        self.tokenizer_builder.build(session, prebuilt)
+
+    def _on_tokenizer_ready(self, tokenizer: object, merge_counts: dict[int, int]) -> None:
+        """A tokenizer is ready (trained, cancelled with a partial result, or opened)."""
+        self.tokenizer = tokenizer
+        self.merge_counts = merge_counts
+        self._encode_tokenizer = tokenizer
+        self._update_encode_action()
+        self.explore_panel.set_tokenizer(tokenizer, merge_counts=merge_counts, title="Trained tokenizer")
+
+    def _on_explore_tokenizer(self, _title: str) -> None:
+        """The Explore tab shows another tokenizer (e.g. one opened from files): encode with it."""
+        self._encode_tokenizer = self.explore_panel.tokenizer
+        self._update_encode_action()
+
+    def open_tokenizer_dialog(self) -> None:
+        """Open an existing tokenizer in the Explore tab."""
+        self.tabs.setCurrentWidget(self.explore_panel)
+        self.explore_panel.open_tokenizer_dialog()
+
+    # -- files -------------------------------------------------------------------------------------
+
+    def _last_folder(self, key: str = "paths/last_folder") -> str:
+        return str(self.qsettings.value(key, "") or str(Path.home()))
+
+    def export_dialog(self) -> None:
+        if self.state.session is None or self.state.stage.running:
+            self.banner.show_error("Nothing to export yet: train a tokenizer or open a session first.")
+            return
+        folder = QFileDialog.getExistingDirectory(self, "Export tokenizer to folder", self._last_folder("paths/export_folder"))
+        if folder:
+            self.export_to(folder)
+
+    def export_to(self, folder: str | os.PathLike[str]) -> list[Path]:
+        """Write vocab.json, merges.txt, tokenizer.json (and its config) into ``folder``."""
+        session = self.state.session
+        if session is None or self.state.stage.running:
+            self.banner.show_error("Nothing to export yet: train a tokenizer or open a session first.")
+            return []
+        try:
+            paths = save_tokenizer(
+                folder, session.vocab, session.merges, list(session.settings.special_tokens),
+                session.settings.pattern,
+            )
+        except (OSError, ValueError) as e:
+            self.banner.show_error(f"Export failed: {e}")
+            return []
+        self.qsettings.setValue("paths/export_folder", str(folder))
+        kind = (f"partial tokenizer ({len(session.merges):,} of {session.settings.max_merges:,} merges)"
+                if session.partial else "tokenizer")
+        self.banner.show_info(f"Exported the {kind} to {folder}: {', '.join(p.name for p in paths)}")
+        return list(paths)
+
+    # -- encoding a corpus ----------------------------------------------------------------------
+
+    def is_encoding(self) -> bool:
+        return self.encode_job is not None and self.encode_job.running
+
+    def _update_encode_action(self) -> None:
+        self.encode_action.setEnabled(self._encode_tokenizer is not None and not self.is_encoding())
+
+    def encode_corpus_dialog(self) -> None:
+        """Ask for a corpus and a ``.npy`` to write, then encode (in the background)."""
+        if self._encode_tokenizer is None or self.is_encoding():
+            return
+        # The corpus encoded last, else the training corpus, else the last folder used.
+        candidates = [str(self.qsettings.value("paths/encode_corpus", "") or ""), self.settings_panel.corpus()]
+        start = next((c for c in candidates if c and os.path.isfile(c)), self._last_folder())
+        corpus, _ = QFileDialog.getOpenFileName(self, "Encode a corpus: choose the text file", start, CORPUS_FILTER)
+        if not corpus:
+            return
+        name = Path(corpus).stem + ".npy"
+        folder = self.qsettings.value("paths/encode_folder", "") or str(Path(corpus).parent)
+        out, _ = QFileDialog.getSaveFileName(self, "Encode a corpus: save the token ids as", os.path.join(folder, name), NPY_FILTER)
+        if out:
+            if not out.endswith(".npy"):
+                out += ".npy"
+            self.encode_corpus_to(corpus, out)
+
+    def encode_corpus_to(self, corpus: str | os.PathLike[str], out: str | os.PathLike[str]) -> EncodeJob | None:
+        """Start encoding ``corpus`` into ``out`` (a ``.npy``) with the current tokenizer.
+
+        Returns the running job (its ``finished``/``stopped`` signals follow), or ``None`` when
+        it could not start (the banner says why). The result goes to the banner too.
+        """
+        if self.is_encoding():
+            self.banner.show_error("A corpus is being encoded already: wait for it or cancel it first.")
+            return None
+        if self._encode_tokenizer is None:
+            self.banner.show_error("Nothing to encode with yet: train a tokenizer or open one first.")
+            return None
+        if Path(out).resolve() == Path(corpus).resolve():
+            self.banner.show_error(f"{Path(out).name} is the corpus itself: choose another name for the .npy.")
+            return None
+        self.banner.clear()
+        self.qsettings.setValue("paths/encode_corpus", str(corpus))
+        self.qsettings.setValue("paths/encode_folder", str(Path(out).parent))
+        job = EncodeJob(corpus, self._encode_tokenizer, out, parent=self)
+        job.progress.connect(self._on_encode_progress)
+        job.finished.connect(self._on_encode_finished)
+        job.failed.connect(self._on_encode_failed)
+        job.stopped.connect(self._on_encode_stopped)
+        if self.encode_job is not None:
+            self.encode_job.deleteLater()  # the previous run, over
+        self.encode_job = job
+        self.encode_strip.start(job.corpus, job.out)
+        job.start()
+        self._update_encode_action()
+        return job
+
+    def cancel_encoding(self) -> None:
+        """Stop encoding; no ``.npy`` is written."""
+        if self.is_encoding() and self.encode_job is not None:
+            self.encode_job.cancel()
+            self.statusBar().showMessage("Cancelling the encoding…")
+
+    def _on_encode_progress(self, event: EncodeProgress) -> None:
+        self.encode_strip.update_progress(event)
+        self.statusBar().showMessage(f"Encoding: {self.encode_strip.text()}")
+
+    def _on_encode_finished(self, f: EncodeFinished) -> None:
+        self.banner.show_info(
+            f"Encoded {f.corpus_bytes / 1e6:,.1f} MB into {f.tokens:,} tokens ({f.dtype}, "
+            f"{f.bytes_per_token:.2f} bytes per token) in {f.seconds:,.1f} s: {f.path}"
+        )
+
+    def _on_encode_failed(self, message: str) -> None:
+        self.banner.show_error(f"Encoding failed: {message}")
+
+    def _on_encode_stopped(self, cancelled: bool) -> None:
+        self.encode_strip.hide()
+        self.statusBar().showMessage("Encoding cancelled: no .npy was written." if cancelled else "", 5000)
+        if cancelled:
+            self.banner.show_info("Encoding cancelled: no .npy was written.")
+        self._update_encode_action()
+
+    def save_session_dialog(self) -> None:
+        if self.state.session is None or self.state.stage.running:
+            self.banner.show_error("Nothing to save yet: train a tokenizer first.")
+            return
+        name = Path(self.state.session.settings.corpus).stem or "tokenizer"
+        start = os.path.join(self._last_folder("paths/session_folder"), name + SESSION_SUFFIX)
+        path, _ = QFileDialog.getSaveFileName(self, "Save session", start, SESSION_FILTER)
+        if path:
+            self.save_session_to(path)
+
+    def save_session_to(self, path: str | os.PathLike[str]) -> Path | None:
+        session = self.state.session
+        if session is None:
+            return None
+        try:
+            written = save_session(path, session)
+        except (OSError, ValueError) as e:
+            self.banner.show_error(f"The session could not be saved: {e}")
+            return None
+        self.qsettings.setValue("paths/session_folder", str(written.parent))
+        self.banner.show_info(f"Session saved to {written}")
+        return written
+
+    def open_session_dialog(self) -> None:
+        if self.is_training():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._last_folder("paths/session_folder"), SESSION_FILTER)
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str | os.PathLike[str]) -> bool:
+        """Show a saved result without retraining; errors go to the banner."""
+        if self.is_training():
+            self.banner.show_error("Cancel the training before opening a session.")
+            return False
+        try:
+            session = load_session(path)
+        except (OSError, ValueError) as e:
+            self.banner.show_error(f"The session could not be opened: {e}")
+            return False
+        self.banner.clear()
+        self.qsettings.setValue("paths/session_folder", str(Path(path).parent))
+        self.state.load(session)
+        self.settings_panel.set_settings(session.settings)
+        self._publish(session)
+        return True
+
+    def open_path(self, path: str) -> None:
+        """Open a dropped or given file: a session, or else a corpus to train on."""
+        if path.endswith(SESSION_SUFFIX):
+            self.open_session(path)
+        elif self.is_training():
+            self.banner.show_error("Training is running: cancel it before choosing another corpus.")
+        else:
+            self.banner.clear()
+            self.settings_panel.set_corpus(path)
+
+    def _update_title(self, *_args: object) -> None:
+        corpus = self.settings_panel.corpus()
+        title = "BPE Studio"
+        if corpus:
+            title += f" — {os.path.basename(corpus)}"
+        if self.state.session is not None and self.state.session.partial:
+            title += " (partial result)"
+        self.setWindowTitle(title)
+
+    # -- Qt events ---------------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if not files:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.open_path(files[0])
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.job is not None and self.job.running:
+            self.job.shutdown()  # cancels, then waits: the trainer's processes are gone after this
+        if self.encode_job is not None and self.encode_job.running:
+            self.encode_job.shutdown()  # cancels, then waits: the encoding processes are gone after this
+        self.settings_panel.save()
+        self.qsettings.setValue("window/geometry", self.saveGeometry())
+        self.qsettings.sync()
+        super().closeEvent(event)

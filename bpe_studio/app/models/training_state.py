@@ -1,0 +1,327 @@
+"""The state of one training run, built from the trainer's events; what every view reads. No Qt.
+
+The worker thread hands batches of `core` events to the GUI thread, which applies them
+here (appending to plain lists is cheap); the widgets read this object from their own
+timers and repaint. It also turns the run into progress figures (stage, MB/s, merges/s,
+ETA) and, at the end or on cancel, into a `Session` that can be browsed, exported or saved.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from bpe_studio.app.models.session import Session, TrainSettings
+from core.readable import readable
+from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress
+
+RATE_WINDOW_SECONDS = 3.0
+FREQUENCY_POINTS = 2000
+
+
+def thin_log(n: int, max_points: int = FREQUENCY_POINTS) -> np.ndarray:
+    """Indices of about ``max_points`` log-spaced items out of ``n`` (for a log x axis)."""
+    if n <= max_points:
+        return np.arange(n)
+    idx = np.geomspace(1, n, max_points).astype(np.int64) - 1
+    return np.unique(idx)
+
+
+class Stage(Enum):
+    IDLE = "Ready"
+    READING = "Reading and pre-tokenizing"
+    COUNTED = "Counting pairs"
+    MERGING = "Merging"
+    FINISHED = "Finished"
+    CANCELLED = "Cancelled"
+    FAILED = "Failed"
+
+    @property
+    def running(self) -> bool:
+        return self in (Stage.READING, Stage.COUNTED, Stage.MERGING)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a progress bar and status line show.
+
+    Attributes:
+        stage: the stage's name.
+        detail: figures for the stage, e.g. ``"1,200 of 9,743 merges · 850 merges/s · ETA 10 s"``.
+        fraction: 0..1 for a determinate bar, or ``None`` for a busy indicator.
+        elapsed: seconds since the start.
+    """
+
+    stage: str
+    detail: str
+    fraction: float | None
+    elapsed: float
+
+
+def format_bytes(n: float) -> str:
+    """``format_bytes(3_500_000) -> "3.5 MB"``."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def format_duration(seconds: float) -> str:
+    """``format_duration(75) -> "1 min 15 s"``, ``format_duration(3.2) -> "3.2 s"``."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+class TrainingState:
+    """Everything known about the current (or last) training run.
+
+    Attributes read by views: ``stage``, ``settings``, ``bytes_done``/``bytes_total``,
+    ``counting`` (the `CountingDone` event), the per-merge lists ``lefts``, ``rights``,
+    ``counts``, ``corpus_tokens``, ``token_ids``, ``lengths``, and ``version``, which grows with every
+    change so a view can skip repainting when nothing changed.
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self, settings: TrainSettings | None = None) -> None:
+        self.settings = settings
+        self.stage = Stage.IDLE
+        self.error = ""
+        self.started = 0.0
+        self.ended: float | None = None
+        self.bytes_done = 0
+        self.bytes_total = 0
+        self.counting: CountingDone | None = None
+        self.frequency_points: tuple[np.ndarray, np.ndarray] | None = None
+        self.lefts: list[bytes] = []
+        self.rights: list[bytes] = []
+        self.counts: list[int] = []
+        self.corpus_tokens: list[int] = []
+        self.token_ids: list[int] = []
+        self.lengths: list[int] = []  # byte length of each merged token, for the length chart
+        self.vocab: dict[int, bytes] | None = None
+        self.session: Session | None = None
+        self._rate_samples: deque[tuple[float, int]] = deque()
+        self._merge_started: float | None = None
+        self.version = 0
+
+    # -- changes -------------------------------------------------------------------------
+
+    def start(self, settings: TrainSettings, now: float | None = None) -> None:
+        """A run with ``settings`` begins."""
+        self.reset(settings)
+        self.stage = Stage.READING
+        self.started = time.monotonic() if now is None else now
+        self.version += 1
+
+    def load(self, session: Session) -> None:
+        """Show a finished (or partial) result opened from a session file."""
+        self.reset(session.settings)
+        self.session = session
+        self.vocab = dict(session.vocab)
+        self.lefts = [left for left, _ in session.merges]
+        self.rights = [right for _, right in session.merges]
+        self.counts = list(session.merge_counts)
+        self.corpus_tokens = list(session.corpus_tokens)
+        first = len(session.vocab) - len(session.merges)
+        self.token_ids = list(range(first, first + len(session.merges)))
+        self.lengths = [len(left) + len(right) for left, right in session.merges]
+        ranks, counts = session.stats.get("frequency_ranks"), session.stats.get("frequency_counts")
+        if ranks and counts and len(ranks) == len(counts):
+            self.frequency_points = (np.asarray(ranks, dtype=np.int64), np.asarray(counts, dtype=np.int64))
+        self.stage = Stage.CANCELLED if session.partial else Stage.FINISHED
+        self.started, self.ended = 0.0, float(session.stats.get("elapsed", 0.0))
+        self.version += 1
+
+    def apply(self, events: Iterable[object], now: float | None = None) -> None:
+        """Apply a batch of trainer events (in order)."""
+        now = time.monotonic() if now is None else now
+        for event in events:
+            if isinstance(event, MergeEvent):
+                self.lefts.append(event.left)
+                self.rights.append(event.right)
+                self.counts.append(event.count)
+                self.corpus_tokens.append(event.corpus_tokens)
+                self.token_ids.append(event.token_id)
+                self.lengths.append(len(event.left) + len(event.right))
+            elif isinstance(event, PretokenizeProgress):
+                self.bytes_done, self.bytes_total = event.done, event.total
+            elif isinstance(event, CountingDone):
+                self.counting = event
+                idx = thin_log(len(event.frequencies))
+                self.frequency_points = (idx + 1, np.asarray(event.frequencies)[idx])
+                self.bytes_done = self.bytes_total
+                self.stage = Stage.COUNTED
+            elif isinstance(event, Finished):
+                self.vocab = event.vocab
+                self._end(Stage.FINISHED, now)
+        if self.lefts and self.stage is Stage.COUNTED:
+            self.stage = Stage.MERGING
+            self._merge_started = now
+        if self.stage is Stage.MERGING:
+            self._rate_samples.append((now, len(self.lefts)))
+            while self._rate_samples and now - self._rate_samples[0][0] > RATE_WINDOW_SECONDS:
+                self._rate_samples.popleft()
+        self.version += 1
+
+    def cancel(self, now: float | None = None) -> None:
+        """The run was cancelled: keep what was learned as a partial result."""
+        if self.stage.running:
+            self._end(Stage.CANCELLED, time.monotonic() if now is None else now)
+            self.version += 1
+
+    def fail(self, message: str, now: float | None = None) -> None:
+        """The run stopped on an error."""
+        self.error = message
+        self.ended = time.monotonic() if now is None else now
+        self.stage = Stage.FAILED
+        self.version += 1
+
+    def _end(self, stage: Stage, now: float) -> None:
+        self.stage = stage
+        self.ended = now
+        self.session = self._make_session(partial=stage is Stage.CANCELLED)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def elapsed(self, now: float | None = None) -> float:
+        if self.ended is not None:
+            return self.ended - self.started
+        if self.stage is Stage.IDLE:
+            return 0.0
+        return (time.monotonic() if now is None else now) - self.started
+
+    def merge_rate(self) -> float:
+        """Merges per second over the last few seconds (0 when unknown)."""
+        if len(self._rate_samples) < 2:
+            return 0.0
+        (t0, k0), (t1, k1) = self._rate_samples[0], self._rate_samples[-1]
+        return (k1 - k0) / (t1 - t0) if t1 > t0 else 0.0
+
+    def progress(self, now: float | None = None) -> Progress:
+        """The stage, its figures and the bar's fraction at time ``now``."""
+        now = time.monotonic() if now is None else now
+        elapsed = self.elapsed(now)
+        stage = self.stage
+        settings = self.settings
+        max_merges = settings.max_merges if settings else len(self.lefts)
+        k = len(self.lefts)
+        if stage is Stage.READING:
+            if not self.bytes_total:
+                return Progress(stage.value, "opening the corpus…", None, elapsed)
+            rate = self.bytes_done / elapsed if elapsed > 0 else 0.0
+            detail = (
+                f"{format_bytes(self.bytes_done)} of {format_bytes(self.bytes_total)}"
+                f" · {rate / 1e6:.1f} MB/s"
+            )
+            return Progress(stage.value, detail, self.bytes_done / self.bytes_total, elapsed)
+        if stage is Stage.COUNTED:
+            c = self.counting
+            detail = f"{c.distinct:,} distinct pre-tokens · {c.total:,} in all" if c else ""
+            return Progress(stage.value, detail, None, elapsed)
+        if stage is Stage.MERGING:
+            rate = self.merge_rate()
+            detail = f"{k:,} of {max_merges:,} merges"
+            if rate > 0:
+                eta = (max_merges - k) / rate
+                detail += f" · {rate:,.0f} merges/s · ETA {format_duration(eta)}"
+            return Progress(stage.value, detail, k / max_merges if max_merges else 1.0, elapsed)
+        if stage is Stage.FINISHED:
+            return Progress(stage.value, f"{k:,} merges in {format_duration(elapsed)}", 1.0, elapsed)
+        if stage is Stage.CANCELLED:
+            detail = f"partial result: {k:,} of {max_merges:,} merges"
+            return Progress(stage.value, detail, k / max_merges if max_merges else 0.0, elapsed)
+        if stage is Stage.FAILED:
+            return Progress(stage.value, self.error, 0.0, elapsed)
+        return Progress(stage.value, "choose a corpus and press Train", 0.0, 0.0)
+
+    def bytes_per_token(self) -> tuple[np.ndarray, np.ndarray]:
+        """(vocabulary size, bytes per token) after each merge, for the compression chart."""
+        if not self.corpus_tokens:
+            return np.empty(0), np.empty(0)
+        corpus_bytes = self._corpus_bytes()
+        tokens = np.asarray(self.corpus_tokens, dtype=np.float64)
+        sizes = np.asarray(self.token_ids, dtype=np.float64) + 1
+        return sizes, corpus_bytes / np.maximum(tokens, 1.0)
+
+    def _corpus_bytes(self) -> int:
+        if self.counting is not None:
+            return self.counting.corpus_bytes
+        if self.session is not None:
+            return int(self.session.stats.get("corpus_bytes", 0))
+        return 0
+
+    def token_lengths(self) -> np.ndarray:
+        """Byte length of every token learned so far (single bytes included)."""
+        # Kept as merges arrive: a pass over 20k merges here cost ~8 ms of the GUI thread per chart update.
+        return np.concatenate([np.ones(256, dtype=np.int64), np.asarray(self.lengths, dtype=np.int64)])
+
+    def summary(self) -> list[tuple[str, str]]:
+        """(label, value) rows describing the finished or cancelled run."""
+        rows: list[tuple[str, str]] = []
+        session = self.session
+        if session is None:
+            return rows
+        stats = session.stats
+        status = "partial (cancelled)" if session.partial else "complete"
+        rows.append(("Result", status))
+        rows.append(("Time", format_duration(float(stats.get("elapsed", 0.0)))))
+        if "distinct" in stats:
+            rows.append(("Pre-tokens", f"{stats['distinct']:,} distinct · {stats['total']:,} in all"))
+        rows.append(("Vocabulary", f"{len(session.vocab):,} tokens ({len(session.merges):,} merges)"))
+        if session.merges:
+            longest = max((a + b for a, b in session.merges), key=len)
+            rows.append(("Longest token", f"{len(longest)} bytes: {readable(longest)}"))
+        if session.corpus_tokens and stats.get("corpus_bytes"):
+            rows.append(("Bytes per token", f"{stats['corpus_bytes'] / session.corpus_tokens[-1]:.2f}"))
+        if stats.get("invalid_bytes"):
+            rows.append(("Invalid UTF-8 bytes", f"{stats['invalid_bytes']:,} (kept byte-exact)"))
+        return rows
+
+    def _make_session(self, partial: bool) -> Session | None:
+        settings = self.settings
+        if settings is None:
+            return None
+        merges = list(zip(self.lefts, self.rights))
+        if self.vocab is not None:
+            vocab = dict(self.vocab)
+        else:
+            vocab = {i: bytes([i]) for i in range(256)}
+            for token in settings.special_tokens:
+                vocab[len(vocab)] = token.encode("utf-8")
+            for token_id, (left, right) in zip(self.token_ids, merges):
+                vocab[token_id] = left + right
+        stats: dict[str, object] = {"elapsed": self.elapsed()}
+        if self.counting is not None:
+            c = self.counting
+            stats.update(
+                distinct=c.distinct,
+                total=c.total,
+                invalid_bytes=c.invalid_bytes,
+                corpus_bytes=c.corpus_bytes,
+            )
+        if self.frequency_points is not None:  # thinned, for the chart after reopening
+            stats["frequency_ranks"] = self.frequency_points[0].tolist()
+            stats["frequency_counts"] = self.frequency_points[1].tolist()
+        return Session(
+            settings=settings,
+            vocab=vocab,
+            merges=merges,
+            merge_counts=list(self.counts),
+            corpus_tokens=list(self.corpus_tokens),
+            partial=partial,
+            stats=stats,
+        )
+

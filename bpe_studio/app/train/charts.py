@@ -1,0 +1,204 @@
+"""Training charts (pyqtgraph): pair count by merge rank, pre-token rank/frequency, token
+lengths, and bytes per token as the vocabulary grows.
+
+`ChartsPanel` reads the `TrainingState` from a timer and replaces each curve's data
+(``setData``), never once per incoming event; long series are thinned to a few thousand
+points (log-spaced where the axis is logarithmic). Each tick updates one chart in turn, so
+repaints never add up in one stretch of the GUI thread.
+
+Axes stay put while the data grows: the ranges are set by the panel (the planned merges and
+vocabulary size on x, "round" ends such as 1.5, 2, 2.5, 3 × 10^k on y), not auto-ranged on
+every update, and each axis is painted from a cached pixmap. A moved axis costs pyqtgraph a
+re-layout of its ticks, labels and grid (~10 ms a chart, ~4x the curve itself); now that
+happens a few times per run instead of at every update.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
+
+from bpe_studio.app.models.training_state import TrainingState
+
+REFRESH_MS = 150
+MAX_POINTS = 2000
+ACCENT = "#2f7ed8"
+ACCENT_2 = "#e4572e"
+ACCENT_3 = "#3a9d5d"
+ACCENT_4 = "#8e5ec4"
+PADDING = 0.02
+ROUND_STEPS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
+
+
+def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
+    """Indices of about ``max_points`` evenly spaced items out of ``n`` (always the last)."""
+    if n <= max_points:
+        return np.arange(n)
+    idx = np.linspace(0, n - 1, max_points).astype(np.int64)
+    return np.unique(idx)
+
+
+def round_up(value: float) -> float:
+    """The smallest "round" number (1, 1.25, 1.5, 2, 2.5, 3, 3.5, 4, 5, 6, 7 or 8 × 10^k) not below
+    ``value``, for an axis end that stays put while the data grows: ``round_up(1.37) -> 1.5``,
+    ``round_up(17) -> 20``, ``round_up(0) -> 1``."""
+    if not value > 0 or not math.isfinite(value):
+        return 1.0
+    scale = 10.0 ** math.floor(math.log10(value))
+    for step in ROUND_STEPS:
+        if step * scale >= value * (1 - 1e-9):
+            return step * scale
+    return 10 * scale
+
+
+def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground: QColor) -> pg.PlotWidget:
+    widget = pg.PlotWidget(background=background)
+    item = widget.getPlotItem()
+    item.setTitle(title, color=foreground.name(), size="10pt")
+    for name, label in (("bottom", x_label), ("left", y_label)):
+        axis = item.getAxis(name)
+        axis.setLabel(label, color=foreground.name())
+        axis.setPen(foreground)
+        axis.setTextPen(foreground)
+    item.showGrid(x=True, y=True, alpha=0.15)
+    item.setMenuEnabled(False)
+    for name in ("left", "bottom"):
+        # Replayed from a pixmap until the axis range changes (the grid is drawn by the axes too).
+        item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    widget.setMinimumSize(120, 120)
+    return widget
+
+
+def _label_decades_only(widget: pg.PlotWidget, axis: str) -> None:
+    """Label only powers of ten on a log axis (labelled 2·10², 3·10², … ticks overlap)."""
+    widget.getPlotItem().getAxis(axis).setStyle(maxTextLevel=0)
+
+
+class ChartsPanel(QWidget):
+    """Four charts of the current run in a 2×2 grid."""
+
+    def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._frequency_points: object | None = None
+        palette = self.palette()
+        bg = palette.color(QPalette.ColorRole.Base)
+        fg = palette.color(QPalette.ColorRole.Text)
+
+        self.pair_plot = _plot("Pair count", "merge rank", "pair count", bg, fg)
+        self.pair_plot.setLogMode(x=False, y=True)
+        _label_decades_only(self.pair_plot, "left")
+        self.pair_curve = self.pair_plot.plot(pen=pg.mkPen(ACCENT, width=2))
+
+        self.freq_plot = _plot("Pre-token frequency", "rank", "count", bg, fg)
+        self.freq_plot.setLogMode(x=True, y=True)
+        _label_decades_only(self.freq_plot, "left")
+        _label_decades_only(self.freq_plot, "bottom")
+        self.freq_curve = self.freq_plot.plot(pen=pg.mkPen(ACCENT_2, width=2))
+
+        self.length_plot = _plot("Token length", "length (bytes)", "tokens", bg, fg)
+        # A filled step curve, not a BarGraphItem: that one repaints through a QPicture, ~5 ms a frame.
+        self.length_bars = self.length_plot.plot(
+            stepMode="center", fillLevel=0, brush=ACCENT_3, pen=pg.mkPen(ACCENT_3)
+        )
+
+        self.bpt_plot = _plot("Bytes per token", "vocabulary size", "bytes per token", bg, fg)
+        self.bpt_curve = self.bpt_plot.plot(pen=pg.mkPen(ACCENT_4, width=2))
+
+        layout = QGridLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        layout.addWidget(self.pair_plot, 0, 0)
+        layout.addWidget(self.bpt_plot, 0, 1)
+        layout.addWidget(self.freq_plot, 1, 0)
+        layout.addWidget(self.length_plot, 1, 1)
+
+        self._updates = [self._refresh_pairs, self._refresh_compression, self._refresh_lengths,
+                         self._refresh_frequencies]
+        self._seen: dict[object, int] = {}
+        self._ranges: dict[pg.PlotWidget, tuple[tuple[float, float], tuple[float, float]]] = {}
+        self._next = 0
+        self._timer = QTimer(self)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self._tick)
+        self._timer.start()
+
+    def refresh(self) -> None:
+        """Bring every chart up to date at once (e.g. when a run ends)."""
+        for update in self._updates:
+            update()
+        self._seen = {update: self._state.version for update in self._updates}
+
+    def _tick(self) -> None:
+        # Round-robin: redraw the next chart whose data changed since it was last drawn.
+        version = self._state.version
+        for _ in range(len(self._updates)):
+            update = self._updates[self._next]
+            self._next = (self._next + 1) % len(self._updates)
+            if self._seen.get(update) != version:
+                self._seen[update] = version
+                if update() is not False:  # False: nothing to redraw, try the next chart
+                    return
+
+    def _refresh_pairs(self) -> None:
+        counts = self._state.counts
+        n = len(counts)
+        if not n:
+            self.pair_curve.setData([], [])
+            return
+        idx = thin(n)
+        y = np.maximum(np.asarray(counts, dtype=np.float64)[idx], 1.0)
+        self.pair_curve.setData(idx.astype(np.float64), y)
+        top = math.log10(round_up(float(y.max())))  # log axis: ranges are in decades
+        self._set_range(self.pair_plot, (0.0, float(max(self._planned_merges(), n))), (0.0, max(top, 1.0)))
+
+    def _refresh_frequencies(self) -> bool:
+        points = self._state.frequency_points
+        if points is self._frequency_points:
+            return False  # set once per run
+        self._frequency_points = points
+        if points is None or not len(points[0]):
+            self.freq_curve.setData([], [])
+        else:
+            ranks, counts = points
+            self.freq_curve.setData(ranks.astype(np.float64), np.maximum(counts.astype(np.float64), 1.0))
+        return True
+
+    def _refresh_lengths(self) -> None:
+        state = self._state
+        if not state.lefts:  # 256 one-byte tokens alone make one wall-to-wall bar
+            self.length_bars.setData([], [])
+            return
+        counts = np.bincount(state.token_lengths())[1:]  # lengths 1, 2, ...
+        edges = np.arange(len(counts) + 1, dtype=np.float64) + 0.5
+        self.length_bars.setData(edges, counts.astype(np.float64))
+        self._set_range(self.length_plot, (0.5, round_up(len(counts)) + 0.5), (0.0, round_up(float(counts.max()))))
+
+    def _refresh_compression(self) -> None:
+        sizes, bpt = self._state.bytes_per_token()
+        if not len(sizes):
+            self.bpt_curve.setData([], [])
+            return
+        idx = thin(len(sizes))
+        x, y = sizes[idx], bpt[idx]
+        self.bpt_curve.setData(x, y)
+        settings = self._state.settings
+        right = max(float(settings.vocab_size) if settings else 0.0, float(x[-1]))
+        low, high = float(y.min()), float(y.max())
+        bottom = math.floor(low * 4) / 4  # bytes per token starts near 1: a quarter is round enough
+        self._set_range(self.bpt_plot, (float(x[0]) - 1, right), (bottom, max(round_up(high), bottom + 0.25)))
+
+    def _planned_merges(self) -> int:
+        settings = self._state.settings
+        return settings.max_merges if settings else 0
+
+    def _set_range(self, plot: pg.PlotWidget, x: tuple[float, float], y: tuple[float, float]) -> None:
+        """Set ``plot``'s view to ``x`` × ``y`` (this turns auto-range off), only if it changed."""
+        if self._ranges.get(plot) != (x, y):
+            self._ranges[plot] = (x, y)
+            plot.setRange(xRange=x, yRange=y, padding=PADDING)

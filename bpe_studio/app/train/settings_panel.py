@@ -1,0 +1,338 @@
+"""The training settings panel: corpus, vocabulary size, special tokens, pattern, workers, Train.
+
+The corpus is chosen by typing a path, a file dialog, the recent-files menu or the embedded
+sample corpus. A custom pre-tokenization regex is validated as you type (by
+``core.resolve_pattern``). The Train button turns into Cancel while a run is going. The
+panel saves and restores its values in QSettings; it does not train anything itself, it
+emits `trainClicked` / `cancelClicked`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from PySide6.QtCore import QSettings, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+import core
+from bpe_studio.app.train.recent_files import RecentFiles
+from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
+from bpe_studio.app.models.session import TrainSettings
+from bpe_studio.app.models.training_state import format_bytes
+from core.pretokenize.specials import validate_special_tokens
+
+DEFAULT_VOCAB_SIZE = 2000
+DEFAULT_SPECIAL_TOKENS = ("<|endoftext|>",)
+PATTERN_CHOICES = [("GPT-2", "gpt2"), ("GPT-4 (cl100k)", "gpt4"), ("Custom regex", "custom")]
+CORPUS_FILTER = "Text files (*.txt *.text *.md *.jsonl *.csv *.tsv);;All files (*)"
+
+
+class SettingsPanel(QWidget):
+    """Inputs for one training run.
+
+    Signals:
+        trainClicked(): the user pressed Train.
+        cancelClicked(): the user pressed Cancel (the same button, while running).
+        corpusChanged(str): the corpus path changed.
+    """
+
+    trainClicked = Signal()
+    cancelClicked = Signal()
+    corpusChanged = Signal(str)
+
+    def __init__(self, qsettings: QSettings, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._qsettings = qsettings
+        self.recent = RecentFiles(qsettings)
+        self._running = False
+
+        # Corpus: path, Browse, Recent/Sample menu, and a line describing the file.
+        self.corpus_edit = QLineEdit()
+        self.corpus_edit.setPlaceholderText("a UTF-8 text file…")
+        self.corpus_edit.setAcceptDrops(False)  # drops go to the window, which opens the file
+        self.corpus_edit.textChanged.connect(self._on_corpus_text)
+        self.browse_button = QPushButton("Browse…")
+        self.browse_button.setToolTip("Choose a text file to train on (Ctrl+O)")
+        self.browse_button.clicked.connect(self.browse)
+        self.recent_button = QToolButton()
+        self.recent_button.setText("Recent")
+        self.recent_button.setToolTip("Recent corpora and the sample corpus")
+        self.recent_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.recent_menu = QMenu(self.recent_button)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.recent_button.setMenu(self.recent_menu)
+        self.corpus_info = QLabel()
+        self.corpus_info.setObjectName("hint")
+        self.corpus_info.setWordWrap(True)
+
+        self.vocab_spin = QSpinBox()
+        self.vocab_spin.setRange(257, 10_000_000)
+        self.vocab_spin.setSingleStep(500)
+        self.vocab_spin.setGroupSeparatorShown(True)
+        self.vocab_spin.setValue(DEFAULT_VOCAB_SIZE)
+        self.vocab_spin.setToolTip("256 byte tokens + special tokens + merges")
+        self.vocab_spin.valueChanged.connect(self._update_merges_hint)
+        self.merges_hint = QLabel()
+        self.merges_hint.setObjectName("hint")
+
+        self.specials_edit = QPlainTextEdit("\n".join(DEFAULT_SPECIAL_TOKENS))
+        self.specials_edit.setToolTip("One special token per line; they split the text and are never merged")
+        self.specials_edit.setTabChangesFocus(True)
+        self.specials_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 14)
+        self.specials_edit.textChanged.connect(self._update_merges_hint)
+
+        self.pattern_combo = QComboBox()
+        for label, value in PATTERN_CHOICES:
+            self.pattern_combo.addItem(label, value)
+        self.pattern_combo.currentIndexChanged.connect(self._on_pattern_choice)
+        self.regex_edit = QLineEdit()
+        self.regex_edit.setPlaceholderText(r"a regex, e.g. \p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+")
+        self.regex_edit.textChanged.connect(self._validate_regex)
+        self.regex_status = QLabel()
+        self.regex_status.setObjectName("hint")
+        self.regex_status.setWordWrap(True)
+
+        self.workers_spin = QSpinBox()
+        cores = os.cpu_count() or 1
+        self.workers_spin.setRange(0, max(64, cores))
+        self.workers_spin.setSpecialValueText(f"all cores ({cores})")
+        self.workers_spin.setToolTip("Processes for pre-tokenization")
+
+        self.train_button = QPushButton("Train")
+        self.train_button.setObjectName("trainButton")
+        self.train_button.setToolTip("Start training (Ctrl+Enter)")
+        self.train_button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.train_button.clicked.connect(self._on_train_button)
+
+        corpus_row = QHBoxLayout()
+        corpus_row.addWidget(self.corpus_edit, 1)
+        corpus_row.addWidget(self.browse_button)
+        corpus_row.addWidget(self.recent_button)
+        corpus_box = QGroupBox("Corpus")
+        corpus_layout = QVBoxLayout(corpus_box)
+        corpus_layout.addLayout(corpus_row)
+        corpus_layout.addWidget(self.corpus_info)
+
+        form_box = QGroupBox("Tokenizer")
+        form = QFormLayout(form_box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.addRow("Vocabulary size", self.vocab_spin)
+        form.addRow("", self.merges_hint)
+        form.addRow("Special tokens", self.specials_edit)
+        form.addRow("Pattern", self.pattern_combo)
+        form.addRow("", self.regex_edit)
+        form.addRow("", self.regex_status)
+        form.addRow("Workers", self.workers_spin)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(corpus_box)
+        layout.addWidget(form_box)
+        layout.addWidget(self.train_button)
+
+        self._on_pattern_choice()
+        self._update_merges_hint()
+
+    # -- values --------------------------------------------------------------------------
+
+    def corpus(self) -> str:
+        return self.corpus_edit.text().strip()
+
+    def set_corpus(self, path: str) -> None:
+        self.corpus_edit.setText(path)
+
+    def use_sample_corpus(self) -> None:
+        self.set_corpus(str(SAMPLE_CORPUS_PATH))
+
+    def set_vocab_size(self, size: int) -> None:
+        self.vocab_spin.setValue(size)
+
+    def special_tokens(self) -> list[str]:
+        """The special tokens, one per line (blank lines are ignored)."""
+        return [line for line in self.specials_edit.toPlainText().split("\n") if line.strip()]
+
+    def pattern(self) -> str:
+        choice = self.pattern_combo.currentData()
+        return self.regex_edit.text() if choice == "custom" else str(choice)
+
+    def settings(self) -> TrainSettings:
+        workers = self.workers_spin.value()
+        return TrainSettings(
+            corpus=self.corpus(),
+            vocab_size=self.vocab_spin.value(),
+            special_tokens=tuple(self.special_tokens()),
+            pattern=self.pattern(),
+            workers=workers or None,
+        )
+
+    def set_settings(self, settings: TrainSettings) -> None:
+        """Show ``settings`` (e.g. those of an opened session)."""
+        self.set_corpus(settings.corpus)
+        self.vocab_spin.setValue(settings.vocab_size)
+        self.specials_edit.setPlainText("\n".join(settings.special_tokens))
+        self._set_pattern(settings.pattern)
+        self.workers_spin.setValue(settings.workers or 0)
+
+    def validation_error(self) -> str | None:
+        """What is wrong with the inputs before training starts, or ``None``.
+
+        The trainer checks the corpus and sizes itself; this catches what the panel can
+        tell at once (no corpus, a bad regex, bad special tokens).
+        """
+        if not self.corpus():
+            return "Choose a corpus first: Browse… (Ctrl+O), drop a file on the window, or use the sample corpus."
+        try:
+            validate_special_tokens(self.special_tokens())
+            core.resolve_pattern(self.pattern())
+        except ValueError as e:
+            return str(e)
+        return None
+
+    # -- running state -----------------------------------------------------------------------
+
+    def set_running(self, running: bool) -> None:
+        """While running the button reads Cancel and the inputs are locked."""
+        self._running = running
+        self.train_button.setText("Cancel" if running else "Train")
+        self.train_button.setToolTip("Stop training, keeping the merges so far (Esc)" if running else "Start training (Ctrl+Enter)")
+        self.train_button.setProperty("running", running)
+        self.train_button.style().unpolish(self.train_button)
+        self.train_button.style().polish(self.train_button)
+        for widget in (self.corpus_edit, self.browse_button, self.recent_button, self.vocab_spin,
+                       self.specials_edit, self.pattern_combo, self.regex_edit, self.workers_spin):
+            widget.setEnabled(not running)
+        if not running:
+            self._on_pattern_choice()
+
+    def _on_train_button(self) -> None:
+        (self.cancelClicked if self._running else self.trainClicked).emit()
+
+    # -- corpus ------------------------------------------------------------------------------
+
+    def browse(self) -> None:
+        """Choose the corpus with a file dialog, starting in the last folder used."""
+        if self._running:
+            return
+        start = str(self._qsettings.value("paths/last_folder", "") or os.path.dirname(self.corpus()))
+        path, _ = QFileDialog.getOpenFileName(self, "Open corpus", start, CORPUS_FILTER)
+        if path:
+            self.set_corpus(path)
+
+    def _fill_recent_menu(self) -> None:
+        self.recent.fill_menu(self.recent_menu, self.set_corpus)
+        first = self.recent_menu.actions()[0]
+        sample = QAction("Sample corpus (built in)", self.recent_menu)
+        sample.triggered.connect(self.use_sample_corpus)
+        self.recent_menu.insertAction(first, sample)
+        self.recent_menu.insertSeparator(first)
+
+    def _on_corpus_text(self, text: str) -> None:
+        path = text.strip()
+        self.corpus_edit.setToolTip(path)
+        if not path:
+            self.corpus_info.setText("No corpus chosen.")
+        elif os.path.isfile(path):
+            size = format_bytes(os.path.getsize(path))
+            sample = os.path.abspath(path) == str(SAMPLE_CORPUS_PATH)
+            self.corpus_info.setText(f"{size} · the built-in sample corpus" if sample else size)
+            self._qsettings.setValue("paths/last_folder", os.path.dirname(os.path.abspath(path)))
+        elif os.path.isdir(path):
+            self.corpus_info.setText("This is a folder; choose a text file.")
+        else:
+            self.corpus_info.setText("No such file.")
+        self.corpusChanged.emit(path)
+
+    # -- pattern -------------------------------------------------------------------------------
+
+    def _set_pattern(self, pattern: str) -> None:
+        builtin = [value for _, value in PATTERN_CHOICES]
+        if pattern in builtin:
+            self.pattern_combo.setCurrentIndex(builtin.index(pattern))
+        else:
+            self.pattern_combo.setCurrentIndex(builtin.index("custom"))
+            self.regex_edit.setText(pattern)
+
+    def _on_pattern_choice(self) -> None:
+        custom = self.pattern_combo.currentData() == "custom"
+        self.regex_edit.setVisible(custom)
+        self.regex_status.setVisible(custom)
+        self.regex_edit.setEnabled(custom and not self._running)
+        self._validate_regex()
+
+    def _validate_regex(self) -> None:
+        if self.pattern_combo.currentData() != "custom":
+            self.regex_edit.setProperty("invalid", False)
+            return
+        try:
+            core.resolve_pattern(self.regex_edit.text())
+        except core.InvalidPatternError as e:
+            message, ok = str(e), False
+        else:
+            message, ok = "✓ valid pattern", True
+        self.regex_status.setText(message)
+        self.regex_status.setProperty("invalid", not ok)
+        self.regex_edit.setProperty("invalid", not ok)
+        for widget in (self.regex_edit, self.regex_status):
+            widget.style().unpolish(widget)
+            widget.style().polish(widget)
+
+    def _update_merges_hint(self) -> None:
+        merges = self.vocab_spin.value() - 256 - len(self.special_tokens())
+        if merges >= 0:
+            self.merges_hint.setText(f"{merges:,} merges")
+        else:
+            self.merges_hint.setText("too small: 256 bytes + special tokens come first")
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def save(self) -> None:
+        s = self._qsettings
+        s.setValue("train/corpus", self.corpus())
+        s.setValue("train/vocab_size", self.vocab_spin.value())
+        s.setValue("train/special_tokens", json.dumps(self.special_tokens()))
+        s.setValue("train/pattern", str(self.pattern_combo.currentData()))
+        s.setValue("train/custom_pattern", self.regex_edit.text())
+        s.setValue("train/workers", self.workers_spin.value())
+
+    def restore(self) -> None:
+        """Restore the last values; on first launch preselect the sample corpus."""
+        s = self._qsettings
+        corpus = str(s.value("train/corpus", "") or "")
+        self.set_corpus(corpus if corpus and os.path.isfile(corpus) else str(SAMPLE_CORPUS_PATH))
+        self.vocab_spin.setValue(_int(s.value("train/vocab_size"), DEFAULT_VOCAB_SIZE))
+        try:
+            specials = json.loads(str(s.value("train/special_tokens", "")))
+            if isinstance(specials, list):
+                self.specials_edit.setPlainText("\n".join(str(t) for t in specials))
+        except json.JSONDecodeError:
+            pass
+        self.regex_edit.setText(str(s.value("train/custom_pattern", "") or ""))
+        choice = str(s.value("train/pattern", "gpt2"))
+        index = self.pattern_combo.findData(choice)
+        self.pattern_combo.setCurrentIndex(max(index, 0))
+        self.workers_spin.setValue(_int(s.value("train/workers"), 0))
+
+
+def _int(value: object, default: int) -> int:
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default

@@ -1,0 +1,92 @@
+"""The summary of a finished or cancelled run: time, pre-tokens, vocabulary, longest token,
+bytes per token; a clear "partial" notice after a cancel; Export and Save session buttons.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from bpe_studio.app.models.training_state import TrainingState
+
+REFRESH_MS = 200
+
+
+class SummaryPanel(QGroupBox):
+    """Shows ``state.summary()`` once a result exists.
+
+    Signals:
+        exportClicked(), saveClicked(): the user asked to export / save the result.
+    """
+
+    exportClicked = Signal()
+    saveClicked = Signal()
+
+    def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
+        super().__init__("Result", parent)
+        self._state = state
+        self._version = -1
+        self.partial_label = QLabel()
+        self.partial_label.setObjectName("partialNotice")
+        self.partial_label.setWordWrap(True)
+        self.partial_label.hide()
+        self.empty_label = QLabel("Train, or open a saved session, to see the result here.")
+        self.empty_label.setObjectName("hint")
+        self.empty_label.setWordWrap(True)
+        self._form = QFormLayout()
+        self._form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("Write vocab.json, merges.txt and tokenizer.json (Ctrl+E)")
+        self.export_button.clicked.connect(self.exportClicked)
+        self.save_button = QPushButton("Save session…")
+        self.save_button.setToolTip("Save the whole result to reopen it later without training (Ctrl+S)")
+        self.save_button.clicked.connect(self.saveClicked)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.export_button)
+        buttons.addWidget(self.save_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.empty_label)
+        layout.addWidget(self.partial_label)
+        layout.addLayout(self._form)
+        layout.addLayout(buttons)
+        self._timer = QTimer(self)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self.refresh)
+        self._timer.start()
+        self.refresh()
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The (label, value) rows shown."""
+        return [
+            (self._form.itemAt(i, QFormLayout.ItemRole.LabelRole).widget().text(),
+             self._form.itemAt(i, QFormLayout.ItemRole.FieldRole).widget().text())
+            for i in range(self._form.rowCount())
+        ]
+
+    def refresh(self) -> None:
+        state = self._state
+        if state.version == self._version:
+            return
+        self._version = state.version
+        while self._form.rowCount():
+            self._form.removeRow(0)
+        session = state.session
+        has_result = session is not None and not state.stage.running
+        self.empty_label.setVisible(not has_result)
+        self.export_button.setEnabled(has_result)
+        self.save_button.setEnabled(has_result)
+        if session is not None and session.partial and has_result:
+            self.partial_label.setText(
+                f"Partial result: training was cancelled after {len(session.merges):,} of "
+                f"{session.settings.max_merges:,} merges. It can be browsed and exported as is."
+            )
+            self.partial_label.show()
+        else:
+            self.partial_label.hide()
+        if not has_result:
+            return
+        for label, value in state.summary():
+            field = QLabel(value)
+            field.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            field.setWordWrap(True)
+            self._form.addRow(f"{label}:", field)

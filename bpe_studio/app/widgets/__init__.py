@@ -1,0 +1,1 @@
+"""Small widgets the application's areas share (banner, splitters, token pane)."""

@@ -1,0 +1,1 @@
+"""Background work for the window: jobs in worker threads, and the training process."""

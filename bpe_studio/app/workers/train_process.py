@@ -1,0 +1,241 @@
+"""Running the core trainer in a child process and reading its events back in batches. No Qt.
+
+Why a process and not just a thread: the merge loop is pure Python and holds the GIL. With
+the trainer in a thread of the GUI process, every Python call the GUI makes while painting
+(each table cell's ``data()``, each chart item) waits for the GIL, and those waits add up:
+a 3 MB run froze the window for up to 0.9 s at a time. In a child process the trainer has
+its own GIL and the GUI thread never waits for it.
+
+The child (spawn context: safe with Qt, works from a console script) iterates
+``core.train_bpe_events``, checks a cancel flag between events, and sends the events over a
+pipe in batches (at most every ~50 ms). Closing the event stream — on cancel, on the end,
+on an error, or when the pipe breaks because the GUI went away — stops the trainer's own
+worker processes. When training finishes, the child also builds the `core.Tokenizer` and
+sends it: built in a thread of the GUI process, its ~50 ms of pure Python held the GIL
+against the GUI thread, which then waited up to 5 ms for every Python call it made while
+painting (40-60 ms stalls); unpickling it takes ~10 ms.
+
+    proc = TrainingProcess(settings); proc.start()
+    for batch in proc.batches(): ...   # lists of core events; proc.cancel() from any thread
+    proc.tokenizer                     # the finished run's tokenizer (or None)
+    proc.stop()
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import core
+from bpe_studio.app.models.session import TrainSettings
+from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress
+
+BATCH_SECONDS = 0.05
+"""Events are held back at most this long before being sent to the GUI."""
+
+POLL_SECONDS = 0.1
+STOP_GRACE_SECONDS = 10.0
+TRAINER_NICENESS = 10
+"""How much lower the trainer's CPU priority is than the GUI's (see `_yield_cpu_to_the_gui`)."""
+
+log = logging.getLogger(__name__)
+
+
+class TrainingFailed(Exception):
+    """Training stopped on an error; the message is for the user."""
+
+
+def _pack(event: object) -> tuple[Any, ...]:
+    # Plain tuples pickle fast (thousands of merges a second cross the pipe).
+    if isinstance(event, MergeEvent):
+        return ("m", event.rank, event.token_id, event.left, event.right, event.count, event.corpus_tokens)
+    if isinstance(event, PretokenizeProgress):
+        return ("p", event.done, event.total)
+    if isinstance(event, CountingDone):
+        return ("c", event.distinct, event.total, event.invalid_bytes, event.corpus_bytes,
+                event.frequencies, event.longest_pretoken)
+    if isinstance(event, Finished):
+        return ("f", event.vocab, event.merges)
+    raise TypeError(f"unknown training event {event!r}")
+
+
+_UNPACK = {"m": MergeEvent, "p": PretokenizeProgress, "c": CountingDone, "f": Finished}
+
+
+def _unpack(packed: tuple[Any, ...]) -> object:
+    return _UNPACK[packed[0]](*packed[1:])
+
+
+def check_settings(settings: TrainSettings) -> None:
+    """Raise the trainer's own error for bad input (missing/binary file, vocabulary too
+    small, bad pattern or special tokens) without doing any work."""
+    stream = core.train_bpe_events(
+        settings.corpus, settings.vocab_size, list(settings.special_tokens),
+        pattern=settings.pattern, workers=settings.workers,
+    )
+    stream.close()
+
+
+def _yield_cpu_to_the_gui(pid: int) -> None:
+    """Lower the CPU priority of process ``pid`` (the trainer; its workers inherit it).
+
+    The trainer still runs at full speed on an idle core; it only gives way when the GUI
+    needs the CPU. On a machine whose cores are all busy, the GUI thread otherwise gets
+    half a core against the merge loop and each repaint takes twice as long (gaps of
+    50-150 ms between timer ticks on two shared cores). Set from this side right after the
+    spawn, so the child's interpreter start and imports already run at the lower priority.
+    """
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, 0) + TRAINER_NICENESS)
+    except (AttributeError, OSError):  # no priorities on this platform, or the child is gone
+        pass
+
+
+def _build_tokenizer(finished: Finished, settings: TrainSettings) -> object | None:
+    """The finished run's tokenizer, or None if it cannot be built (the GUI then builds it
+    from the session itself and reports the problem)."""
+    from core.encode.tokenizer import Tokenizer
+
+    try:
+        return Tokenizer(finished.vocab, finished.merges, list(settings.special_tokens), pattern=settings.pattern)
+    except ValueError:
+        return None
+
+
+def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
+    """The child process: train, sending ``("events", [...])`` batches, then (if it finished)
+    ``("tokenizer", tokenizer)``, then ``("done", cancelled)``; or ``("failed", message)``."""
+    cancelled = False
+    finished: Finished | None = None
+    batch: list[tuple[Any, ...]] = []
+    try:
+        stream = core.train_bpe_events(
+            settings.corpus, settings.vocab_size, list(settings.special_tokens),
+            pattern=settings.pattern, workers=settings.workers,
+        )
+        try:
+            last = time.monotonic()
+            for event in stream:
+                batch.append(_pack(event))
+                if isinstance(event, Finished):
+                    finished = event
+                if cancel.is_set():
+                    cancelled = True
+                    break
+                now = time.monotonic()
+                if now - last >= BATCH_SECONDS or isinstance(event, (CountingDone, Finished)):
+                    conn.send(("events", batch))
+                    batch, last = [], now
+        finally:
+            stream.close()  # stops the trainer's worker processes
+        if batch:
+            conn.send(("events", batch))
+        if finished is not None and not cancelled:
+            tokenizer = _build_tokenizer(finished, settings)
+            if tokenizer is not None and not cancel.is_set():
+                conn.send(("tokenizer", tokenizer))
+        conn.send(("done", cancelled))
+    except (BrokenPipeError, EOFError):
+        pass  # the GUI is gone: nobody to tell
+    except (ValueError, OSError) as e:
+        _send_failure(conn, batch, str(e))
+    except MemoryError:
+        _send_failure(conn, batch, "training ran out of memory; try a smaller corpus or vocabulary")
+    except Exception as e:  # a bug: report it in words, keep the details on stderr
+        log.exception("training failed")
+        _send_failure(conn, batch, f"training failed unexpectedly ({type(e).__name__}: {e})")
+    finally:
+        conn.close()
+
+
+def _send_failure(conn: Any, batch: list[tuple[Any, ...]], message: str) -> None:
+    try:
+        if batch:
+            conn.send(("events", batch))
+        conn.send(("failed", message))
+    except (BrokenPipeError, EOFError, OSError):
+        pass
+
+
+class TrainingProcess:
+    """One training run in a spawned child process.
+
+    Attributes:
+        cancelled: after `batches` ends, whether the run was cancelled.
+        tokenizer: after `batches` ends, the finished run's `core.Tokenizer` (None if the run
+            did not finish, or the child could not build it).
+    """
+
+    def __init__(self, settings: TrainSettings) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._cancel = context.Event()
+        self._conn, child_conn = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_child_main, args=(child_conn, self._cancel, settings), name="bpe-studio-trainer"
+        )
+        self._child_conn = child_conn
+        self._cancelled_at: float | None = None
+        self.cancelled = False
+        self.tokenizer: object | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    def start(self) -> None:
+        self._process.start()
+        if self._process.pid is not None:
+            _yield_cpu_to_the_gui(self._process.pid)
+        self._child_conn.close()  # the child holds the only write end: EOF when it exits
+
+    def cancel(self) -> None:
+        """Ask the run to stop at its next event (safe from any thread)."""
+        if self._cancelled_at is None:
+            self._cancelled_at = time.monotonic()
+        self._cancel.set()
+
+    def batches(self) -> Iterator[list[object]]:
+        """Yield lists of events until the run ends.
+
+        Raises:
+            TrainingFailed: the trainer reported an error, or the process died.
+        """
+        while True:
+            try:
+                if not self._conn.poll(POLL_SECONDS):
+                    if self._cancelled_at is not None and time.monotonic() - self._cancelled_at > STOP_GRACE_SECONDS:
+                        self.cancelled = True  # the child ignores the flag: `stop` will kill it
+                        return
+                    continue
+                kind, payload = self._conn.recv()
+            except (EOFError, OSError):
+                self._process.join(1.0)
+                raise TrainingFailed(
+                    f"the training process stopped unexpectedly (exit code {self._process.exitcode}); "
+                    "try again, or with fewer workers or a smaller vocabulary"
+                ) from None
+            if kind == "events":
+                yield [_unpack(p) for p in payload]
+            elif kind == "tokenizer":
+                self.tokenizer = payload
+            elif kind == "done":
+                self.cancelled = bool(payload)
+                return
+            else:
+                raise TrainingFailed(str(payload))
+
+    def stop(self, timeout: float = STOP_GRACE_SECONDS) -> None:
+        """Cancel and wait for the child to exit (it stops its own workers first); kill it
+        only if it does not exit within ``timeout`` seconds."""
+        self._cancel.set()
+        if self._process.pid is not None:
+            self._process.join(timeout)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join()
+        self._conn.close()
+        self._child_conn.close()  # still open here if the process never started

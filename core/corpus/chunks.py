@@ -1,0 +1,126 @@
+"""The corpus file: checking it before any work, and cutting it into exact chunks.
+
+Chunks let worker processes pre-tokenize a file in parallel and in bounded memory. A
+chunk boundary is only placed where the pre-tokenization of the whole file would have a
+boundary anyway — at the start of a special token, or at a pattern's safe cut point (see
+`core.pretokenize.patterns`) — and never inside an occurrence of a special token, so the counts are
+identical whatever the chunk size or number of workers.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import BinaryIO
+
+from core.pretokenize.patterns import Pattern
+from core.pretokenize.specials import special_token_regex
+
+BINARY_SAMPLE_BYTES = 1 << 20
+"""How much of the file's start is checked for NUL bytes."""
+
+BINARY_NUL_FRACTION = 0.01
+"""More NUL bytes than this fraction of the sample means the file is binary, not text."""
+
+
+class CorpusError(ValueError):
+    """The corpus cannot be trained on (empty, binary, ...); the message says why."""
+
+
+def check_corpus(path: str | os.PathLike[str]) -> tuple[Path, int]:
+    """Check that ``path`` is a non-empty text file; return it and its size in bytes.
+
+    Raises:
+        FileNotFoundError, IsADirectoryError, PermissionError: the file cannot be read.
+        CorpusError: the file is empty or looks binary.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"corpus file not found: {path}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory; choose a text file")
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        sample = f.read(BINARY_SAMPLE_BYTES)
+    if size == 0 or not sample:
+        raise CorpusError(f"{path} is empty; there is nothing to train on")
+    nuls = sample.count(0)
+    if nuls > BINARY_NUL_FRACTION * len(sample):
+        raise CorpusError(
+            f"{path} looks like a binary file ({nuls} NUL bytes in its first "
+            f"{len(sample)} bytes); choose a text file"
+        )
+    return path, size
+
+
+def _char_start(data: bytes, i: int) -> int:
+    """The first index >= i that is not a UTF-8 continuation byte (at most 3 steps)."""
+    for _ in range(3):
+        if i < len(data) and 0x80 <= data[i] < 0xC0:
+            i += 1
+    return i
+
+
+def _straddles(text: str, i: int, special_tokens: list[str]) -> bool:
+    """Whether an occurrence of a special token covers both ``text[i - 1]`` and ``text[i]``."""
+    for token in special_tokens:
+        lo = max(0, i - len(token) + 1)
+        j = text.find(token, lo, i + len(token) - 1)
+        if j != -1 and j < i:
+            return True
+    return False
+
+
+def find_cut(
+    f: BinaryIO, pos: int, size: int, pattern: Pattern, special_tokens: list[str]
+) -> int:
+    """The first exact chunk boundary at or after byte ``pos`` (``size`` if there is none).
+
+    Reads a window around ``pos`` (growing it until a boundary is found) and looks for
+    the start of a special token or a safe cut point of ``pattern`` there.
+    """
+    specials_re = special_token_regex(special_tokens)
+    lookback = max((len(t.encode("utf-8")) for t in special_tokens), default=0)
+    window = 1 << 16
+    while True:
+        base = max(0, pos - lookback)
+        f.seek(base)
+        data = f.read(pos - base + window)
+        start = _char_start(data, 0)
+        text = data[start:].decode("utf-8", errors="surrogateescape")
+        head = data[start : max(start, _char_start(data, pos - base))]
+        first = len(head.decode("utf-8", errors="surrogateescape"))
+        at_eof = base + len(data) >= size
+        # Do not trust the last few characters: a multi-byte character may be cut off.
+        limit = len(text) if at_eof else max(first, len(text) - max(lookback, 4))
+        candidates = []
+        if specials_re is not None:
+            candidates += [m.start() for m in specials_re.finditer(text, first, limit)]
+        if pattern.cut_before is not None:
+            m = pattern.cut_before.search(text, max(first, 1), limit)
+            if m is not None:
+                candidates.append(m.start())
+        for i in sorted(candidates):
+            if 0 < i < len(text) and not _straddles(text, i, special_tokens):
+                return base + start + len(text[:i].encode("utf-8", errors="surrogateescape"))
+        if at_eof:
+            return size
+        window *= 4
+
+
+def plan_chunks(
+    path: Path, size: int, pattern: Pattern, special_tokens: list[str], chunk_size: int
+) -> list[tuple[int, int]]:
+    """Cut the file into ``(start, end)`` byte ranges of about ``chunk_size`` at exact boundaries.
+
+    A custom pattern in a file without special tokens has no safe cut point: one chunk.
+    """
+    bounds = [0]
+    with path.open("rb") as f:
+        while bounds[-1] + chunk_size < size:
+            cut = find_cut(f, bounds[-1] + chunk_size, size, pattern, special_tokens)
+            if cut >= size:
+                break
+            bounds.append(cut)
+    bounds.append(size)
+    return list(zip(bounds, bounds[1:]))

@@ -1,0 +1,448 @@
+"""Encoding pieces of text to ids, fast: the tokenizer's caches, batching and BPE kernels.
+
+Adds `PieceEncoder`, which `core.encode.tokenizer.Tokenizer` uses for everything between cutting
+the text into *pieces* (at special tokens and safe cut points) and the final ids:
+
+- two capped caches, piece -> ids and pre-token -> ids, so repeated text skips the regex
+  and the merge loop (each distinct piece of one call is looked up once); the ids are
+  stored packed (`pack_ids`: int64 bytes), which joins into one array without touching
+  each id and takes a third of a tuple's memory;
+- pieces not in the cache are pre-tokenized together in one regex call, and new pre-tokens
+  are merged together: by the compiled kernel (``core.encode._bpe_kernel``, an optional C
+  extension), else by the numpy kernel (`core.encode.bpe_batch`) and the one-word loop below;
+- the ids of every occurrence are gathered with numpy (`_gather`), not joined in Python.
+
+BPE of one pre-token: the adjacent pair whose merge has the lowest rank is merged, the
+leftmost on ties, until no pair has a merge (ranks from a dict, not a scan of the merges):
+``merges=[(b"a", b"b"), (b"ab", b"c")]``, ``b"abcab" -> [b"abc", b"ab"]``.
+"""
+
+from __future__ import annotations
+
+import array
+import codecs
+import collections
+import functools
+import itertools
+import operator
+import os
+from collections.abc import Container, Iterable, Sequence
+
+import numpy as np
+import regex
+
+from core.encode.bpe_batch import MergeTable, bpe_batch, bpe_long
+from core.pretokenize.patterns import Pattern, resolve_pattern
+
+try:
+    from core.encode._bpe_kernel import BpeTable as _BpeTable
+except ImportError:  # built without a C compiler: numpy and Python do the merging
+    _BpeTable = None
+
+__all__ = [
+    "CACHE_ENTRIES", "TEXT_ERRORS", "CacheSnapshot", "EncoderState", "PieceEncoder", "pack_ids", "unpack_ids", "whitespace",
+]
+
+CacheSnapshot = tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]
+"""The contents of an encoder's two caches: (piece, packed ids) and (pre-token, packed ids) pairs."""
+
+EncoderState = tuple[list[int], np.ndarray, np.ndarray, str, int]
+"""A `PieceEncoder` in a compact form to send to another process (`PieceEncoder.state`):
+byte ids, merges as ``(left, right, new id)`` rows in rank order (first rank of repeated
+pairs), ``new_id``, the pattern (name or regex) and the cache size. Three numpy arrays
+pickle in a few milliseconds, where the ``(left, right) -> rank`` dict takes ~10x longer."""
+
+
+def _encode_surrogates(err: UnicodeError) -> tuple[bytes, int]:
+    """Encode error handler: ``surrogateescape`` characters become their raw byte, other
+    lone surrogates become U+FFFD (as tiktoken does)."""
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    out = bytearray()
+    for ch in err.object[err.start : err.end]:
+        cp = ord(ch)
+        out += bytes([cp - 0xDC00]) if 0xDC80 <= cp <= 0xDCFF else "\ufffd".encode()
+    return bytes(out), err.end
+
+
+TEXT_ERRORS = "bpe_studio.surrogates"
+"""The ``errors`` handler that turns text into the bytes the tokenizer encodes."""
+codecs.register_error(TEXT_ERRORS, _encode_surrogates)
+
+_NO_RANK = 1 << 62
+_BATCH_WORDS = 64  # from this many new pre-tokens on, BPE runs in the numpy kernel...
+_BATCH_WORD_BYTES = 64  # ...for those up to this long
+_LONG_WORD = 128  # longer pre-tokens are merged with a heap (`bpe_long`)
+CACHE_ENTRIES = 1 << 14
+"""Default size of each cache; ~200 bytes an entry keeps both within a few MB."""
+
+
+@functools.lru_cache(maxsize=1)
+def whitespace() -> frozenset[str]:
+    """The characters ``\\s`` matches in the ``regex`` module (Unicode White_Space, all in the BMP)."""
+    return frozenset(regex.findall(r"\s", "".join(map(chr, range(0x10000)))))
+
+
+_EMPTY = np.empty(0, np.int64)
+_ID_BYTES = 8  # packed ids are native int64
+
+
+def pack_ids(ids: Iterable[int]) -> bytes:
+    """Ids as the caches hold them: native int64 bytes. ``unpack_ids(pack_ids([5, 7])) == (5, 7)``."""
+    return array.array("q", ids).tobytes()
+
+
+def unpack_ids(packed: bytes) -> tuple[int, ...]:
+    """The ids `pack_ids` packed."""
+    return tuple(memoryview(packed).cast("q"))
+
+
+def _split_packed(flat: np.ndarray, ends: list[int]) -> list[bytes]:
+    """``flat[0:ends[0]], flat[ends[0]:ends[1]], ...`` packed: one bytes copy, then slices."""
+    data = flat[: ends[-1]].astype(np.int64, copy=False).tobytes() if ends else b""
+    return [data[a * _ID_BYTES : b * _ID_BYTES] for a, b in zip([0, *ends], ends)]
+
+
+def _gather(
+    values: Sequence[bytes | None], new_flat: np.ndarray, new_lengths: np.ndarray, which: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ids of a sequence of items, each the ids of one distinct item, gathered with numpy.
+
+    Args:
+        values: per distinct item, its packed ids (`pack_ids`), or ``None`` for the items
+            described, in order, by ``new_flat`` (their ids one after another) and ``new_lengths``.
+        which: the distinct item at each position of the sequence.
+
+    Returns:
+        ``(ids of the whole sequence, ids per position)``. Example: ``values=[pack_ids([5]), None]``,
+        ``new_flat=[7, 8]``, ``new_lengths=[2]``, ``which=[1, 0, 1]`` -> ``[7, 8, 5, 7, 8], [2, 1, 2]``.
+    """
+    chosen = list(map(operator.is_not, values, itertools.repeat(None)))
+    done = list(itertools.compress(values, chosen))
+    done_lengths = np.fromiter(map(len, done), np.int64, len(done)) // _ID_BYTES
+    done_flat = np.frombuffer(b"".join(done), np.int64)
+    mask = np.array(chosen, dtype=bool)
+    lengths = np.empty(len(values), np.int64)
+    offsets = np.empty(len(values), np.int64)
+    lengths[mask] = done_lengths
+    offsets[mask] = np.cumsum(done_lengths) - done_lengths
+    lengths[~mask] = new_lengths
+    offsets[~mask] = len(done_flat) + np.cumsum(new_lengths) - new_lengths
+    flat = np.concatenate([done_flat, new_flat])
+    # Position k copies flat[offsets[i]:offsets[i] + lengths[i]] where i = which[k].
+    counts = lengths[which]
+    starts = np.cumsum(counts) - counts
+    gather = np.repeat(offsets[which] - starts, counts) + np.arange(int(counts.sum()))
+    return flat[gather], counts
+
+
+def _distinct(items: list[str]) -> tuple[dict[str, int], np.ndarray]:
+    """``({item: index of its first kind}, index of each item)``, in one pass in C: a
+    ``defaultdict`` numbers each new item as ``map`` meets it (half the time of
+    ``dict.fromkeys`` followed by a lookup of every item).
+    ``["a", "b", "a"] -> ({"a": 0, "b": 1}, [0, 1, 0])``."""
+    position: collections.defaultdict[str, int] = collections.defaultdict(itertools.count().__next__)
+    which = np.fromiter(map(position.__getitem__, items), np.int64, len(items))
+    return position, which
+
+
+def _evict(cache: dict[str, bytes], count: int, in_use: Container[str]) -> None:
+    """Drop ``count`` entries of a cache, oldest first, but give the entries the current call
+    uses a second chance: they move to the newest end instead (dicts keep insertion order).
+    So the frequent pieces, which every chunk of a corpus uses, stay; rare old ones go first.
+    (Dropping the oldest regardless threw out the most frequent pieces, seen first, and cost a
+    third more time on a corpus encoded chunk by chunk.)"""
+    if count <= 0:
+        return
+    for key in list(cache):
+        value = cache.pop(key, None)  # another thread may have dropped it already
+        if value is not None and key in in_use:
+            cache[key] = value
+        else:
+            count -= 1
+            if count == 0:
+                return
+    for key in list(itertools.islice(cache, count)):  # all in use: the oldest go
+        cache.pop(key, None)
+
+
+class PieceEncoder:
+    """Pieces and pre-tokens to ids for one vocabulary, with capped caches.
+
+    Args:
+        byte_ids: the id of each single byte (256 entries).
+        pair_rank: ``(left id, right id) -> rank`` of each merge (the first rank on repeats).
+        new_id: ``rank -> id`` of the merged token.
+        pattern: the pre-tokenization pattern.
+        cache_entries: size of each of the two caches.
+    """
+
+    def __init__(
+        self,
+        byte_ids: list[int],
+        pair_rank: dict[tuple[int, int], int],
+        new_id: list[int],
+        pattern: Pattern,
+        cache_entries: int = CACHE_ENTRIES,
+    ) -> None:
+        self._byte_ids = byte_ids
+        self._pair_rank = pair_rank
+        self._new_id = new_id
+        self.pattern = pattern
+        self.cache_entries = max(cache_entries, 1)
+        # Characters a piece starts with when it starts at a safe cut point.
+        self._cut_starts: frozenset[str] | None = {
+            "gpt2": whitespace(),
+            "gpt4": whitespace() - {"\r", "\n"},
+        }.get(pattern.name)
+        self._merge_table: MergeTable | None = None  # built when first needed
+        self._bpe_table: _BpeTable | None = None  # the compiled kernel's, built when first needed
+        self._piece_cache: dict[str, bytes] = {}  # piece -> packed ids (`pack_ids`)
+        self._token_cache: dict[str, bytes] = {}  # pre-token -> packed ids
+
+    def with_cache(self, cache_entries: int) -> PieceEncoder:
+        """An encoder of the same vocabulary with empty caches of its own, sharing this one's
+        merge tables (nothing is copied)."""
+        other = PieceEncoder(self._byte_ids, self._pair_rank, self._new_id, self.pattern, cache_entries)
+        other._merge_table, other._bpe_table = self._merge_table, self._bpe_table
+        return other
+
+    def _merge_rows(self) -> np.ndarray:
+        """The merges as ``(left, right, rank)`` int64 rows."""
+        n = len(self._pair_rank)
+        rows = np.empty((n, 3), np.int64)
+        rows[:, :2] = np.fromiter(itertools.chain.from_iterable(self._pair_rank), np.int64, 2 * n).reshape(n, 2)
+        rows[:, 2] = np.fromiter(self._pair_rank.values(), np.int64, n)
+        return rows
+
+    def state(self) -> EncoderState:
+        """This encoder's vocabulary and pattern, compact, for `from_state` in another process."""
+        source = self.pattern.name if self.pattern.name in ("gpt2", "gpt4") else self.pattern.source
+        return self._byte_ids, self._merge_rows(), np.asarray(self._new_id, dtype=np.int64), source, self.cache_entries
+
+    def prepare(self) -> None:
+        """Build the merge tables now rather than at the first encoding (before forking
+        workers, say, so that they share them)."""
+        self._compiled()
+
+    def _compiled(self) -> _BpeTable | None:
+        """The compiled kernel's merge table, or ``None`` when it is not built or
+        ``BPE_STUDIO_PURE_PYTHON=1`` asks for the Python and numpy paths."""
+        if _BpeTable is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+            return None
+        if self._bpe_table is None:
+            self._bpe_table = _BpeTable(self._byte_ids, self._merge_rows(), np.asarray(self._new_id, dtype=np.int64))
+        return self._bpe_table
+
+    @classmethod
+    def from_state(cls, state: EncoderState) -> PieceEncoder:
+        """The encoder `state` describes (empty caches)."""
+        byte_ids, rows, new_id, source, cache_entries = state
+        left, right, ranks = rows.T.tolist() if len(rows) else ([], [], [])
+        pair_rank = dict(zip(zip(left, right), ranks))
+        return cls(list(byte_ids), pair_rank, new_id.tolist(), resolve_pattern(source), cache_entries)
+
+    def bpe(self, data: bytes) -> tuple[int, ...]:
+        """Merge one pre-token's bytes: lowest-rank adjacent pair first, leftmost on ties.
+
+        ``pair_ranks[i]`` is the rank of merging ``ids[i], ids[i + 1]``; after a merge only
+        the two neighbouring entries change, and ``min``/``index`` find the next one in C.
+        """
+        ids = list(map(self._byte_ids.__getitem__, data))
+        if len(ids) < 2:
+            return tuple(ids)
+        if len(ids) > _LONG_WORD:  # the loop below is quadratic in the word's length
+            return tuple(bpe_long(ids, self._pair_rank, self._new_id))
+        get = self._pair_rank.get
+        new_id = self._new_id
+        pair_ranks = list(map(get, zip(ids, ids[1:]), itertools.repeat(_NO_RANK)))
+        while pair_ranks:
+            best = min(pair_ranks)
+            if best == _NO_RANK:
+                break
+            i = pair_ranks.index(best)
+            ids[i] = new_id[best]
+            del ids[i + 1]
+            del pair_ranks[i]
+            if i < len(pair_ranks):
+                pair_ranks[i] = get((ids[i], ids[i + 1]), _NO_RANK)
+            if i > 0:
+                pair_ranks[i - 1] = get((ids[i - 1], ids[i]), _NO_RANK)
+        return tuple(ids)
+
+    def encode_pretoken(self, token: str) -> tuple[int, ...]:
+        """Ids of one pre-token, through the pre-token cache."""
+        return unpack_ids(self._pretoken_packed(token))
+
+    def _pretoken_packed(self, token: str) -> bytes:
+        cache = self._token_cache
+        ids = cache.get(token)
+        if ids is None:
+            table = self._compiled()
+            if table is None:
+                ids = pack_ids(self.bpe(token.encode("utf-8", TEXT_ERRORS)))
+            else:
+                ids = table.encode_text(token, array.array("q", (len(token),)))[0]
+            if len(cache) >= self.cache_entries:
+                _evict(cache, self.cache_entries // 4 + 1, ())
+            cache[token] = ids
+        return ids
+
+    def _piece_packed(self, piece: str, in_use: Container[str]) -> bytes:
+        """Packed ids of one piece (text between safe cut points), into the piece cache;
+        ``in_use``: the pieces of the current call (kept if the cache must drop some)."""
+        tokens = self.pattern.findall(piece)
+        ids = b"".join(map(self._pretoken_packed, tokens))
+        if len(piece) <= 256:  # custom patterns give whole segments as one piece
+            cache = self._piece_cache
+            if len(cache) >= self.cache_entries:
+                _evict(cache, self.cache_entries // 4 + 1, in_use)
+            cache[piece] = ids
+        return ids
+
+    def encode_pieces(self, pieces: list[str], special_ids: dict[str, int]) -> np.ndarray:
+        """Ids of ``pieces`` in order, as an int64 array; ``special_ids`` maps the special
+        tokens among them to their one id.
+
+        Each distinct piece is looked up once; the pieces not in the cache are encoded
+        together (`_encode_missing`); the ids of every occurrence are then gathered with
+        numpy rather than joined piece by piece in Python.
+        """
+        position, which = _distinct(pieces)
+        keys = list(position)
+        values: list[bytes | None] = list(map(self._piece_cache.get, keys))
+        for token, token_id in special_ids.items():
+            if token in position:
+                values[position[token]] = pack_ids((token_id,))
+        missing = list(itertools.compress(keys, map(operator.is_, values, itertools.repeat(None))))
+        singles: dict[str, bytes] = {}
+        batch_flat, batch_lengths = self._encode_missing(missing, singles, position)
+        for piece, ids in singles.items():
+            values[position[piece]] = ids
+        return _gather(values, batch_flat, batch_lengths, which)[0]
+
+    def _encode_missing(
+        self, pieces: list[str], table: dict[str, bytes], in_use: Container[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Encode pieces not in the cache: some one by one into ``table``, the rest together.
+
+        Calling the regex once per short piece costs more than the matching itself, so
+        pieces that start at a safe cut point and end just before one (for GPT-2: whitespace
+        first, non-whitespace last) are joined and pre-tokenized in one call; the joints are
+        safe cut points, so no pre-token spans two pieces. Other pieces are encoded one by
+        one into ``table``. Returns ``(flat_ids, ids_per_piece)`` of the joined pieces, in
+        the order of ``pieces``. ``in_use``: every piece of the current call (see `_evict`).
+        """
+        batch: list[str] = []
+        if self._cut_starts is not None:
+            starts, ws = self._cut_starts, whitespace()
+            for piece in pieces:
+                if piece[0] in starts and piece[-1] not in ws:
+                    batch.append(piece)
+                else:
+                    table[piece] = self._piece_packed(piece, in_use)
+        else:
+            for piece in pieces:
+                table[piece] = self._piece_packed(piece, in_use)
+        if not batch:
+            return np.empty(0, np.int64), np.empty(0, np.int64)
+        joined = "".join(batch)
+        tokens = self.pattern.findall(joined)
+        token_lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
+        table = self._compiled()
+        if table is None:
+            flat, id_counts = self._pretokens_arrays(tokens)
+        else:  # every pre-token straight to the kernel: merging is cheaper than a cache lookup
+            packed, packed_counts = table.encode_text(joined, token_lengths)
+            flat, id_counts = np.frombuffer(packed, np.int64), np.frombuffer(packed_counts, np.int64)
+        # Piece i holds pre-tokens ends[i - 1]:ends[i] (found from the character lengths).
+        token_ends = np.cumsum(token_lengths)
+        piece_ends = np.cumsum(np.fromiter(map(len, batch), np.int64, len(batch)))
+        ends = np.searchsorted(token_ends, piece_ends) + 1
+        if not np.array_equal(token_ends[ends - 1], piece_ends):
+            raise AssertionError("a pre-token crossed a safe cut point")
+        id_ends = np.concatenate([[0], np.cumsum(id_counts)])[ends]
+        lengths = np.diff(id_ends, prepend=0)
+        # Cache the first pieces (first seen: on average the most frequent ones).
+        room = min(len(batch), self._room(self._piece_cache))
+        packed = _split_packed(flat, id_ends[:room].tolist())
+        self._remember(self._piece_cache, ((p, ids) for p, ids in zip(batch, packed) if len(p) <= 256), in_use)
+        return flat, lengths
+
+    def _pretokens_arrays(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """BPE of each pre-token, each distinct one merged once (through the cache):
+        ``(ids of all pre-tokens one after another, ids per pre-token)``."""
+        position, which = _distinct(tokens)
+        keys = list(position)
+        values: list[bytes | None] = list(map(self._token_cache.get, keys))
+        missing = list(itertools.compress(keys, map(operator.is_, values, itertools.repeat(None))))
+        new_flat, new_lengths = self._bpe_arrays([t.encode("utf-8", TEXT_ERRORS) for t in missing])
+        if missing:  # cache the first ones (first seen: on average the most frequent)
+            room = min(len(missing), self._room(self._token_cache))
+            packed = _split_packed(new_flat, np.cumsum(new_lengths[:room]).tolist())
+            self._remember(self._token_cache, zip(missing, packed), position)
+        return _gather(values, new_flat, new_lengths, which)
+
+    def _bpe_arrays(self, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """BPE of many pre-tokens: ``(merged ids one word after another, ids per word)``.
+
+        All in the compiled kernel when it is built. Otherwise big batches of short words go
+        through the numpy kernel (`core.encode.bpe_batch`), whose rounds are as many as the merges
+        of its longest word, and the others through `bpe`.
+        """
+        table = self._compiled()
+        if table is not None:  # the kernel takes text: surrogateescape gives each byte back
+            texts = [w.decode("utf-8", "surrogateescape") for w in words]
+            lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+            flat, counts = table.encode_text("".join(texts), lengths)
+            return np.frombuffer(flat, np.int64), np.frombuffer(counts, np.int64)
+        eligible = [0 < len(w) <= _BATCH_WORD_BYTES for w in words]
+        kernel = sum(eligible)
+        if kernel < _BATCH_WORDS:
+            packed = [pack_ids(self.bpe(w)) for w in words]
+            return _gather(packed, _EMPTY, _EMPTY, np.arange(len(words)))
+        if self._merge_table is None:
+            base = max([*self._byte_ids, *self._new_id]) + 1
+            self._merge_table = MergeTable.build(self._pair_rank, self._new_id, base)
+        short = words if kernel == len(words) else list(itertools.compress(words, eligible))
+        lengths = np.fromiter(map(len, short), np.int64, len(short))
+        flat = np.asarray(self._byte_ids, dtype=np.int64)[np.frombuffer(b"".join(short), np.uint8)]
+        merged, merged_lengths = bpe_batch(flat, lengths, self._merge_table)
+        if kernel == len(words):
+            return merged, merged_lengths
+        others = [None if e else pack_ids(self.bpe(w)) for w, e in zip(words, eligible)]
+        return _gather(others, merged, merged_lengths, np.arange(len(words)))
+
+    def bpe_many(self, words: list[bytes]) -> list[tuple[int, ...]]:
+        """`_bpe` of many pre-tokens, through `_bpe_arrays`."""
+        flat, lengths = self._bpe_arrays(words)
+        out = flat.tolist()
+        bounds = [0, *itertools.accumulate(lengths.tolist())]
+        return [tuple(out[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+    def snapshot(self) -> CacheSnapshot:
+        """The caches' contents, to warm up another encoder of the same vocabulary."""
+        return list(self._piece_cache.items()), list(self._token_cache.items())
+
+    def warm(self, snapshot: CacheSnapshot) -> None:
+        """Add a `snapshot` of another encoder's caches (of the same vocabulary) to these."""
+        pieces, tokens = snapshot
+        self._remember(self._piece_cache, pieces, ())
+        self._remember(self._token_cache, tokens, ())
+
+    def _room(self, cache: dict[str, bytes]) -> int:
+        """How many new entries a batch adds to a cache: its free space, but at least 1/32
+        of it, so a full cache still takes in new text's pieces, slowly: each entry added
+        to a full cache costs an eviction, and admitting an eighth per 700 KB chunk made
+        evictions ~8% of encoding a corpus."""
+        return max(self.cache_entries - len(cache), self.cache_entries // 32, 1)
+
+    def _remember(self, cache: dict[str, bytes], items: Iterable[tuple[str, bytes]], in_use: Container[str]) -> None:
+        """Add entries to a cache, dropping old ones (`_evict`, at least a quarter of the cache
+        at a time) to stay within the cap."""
+        cap = self.cache_entries
+        new = list(collections.deque(items, maxlen=cap))  # earlier ones would be dropped
+        excess = len(cache) + len(new) - cap
+        if excess > 0:
+            _evict(cache, max(excess, cap // 4), in_use)
+        cache.update(new)

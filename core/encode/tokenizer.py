@@ -1,0 +1,485 @@
+"""The tokenizer: encode text to ids and decode ids back, with each token's span in the input.
+
+Adds `Tokenizer`, built from a vocabulary and merges (or loaded from files), and
+`TokenSpan`. Encoding follows the training semantics (SPEC §1) step by step:
+
+1. Special tokens split the text (longest match first); each becomes its one id.
+2. The rest is cut at the pattern's safe cut points into *pieces* (`core.pretokenize.pieces`).
+3. Pieces become ids in `core.encode.piece_encoder` (capped caches, so repeated text skips the
+   regex and the merge loop): each piece is cut into pre-tokens by the pattern, each
+   pre-token into bytes (``surrogateescape`` characters back to the raw bytes they stand
+   for), and the bytes are merged by rank.
+
+With GPT-2's ``vocab.json``/``merges.txt`` the ids equal tiktoken's ``gpt2`` encoding.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import gc
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import regex
+
+from core import formats
+from core.pretokenize.patterns import Pattern, resolve_pattern
+from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, EncoderState, PieceEncoder
+from core.pretokenize.pieces import split_pieces
+from core.pretokenize.specials import special_token_regex, split_with, validate_special_tokens
+
+__all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "Tokenizer", "TokenizerError"]
+
+
+class TokenizerError(ValueError):
+    """The vocabulary and merges do not fit together, or an id is not in the vocabulary."""
+
+
+_GC_PAUSE_CHARS = 1 << 16
+_ITER_BATCH_CHARS = 1 << 12  # encode_iterable collects this much text before cutting
+_FALLBACK_CHARS = 1 << 16  # past this without an exact cut, cut at a pre-token boundary...
+_FALLBACK_MARGIN = 1 << 12  # ...this far from the end of the buffered text
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSpan:
+    """Where one token of an encoded text lies in that text.
+
+    Attributes:
+        token_id: the token.
+        byte_start, byte_end: the token's bytes in the UTF-8 encoding of the text.
+        char_start, char_end: the characters the token touches. A token holding only part
+            of a multi-byte character covers that whole character, so the tokens covering
+            one character all include it (their character ranges overlap).
+        partial: the token starts or ends inside a character.
+        special: the token is a special token.
+    """
+
+    token_id: int
+    byte_start: int
+    byte_end: int
+    char_start: int
+    char_end: int
+    partial: bool
+    special: bool
+
+
+def _encode_array(
+    pieces: PieceEncoder, special_re: regex.Pattern[str] | None, special_ids: dict[str, int], text: str
+) -> np.ndarray:
+    with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
+        if special_re is None:
+            return pieces.encode_pieces(split_pieces(text, pieces.pattern), {})
+        # Special tokens join the pieces: no ordinary piece contains a special token's text.
+        found: list[str] = []
+        pos = 0
+        for m in special_re.finditer(text):
+            if m.start() > pos:
+                found.extend(split_pieces(text[pos : m.start()], pieces.pattern))
+            found.append(m.group())
+            pos = m.end()
+        if pos < len(text):
+            found.extend(split_pieces(text[pos:], pieces.pattern))
+        return pieces.encode_pieces(found, special_ids)
+
+
+class TextEncoder:
+    """Text to ids, without the vocabulary's bytes: `Tokenizer.encode_array` for encoding
+    corpora (`Tokenizer.text_encoder`). Its `state` (numpy arrays; see
+    `core.encode.piece_encoder.EncoderState`) is what a spawned process receives and turns back into
+    an encoder in tens of milliseconds, where pickling and rebuilding a `Tokenizer` takes ~0.2 s."""
+
+    def __init__(self, pieces: PieceEncoder, special_ids: dict[str, int]) -> None:
+        self.pieces = pieces
+        self.special_ids = dict(special_ids)
+        self._special_re = special_token_regex(list(special_ids))
+
+    def encode_array(self, text: str) -> np.ndarray:
+        """Ids of ``text`` as ``Tokenizer.encode_array`` gives them."""
+        return _encode_array(self.pieces, self._special_re, self.special_ids, text)
+
+    def state(self) -> tuple[EncoderState, dict[str, int]]:
+        """This encoder, compact, for `from_state` in another process."""
+        return self.pieces.state(), dict(self.special_ids)
+
+    @classmethod
+    def from_state(cls, state: tuple[EncoderState, dict[str, int]]) -> TextEncoder:
+        """The encoder of `state` (with empty caches)."""
+        pieces, special_ids = state
+        return cls(PieceEncoder.from_state(pieces), special_ids)
+
+
+@contextlib.contextmanager
+def _gc_paused(pause: bool) -> Iterator[None]:
+    """Hold the cyclic garbage collector while encoding a large text.
+
+    Encoding allocates many small tuples next to lists of a million pieces, so the
+    collector's full passes would re-scan those lists again and again (~15% of the time);
+    nothing made here forms reference cycles, so nothing is left for it to find.
+    """
+    enabled = pause and gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _unreachable_tokens(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]]) -> list[str]:
+    """Tokens that only a special token can produce: not a single byte, made by no merge."""
+    made = {left + right for left, right in merges}
+    found = []
+    for token_id in sorted(vocab):
+        token = vocab[token_id]
+        if len(token) > 1 and token not in made:
+            try:
+                found.append(token.decode("utf-8"))
+            except UnicodeDecodeError:
+                continue
+    return list(dict.fromkeys(found))
+
+
+def _char_byte_len(ch: str) -> int:
+    cp = ord(ch)
+    if cp < 0x80:
+        return 1
+    if cp < 0x800:
+        return 2
+    if 0xD800 <= cp < 0xE000:
+        return 1 if 0xDC80 <= cp <= 0xDCFF else 3
+    return 3 if cp < 0x10000 else 4
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer.
+
+    Args:
+        vocab: id -> token bytes; must hold all 256 single bytes.
+        merges: ``(left, right)`` pairs in rank order; both and their concatenation must be
+            in ``vocab``.
+        special_tokens: always encoded as one id each; appended to the vocabulary (next
+            free ids) when absent. Without them ``<|endoftext|>`` is plain text.
+        pattern: ``"gpt2"``, ``"gpt4"``, a regex string, or a resolved `Pattern`.
+        cache_entries: size of each of the two encoding caches (pieces, pre-tokens);
+            about 200 bytes an entry.
+
+    Raises:
+        TokenizerError: a single byte is missing, or a merge uses a token not in ``vocab``.
+    """
+
+    def __init__(
+        self,
+        vocab: dict[int, bytes],
+        merges: list[tuple[bytes, bytes]],
+        special_tokens: list[str] | None = None,
+        *,
+        pattern: str | Pattern = "gpt2",
+        cache_entries: int = CACHE_ENTRIES,
+    ) -> None:
+        self.vocab: dict[int, bytes] = dict(vocab)
+        self.merges: list[tuple[bytes, bytes]] = list(merges)
+        self.special_tokens: list[str] = validate_special_tokens(special_tokens)
+        self.pattern: Pattern = pattern if isinstance(pattern, Pattern) else resolve_pattern(pattern)
+
+        self.special_ids: dict[str, int] = formats.find_special_ids(self.vocab, self.merges, self.special_tokens)
+        next_id = max(self.vocab, default=-1) + 1
+        for token in self.special_tokens:
+            if token not in self.special_ids:
+                self.vocab[next_id] = token.encode("utf-8")
+                self.special_ids[token] = next_id
+                next_id += 1
+        self._special_id_set = frozenset(self.special_ids.values())
+
+        # Ordinary tokens by bytes; where two ids hold the same bytes the lowest wins.
+        self._encoder: dict[bytes, int] = {}
+        for token_id in sorted(self.vocab):
+            if token_id not in self._special_id_set:
+                self._encoder.setdefault(self.vocab[token_id], token_id)
+        missing = [b for b in range(256) if bytes([b]) not in self._encoder]
+        if missing:
+            raise TokenizerError(
+                f"the vocabulary lacks {len(missing)} single bytes (first: {bytes([missing[0]])!r}); "
+                "a byte-level vocabulary needs all 256"
+            )
+        self._byte_ids: list[int] = [self._encoder[bytes([b])] for b in range(256)]
+
+        pair_rank: dict[tuple[int, int], int] = {}  # (left id, right id) -> rank
+        new_id: list[int] = []  # rank -> id of the merged token
+        self._rank_of_id: dict[int, int] = {}
+        for rank, (left, right) in enumerate(self.merges):
+            ids = [self._encoder.get(part) for part in (left, right, left + right)]
+            if None in ids:
+                part = (left, right, left + right)[ids.index(None)]
+                raise TokenizerError(
+                    f"merge {rank} ({left!r}, {right!r}) needs the token {part!r}, which is not in the vocabulary"
+                )
+            a, b, new = ids
+            assert a is not None and b is not None and new is not None
+            pair_rank.setdefault((a, b), rank)
+            new_id.append(new)
+            self._rank_of_id.setdefault(new, rank)
+
+        self._special_re = special_token_regex(self.special_tokens)
+        self._max_special = max((len(t) for t in self.special_tokens), default=0)
+        if self.pattern.cut_before is not None:
+            self._last_cut: regex.Pattern[str] | None = regex.compile("(?r)" + self.pattern.cut_before.pattern)
+        else:
+            self._last_cut = None
+        self._pieces = PieceEncoder(self._byte_ids, pair_rank, new_id, self.pattern, cache_entries)
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_path: str | os.PathLike[str],
+        merges_path: str | os.PathLike[str],
+        special_tokens: list[str] | None = None,
+        *,
+        pattern: str | Pattern | None = None,
+    ) -> Tokenizer:
+        """Load GPT-2 format ``vocab.json`` + ``merges.txt``.
+
+        Special tokens and pattern not given come from a ``tokenizer_config.json`` beside
+        ``vocab.json`` when there is one; otherwise the pattern is GPT-2's and the special
+        tokens are the tokens no merge makes (other than single bytes) — GPT-2's own files
+        give ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has.
+        """
+        config = Path(vocab_path).with_name(formats.CONFIG_NAME)
+        if (special_tokens is None or pattern is None) and config.is_file():
+            config_specials, config_pattern = formats.load_tokenizer_config(config)
+            special_tokens = config_specials if special_tokens is None else special_tokens
+            pattern = config_pattern if pattern is None else pattern
+        specials = list(special_tokens or [])
+        vocab, merges = formats.load_gpt2_files(vocab_path, merges_path, specials)
+        if special_tokens is None:
+            specials = _unreachable_tokens(vocab, merges)
+        return cls(vocab, merges, specials, pattern=pattern or "gpt2")
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Load a Hugging Face byte-level BPE ``tokenizer.json``."""
+        vocab, merges, specials, pattern = formats.load_tokenizer_json(path)
+        return cls(vocab, merges, specials, pattern=pattern)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Load from a directory (``vocab.json`` + ``merges.txt``, else ``tokenizer.json``),
+        a ``tokenizer.json`` file, or a ``vocab.json`` file with ``merges.txt`` beside it.
+
+        Raises:
+            FileNotFoundError: nothing loadable is there.
+            formats.FormatError: a file is malformed.
+        """
+        p = Path(path)
+        if p.is_dir():
+            vocab, merges = p / formats.VOCAB_NAME, p / formats.MERGES_NAME
+            if vocab.is_file() and merges.is_file():
+                return cls.from_files(vocab, merges)
+            if (p / formats.TOKENIZER_JSON_NAME).is_file():
+                return cls.from_tokenizer_json(p / formats.TOKENIZER_JSON_NAME)
+            raise FileNotFoundError(
+                f"{p} holds no tokenizer: expected vocab.json and merges.txt, or tokenizer.json"
+            )
+        if not p.is_file():
+            raise FileNotFoundError(f"{p} does not exist; give a tokenizer directory or file")
+        if p.name != formats.TOKENIZER_JSON_NAME and p.with_name(formats.MERGES_NAME).is_file():
+            return cls.from_files(p, p.with_name(formats.MERGES_NAME))
+        if p.name == formats.VOCAB_NAME:
+            raise FileNotFoundError(f"{p.with_name(formats.MERGES_NAME)} is missing; it must be beside {p.name}")
+        return cls.from_tokenizer_json(p)
+
+    # ------------------------------------------------------------------ lookups
+
+    def __len__(self) -> int:
+        """The vocabulary size, special tokens included."""
+        return len(self.vocab)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token; ``TokenizerError`` if the id is not in the vocabulary."""
+        try:
+            return self.vocab[token_id]
+        except KeyError:
+            raise self._unknown_id(token_id) from None
+
+    def merge_rank(self, token_id: int) -> int | None:
+        """Rank of the merge that created ``token_id``; ``None`` for single bytes and specials."""
+        if token_id not in self.vocab:
+            raise self._unknown_id(token_id)
+        if token_id in self._special_id_set:
+            return None
+        return self._rank_of_id.get(token_id)
+
+    def _unknown_id(self, token_id: object) -> TokenizerError:
+        return TokenizerError(f"token id {token_id!r} is not in the vocabulary (ids 0..{max(self.vocab)})")
+
+    # ------------------------------------------------------------------ encoding
+
+    def _segments(self, text: str) -> Iterator[tuple[str, bool]]:
+        """``(segment, is_special)``: special tokens and the ordinary text between them."""
+        return split_with(text, self._special_re)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` with special tokens treated as plain text."""
+        with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
+            ids = self._pieces.encode_pieces(split_pieces(text, self.pattern), {})
+        return ids.tolist()  # type: ignore[no-any-return]
+
+    def encode(self, text: str) -> list[int]:
+        """Encode ``text``; each special token becomes its one id.
+
+        ``Tokenizer.load("gpt2_dir").encode("Hello world") -> [15496, 995]``
+        """
+        return self.encode_array(text).tolist()  # type: ignore[no-any-return]
+
+    def encode_array(self, text: str) -> np.ndarray:
+        """`encode`, as a numpy ``int64`` array (no Python list of ints on the way)."""
+        return _encode_array(self._pieces, self._special_re, self.special_ids, text)
+
+    def text_encoder(self, cache_entries: int) -> TextEncoder:
+        """`encode_array` with caches of its own (``cache_entries`` each), sharing this
+        tokenizer's merge tables: made at once, for encoding a corpus here or, through
+        `TextEncoder.state`, in another process."""
+        return TextEncoder(self._pieces.with_cache(cache_entries), self.special_ids)
+
+    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        """Encode a stream of text (e.g. a file's lines) lazily, in bounded memory.
+
+        Gives exactly ``encode("".join(iterable))``: text is held back until a point where
+        no special token or pre-token can straddle, so a split anywhere changes nothing.
+        (Patterns without safe cut points, i.e. custom ones, are cut at a pre-token
+        boundary at least 4,096 characters back once 64K characters are held.)
+        """
+        for ids in self.encode_blocks(iterable):
+            yield from ids.tolist()
+
+    def encode_blocks(self, iterable: Iterable[str], *, batch_chars: int | None = None) -> Iterator[np.ndarray]:
+        """`encode_iterable`, giving the ids in numpy arrays (one per stretch of text encoded)."""
+        batch = _ITER_BATCH_CHARS if batch_chars is None else batch_chars
+        buffer = ""
+        pending: list[str] = []
+        pending_chars = 0
+        retry_at = 0  # after a search that found no cut, wait until the buffer doubles
+        for text in iterable:
+            pending.append(text)
+            pending_chars += len(text)
+            if pending_chars < batch or len(buffer) + pending_chars < retry_at:
+                continue
+            buffer += "".join(pending)
+            pending.clear()
+            pending_chars = 0
+            cut = self._safe_end(buffer)
+            if cut:
+                yield self.encode_array(buffer[:cut])
+                buffer = buffer[cut:]
+                retry_at = 0
+            elif len(buffer) > _FALLBACK_CHARS:
+                retry_at = 2 * len(buffer)
+        buffer += "".join(pending)
+        if buffer:
+            yield self.encode_array(buffer)
+
+    def _safe_end(self, text: str) -> int:
+        """The largest ``i`` such that ``encode(text[:i] + rest) == encode(text[:i]) + encode(rest)``
+        for any continuation ``rest`` (0 if there is none yet).
+
+        A special token starting before ``limit`` is decided whatever follows; after the last
+        one, the last safe cut point of the pattern before ``limit`` is a boundary.
+        """
+        limit = len(text) - max(self._max_special - 1, 0)
+        if limit <= 0:
+            return 0
+        start = 0
+        if self._special_re is not None:
+            for m in self._special_re.finditer(text):
+                if m.start() >= limit:
+                    break
+                start = m.end()
+        if self._last_cut is not None:
+            m = self._last_cut.search(text, start, limit)
+            if m is not None and m.start() > start:
+                return m.start()
+        if limit - start > _FALLBACK_CHARS:
+            # No exact cut (a custom pattern, or one enormous piece): end at a pre-token
+            # boundary far enough from the end that more text cannot change it.
+            end, bound = start, limit - _FALLBACK_MARGIN
+            for m in self.pattern.compiled.finditer(text, start, limit):
+                if m.end() > bound:
+                    break
+                end = m.end()
+            return end
+        return start
+
+    def encode_with_spans(self, text: str) -> list[TokenSpan]:
+        """Encode ``text`` and say where each token lies in it (bytes and characters).
+
+        ``encode_with_spans("a€")`` with ``"€"`` split into 2 tokens ->
+        ``[(id_a, 0, 1, 0, 1, partial=False), (.., 1, 3, 1, 2, True), (.., 3, 4, 1, 2, True)]``
+        """
+        spans: list[TokenSpan] = []
+        byte_pos = char_pos = 0
+        for segment, is_special in self._segments(text):
+            if is_special:
+                size = len(segment.encode("utf-8", TEXT_ERRORS))
+                spans.append(
+                    TokenSpan(self.special_ids[segment], byte_pos, byte_pos + size,
+                              char_pos, char_pos + len(segment), False, True)
+                )
+                byte_pos += size
+                char_pos += len(segment)
+                continue
+            for piece in split_pieces(segment, self.pattern):
+                spans.extend(self._piece_spans(piece, byte_pos, char_pos))
+                byte_pos += len(piece.encode("utf-8", TEXT_ERRORS))
+                char_pos += len(piece)
+        return spans
+
+    def _piece_spans(self, piece: str, byte_pos: int, char_pos: int) -> Iterator[TokenSpan]:
+        """Spans of one piece's tokens, pre-token by pre-token (a custom pattern may skip text)."""
+        if piece.isascii():
+            starts: Sequence[int] = range(len(piece) + 1)
+        else:
+            starts = [0]  # byte offset of each character of the piece, then the end
+            for ch in piece:
+                starts.append(starts[-1] + _char_byte_len(ch))
+        for m in self.pattern.compiled.finditer(piece):
+            offset = starts[m.start()]
+            for token_id in self._pieces.encode_pretoken(m.group()):
+                size = len(self.vocab[token_id])
+                first = bisect.bisect_right(starts, offset) - 1
+                last = bisect.bisect_left(starts, offset + size)
+                partial = starts[first] != offset or starts[last] != offset + size
+                yield TokenSpan(token_id, byte_pos + offset, byte_pos + offset + size,
+                                char_pos + first, char_pos + last, partial, False)
+                offset += size
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The bytes of ``ids`` joined; ``TokenizerError`` names an id not in the vocabulary."""
+        vocab = self.vocab
+        if hasattr(ids, "tolist"):  # numpy arrays: plain ints look up faster
+            ids = ids.tolist()
+        elif not isinstance(ids, Sequence):
+            ids = list(ids)
+        try:
+            return b"".join([vocab[i] for i in ids])
+        except (KeyError, TypeError):
+            bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
+            raise self._unknown_id(bad) from None
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Decode ``ids`` to text; malformed UTF-8 becomes U+FFFD."""
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def __repr__(self) -> str:
+        return (
+            f"Tokenizer({len(self)} tokens, {len(self.merges)} merges, "
+            f"{len(self.special_tokens)} special tokens, pattern={self.pattern.name!r})"
+        )

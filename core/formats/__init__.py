@@ -1,0 +1,111 @@
+"""Tokenizer files: GPT-2 ``vocab.json`` + ``merges.txt``, a settings sidecar, and HF ``tokenizer.json``.
+
+The one place to import them from. The formats live in `core.formats.gpt2_files` (GPT-2 files and
+the ``tokenizer_config.json`` sidecar) and `core.formats.hf_json` (``tokenizer.json``), on what
+they share in `core.formats.base`; this module adds `save_tokenizer`, which writes all four
+files of a tokenizer at once.
+
+Every write is atomic: each file is written to a temporary file in the target directory
+and renamed over the target only once all of them were written, so a failed export leaves
+no partial file. A malformed file raises `FormatError` naming the file and the line or key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.formats.bytes_unicode import bytes_to_unicode
+from core.formats.base import (
+    CONFIG_NAME,
+    MERGES_NAME,
+    TOKENIZER_JSON_NAME,
+    VOCAB_NAME,
+    FormatError,
+    Merges,
+    Vocab,
+    find_special_ids,
+    new_file_mode,
+    pattern_of,
+    write_atomically,
+)
+from core.formats.gpt2_files import (
+    MERGES_HEADER,
+    config_text,
+    load_gpt2_files,
+    load_gpt2_merges,
+    load_gpt2_vocab,
+    load_tokenizer_config,
+    merges_text,
+    save_gpt2_files,
+    vocab_json_text,
+)
+from core.formats.hf_json import load_tokenizer_json, oniguruma_source, save_tokenizer_json, tokenizer_json_dict, tokenizer_json_text
+from core.pretokenize.patterns import Pattern
+
+__all__ = [
+    "CONFIG_NAME",
+    "FormatError",
+    "MERGES_HEADER",
+    "MERGES_NAME",
+    "Merges",
+    "TOKENIZER_JSON_NAME",
+    "VOCAB_NAME",
+    "Vocab",
+    "bytes_to_unicode",
+    "find_special_ids",
+    "load_gpt2_files",
+    "load_gpt2_merges",
+    "load_gpt2_vocab",
+    "load_tokenizer_config",
+    "load_tokenizer_json",
+    "new_file_mode",
+    "oniguruma_source",
+    "save_gpt2_files",
+    "save_tokenizer",
+    "save_tokenizer_json",
+    "tokenizer_json_dict",
+]
+
+
+def save_tokenizer(
+    out_dir: str | os.PathLike[str],
+    vocab: Vocab,
+    merges: Sequence[tuple[bytes, bytes]],
+    special_tokens: Sequence[str] | None,
+    pattern: str | Pattern,
+) -> list[Path]:
+    """Write every format into ``out_dir``: vocab.json, merges.txt, tokenizer_config.json, tokenizer.json.
+
+    Nothing is replaced unless all four files could be written.
+
+    Args:
+        out_dir: the directory (created if missing).
+        vocab: id -> token bytes (special tokens included).
+        merges: the merges in rank order.
+        special_tokens: the special tokens, each of which must be in ``vocab``.
+        pattern: ``"gpt2"``, ``"gpt4"``, a regex string or a resolved `Pattern`.
+
+    Returns:
+        The four paths written.
+
+    Raises:
+        FormatError: the tokenizer cannot be written (a merge or special token that is not
+            in the vocabulary, two tokens that would get the same text).
+        OSError: the directory cannot be written.
+    """
+    out = Path(out_dir)
+    pat = pattern_of(pattern)
+    specials = list(special_tokens or [])
+    special_ids = find_special_ids(vocab, merges, specials)
+    missing = [t for t in specials if t not in special_ids]
+    if missing:
+        raise FormatError(f"special token {missing[0]!r} is not in the vocabulary; add it before saving")
+    texts = [
+        (out / VOCAB_NAME, vocab_json_text(vocab, special_ids)),
+        (out / MERGES_NAME, merges_text(vocab, merges)),
+        (out / CONFIG_NAME, config_text(specials, pat)),
+        (out / TOKENIZER_JSON_NAME, tokenizer_json_text(vocab, merges, specials, pat)),
+    ]
+    return write_atomically(texts)

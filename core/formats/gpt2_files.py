@@ -1,0 +1,231 @@
+"""GPT-2 format tokenizer files: ``vocab.json`` + ``merges.txt``, and their settings sidecar.
+
+Adds reading and writing of:
+- ``vocab.json`` (``{token_text: id}``, token bytes written through GPT-2's bytes-to-unicode
+  map, single bytes first in GPT-2's order so other loaders accept them) and ``merges.txt``
+  (a ``#version: 0.2`` line, accepted or absent on read, then ``left right`` a line, in
+  rank order);
+- ``tokenizer_config.json``: the pre-tokenization pattern and special tokens, so reopening
+  the GPT-2 files needs no remembered settings.
+
+Special tokens are stored as their own text (like GPT-2's ``<|endoftext|>``), not mapped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, unicode_to_bytes
+from core.formats.base import (
+    MERGES_NAME,
+    VOCAB_NAME,
+    FormatError,
+    Merges,
+    Vocab,
+    decode_token_text,
+    find_special_ids,
+    key_where,
+    load_json,
+    read_text,
+    write_atomically,
+)
+from core.pretokenize.patterns import BUILTIN_PATTERNS, GPT2_PATTERN, Pattern, resolve_pattern
+
+__all__ = [
+    "MERGES_HEADER", "config_text", "load_gpt2_files", "load_gpt2_merges", "load_gpt2_vocab",
+    "load_tokenizer_config", "merges_text", "save_gpt2_files", "vocab_json_text",
+]
+
+MERGES_HEADER = "#version: 0.2"
+
+
+def vocab_json_text(vocab: Vocab, special_ids: dict[str, int]) -> str:
+    by_id = {i: tok for tok, i in special_ids.items()}
+    single_order = {bytes([b]): n for n, b in enumerate(bytes_to_unicode())}
+
+    # Single bytes first, in GPT-2's order, then everything else by id.
+    def order(item: tuple[int, bytes]) -> tuple[int, int]:
+        token_id, token = item
+        if token_id not in by_id and token in single_order:
+            return (0, single_order[token])
+        return (1, token_id)
+
+    entries: dict[str, int] = {}
+    for token_id, token in sorted(vocab.items(), key=order):
+        key = by_id.get(token_id) or bytes_to_string(token)
+        if key in entries:
+            raise FormatError(
+                f"{VOCAB_NAME}: ids {entries[key]} and {token_id} would both be written as "
+                f"{key!r}; a special token must not have the same text as another token"
+            )
+        entries[key] = token_id
+    return json.dumps(entries, ensure_ascii=False, indent=0) + "\n"
+
+
+def merges_text(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> str:
+    known = set(vocab.values())
+    lines = [MERGES_HEADER]
+    for rank, (left, right) in enumerate(merges):
+        for part in (left, right, left + right):
+            if part not in known:
+                raise FormatError(
+                    f"{MERGES_NAME}: merge {rank} ({left!r}, {right!r}) uses {part!r}, "
+                    "which is not in the vocabulary"
+                )
+        lines.append(f"{bytes_to_string(left)} {bytes_to_string(right)}")
+    return "\n".join(lines) + "\n"
+
+
+def save_gpt2_files(
+    out_dir: str | os.PathLike[str],
+    vocab: Vocab,
+    merges: Sequence[tuple[bytes, bytes]],
+    special_tokens: Sequence[str] = (),
+) -> list[Path]:
+    """Write ``vocab.json`` and ``merges.txt`` into ``out_dir`` (created if missing).
+
+    Args:
+        out_dir: the directory to write into.
+        vocab: id -> token bytes.
+        merges: the merges in rank order.
+        special_tokens: tokens written as their own text instead of through the byte map.
+
+    Returns:
+        The paths written.
+    """
+    out = Path(out_dir)
+    special_ids = find_special_ids(vocab, merges, special_tokens)
+    texts = [
+        (out / VOCAB_NAME, vocab_json_text(vocab, special_ids)),
+        (out / MERGES_NAME, merges_text(vocab, merges)),
+    ]
+    return write_atomically(texts)
+
+
+def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable[str] = ()) -> Vocab:
+    """Read a GPT-2 ``vocab.json`` into ``{id: token_bytes}``.
+
+    Raises:
+        FormatError: not JSON, not an object of non-negative integer ids, an id given twice,
+            or a key with a character outside GPT-2's byte map that is not a special token.
+    """
+    path = Path(vocab_path)
+    data, text = load_json(path)
+    if not isinstance(data, dict):
+        raise FormatError(f"{path}:1: expected a JSON object {{token: id}}, got {type(data).__name__}")
+    specials = set(special_tokens)
+    vocab: Vocab = {}
+    seen: dict[int, str] = {}
+    table = unicode_to_bytes()
+    for key, token_id in data.items():
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
+            where = key_where(path, text, key)
+            raise FormatError(f"{where}: token {key!r} has id {token_id!r}; ids must be non-negative integers")
+        if token_id in seen:
+            where = key_where(path, text, key)
+            raise FormatError(f"{where}: tokens {seen[token_id]!r} and {key!r} both have id {token_id}")
+        seen[token_id] = key
+        if key in specials:
+            vocab[token_id] = key.encode("utf-8")
+        else:
+            try:
+                vocab[token_id] = bytes([table[c] for c in key])
+            except KeyError:
+                vocab[token_id] = decode_token_text(key, specials, key_where(path, text, key))
+    return vocab
+
+
+def load_gpt2_merges(merges_path: str | os.PathLike[str], vocab: Vocab | None = None) -> Merges:
+    """Read a GPT-2 ``merges.txt`` (an optional ``#version`` first line, then ``left right`` lines).
+
+    With ``vocab``, every merge's parts and result must be tokens of it.
+
+    Raises:
+        FormatError: a line that is not two tokens separated by one space, a character
+            outside GPT-2's byte map, or a merge whose parts or result are not in ``vocab``.
+    """
+    path = Path(merges_path)
+    text = read_text(path)
+    known = set(vocab.values()) if vocab is not None else None
+    merges: Merges = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if lineno == 1 and line.startswith("#version"):
+            continue
+        if not line:
+            continue
+        parts = line.split(" ")
+        if len(parts) != 2 or not parts[0] or not parts[1]:
+            raise FormatError(f"{path}:{lineno}: expected two tokens separated by one space, got {line!r}")
+        where = f"{path}:{lineno}"
+        left = decode_token_text(parts[0], set(), where)
+        right = decode_token_text(parts[1], set(), where)
+        if known is not None:
+            for part in (left, right, left + right):
+                if part not in known:
+                    raise FormatError(
+                        f"{where}: the merge {line!r} needs the token {bytes_to_string(part)!r}, "
+                        "which is not in the vocabulary; do vocab.json and merges.txt belong together?"
+                    )
+        merges.append((left, right))
+    return merges
+
+
+def load_gpt2_files(
+    vocab_path: str | os.PathLike[str],
+    merges_path: str | os.PathLike[str],
+    special_tokens: Iterable[str] = (),
+) -> tuple[Vocab, Merges]:
+    """Read GPT-2 format ``vocab.json`` + ``merges.txt``: ``-> (vocab, merges)``.
+
+    Args:
+        vocab_path: the ``vocab.json``.
+        merges_path: the ``merges.txt``.
+        special_tokens: keys of ``vocab.json`` to take as their own text (not byte-mapped).
+
+    Raises:
+        FormatError: either file is malformed (the message names the file and line).
+        OSError: a file cannot be read.
+    """
+    vocab = load_gpt2_vocab(vocab_path, special_tokens)
+    return vocab, load_gpt2_merges(merges_path, vocab)
+
+
+def config_text(special_tokens: Sequence[str], pattern: Pattern) -> str:
+    config = {
+        "tokenizer_type": "byte_level_bpe",
+        "created_by": "bpe-studio",
+        "pattern_name": pattern.name,
+        "pattern": pattern.source,
+        "special_tokens": list(special_tokens),
+    }
+    return json.dumps(config, ensure_ascii=False, indent=2) + "\n"
+
+
+def load_tokenizer_config(path: str | os.PathLike[str]) -> tuple[list[str], Pattern]:
+    """Read the ``tokenizer_config.json`` sidecar: ``-> (special_tokens, pattern)``.
+
+    A missing ``pattern`` means GPT-2's; missing ``special_tokens`` means none.
+
+    Raises:
+        FormatError: not JSON, or a key of the wrong type or an invalid pattern.
+    """
+    p = Path(path)
+    data, _ = load_json(p)
+    if not isinstance(data, dict):
+        raise FormatError(f"{p}:1: expected a JSON object")
+    specials = data.get("special_tokens", [])
+    if not isinstance(specials, list) or not all(isinstance(t, str) and t for t in specials):
+        raise FormatError(f"{p}: key 'special_tokens' must be a list of non-empty strings")
+    name = data.get("pattern_name")
+    source = data.get("pattern", GPT2_PATTERN)
+    if not isinstance(source, str):
+        raise FormatError(f"{p}: key 'pattern' must be a regex string")
+    try:
+        pattern = resolve_pattern(name if name in BUILTIN_PATTERNS and BUILTIN_PATTERNS[name] == source else source)
+    except ValueError as e:
+        raise FormatError(f"{p}: key 'pattern': {e}") from e
+    return list(specials), pattern

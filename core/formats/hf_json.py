@@ -1,0 +1,237 @@
+"""Hugging Face ``tokenizer.json`` for byte-level BPE: written so that
+``tokenizers.Tokenizer.from_file`` encodes exactly as `core.Tokenizer` does, and read back.
+
+Adds `tokenizer_json_dict`/`save_tokenizer_json`/`load_tokenizer_json`, and
+`oniguruma_source` (a ``regex`` pattern as HF's Oniguruma must read it). GPT-2's pattern is
+HF's own ``ByteLevel`` regex; any other travels as a ``Split`` before a ``ByteLevel``;
+special tokens are added tokens with all their fields.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from core.formats.bytes_unicode import bytes_to_string
+from core.formats.base import (
+    TOKENIZER_JSON_NAME,
+    FormatError,
+    Merges,
+    Vocab,
+    decode_token_text,
+    find_special_ids,
+    load_json,
+    pattern_of,
+    write_atomically,
+)
+from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
+
+__all__ = ["load_tokenizer_json", "oniguruma_source", "save_tokenizer_json", "tokenizer_json_dict", "tokenizer_json_text"]
+
+
+# An atom followed by a possessive interval, e.g. ``\p{N}{1,3}+``. Oniguruma (which HF
+# tokenizers uses) reads ``{1,3}+`` as "one or more of {1,3}", so it becomes an atomic group.
+_ATOM = r"(?:\\[pP]\{[^}]*\}|\\[pP]\w|\[(?:\\.|[^\]\\])*\]|\\.|[^\\()\[\]{}|*+?])"
+_POSSESSIVE_INTERVAL = regex.compile(rf"({_ATOM})(\{{\d+(?:,\d*)?\}})\+")
+
+
+def oniguruma_source(source: str) -> str:
+    r"""The pattern as HF ``tokenizers`` (Oniguruma) must read it to match as ``regex`` does.
+
+    ``oniguruma_source(r"\p{N}{1,3}+") -> r"(?>\p{N}{1,3})"``
+    """
+    return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", source)
+
+
+def tokenizer_json_dict(
+    vocab: Vocab,
+    merges: Sequence[tuple[bytes, bytes]],
+    special_tokens: Sequence[str] = (),
+    pattern: str | Pattern = "gpt2",
+) -> dict[str, Any]:
+    """The Hugging Face ``tokenizer.json`` structure for a byte-level BPE tokenizer.
+
+    GPT-2's pattern is HF's own ``ByteLevel`` regex; any other pattern becomes a ``Split``
+    (isolated matches) followed by a ``ByteLevel`` without its regex.
+    """
+    pat = pattern_of(pattern)
+    special_ids = find_special_ids(vocab, merges, special_tokens)
+    missing = [t for t in special_tokens if t not in special_ids]
+    if missing:
+        raise FormatError(f"{TOKENIZER_JSON_NAME}: special token {missing[0]!r} is not in the vocabulary")
+    by_id = {i: t for t, i in special_ids.items()}
+    model_vocab: dict[str, int] = {}
+    for token_id in sorted(vocab):
+        key = by_id.get(token_id) or bytes_to_string(vocab[token_id])
+        if key in model_vocab:
+            raise FormatError(
+                f"{TOKENIZER_JSON_NAME}: ids {model_vocab[key]} and {token_id} would both be written as {key!r}"
+            )
+        model_vocab[key] = token_id
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
+    if pat.name == "gpt2":
+        pre_tokenizer: dict[str, Any] = {**byte_level, "use_regex": True}
+    else:
+        # "Removed" + invert keeps exactly the matches, like findall (text no alternative
+        # matches is dropped); for patterns that match everything it equals "Isolated".
+        split = {"type": "Split", "pattern": {"Regex": oniguruma_source(pat.source)},
+                 "behavior": "Removed", "invert": True}
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, {**byte_level, "use_regex": False}]}
+    added = [
+        {
+            "id": special_ids[tok],
+            "content": tok,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for tok in special_tokens
+    ]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": sorted(added, key=lambda a: a["id"]),
+        "normalizer": None,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": None,
+        "decoder": {**byte_level, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": model_vocab,
+            "merges": [[bytes_to_string(a), bytes_to_string(b)] for a, b in merges],
+        },
+    }
+
+
+def tokenizer_json_text(
+    vocab: Vocab, merges: Sequence[tuple[bytes, bytes]], special_tokens: Sequence[str], pattern: Pattern
+) -> str:
+    return json.dumps(tokenizer_json_dict(vocab, merges, special_tokens, pattern), ensure_ascii=False, indent=2) + "\n"
+
+
+def save_tokenizer_json(
+    path: str | os.PathLike[str],
+    vocab: Vocab,
+    merges: Sequence[tuple[bytes, bytes]],
+    special_tokens: Sequence[str] = (),
+    pattern: str | Pattern = "gpt2",
+) -> Path:
+    """Write a Hugging Face ``tokenizer.json`` (atomically) and return its path."""
+    text = tokenizer_json_text(vocab, merges, special_tokens, pattern_of(pattern))
+    return write_atomically([(Path(path), text)])[0]
+
+
+def _pattern_from_pre_tokenizer(pre: Any, where: str) -> Pattern:
+    def byte_level(node: Any) -> bool:
+        return isinstance(node, dict) and node.get("type") == "ByteLevel"
+
+    if byte_level(pre) and pre.get("use_regex", True):
+        if pre.get("add_prefix_space"):
+            raise FormatError(f"{where}: key pre_tokenizer.add_prefix_space=true is not supported")
+        return resolve_pattern("gpt2")
+    if isinstance(pre, dict) and pre.get("type") == "Sequence":
+        steps = pre.get("pretokenizers")
+        if (
+            isinstance(steps, list)
+            and len(steps) == 2
+            and isinstance(steps[0], dict)
+            and steps[0].get("type") == "Split"
+            and (steps[0].get("behavior"), steps[0].get("invert", False)) in (("Isolated", False), ("Removed", True))
+            and byte_level(steps[1])
+            and not steps[1].get("use_regex", True)
+        ):
+            regex_node = steps[0].get("pattern")
+            if isinstance(regex_node, dict) and isinstance(regex_node.get("Regex"), str):
+                source = regex_node["Regex"]
+                builtin = {oniguruma_source(s): name for name, s in BUILTIN_PATTERNS.items()}
+                try:
+                    return resolve_pattern(builtin.get(source, source))
+                except ValueError as e:
+                    raise FormatError(f"{where}: key pre_tokenizer.pretokenizers[0].pattern: {e}") from e
+    raise FormatError(
+        f"{where}: key pre_tokenizer: only byte-level tokenizers are supported "
+        "(ByteLevel, or Split(Regex) followed by ByteLevel without regex)"
+    )
+
+
+def load_tokenizer_json(path: str | os.PathLike[str]) -> tuple[Vocab, Merges, list[str], Pattern]:
+    """Read a Hugging Face byte-level BPE ``tokenizer.json``: ``-> (vocab, merges, special_tokens, pattern)``.
+
+    Added tokens become special tokens (matched whole before pre-tokenization, as HF does).
+
+    Raises:
+        FormatError: not JSON, not a byte-level BPE model, or a malformed key (named).
+    """
+    p = Path(path)
+    data, _ = load_json(p)
+    where = str(p)
+    if not isinstance(data, dict):
+        raise FormatError(f"{p}:1: expected a JSON object")
+    model = data.get("model")
+    if not isinstance(model, dict) or model.get("type", "BPE") != "BPE":
+        raise FormatError(f"{where}: key model: expected a BPE model")
+    added = data.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise FormatError(f"{where}: key added_tokens: expected a list")
+    specials: list[str] = []
+    added_ids: dict[str, int] = {}
+    for n, entry in enumerate(added):
+        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]
+                and isinstance(entry.get("id"), int)):
+            raise FormatError(f"{where}: key added_tokens[{n}]: expected {{'id': int, 'content': str, ...}}")
+        specials.append(entry["content"])
+        added_ids[entry["content"]] = entry["id"]
+    pattern = _pattern_from_pre_tokenizer(data.get("pre_tokenizer"), where)
+    raw_vocab = model.get("vocab")
+    if not isinstance(raw_vocab, dict):
+        raise FormatError(f"{where}: key model.vocab: expected an object {{token: id}}")
+    special_set = set(specials)
+    vocab: Vocab = {}
+    for key, token_id in raw_vocab.items():
+        key_where = f"{where}: key model.vocab[{key!r}]"
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
+            raise FormatError(f"{key_where}: id {token_id!r} is not a non-negative integer")
+        if token_id in vocab:
+            raise FormatError(f"{key_where}: id {token_id} is used twice")
+        vocab[token_id] = decode_token_text(key, special_set, key_where)
+    for tok, token_id in added_ids.items():
+        if token_id in vocab and vocab[token_id] != tok.encode("utf-8"):
+            raise FormatError(f"{where}: key added_tokens: {tok!r} has id {token_id}, which model.vocab gives another token")
+        vocab[token_id] = tok.encode("utf-8")
+    raw_merges = model.get("merges", [])
+    if not isinstance(raw_merges, list):
+        raise FormatError(f"{where}: key model.merges: expected a list")
+    known = set(vocab.values())
+    merges: Merges = []
+    for n, item in enumerate(raw_merges):
+        key_where = f"{where}: key model.merges[{n}]"
+        if isinstance(item, str):
+            parts = item.split(" ")
+        elif isinstance(item, list):
+            parts = item
+        else:
+            parts = []
+        if len(parts) != 2 or not all(isinstance(s, str) and s for s in parts):
+            raise FormatError(f"{key_where}: expected 'left right' or [left, right], got {item!r}")
+        left = decode_token_text(parts[0], set(), key_where)
+        right = decode_token_text(parts[1], set(), key_where)
+        for part in (left, right, left + right):
+            if part not in known:
+                raise FormatError(f"{key_where}: token {bytes_to_string(part)!r} is not in model.vocab")
+        merges.append((left, right))
+    return vocab, merges, specials, pattern

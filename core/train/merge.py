@@ -1,0 +1,226 @@
+"""Incremental BPE merging: the hot loop of training, over plain integer data.
+
+Words are the distinct pre-tokens as lists of token ids, each with its count. The loop
+keeps the count of every adjacent pair, an index pair -> words that contain it, and a
+max-heap of pairs. Each merge touches only the words that contain the merged pair and,
+in them, only the neighbours of each merged occurrence.
+
+The heap is lazy: counts of existing pairs only ever go down (a merge only removes
+occurrences), and every pair that contains the new token is complete when its merge
+ends. So entries are pushed only for those new pairs, and an entry popped with a stale,
+too-high count is pushed back with its real count. Ties between equal counts go to the
+lexicographically greater ``(left_bytes, right_bytes)`` pair, via `tie_break_key`.
+
+Example: words ``[[97, 98, 97, 98], [97, 98]]`` (``"abab"``, ``"ab"``), counts ``[1, 2]``:
+the first merge is (97, 98) -> 256 with count 4, leaving ``[[256, 256], [256]]``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+try:
+    from core.train._merge_kernel import MergeState as _MergeState
+except ImportError:  # not built (no C compiler at install time): the Python loop runs
+    _MergeState = None  # type: ignore[assignment,misc]
+
+_SHIFT = 21  # pair code = left << _SHIFT | right; token ids stay below 2**21
+_MASK = (1 << _SHIFT) - 1
+_ORDER_INVERTING = {i: chr(256 - i) for i in range(256)}
+_END = chr(300)
+
+
+def tie_break_key(token: bytes) -> str:
+    """A key whose ascending order is the *descending* lexicographic order of tokens.
+
+    Heap entries are ``(-count, key(left) + key(right), pair)``; Python's min-heap then
+    pops the highest count first and, among equal counts, the greatest
+    ``(left, right)`` pair — SPEC §1: ``(b"BA", b"A") > (b"B", b"ZZ") > (b"A", b"C")``.
+    Each byte ``b`` becomes ``chr(256 - b)`` and an end mark above them all follows, so
+    a proper prefix sorts after its extensions (``b"A" < b"AB"`` turns into
+    ``key(b"A") > key(b"AB")``) and concatenated keys compare like tuples.
+    """
+    return token.decode("latin-1").translate(_ORDER_INVERTING) + _END
+
+
+def count_pairs(
+    words: list[bytes], counts: list[int]
+) -> tuple[dict[int, int], dict[int, list[int] | np.ndarray]]:
+    """Weighted counts of every adjacent byte pair, and for each pair the words containing it.
+
+    Pair codes are ``left << 21 | right``. Vectorized with numpy over the whole table.
+    """
+    import numpy as np  # only here: training alone does not load numpy
+
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    if int(lengths.sum()) <= len(words):
+        return {}, {}
+    flat = np.frombuffer(b"".join(words), dtype=np.uint8)
+    has_next = np.ones(len(flat), dtype=bool)
+    has_next[np.cumsum(lengths) - 1] = False
+    left = np.flatnonzero(has_next)
+    del has_next
+    # one sortable int64 per pair occurrence: pair code in the high bits, word below
+    keys = np.repeat(np.arange(len(words), dtype=np.int64), lengths - 1)
+    keys |= flat[left].astype(np.int64) << (_SHIFT + 32)
+    keys |= flat[left + 1].astype(np.int64) << 32
+    del left, flat
+    keys.sort()
+    codes, owners = keys >> 32, keys & 0xFFFFFFFF
+    del keys
+    weights = np.asarray(counts, dtype=np.int64)[owners]
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+    totals = np.add.reduceat(weights, starts)
+    pair_counts = dict(zip(codes[starts].tolist(), totals.tolist()))
+    # owners within one pair group are sorted; drop repeats (a pair twice in a word)
+    keep = np.r_[True, (codes[1:] != codes[:-1]) | (owners[1:] != owners[:-1])]
+    codes_k, owners_k = codes[keep], owners[keep]
+    group_starts = np.flatnonzero(np.r_[True, codes_k[1:] != codes_k[:-1]])
+    # compact int32 arrays: a Python list of ints would cost ~10x the memory
+    groups = np.split(owners_k.astype(np.int32), group_starts[1:])
+    pair_words: dict[int, list[int] | np.ndarray] = dict(zip(codes_k[group_starts].tolist(), groups))
+    return pair_counts, pair_words
+
+
+KERNEL_BATCH = 64
+"""Merges per call into the compiled kernel; a consumer can cancel between batches."""
+
+
+def merge_pairs(
+    words: list[bytes],
+    counts: list[int],
+    token_bytes: list[bytes],
+    num_merges: int,
+) -> Iterator[tuple[int, int, int, int, int]]:
+    """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``.
+
+    Same yields as `merge_pairs_python`. The compiled kernel (``core.train._merge_kernel``,
+    built by ``pip install``) runs the merges when it is available, unless the
+    environment variable ``BPE_STUDIO_PURE_PYTHON`` is ``"1"``; otherwise (no C compiler
+    at install time, or counts whose sum does not fit in 64 bits) the Python loop runs.
+    With the kernel, ``words`` are left unchanged, and ``token_bytes`` grows a batch of
+    `KERNEL_BATCH` merges at a time, so it may run up to one batch ahead of the yields.
+    """
+    if _MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+        yield from merge_pairs_python(words, counts, token_bytes, num_merges)
+        return
+    try:
+        state = _MergeState(words, counts, token_bytes)
+    except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
+        yield from merge_pairs_python(words, counts, token_bytes, num_merges)
+        return
+    remaining = num_merges
+    while remaining > 0:
+        batch = state.step(min(KERNEL_BATCH, remaining))
+        if not batch:
+            return
+        yield from batch
+        remaining -= len(batch)
+
+
+def merge_pairs_python(
+    words: list[bytes],
+    counts: list[int],
+    token_bytes: list[bytes],
+    num_merges: int,
+) -> Iterator[tuple[int, int, int, int, int]]:
+    """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``.
+
+    ``words`` are the distinct pre-tokens as bytes; they are replaced in place by lists
+    of ids as merges reach them. ``token_bytes`` (id -> bytes) grows by one entry per
+    merge and new ids follow its current length. ``tokens_removed`` is how many tokens
+    the merge took off the corpus (count-weighted merged occurrences). Stops early when
+    no pair is left.
+    """
+    pair_counts, pair_words = count_pairs(words, counts)
+    keys = [tie_break_key(t) for t in token_bytes]
+    heap = [(-c, keys[code >> _SHIFT] + keys[code & _MASK], code) for code, c in pair_counts.items()]
+    heapq.heapify(heap)
+    heappop, heappush = heapq.heappop, heapq.heappush
+    get = pair_counts.get
+
+    for _ in range(num_merges):
+        while heap:
+            neg, _key, best = heap[0]
+            actual = get(best, 0)
+            if actual == -neg:
+                break
+            heappop(heap)
+            if actual > 0:
+                heappush(heap, (-actual, _key, best))
+        else:
+            return
+        heappop(heap)
+        a, b = best >> _SHIFT, best & _MASK
+        z = len(token_bytes)
+        token_bytes.append(token_bytes[a] + token_bytes[b])
+        keys.append(tie_break_key(token_bytes[z]))
+        removed = 0
+        new_pairs: set[int] = set()
+        holders = pair_words.pop(best)
+        # pairs of bytes come from count_pairs as arrays; pairs with merged tokens are
+        # created here, as lists
+        for w in holders.tolist() if not isinstance(holders, list) else holders:
+            word = words[w]
+            n = len(word)
+            # the index may list a word that no longer holds the pair: index() skips
+            # it at C speed
+            try:
+                i = word.index(a)
+            except ValueError:
+                continue
+            c = counts[w]
+            out: list[int] | None = None
+            pos = 0
+            while i < n - 1:
+                if word[i + 1] != b:
+                    try:
+                        i = word.index(a, i + 1)
+                    except ValueError:
+                        break
+                    continue
+                if out is None:
+                    out = list(word[:i])
+                else:
+                    out.extend(word[pos:i])
+                if out:
+                    prev = out[-1]
+                    code = prev << _SHIFT | a
+                    pair_counts[code] -= c
+                    code = prev << _SHIFT | z
+                    pair_counts[code] = get(code, 0) + c
+                    new_pairs.add(code)
+                    pair_words.setdefault(code, []).append(w)
+                if i + 2 < n:
+                    nxt = word[i + 2]
+                    code = b << _SHIFT | nxt
+                    pair_counts[code] -= c
+                    code = z << _SHIFT | nxt
+                    pair_counts[code] = get(code, 0) + c
+                    new_pairs.add(code)
+                    pair_words.setdefault(code, []).append(w)
+                out.append(z)
+                removed += c
+                pos = i + 2
+                try:
+                    i = word.index(a, pos)
+                except ValueError:
+                    break
+            if out is not None:
+                out.extend(word[pos:])
+                words[w] = out
+        # what is left of the merged pair's count is stale: every occurrence is gone
+        del pair_counts[best]
+        for code in new_pairs:
+            c = pair_counts[code]
+            if c > 0:
+                heappush(heap, (-c, keys[code >> _SHIFT] + keys[code & _MASK], code))
+            else:
+                del pair_counts[code]
+        yield a, b, z, -neg, removed

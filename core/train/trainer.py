@@ -1,0 +1,257 @@
+"""Byte-level BPE training: exact, parallel, streaming, cancellable.
+
+The recipe (SPEC §1):
+1. Check the input: the file, the vocabulary size, the special tokens, the pattern.
+2. Cut the file into chunks at exact pre-token boundaries (`core.corpus.chunks`).
+3. Count pre-tokens per chunk in worker processes (`core.pretokenize.pieces`); add the counts.
+4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
+   the vocabulary is full.
+
+`train_bpe_events` yields an event after each step of the way (`core.events`);
+`train_bpe` runs it to the end. Closing the event iterator stops the workers at once.
+"""
+
+from __future__ import annotations
+
+import multiprocessing.pool
+import os
+import signal
+from array import array
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from core.corpus.chunks import CorpusError, check_corpus, plan_chunks
+from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
+from core.train.merge import merge_pairs
+from core.pretokenize.patterns import Pattern, resolve_pattern
+from core.pretokenize.pieces import count_invalid_bytes, count_pretokens
+from core.corpus.processes import spawn_pool
+from core.pretokenize.specials import validate_special_tokens
+
+__all__ = ["CorpusError", "train_bpe", "train_bpe_events"]
+
+MIN_CHUNK_BYTES = 1 << 20
+MAX_CHUNK_BYTES = 2 << 20
+PROGRESS_INTERVAL = 0.1  # seconds between progress events while workers count
+
+
+def train_bpe(
+    input_path: str | os.PathLike[str],
+    vocab_size: int,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    pattern: str = "gpt2",
+    workers: int | None = None,
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Train a byte-level BPE tokenizer on a text file.
+
+    Args:
+        input_path: the corpus, a UTF-8 text file (invalid bytes are kept byte-exact).
+        vocab_size: the vocabulary size to reach: 256 bytes + special tokens + merges.
+        special_tokens: strings that split the text and get their own ids (256, 257, ...).
+        pattern: ``"gpt2"``, ``"gpt4"`` or a regex for pre-tokenization.
+        workers: processes for pre-tokenization (default: all cores).
+
+    Returns:
+        ``(vocab, merges)``: id -> token bytes, and the merges in the order learned.
+        Training stops early when no pair is left to merge.
+
+    Example: on a file holding ``"low low"``, ``train_bpe(path, 258, [])[1] ==
+    [(b"o", b"w"), (b"l", b"ow")]`` — ``(l, o)`` and ``(o, w)`` both occur twice and the
+    tie goes to the greater pair.
+    """
+    finished = None
+    for event in train_bpe_events(
+        input_path, vocab_size, special_tokens, pattern=pattern, workers=workers
+    ):
+        if isinstance(event, Finished):
+            finished = event
+    assert finished is not None
+    return finished.vocab, finished.merges
+
+
+def train_bpe_events(
+    input_path: str | os.PathLike[str],
+    vocab_size: int,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    pattern: str = "gpt2",
+    workers: int | None = None,
+    chunk_size: int | None = None,
+) -> Iterator[TrainEvent]:
+    """Train like `train_bpe`, yielding events as it goes.
+
+    The input is checked at once (this call raises on bad input, before any work); the
+    returned iterator then yields `PretokenizeProgress` (several), `CountingDone`, one
+    `MergeEvent` per merge and a final `Finished`. Closing the iterator (or dropping it)
+    cancels training and stops the worker processes.
+
+    Args:
+        chunk_size: bytes per pre-tokenization chunk (default: sized from the file and
+            the number of workers). Any value gives the same result.
+    """
+    path, size = check_corpus(input_path)
+    specials = validate_special_tokens(special_tokens)
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an integer, got {vocab_size!r}")
+    if vocab_size < 256 + len(specials):
+        raise ValueError(
+            f"vocab_size {vocab_size} is too small: it needs at least 256 byte tokens "
+            f"+ {len(specials)} special tokens = {256 + len(specials)}"
+        )
+    compiled = resolve_pattern(pattern)
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    if chunk_size is None:
+        # in one process a chunk is also the longest stretch without an event to cancel at
+        largest = MAX_CHUNK_BYTES if workers > 1 else MIN_CHUNK_BYTES
+        chunk_size = min(largest, max(MIN_CHUNK_BYTES, size // (8 * workers)))
+    elif chunk_size < 1:
+        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+    return _train(path, size, vocab_size, specials, compiled, workers, chunk_size)
+
+
+def _train(
+    path: Path,
+    size: int,
+    vocab_size: int,
+    specials: list[str],
+    pattern: Pattern,
+    workers: int,
+    chunk_size: int,
+) -> Iterator[TrainEvent]:
+    yield PretokenizeProgress(0, size)
+    counts: Counter[bytes] = Counter()
+    invalid = 0
+    chunks = plan_chunks(path, size, pattern, specials, chunk_size)
+    for done, (chunk_counts, chunk_invalid) in _count_chunks(path, chunks, pattern, specials, workers):
+        if chunk_counts is not None:
+            _add_counts(counts, chunk_counts)
+            invalid += chunk_invalid
+        yield PretokenizeProgress(done, size)
+
+    words = list(counts)
+    word_counts = list(counts.values())
+    del counts
+    frequencies = array("q", sorted(word_counts, reverse=True))
+    corpus_bytes = sum(len(w) * c for w, c in zip(words, word_counts))
+    corpus_tokens = corpus_bytes
+    yield CountingDone(
+        distinct=len(words),
+        total=sum(frequencies),
+        invalid_bytes=invalid,
+        corpus_bytes=corpus_bytes,
+        frequencies=frequencies,
+        longest_pretoken=max(words, key=len, default=b""),
+    )
+
+    token_bytes = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in specials]
+    merges: list[tuple[bytes, bytes]] = []
+    num_merges = vocab_size - len(token_bytes)
+    for rank, (a, b, z, count, removed) in enumerate(
+        merge_pairs(words, word_counts, token_bytes, num_merges)
+    ):
+        corpus_tokens -= removed
+        merges.append((token_bytes[a], token_bytes[b]))
+        yield MergeEvent(rank, z, token_bytes[a], token_bytes[b], count, corpus_tokens)
+    yield Finished(vocab=dict(enumerate(token_bytes)), merges=merges)
+
+
+def _add_counts(total: Counter[bytes], part: dict[bytes, int]) -> None:
+    if not total:
+        total.update(part)
+        return
+    get = total.get
+    for key, n in part.items():
+        total[key] = get(key, 0) + n
+
+
+def _count_chunk(
+    path: str,
+    start: int,
+    end: int,
+    pattern: Pattern,
+    specials: list[str],
+    cache: dict[str, list[str]],
+) -> tuple[dict[bytes, int], int]:
+    """Pre-token counts (as bytes) and invalid UTF-8 bytes of one chunk of the file."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    text = data.decode("utf-8", errors="surrogateescape")
+    del data
+    counts = count_pretokens(text, pattern, specials, cache)
+    encoded = {t.encode("utf-8", errors="surrogateescape"): n for t, n in counts.items()}
+    return encoded, count_invalid_bytes(text)
+
+
+def _init_worker() -> None:
+    """Let a worker whose parent has gone die quietly (not with a BrokenPipeError traceback)."""
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
+_worker_cache: dict[str, list[str]] = {}
+"""Each worker process's piece cache, kept across the chunks it counts."""
+
+
+def _count_chunk_task(args: tuple[str, int, int, str, list[str]]) -> tuple[int, dict[bytes, int], int]:
+    path, start, end, pattern_source, specials = args
+    pattern = resolve_pattern(pattern_source)
+    counts, invalid = _count_chunk(path, start, end, pattern, specials, _worker_cache)
+    return end - start, counts, invalid
+
+
+def _count_chunks(
+    path: Path,
+    chunks: list[tuple[int, int]],
+    pattern: Pattern,
+    specials: list[str],
+    workers: int,
+) -> Iterator[tuple[int, tuple[dict[bytes, int] | None, int]]]:
+    """Yield ``(bytes done, (counts, invalid))`` per finished chunk, and ``(done, (None, 0))``
+    every `PROGRESS_INTERVAL` while waiting, so a consumer can cancel between events.
+
+    This process is one of the ``workers``: it counts chunks itself from the start, while
+    the other ``workers - 1`` processes are still starting (spawning and importing takes a
+    few tenths of a second), and takes the next chunk whenever none of theirs is ready.
+    """
+    done = 0
+    cache: dict[str, list[str]] = {}
+    helpers = min(workers, len(chunks)) - 1
+    if helpers == 0:
+        for start, end in chunks:
+            result = _count_chunk(str(path), start, end, pattern, specials, cache)
+            done += end - start
+            yield done, result
+        return
+    pool = spawn_pool(helpers, _init_worker)
+    try:
+        queue = deque(chunks)
+        in_flight: deque[multiprocessing.pool.AsyncResult[tuple[int, dict[bytes, int], int]]] = deque()
+        while queue or in_flight:
+            # keep each helper busy, and one chunk queued for whichever is free first
+            while queue and len(in_flight) < helpers + 1:
+                start, end = queue.popleft()
+                task = (str(path), start, end, pattern.source, specials)
+                in_flight.append(pool.apply_async(_count_chunk_task, (task,)))
+            if in_flight and in_flight[0].ready():
+                nbytes, counts, invalid = in_flight.popleft().get()
+                done += nbytes
+                yield done, (counts, invalid)
+            elif queue:
+                start, end = queue.popleft()
+                result = _count_chunk(str(path), start, end, pattern, specials, cache)
+                done += end - start
+                yield done, result
+            else:
+                in_flight[0].wait(PROGRESS_INTERVAL)
+                if not in_flight[0].ready():
+                    yield done, (None, 0)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+

@@ -1,0 +1,170 @@
+"""File › Encode a corpus to .npy…: the window encodes a text file with its tokenizer into a
+``.npy`` of ids in the background (spawned workers), shows progress, can be cancelled, and
+reports the result or the error in its banner."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtGui import QKeySequence  # noqa: E402
+from PySide6.QtWidgets import QFileDialog  # noqa: E402
+
+import core  # noqa: E402
+from core.formats import save_tokenizer  # noqa: E402
+from core.encode.tokenizer import Tokenizer  # noqa: E402
+
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture
+def tokenizer_dir(tmp_path_factory: pytest.TempPathFactory, make_corpus) -> Path:
+    """A small tokenizer (trained by the core on a generated corpus), saved as files outside
+    ``tmp_path`` (whose contents the tests check)."""
+    train = make_corpus(40_000, seed=21, name="train.txt")
+    vocab, merges = core.train_bpe(train, 500, [EOT], workers=1)
+    train.unlink()
+    folder = tmp_path_factory.mktemp("tokenizer")
+    save_tokenizer(folder, vocab, merges, [EOT], "gpt2")
+    return folder
+
+
+def window_with_tokenizer(qtbot, make_window, tokenizer_dir: Path):
+    window = make_window()
+    assert not window.encode_action.isEnabled()
+    with qtbot.waitSignal(window.explore_panel.vocab_ready, timeout=10_000):
+        assert window.explore_panel.open_tokenizer(tokenizer_dir)
+    assert window.encode_action.isEnabled()
+    return window
+
+
+def leftovers(folder: Path, keep: set[str]) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name not in keep)
+
+
+def test_encoding_writes_the_ids_of_the_whole_text(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path):
+    window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
+    corpus = make_corpus(300_000, seed=5)  # several scripts, <|endoftext|> between documents
+    text = corpus.read_text(encoding="utf-8") + " naïve Ünïcode ✓ 漢字 🙂" + EOT
+    corpus.write_text(text, encoding="utf-8")
+    out = tmp_path / "ids.npy"
+    progress: list[object] = []
+    job = window.encode_corpus_to(corpus, out)
+    assert job is not None and window.is_encoding()
+    assert window.encode_strip.isVisible() and not window.encode_action.isEnabled()
+    job.progress.connect(progress.append)
+    with qtbot.waitSignal(job.stopped, timeout=30_000) as stopped:
+        pass
+    assert stopped.args == [False]
+    reference = Tokenizer.from_files(tokenizer_dir / "vocab.json", tokenizer_dir / "merges.txt", [EOT])
+    expected = reference.encode(text)
+    ids = np.load(out)
+    assert ids.dtype == np.uint16 and ids.tolist() == expected
+    assert window.banner.kind() == "info"
+    size_mb = f"{len(text.encode('utf-8')) / 1e6:,.1f} MB"
+    assert window.banner.text().startswith(f"Encoded {size_mb} into {len(expected):,} tokens (uint16, ")
+    assert window.banner.text().endswith(f": {out}")
+    assert not window.encode_strip.isVisible() and window.encode_action.isEnabled()
+    assert progress and progress[-1].done == progress[-1].total  # the last figures are shown
+    assert leftovers(tmp_path, {"corpus.txt", "ids.npy", "settings.ini"}) == []
+
+
+@pytest.mark.parametrize("how", ["button", "esc"])
+def test_cancel_leaves_no_file_and_no_process(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path, how):
+    window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
+    corpus = make_corpus(5_000_000, seed=6, name="big.txt")
+    job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
+    assert job is not None
+    qtbot.waitSignal(job.progress, timeout=10_000).wait()  # the workers are starting or running
+    with qtbot.waitSignal(job.stopped, timeout=30_000) as stopped:
+        if how == "button":
+            qtbot.mouseClick(window.encode_strip.cancel_button, Qt.MouseButton.LeftButton)
+        else:  # Esc stops the encoding when no training runs
+            assert QKeySequence("Esc") in window.cancel_action.shortcuts()
+            window.cancel_action.trigger()
+    assert stopped.args == [True]
+    assert leftovers(tmp_path, {"big.txt", "settings.ini"}) == []
+    assert multiprocessing.active_children() == []
+    assert "cancelled" in window.banner.text()
+    assert window.encode_action.isEnabled() and not window.encode_strip.isVisible()
+
+
+def test_closing_the_window_stops_the_encoding(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path):
+    window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
+    corpus = make_corpus(3_000_000, seed=7, name="big.txt")
+    job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
+    assert job is not None
+    qtbot.waitSignal(job.progress, timeout=10_000).wait()
+    window.close()
+    assert multiprocessing.active_children() == []
+    assert leftovers(tmp_path, {"big.txt", "settings.ini"}) == []
+
+
+def test_a_missing_corpus_is_reported_in_the_banner(qtbot, make_window, tokenizer_dir, tmp_path):
+    window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
+    job = window.encode_corpus_to(tmp_path / "missing.txt", tmp_path / "ids.npy")
+    assert job is not None
+    with qtbot.waitSignal(job.stopped, timeout=10_000):
+        pass
+    assert window.banner.kind() == "error"
+    text = window.banner.text()
+    assert "missing.txt" in text and "not found" in text and "\n" not in text and "Traceback" not in text
+    assert not (tmp_path / "ids.npy").exists()
+    assert window.encode_action.isEnabled()
+    # Writing the ids over the corpus itself is refused before any work.
+    corpus = tmp_path / "corpus.npy"
+    corpus.write_text("some text", encoding="utf-8")
+    assert window.encode_corpus_to(corpus, corpus) is None
+    assert "the corpus itself" in window.banner.text() and window.banner.kind() == "error"
+    assert corpus.read_text(encoding="utf-8") == "some text"
+    # After a failure the next encoding runs normally.
+    job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
+    assert job is not None
+    finished: list[object] = []
+    job.finished.connect(finished.append)
+    with qtbot.waitSignal(job.stopped, timeout=10_000):
+        pass
+    assert finished[0].tokens == len(np.load(tmp_path / "ids.npy")) > 0
+    assert window.banner.kind() == "info"
+
+
+def test_the_action_waits_for_a_tokenizer_and_uses_the_dialogs(qtbot, make_window, make_corpus, tmp_path, monkeypatch):
+    corpus = make_corpus(30_000, seed=8)
+    window = make_window(corpus, 400)
+    assert not window.encode_action.isEnabled()
+    assert window.encode_action.shortcut().toString() == "Ctrl+Shift+E"
+    assert window.encode_action in window.menuBar().actions()[0].menu().actions()
+    window.encode_action.trigger()  # disabled: nothing happens
+    assert window.encode_job is None
+    assert window.encode_corpus_to(corpus, tmp_path / "ids.npy") is None
+    assert "train a tokenizer" in window.banner.text()
+
+    window.settings_panel.workers_spin.setValue(1)
+    window.start_training()
+    qtbot.waitUntil(lambda: window.encode_action.isEnabled(), timeout=60_000)
+    asked: dict[str, str] = {}
+
+    def get_open(_parent, _title, start, _filter):
+        asked["corpus"] = start
+        return str(corpus), ""
+
+    def get_save(_parent, _title, start, _filter):
+        asked["out"] = start
+        return str(tmp_path / "chosen"), ""  # no suffix: .npy is added
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", get_open)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", get_save)
+    window.encode_action.trigger()
+    assert asked == {"corpus": str(corpus), "out": str(tmp_path / "corpus.npy")}
+    assert window.encode_job is not None
+    with qtbot.waitSignal(window.encode_job.stopped, timeout=30_000):
+        pass
+    expected = window.tokenizer.encode(corpus.read_text(encoding="utf-8"))
+    assert np.load(tmp_path / "chosen.npy").tolist() == expected
+    assert window.qsettings.value("paths/encode_folder") == str(tmp_path)

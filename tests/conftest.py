@@ -1,0 +1,75 @@
+"""Fixtures shared by all tests: the shared reference data and GPT-2 file decoding.
+
+Helpers are offered as fixtures (not imported from here) so that test modules never depend
+on how pytest names conftest modules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The read-only reference data next to the repository (``../shared``); skip if absent."""
+    if not (SHARED_DIR / "fixtures").is_dir():
+        pytest.skip(f"reference data not found: {SHARED_DIR} (the repository's sibling 'shared')")
+    return SHARED_DIR
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character map, written out from its definition.
+
+    Printable Latin-1 bytes (``!``..``~``, ``¡``..``¬``, ``®``..``ÿ``) stand for themselves;
+    the other 68 bytes, in increasing order, get ``chr(256)``, ``chr(257)``, ...
+    (so the space 0x20 becomes ``Ġ`` U+0120 and the newline 0x0A becomes ``Ċ`` U+010A).
+    """
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    mapping = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in mapping:
+            mapping[b] = chr(256 + extra)
+            extra += 1
+    return mapping
+
+
+BYTE_TO_CHAR = _bytes_to_unicode()
+CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
+
+
+def gpt2_token_bytes(token: str) -> bytes:
+    """Bytes of a token written in GPT-2's byte-to-unicode form: ``"Ġthe" -> b" the"``."""
+    return bytes(CHAR_TO_BYTE[c] for c in token)
+
+
+def load_gpt2_vocab(path: Path, special_tokens: list[str] = ()) -> dict[int, bytes]:
+    """``vocab.json`` as ``{id: bytes}``; special tokens are stored as their plain text."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        i: token.encode("utf-8") if token in special_tokens else gpt2_token_bytes(token)
+        for token, i in raw.items()
+    }
+
+
+def load_gpt2_merges(path: Path) -> list[tuple[bytes, bytes]]:
+    """``merges.txt`` as ``[(left, right)]``; an optional ``#version`` first line is skipped."""
+    merges = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#version") or not line.strip():
+            continue
+        left, right = line.split(" ")
+        merges.append((gpt2_token_bytes(left), gpt2_token_bytes(right)))
+    return merges
+
+
+@pytest.fixture(scope="session")
+def gpt2_files() -> tuple[Callable[..., dict[int, bytes]], Callable[[Path], list[tuple[bytes, bytes]]]]:
+    """``(load_vocab, load_merges)`` for GPT-2 format files, decoded independently of core."""
+    return load_gpt2_vocab, load_gpt2_merges

@@ -1,0 +1,233 @@
+"""Encoding corpus files to .npy: identical to `Tokenizer.encode` on the whole text, whatever
+the chunking and workers; dtype by vocabulary size; atomic output; the ``encode`` command."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bpe_studio.cli import main
+from core.encode import corpus_to_npy as encode_corpus
+from core.corpus.chunks import plan_chunks
+from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events
+from core.formats import save_tokenizer
+from core.encode.tokenizer import Tokenizer
+
+SPECIALS = ["<|endoftext|>", "<|a|>", "<|a|><|b|>"]
+PIECES = [
+    "hello", " world", "DON'T", " it's", "naïve", " 漢字", "🙂", "👨\u200d👩\u200d👧", "e\u0301", "123456",
+    "  ", "\n", "\n\n", "\r\n", "\t", "\u3000", "\x85", "\x1c", " \xa0", "def f(x):\n    return x",
+    "!?", "...", "<|", "|>", *SPECIALS,
+]
+
+
+def corpus_bytes(seed: int, size: int) -> bytes:
+    rng = random.Random(seed)
+    parts: list[bytes] = []
+    total = 0
+    while total < size:
+        part = rng.choice(PIECES).encode() if rng.random() < 0.98 else bytes([rng.randint(0x80, 0xFF)])
+        parts.append(part)
+        total += len(part)
+    return b"".join(parts)
+
+
+def small_tokenizer(pattern: str = "gpt2", specials: list[str] | None = SPECIALS) -> Tokenizer:
+    """A tokenizer with a few hand-made merges (enough to make ids differ from bytes)."""
+    vocab = {i: bytes([i]) for i in range(256)}
+    merges = [(b"l", b"l"), (b"h", b"e"), (b"he", b"ll"), (b"hell", b"o"), (b" ", b"w"), (b"\xe6", b"\xbc")]
+    for i, (a, b) in enumerate(merges):
+        vocab[256 + i] = a + b
+    return Tokenizer(vocab, merges, specials, pattern=pattern)
+
+
+def expected_ids(tok: Tokenizer, data: bytes) -> list[int]:
+    return tok.encode(data.decode("utf-8", "surrogateescape"))
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+"])
+def test_chunked_encoding_equals_encode(tmp_path: Path, pattern: str) -> None:
+    data = corpus_bytes(1, 60_000)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(data)
+    tok = small_tokenizer(pattern)
+    for chunk_bytes in (1000, 7919, 1 << 20):
+        out = tmp_path / f"ids{chunk_bytes}.npy"
+        finished = encode_file(corpus, tok, out, workers=1, chunk_bytes=chunk_bytes)
+        ids = np.load(out)
+        assert ids.dtype == np.uint16
+        assert ids.tolist() == expected_ids(tok, data)
+        assert finished.tokens == len(ids) and finished.corpus_bytes == len(data)
+
+
+def test_file_without_cut_points_is_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A custom pattern and no special tokens: one chunk, encoded block by block.
+    monkeypatch.setattr(encode_corpus, "STREAM_BYTES", 10_000)
+    monkeypatch.setattr(encode_corpus, "STREAM_BLOCK_CHARS", 30_000)
+    data = corpus_bytes(5, 400_000).replace(b"<|", b"(")
+    (tmp_path / "c.txt").write_bytes(data)
+    tok = small_tokenizer(r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+", specials=None)
+    events = list(encode_file_events(tmp_path / "c.txt", tok, tmp_path / "ids.npy", workers=2))
+    assert np.load(tmp_path / "ids.npy").tolist() == expected_ids(tok, data)
+    assert len(events) > 3  # progress while streaming
+
+
+@pytest.mark.parametrize("start_method", ["spawn", "fork", None])
+def test_parallel_workers_give_the_same_ids(tmp_path: Path, start_method: str | None) -> None:
+    data = corpus_bytes(2, 300_000)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(data)
+    tok = small_tokenizer("gpt2")
+    events = list(
+        encode_file_events(
+            corpus, tok, tmp_path / "ids.npy", workers=2, chunk_bytes=20_000, start_method=start_method
+        )
+    )
+    assert np.load(tmp_path / "ids.npy").tolist() == expected_ids(tok, data)
+    progress = [e for e in events if isinstance(e, EncodeProgress)]
+    assert [e.done for e in progress] == sorted(e.done for e in progress) and progress[-1].done == len(data)
+    assert len(progress) > 10 and isinstance(events[-1], EncodeFinished)
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["spawn", "fork"])
+def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> None:
+    data = corpus_bytes(6, 100_000)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(data)
+    tok = small_tokenizer("gpt2")
+    encoder = tok.text_encoder(1000)
+    encoder.encode_array("warm the cache hello world")  # spawned: the second task carries a snapshot
+    chunks = plan_chunks(corpus, len(data), tok.pattern, tok.special_tokens, 5_000)
+    tasks = [(str(corpus), start, end, "<u2") for start, end in chunks]
+    starter = encode_corpus._PoolStarter(encoder, 1, fork)
+    try:
+        while starter.pool is None:  # ready before the first chunk: tasks 0 and 1 go to the worker
+            time.sleep(0.01)
+        arrays = list(encode_corpus._results_in_order(tasks, encoder, starter))
+    finally:
+        starter.close()
+    assert np.concatenate(arrays).tolist() == expected_ids(tok, data)
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["spawn", "fork"])
+def test_workers_leave_ctrl_c_to_the_parent(fork: bool) -> None:
+    # Ctrl+C reaches the whole process group: the parent cancels and stops the workers,
+    # which must not each print a traceback of their own.
+    starter = encode_corpus._PoolStarter(small_tokenizer().text_encoder(100), 1, fork)
+    try:
+        while starter.pool is None:
+            time.sleep(0.01)
+        assert starter.pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.SIG_IGN
+    finally:
+        starter.close()
+    assert signal.getsignal(signal.SIGINT) != signal.SIG_IGN  # this process is untouched
+
+
+def test_large_vocabularies_write_uint32(tmp_path: Path) -> None:
+    vocab = {i: bytes([i]) for i in range(256)} | {i: b"tok%d" % i for i in range(256, 70_000)}
+    tok = Tokenizer(vocab, [], ["<|endoftext|>"])
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ab<|endoftext|>c", encoding="utf-8")
+    encode_file(corpus, tok, tmp_path / "ids.npy", workers=1)
+    ids = np.load(tmp_path / "ids.npy")
+    assert ids.dtype == np.uint32 and ids.tolist() == [97, 98, 70_000, 99]
+
+
+def test_empty_corpus_gives_an_empty_array(tmp_path: Path) -> None:
+    (tmp_path / "empty.txt").write_bytes(b"")
+    encode_file(tmp_path / "empty.txt", small_tokenizer(), tmp_path / "ids.npy")
+    assert np.load(tmp_path / "ids.npy").shape == (0,)
+
+
+@pytest.mark.parametrize("start_method", ["spawn", "fork"])
+def test_cancel_leaves_nothing(tmp_path: Path, start_method: str) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(corpus_bytes(3, 200_000))
+    events = encode_file_events(
+        corpus, small_tokenizer(), tmp_path / "ids.npy", workers=2, chunk_bytes=10_000, start_method=start_method
+    )
+    next(events)
+    next(events)
+    events.close()
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt"]
+    assert multiprocessing.active_children() == []
+
+
+def test_bad_paths_raise_before_any_work(tmp_path: Path) -> None:
+    tok = small_tokenizer()
+    with pytest.raises(FileNotFoundError, match="corpus file not found"):
+        encode_file_events(tmp_path / "missing.txt", tok, tmp_path / "ids.npy")
+    (tmp_path / "c.txt").write_text("hi", encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        encode_file_events(tmp_path / "c.txt", tok, tmp_path / "no" / "ids.npy")
+    with pytest.raises(IsADirectoryError):
+        encode_file_events(tmp_path, tok, tmp_path / "ids.npy")
+    assert sorted(os.listdir(tmp_path)) == ["c.txt"]
+
+
+def test_encode_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tok = small_tokenizer("gpt4")
+    save_tokenizer(tmp_path / "tok", tok.vocab, tok.merges, tok.special_tokens, tok.pattern)
+    data = corpus_bytes(4, 100_000)
+    (tmp_path / "corpus.txt").write_bytes(data)
+    out = tmp_path / "ids.npy"
+    status = main(["encode", str(tmp_path / "corpus.txt"), "--tokenizer", str(tmp_path / "tok"),
+                   "--out", str(out), "--workers", "2"])
+    captured = capsys.readouterr()
+    assert status == 0
+    assert np.load(out).tolist() == expected_ids(tok, data)
+    assert "bytes per token" in captured.out and "MB/s" in captured.out
+    assert "MB/s" in captured.err  # the progress line
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tokenizer", "{tmp}/nothing"], "does not exist"),
+        (["--tokenizer", "{tmp}/tok", "--workers", "0"], "--workers must be at least 1"),
+        (["--tokenizer", "{tmp}/tok", "--out", "{tmp}/ids.txt"], "must end in .npy"),
+        (["--tokenizer", "{tmp}/broken"], "vocab.json:1: not valid JSON"),
+    ],
+)
+def test_encode_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    tok = small_tokenizer()
+    save_tokenizer(tmp_path / "tok", tok.vocab, tok.merges, tok.special_tokens, tok.pattern)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "vocab.json").write_text("{oops", encoding="utf-8")
+    (tmp_path / "broken" / "merges.txt").write_text("", encoding="utf-8")
+    (tmp_path / "corpus.txt").write_text("hello world", encoding="utf-8")
+    argv = ["encode", str(tmp_path / "corpus.txt"), "--out", str(tmp_path / "ids.npy")]
+    argv += [a.format(tmp=tmp_path) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("bpe-studio: error: ") and message in err
+    assert not (tmp_path / "ids.npy").exists() and not (tmp_path / "ids.txt").exists()
+
+
+def test_workers_are_forked_only_when_that_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encode_corpus.sys, "platform", "linux")
+    monkeypatch.delitem(encode_corpus.sys.modules, "PySide6.QtCore", raising=False)
+    assert encode_corpus.can_fork()
+    monkeypatch.setitem(encode_corpus.sys.modules, "PySide6.QtCore", object())  # Qt runs threads of its own
+    assert not encode_corpus.can_fork()
+    monkeypatch.delitem(encode_corpus.sys.modules, "PySide6.QtCore")
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not encode_corpus.can_fork()  # another Python thread
+    finally:
+        stop.set()
+        thread.join()
+    monkeypatch.setattr(encode_corpus.sys, "platform", "darwin")
+    assert not encode_corpus.can_fork()

@@ -1,0 +1,166 @@
+"""The compiled merge loop (`core.train._merge_kernel`) gives exactly what the Python loop gives.
+
+`core.train.merge.merge_pairs` runs the C kernel when it is built; `merge_pairs_python` is the
+pure-Python loop it replaces (itself checked against the reference trainer by
+test_train_equivalence.py). Word tables are generated over a tiny alphabet so that
+count ties, tokens that are prefixes of others and overlapping runs (``b"aaaa"``) are
+frequent, with counts beyond 32 bits; the trainer is run end to end with and without
+``BPE_STUDIO_PURE_PYTHON=1``.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core
+import core.train.merge
+from core.train.merge import merge_pairs, merge_pairs_python
+
+try:
+    from core.train._merge_kernel import MergeState
+except ImportError:
+    pytest.skip(
+        "core.train._merge_kernel is not built (no C compiler at install time?); "
+        'build it with `pip install -e ".[test]"`',
+        allow_module_level=True,
+    )
+
+BYTE_TOKENS = [bytes([i]) for i in range(256)]
+
+
+@pytest.fixture(autouse=True)
+def _kernel_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
+
+
+def _run_both(
+    words: list[bytes], counts: list[int], specials: list[bytes], num_merges: int
+) -> tuple[list[tuple[int, int, int, int, int]], list[bytes], list[tuple[int, int, int, int, int]], list[bytes]]:
+    python_tokens = BYTE_TOKENS + specials
+    kernel_tokens = BYTE_TOKENS + specials
+    expected = list(merge_pairs_python(list(words), list(counts), python_tokens, num_merges))
+    got = list(merge_pairs(list(words), list(counts), kernel_tokens, num_merges))
+    return expected, python_tokens, got, kernel_tokens
+
+
+word_tables = st.dictionaries(
+    st.binary(min_size=1, max_size=10).map(lambda b: bytes(b"aAb\xff"[x % 4] for x in b)),
+    st.one_of(
+        st.integers(1, 5),
+        st.integers(1, 2**40),
+        st.sampled_from([2**31 - 1, 2**31, 2**32 + 1, 2**45]),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    table=word_tables,
+    specials=st.lists(st.sampled_from([b"<|endoftext|>", b"aa", b"A"]), max_size=2, unique=True),
+    num_merges=st.integers(0, 80),
+)
+def test_kernel_equals_python_loop(
+    table: dict[bytes, int], specials: list[bytes], num_merges: int
+) -> None:
+    expected, python_tokens, got, kernel_tokens = _run_both(
+        list(table), list(table.values()), specials, num_merges
+    )
+    assert got == expected
+    assert kernel_tokens == python_tokens
+
+
+@settings(max_examples=100, deadline=None)
+@given(table=word_tables, batch=st.integers(1, 7))
+def test_step_batches_do_not_change_the_merges(table: dict[bytes, int], batch: int) -> None:
+    expected = list(merge_pairs_python(list(table), list(table.values()), list(BYTE_TOKENS), 10**6))
+    tokens = list(BYTE_TOKENS)
+    state = MergeState(list(table), list(table.values()), tokens)
+    got: list[tuple[int, int, int, int, int]] = []
+    while chunk := state.step(batch):
+        assert len(chunk) <= batch
+        got.extend(chunk)
+    assert got == expected  # run to the end: the early stop is the same too
+    assert state.step(batch) == []
+    assert tokens == BYTE_TOKENS + [tokens[a] + tokens[b] for a, b, _z, _c, _r in got]
+
+
+def test_known_merges_and_ties() -> None:
+    # "low low": (l, o) and (o, w) tie at 2, the greater pair (o, w) wins
+    tokens = list(BYTE_TOKENS)
+    assert list(merge_pairs([b"low"], [2], tokens, 10)) == [
+        (ord("o"), ord("w"), 256, 2, 2),
+        (ord("l"), 256, 257, 2, 2),
+    ]
+    assert tokens[256:] == [b"ow", b"low"]
+    # overlapping runs: b"aaaa" has (a, a) three times but only two merge
+    assert list(merge_pairs([b"aaaa"], [3], list(BYTE_TOKENS), 1)) == [(97, 97, 256, 9, 6)]
+    # a tie at count 1 after (A, B) -> AB: (b"AB", b"C") > (b"A", b"C"), a prefix is smaller
+    tokens = list(BYTE_TOKENS)
+    steps = list(merge_pairs([b"AB", b"ABC", b"AC"], [10, 1, 1], tokens, 5))
+    A, B, C = b"ABC"
+    assert steps == [(A, B, 256, 11, 11), (256, C, 257, 1, 1), (A, C, 258, 1, 1)]
+    assert tokens[256:] == [b"AB", b"ABC", b"AC"]
+
+
+def test_counts_beyond_64_bits_fall_back_to_python() -> None:
+    # each pair count fits in 64 bits, their sum (which bounds all counts) does not
+    words, counts = [b"ab", b"cd"], [2**62, 2**62]
+    with pytest.raises(OverflowError):
+        MergeState(words, counts, list(BYTE_TOKENS))
+    got = list(merge_pairs(list(words), counts, list(BYTE_TOKENS), 5))
+    assert got == [(99, 100, 256, 2**62, 2**62), (97, 98, 257, 2**62, 2**62)]
+
+
+def test_bad_input_is_rejected() -> None:
+    with pytest.raises(TypeError, match="words"):
+        MergeState(["ab"], [1], list(BYTE_TOKENS))
+    with pytest.raises(ValueError, match="differ in length"):
+        MergeState([b"ab"], [1, 2], list(BYTE_TOKENS))
+    with pytest.raises(ValueError, match="negative"):
+        MergeState([b"ab"], [-1], list(BYTE_TOKENS))
+    with pytest.raises(ValueError, match="256 byte tokens"):
+        MergeState([b"ab"], [1], BYTE_TOKENS[:10])
+
+
+def test_pure_python_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object) -> None:
+        raise AssertionError("the kernel ran although BPE_STUDIO_PURE_PYTHON=1")
+
+    monkeypatch.setattr(core.train.merge, "_MergeState", broken)
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    assert list(merge_pairs([b"ab"], [1], list(BYTE_TOKENS), 1)) == [(97, 98, 256, 1, 1)]
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "0")
+    with pytest.raises(AssertionError, match="kernel ran"):
+        list(merge_pairs([b"ab"], [1], list(BYTE_TOKENS), 1))
+
+
+def _generated_text(seed: int) -> str:
+    rng = random.Random(seed)
+    syllables = ["ka", "to", "ri", "an", "the", "ing", "é", "ß", "日本", "🙂", "aa", "aaa", "  "]
+    words = ["".join(rng.choices(syllables, k=rng.randint(1, 4))) for _ in range(300)]
+    lines = []
+    for _ in range(600):
+        line = " ".join(rng.choices(words, k=rng.randint(1, 12)))
+        lines.append(line + rng.choice([".", ",", "!", "", " 42", "<|endoftext|>"]))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_trainer_gives_the_same_merges_with_and_without_kernel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    path = tmp_path / "corpus.txt"
+    path.write_text(_generated_text(seed), encoding="utf-8")
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    vocab_python, merges_python = core.train_bpe(path, 2000, ["<|endoftext|>"], workers=1)
+    monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON")
+    vocab_kernel, merges_kernel = core.train_bpe(path, 2000, ["<|endoftext|>"], workers=1)
+    assert len(merges_python) > 300
+    assert merges_kernel == merges_python
+    assert vocab_kernel == vocab_python
