@@ -1,4 +1,4 @@
-"""The corpus file: checking it before any work, and cutting it into exact chunks.
+"""Cutting a corpus file into chunks that end at exact pre-token boundaries.
 
 Chunks let worker processes pre-tokenize a file in parallel and in bounded memory. A
 chunk boundary is only placed where the pre-tokenization of the whole file would have a
@@ -9,48 +9,11 @@ identical whatever the chunk size or number of workers.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import BinaryIO
 
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.specials import special_token_regex
-
-BINARY_SAMPLE_BYTES = 1 << 20
-"""How much of the file's start is checked for NUL bytes."""
-
-BINARY_NUL_FRACTION = 0.01
-"""More NUL bytes than this fraction of the sample means the file is binary, not text."""
-
-
-class CorpusError(ValueError):
-    """The corpus cannot be trained on (empty, binary, ...); the message says why."""
-
-
-def check_corpus(path: str | os.PathLike[str]) -> tuple[Path, int]:
-    """Check that ``path`` is a non-empty text file; return it and its size in bytes.
-
-    Raises:
-        FileNotFoundError, IsADirectoryError, PermissionError: the file cannot be read.
-        CorpusError: the file is empty or looks binary.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"corpus file not found: {path}")
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory; choose a text file")
-    size = path.stat().st_size
-    with path.open("rb") as f:
-        sample = f.read(BINARY_SAMPLE_BYTES)
-    if size == 0 or not sample:
-        raise CorpusError(f"{path} is empty; there is nothing to train on")
-    nuls = sample.count(0)
-    if nuls > BINARY_NUL_FRACTION * len(sample):
-        raise CorpusError(
-            f"{path} looks like a binary file ({nuls} NUL bytes in its first "
-            f"{len(sample)} bytes); choose a text file"
-        )
-    return path, size
 
 
 def _char_start(data: bytes, i: int) -> int:

@@ -31,7 +31,6 @@ import multiprocessing.pool
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,8 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
+from core.corpus.check import check_corpus
 from core.corpus.chunks import plan_chunks
-from core.formats import new_file_mode
+from core.formats.atomic import atomic_output
 from core.encode.piece_encoder import CacheSnapshot, EncoderState
 from core.corpus.processes import spawn_pool
 from core.encode.tokenizer import TextEncoder, Tokenizer
@@ -175,20 +175,18 @@ def _npy_header(count: int, dtype: np.dtype[np.unsignedinteger]) -> bytes:
 
 
 def check_paths(corpus: Path, out: Path) -> int:
-    """Check the corpus and the output path before any work; return the corpus size.
+    """Check the corpus (`core.corpus.check`) and the output path before any work; return
+    the corpus size.
 
     Raises:
-        FileNotFoundError, IsADirectoryError: with a message saying what to fix.
+        FileNotFoundError, IsADirectoryError, CorpusError: with a message saying what to fix.
     """
-    if not corpus.exists():
-        raise FileNotFoundError(f"corpus file not found: {corpus}")
-    if corpus.is_dir():
-        raise IsADirectoryError(f"{corpus} is a directory; choose a text file")
+    _, size = check_corpus(corpus, purpose="encode")
     if out.is_dir():
         raise IsADirectoryError(f"--out {out} is a directory; give a file name such as ids.npy")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"the directory for {out} does not exist; create it first")
-    return corpus.stat().st_size
+    return size
 
 
 def encode_file_events(
@@ -231,13 +229,11 @@ def _encode_events(
 ) -> Iterator[EncodeProgress | EncodeFinished]:
     started = time.monotonic()
     dtype = ids_dtype(len(tok))
-    chunks = _plan(corpus, size, tok, chunk_bytes, workers) if size else []
+    chunks = _plan(corpus, size, tok, chunk_bytes, workers)
     reserved = _npy_header(0, dtype)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    tmp = Path(tmp_name)
     starter: _PoolStarter | None = None
     try:
-        with os.fdopen(fd, "wb") as f:
+        with atomic_output(out) as f:
             f.write(reserved)
             tasks = [(str(corpus), start, end, dtype.str) for start, end in chunks]
             results: Iterator[tuple[int, np.ndarray]]
@@ -265,11 +261,6 @@ def _encode_events(
             assert len(header) == len(reserved), "the .npy header does not fit the space reserved"
             f.seek(0)
             f.write(header)
-        os.chmod(tmp, new_file_mode())
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     finally:
         if starter is not None:
             starter.close()

@@ -27,16 +27,13 @@ import numpy as np
 import regex
 
 from core import formats
+from core.errors import TokenizerError
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, EncoderState, PieceEncoder
 from core.pretokenize.pieces import split_pieces
 from core.pretokenize.specials import special_token_regex, split_with, validate_special_tokens
 
 __all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "Tokenizer", "TokenizerError"]
-
-
-class TokenizerError(ValueError):
-    """The vocabulary and merges do not fit together, or an id is not in the vocabulary."""
 
 
 _GC_PAUSE_CHARS = 1 << 16

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from core.formats.bytes_unicode import bytes_to_unicode
+from core.formats.atomic import new_file_mode, write_atomically
 from core.formats.base import (
     CONFIG_NAME,
     MERGES_NAME,
@@ -26,9 +27,7 @@ from core.formats.base import (
     Merges,
     Vocab,
     find_special_ids,
-    new_file_mode,
     pattern_of,
-    write_atomically,
 )
 from core.formats.gpt2_files import (
     MERGES_HEADER,

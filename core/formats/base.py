@@ -1,27 +1,25 @@
-"""What the tokenizer file formats share: names, errors, atomic writes and careful reading.
+"""What the tokenizer file formats share: file names, careful reading, special-token ids.
 
-Adds `FormatError` (a malformed file, named with its line or key), `write_atomically` (all
-files of an export renamed into place only once every one was written), the readers that
-turn bad bytes or JSON into a `FormatError` saying where, and `find_special_ids`. The
-formats themselves are in `core.formats.gpt2_files` and `core.formats.hf_json`; `core.formats` gathers them.
+Adds the file names, the readers that turn bad bytes or JSON into a `FormatError`
+(`core.errors`) saying where, and `find_special_ids`. The formats themselves are in
+`core.formats.gpt2_files` and `core.formats.hf_json`; `core.formats` gathers them.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.errors import FormatError
 from core.formats.bytes_unicode import string_to_bytes, unicode_to_bytes
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
 __all__ = [
     "CONFIG_NAME", "FormatError", "MERGES_NAME", "Merges", "TOKENIZER_JSON_NAME", "VOCAB_NAME", "Vocab",
-    "decode_token_text", "find_special_ids", "key_where", "line_of", "load_json", "new_file_mode",
-    "pattern_of", "read_text", "where", "write_atomically",
+    "decode_token_text", "find_special_ids", "key_where", "line_of", "load_json",
+    "pattern_of", "read_text", "where",
 ]
 
 VOCAB_NAME = "vocab.json"
@@ -31,13 +29,6 @@ TOKENIZER_JSON_NAME = "tokenizer.json"
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
-
-
-class FormatError(ValueError):
-    """A tokenizer file is malformed, or a tokenizer cannot be written in a format.
-
-    The message starts with the file (and line or key) it is about.
-    """
 
 
 def pattern_of(pattern: str | Pattern) -> Pattern:
@@ -72,47 +63,6 @@ def find_special_ids(
         ids.sort(key=lambda i: (made_otherwise(i), i))
         result[tok] = ids[0]
     return result
-
-
-def new_file_mode() -> int:
-    """The permissions a newly created file gets (``0o666`` less the umask).
-
-    Temporary files are created ``0o600``; they get these before being renamed into place.
-    The umask is read from ``/proc`` where possible: setting it to read it is process-wide.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o644
-
-
-def write_atomically(files: Sequence[tuple[Path, str]]) -> list[Path]:
-    """Write every ``(path, text)`` to a temporary file, then rename them all into place."""
-    for path, _ in files:
-        if path.is_dir():
-            raise IsADirectoryError(f"{path} is a directory; choose another output directory")
-    temps: list[tuple[Path, Path]] = []
-    try:
-        for path, text in files:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps.append((Path(tmp), path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-        mode = new_file_mode()
-        for tmp, path in temps:
-            os.chmod(tmp, mode)
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
-        raise
-    return [path for path, _ in files]
 
 
 def line_of(text: str, needle: str) -> int | None:

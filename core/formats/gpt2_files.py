@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, unicode_to_bytes
+from core.formats.atomic import write_atomically
 from core.formats.base import (
     MERGES_NAME,
     VOCAB_NAME,
@@ -30,7 +31,6 @@ from core.formats.base import (
     key_where,
     load_json,
     read_text,
-    write_atomically,
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, GPT2_PATTERN, Pattern, resolve_pattern
 

@@ -18,6 +18,7 @@ from typing import Any
 import regex
 
 from core.formats.bytes_unicode import bytes_to_string
+from core.formats.atomic import write_atomically
 from core.formats.base import (
     TOKENIZER_JSON_NAME,
     FormatError,
@@ -27,7 +28,6 @@ from core.formats.base import (
     find_special_ids,
     load_json,
     pattern_of,
-    write_atomically,
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
 

@@ -17,6 +17,8 @@ from functools import lru_cache
 
 import regex
 
+from core.errors import InvalidPatternError
+
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 """The GPT-2 pre-tokenization regex (as in OpenAI's encoder.py and tiktoken's ``gpt2``)."""
 
@@ -27,10 +29,6 @@ GPT4_PATTERN = (
 """The GPT-4 (tiktoken ``cl100k_base``) pre-tokenization regex."""
 
 BUILTIN_PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
-
-
-class InvalidPatternError(ValueError):
-    """The pre-tokenization pattern is not a valid regular expression."""
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import regex
 
-
-class InvalidSpecialTokensError(ValueError):
-    """The special tokens are empty strings or repeat."""
+from core.errors import InvalidSpecialTokensError
 
 
 def validate_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:

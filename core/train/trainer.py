@@ -21,7 +21,9 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from core.corpus.chunks import CorpusError, check_corpus, plan_chunks
+from core.corpus.check import check_corpus
+from core.corpus.chunks import plan_chunks
+from core.errors import CorpusError
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
 from core.train.merge import merge_pairs
 from core.pretokenize.patterns import Pattern, resolve_pattern

@@ -4,7 +4,8 @@ A *session* is everything the window needs to show a training result again witho
 retraining: the settings it was trained with, the vocabulary and merges, the pair count of
 each merge, the compression after each merge, summary figures, and whether the run was
 cancelled (``partial``). Token bytes are stored base64-encoded, so any byte sequence
-survives. Writes are atomic (temporary file, then rename). No Qt.
+survives. Writes are atomic (`core.formats.atomic`), with the same permissions as every
+other file the application writes. No Qt.
 
     save_session(path, session); session = load_session(path)
 """
@@ -14,10 +15,11 @@ from __future__ import annotations
 import base64
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from core.formats.atomic import atomic_output
 
 FORMAT_NAME = "bpe-studio-session"
 FORMAT_VERSION = 1
@@ -143,14 +145,8 @@ def save_session(path: str | os.PathLike[str], session: Session) -> Path:
     """Write ``session`` to ``path`` as JSON, atomically; returns the path."""
     path = Path(path)
     text = json.dumps(session_to_json(session), ensure_ascii=False, separators=(",", ":"))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(path) as f:
+        f.write(text.encode("utf-8"))
     return path
 
 

@@ -56,3 +56,22 @@ def test_damaged_files_are_named_in_the_error(tmp_path):
     path.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(SessionError, match="not UTF-8"):
         load_session(path)
+
+
+def test_session_files_get_the_same_permissions_as_exports(tmp_path):
+    """One atomic writer: a session is not left 0600 (its temporary file's mode) while
+    exports get the mode of any new file."""
+    import os
+    import stat
+
+    from core.formats import save_tokenizer
+
+    session = make_session()
+    saved = save_session(tmp_path / "run.bpesession", session)
+    exported = save_tokenizer(tmp_path / "tok", session.vocab, session.merges, ["<|endoftext|>"], "gpt2")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    expected = 0o666 & ~umask
+    modes = {stat.S_IMODE(p.stat().st_mode) for p in [saved, *exported]}
+    assert modes == {expected}
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

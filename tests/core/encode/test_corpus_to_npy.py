@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import core
 from bpe_studio.cli import main
 from core.encode import corpus_to_npy as encode_corpus
 from core.corpus.chunks import plan_chunks
@@ -143,10 +144,17 @@ def test_large_vocabularies_write_uint32(tmp_path: Path) -> None:
     assert ids.dtype == np.uint32 and ids.tolist() == [97, 98, 70_000, 99]
 
 
-def test_empty_corpus_gives_an_empty_array(tmp_path: Path) -> None:
-    (tmp_path / "empty.txt").write_bytes(b"")
-    encode_file(tmp_path / "empty.txt", small_tokenizer(), tmp_path / "ids.npy")
-    assert np.load(tmp_path / "ids.npy").shape == (0,)
+@pytest.mark.parametrize(("content", "message"), [(b"", "is empty; there is nothing to"),
+                                                  (b"\0" * 5000 + b"text", "looks like a binary file")])
+def test_empty_or_binary_corpus_is_refused_like_training(tmp_path: Path, content: bytes, message: str) -> None:
+    """One corpus check for training and encoding: both refuse the same files, writing nothing."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(content)
+    for run in (lambda: encode_file(corpus, small_tokenizer(), tmp_path / "ids.npy"),
+                lambda: core.train_bpe(corpus, 300, [])):
+        with pytest.raises(core.CorpusError, match=message):
+            run()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
 
 
 @pytest.mark.parametrize("start_method", ["spawn", "fork"])
