@@ -28,6 +28,7 @@ import regex
 
 from core import formats
 from core.errors import TokenizerError
+from core.formats.load import TokenizerFiles, load_gpt2_tokenizer, load_tokenizer_files
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, EncoderState, PieceEncoder
 from core.pretokenize.pieces import split_pieces
@@ -126,20 +127,6 @@ def _gc_paused(pause: bool) -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def _unreachable_tokens(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]]) -> list[str]:
-    """Tokens that only a special token can produce: not a single byte, made by no merge."""
-    made = {left + right for left, right in merges}
-    found = []
-    for token_id in sorted(vocab):
-        token = vocab[token_id]
-        if len(token) > 1 and token not in made:
-            try:
-                found.append(token.decode("utf-8"))
-            except UnicodeDecodeError:
-                continue
-    return list(dict.fromkeys(found))
 
 
 def _char_byte_len(ch: str) -> int:
@@ -246,18 +233,9 @@ class Tokenizer:
         Special tokens and pattern not given come from a ``tokenizer_config.json`` beside
         ``vocab.json`` when there is one; otherwise the pattern is GPT-2's and the special
         tokens are the tokens no merge makes (other than single bytes) — GPT-2's own files
-        give ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has.
+        give ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has (`core.formats.load`).
         """
-        config = Path(vocab_path).with_name(formats.CONFIG_NAME)
-        if (special_tokens is None or pattern is None) and config.is_file():
-            config_specials, config_pattern = formats.load_tokenizer_config(config)
-            special_tokens = config_specials if special_tokens is None else special_tokens
-            pattern = config_pattern if pattern is None else pattern
-        specials = list(special_tokens or [])
-        vocab, merges = formats.load_gpt2_files(vocab_path, merges_path, specials)
-        if special_tokens is None:
-            specials = _unreachable_tokens(vocab, merges)
-        return cls(vocab, merges, specials, pattern=pattern or "gpt2")
+        return cls._from(load_gpt2_tokenizer(vocab_path, merges_path, special_tokens, pattern))
 
     @classmethod
     def from_tokenizer_json(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -267,30 +245,19 @@ class Tokenizer:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        """Load from a directory (``vocab.json`` + ``merges.txt``, else ``tokenizer.json``),
-        a ``tokenizer.json`` file, or a ``vocab.json`` file with ``merges.txt`` beside it.
+        """Load from a folder or file, as `core.formats.load.load_tokenizer_files` finds it:
+        GPT-2 ``vocab.json`` + ``merges.txt`` (also prefixed, such as ``gpt2_vocab.json``),
+        or a ``tokenizer.json``.
 
         Raises:
             FileNotFoundError: nothing loadable is there.
-            formats.FormatError: a file is malformed.
+            FormatError: a file is malformed.
         """
-        p = Path(path)
-        if p.is_dir():
-            vocab, merges = p / formats.VOCAB_NAME, p / formats.MERGES_NAME
-            if vocab.is_file() and merges.is_file():
-                return cls.from_files(vocab, merges)
-            if (p / formats.TOKENIZER_JSON_NAME).is_file():
-                return cls.from_tokenizer_json(p / formats.TOKENIZER_JSON_NAME)
-            raise FileNotFoundError(
-                f"{p} holds no tokenizer: expected vocab.json and merges.txt, or tokenizer.json"
-            )
-        if not p.is_file():
-            raise FileNotFoundError(f"{p} does not exist; give a tokenizer directory or file")
-        if p.name != formats.TOKENIZER_JSON_NAME and p.with_name(formats.MERGES_NAME).is_file():
-            return cls.from_files(p, p.with_name(formats.MERGES_NAME))
-        if p.name == formats.VOCAB_NAME:
-            raise FileNotFoundError(f"{p.with_name(formats.MERGES_NAME)} is missing; it must be beside {p.name}")
-        return cls.from_tokenizer_json(p)
+        return cls._from(load_tokenizer_files(path))
+
+    @classmethod
+    def _from(cls, files: TokenizerFiles) -> Tokenizer:
+        return cls(files.vocab, files.merges, files.special_tokens, pattern=files.pattern)
 
     # ------------------------------------------------------------------ lookups
 

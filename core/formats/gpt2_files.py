@@ -105,8 +105,13 @@ def save_gpt2_files(
     return write_atomically(texts)
 
 
-def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable[str] = ()) -> Vocab:
+def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable[str] | None = ()) -> Vocab:
     """Read a GPT-2 ``vocab.json`` into ``{id: token_bytes}``.
+
+    Args:
+        special_tokens: keys taken as their own text (not through the byte map); ``None``:
+            the special tokens are not known, so a key the byte map cannot spell is taken
+            as a special token's own text.
 
     Raises:
         FormatError: not JSON, not an object of non-negative integer ids, an id given twice,
@@ -116,7 +121,7 @@ def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable
     data, text = load_json(path)
     if not isinstance(data, dict):
         raise FormatError(f"{path}:1: expected a JSON object {{token: id}}, got {type(data).__name__}")
-    specials = set(special_tokens)
+    specials = set(special_tokens or ())
     vocab: Vocab = {}
     seen: dict[int, str] = {}
     table = unicode_to_bytes()
@@ -134,7 +139,10 @@ def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable
             try:
                 vocab[token_id] = bytes([table[c] for c in key])
             except KeyError:
-                vocab[token_id] = decode_token_text(key, specials, key_where(path, text, key))
+                if special_tokens is None:
+                    vocab[token_id] = key.encode("utf-8")
+                else:
+                    vocab[token_id] = decode_token_text(key, specials, key_where(path, text, key))
     return vocab
 
 
@@ -177,14 +185,15 @@ def load_gpt2_merges(merges_path: str | os.PathLike[str], vocab: Vocab | None = 
 def load_gpt2_files(
     vocab_path: str | os.PathLike[str],
     merges_path: str | os.PathLike[str],
-    special_tokens: Iterable[str] = (),
+    special_tokens: Iterable[str] | None = (),
 ) -> tuple[Vocab, Merges]:
     """Read GPT-2 format ``vocab.json`` + ``merges.txt``: ``-> (vocab, merges)``.
 
     Args:
         vocab_path: the ``vocab.json``.
         merges_path: the ``merges.txt``.
-        special_tokens: keys of ``vocab.json`` to take as their own text (not byte-mapped).
+        special_tokens: keys of ``vocab.json`` to take as their own text (not byte-mapped);
+            ``None``: see `load_gpt2_vocab`.
 
     Raises:
         FormatError: either file is malformed (the message names the file and line).

@@ -12,8 +12,6 @@ inspector selects it in the vocabulary.
 from __future__ import annotations
 
 import html
-import json
-import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -37,47 +35,7 @@ from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.explore.vocab_browser import VocabBrowser
 from bpe_studio.app.models.vocab_data import VocabData
 
-_SPECIAL_SHAPE = re.compile(r"<\|[^|<>\s]{1,40}\|>")
-_FILE_FILTER = "Tokenizer files (vocab.json tokenizer.json merges.txt *.json);;All files (*)"
-
-
-def load_tokenizer(path: str | Path) -> Any:
-    """Load a tokenizer from a directory, ``tokenizer.json``, ``vocab.json`` or ``merges.txt``
-    (the last two with the other beside them). Raises OSError / ValueError with a message."""
-    from core.encode.tokenizer import Tokenizer  # the GUI starts without loading the tokenizer
-
-    p = Path(path)
-    # Prefixed pairs such as gpt2_vocab.json + gpt2_merges.txt: either file opens both.
-    for vocab_suffix, merges_suffix in (("vocab.json", "merges.txt"),):
-        if p.name.endswith(merges_suffix):
-            p = p.with_name(p.name[: -len(merges_suffix)] + vocab_suffix)
-            if not p.is_file():
-                raise FileNotFoundError(f"{p} not found: a merges file needs its vocab.json beside it")
-        if p.name.endswith(vocab_suffix) and p.is_file():
-            merges = p.with_name(p.name[: -len(vocab_suffix)] + merges_suffix)
-            if merges.is_file():
-                return Tokenizer.from_files(p, merges, _guess_special_tokens(p))
-    if p.is_dir() and (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
-        return Tokenizer.from_files(p / "vocab.json", p / "merges.txt", _guess_special_tokens(p / "vocab.json"))
-    return Tokenizer.load(p)
-
-
-def _guess_special_tokens(vocab_path: Path) -> list[str] | None:
-    """Special tokens of GPT-2 files that come without a tokenizer_config.json.
-
-    The original GPT-2 files only list ``<|endoftext|>`` as an ordinary vocab entry;
-    entries spelled ``<|...|>`` are taken as special so they show (and encode) as such.
-    None (let the loader read the config) when a config file is present.
-    """
-    if vocab_path.with_name("tokenizer_config.json").is_file():
-        return None
-    try:
-        keys = json.loads(vocab_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # the loader reports the problem with the file and line
-    if not isinstance(keys, dict):
-        return None
-    return [k for k in keys if _SPECIAL_SHAPE.fullmatch(k)]
+_FILE_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json);;All files (*)"
 
 
 class ExplorePanel(QWidget):
@@ -211,7 +169,9 @@ class ExplorePanel(QWidget):
         """
         QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            tokenizer = load_tokenizer(path)
+            from core.encode.tokenizer import Tokenizer  # the window starts without loading it
+
+            tokenizer = Tokenizer.load(path)
         except (OSError, ValueError) as e:
             self.error_label.setText(f"Cannot open {path}: {e}")
             self.error_label.show()

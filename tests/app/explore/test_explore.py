@@ -20,7 +20,7 @@ from core import formats  # noqa: E402
 from core.encode.tokenizer import Tokenizer  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from bpe_studio.app.explore.explore_panel import ExplorePanel, load_tokenizer  # noqa: E402
+from bpe_studio.app.explore.explore_panel import ExplorePanel  # noqa: E402
 from bpe_studio.app.models.token_render import HIGHLIGHT  # noqa: E402
 from bpe_studio.app.models.vocab_data import COL_LENGTH  # noqa: E402
 
@@ -167,12 +167,3 @@ def test_original_gpt2_files_open_and_browse(qtbot, panel: ExplorePanel) -> None
     # GPT-2 builds " the" as (" t" + "he"): leaves are the bytes " ", "t", "h", "e".
     assert panel.tree.leaves() == [220, 83, 71, 68]
     assert panel.inspector.round_trip_ok is True
-
-
-def test_load_tokenizer_accepts_prefixed_gpt2_pairs(tmp_path: Path, trained_files: tuple[Path, Tokenizer]) -> None:
-    out, tok = trained_files
-    (tmp_path / "x_vocab.json").write_bytes((out / "vocab.json").read_bytes())
-    (tmp_path / "x_merges.txt").write_bytes((out / "merges.txt").read_bytes())
-    loaded = load_tokenizer(tmp_path / "x_merges.txt")
-    assert loaded.merges == tok.merges
-    assert loaded.special_tokens == [EOT]  # guessed from the <|...|> spelling: no config here
