@@ -22,17 +22,16 @@ from __future__ import annotations
 import array
 import codecs
 import collections
-import functools
 import itertools
 import operator
 import os
 from collections.abc import Container, Iterable, Sequence
 
 import numpy as np
-import regex
 
 from core.encode.bpe_batch import MergeTable, bpe_batch, bpe_long
 from core.pretokenize.patterns import Pattern, resolve_pattern
+from core.pretokenize.pieces import WHITESPACE_SET, piece_start_chars
 
 try:
     from core.encode._bpe_kernel import BpeTable as _BpeTable
@@ -40,7 +39,7 @@ except ImportError:  # built without a C compiler: numpy and Python do the mergi
     _BpeTable = None
 
 __all__ = [
-    "CACHE_ENTRIES", "TEXT_ERRORS", "CacheSnapshot", "EncoderState", "PieceEncoder", "pack_ids", "unpack_ids", "whitespace",
+    "CACHE_ENTRIES", "TEXT_ERRORS", "CacheSnapshot", "EncoderState", "PieceEncoder", "pack_ids", "unpack_ids",
 ]
 
 CacheSnapshot = tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]
@@ -75,12 +74,6 @@ _BATCH_WORD_BYTES = 64  # ...for those up to this long
 _LONG_WORD = 128  # longer pre-tokens are merged with a heap (`bpe_long`)
 CACHE_ENTRIES = 1 << 14
 """Default size of each cache; ~200 bytes an entry keeps both within a few MB."""
-
-
-@functools.lru_cache(maxsize=1)
-def whitespace() -> frozenset[str]:
-    """The characters ``\\s`` matches in the ``regex`` module (Unicode White_Space, all in the BMP)."""
-    return frozenset(regex.findall(r"\s", "".join(map(chr, range(0x10000)))))
 
 
 _EMPTY = np.empty(0, np.int64)
@@ -191,10 +184,7 @@ class PieceEncoder:
         self.pattern = pattern
         self.cache_entries = max(cache_entries, 1)
         # Characters a piece starts with when it starts at a safe cut point.
-        self._cut_starts: frozenset[str] | None = {
-            "gpt2": whitespace(),
-            "gpt4": whitespace() - {"\r", "\n"},
-        }.get(pattern.name)
+        self._cut_starts = piece_start_chars(pattern)
         self._merge_table: MergeTable | None = None  # built when first needed
         self._bpe_table: _BpeTable | None = None  # the compiled kernel's, built when first needed
         self._piece_cache: dict[str, bytes] = {}  # piece -> packed ids (`pack_ids`)
@@ -335,7 +325,7 @@ class PieceEncoder:
         """
         batch: list[str] = []
         if self._cut_starts is not None:
-            starts, ws = self._cut_starts, whitespace()
+            starts, ws = self._cut_starts, WHITESPACE_SET
             for piece in pieces:
                 if piece[0] in starts and piece[-1] not in ws:
                     batch.append(piece)

@@ -27,7 +27,7 @@ from core.errors import CorpusError
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
 from core.train.merge import merge_pairs
 from core.pretokenize.patterns import Pattern, resolve_pattern
-from core.pretokenize.pieces import count_invalid_bytes, count_pretokens
+from core.pretokenize.counting import count_invalid_bytes, count_pretokens
 from core.corpus.processes import spawn_pool
 from core.pretokenize.specials import validate_special_tokens
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from core.corpus.chunks import plan_chunks
 from core.pretokenize.patterns import resolve_pattern
-from core.pretokenize.pieces import WHITESPACE, count_pretokens, split_pieces
+from core.pretokenize.counting import count_pretokens
+from core.pretokenize.pieces import WHITESPACE, WHITESPACE_SET, piece_start_chars, split_pieces
 from core.pretokenize.specials import split_on_specials
 
 ALPHABET = (
@@ -25,6 +26,19 @@ texts = st.lists(
 def test_whitespace_list_is_regex_whitespace() -> None:
     everything = "".join(map(chr, range(0x110000)))
     assert WHITESPACE == "".join(regex.findall(r"\s", everything))
+    assert WHITESPACE_SET == frozenset(WHITESPACE)
+
+
+@given(text=texts, name=st.sampled_from(["gpt2", "gpt4"]))
+def test_pieces_after_the_first_start_with_a_piece_start_char(text: str, name: str) -> None:
+    """The encoder batches pieces by their first character: every piece that follows a
+    safe cut point starts with one of `piece_start_chars` (the one whitespace set)."""
+    pattern = resolve_pattern(name)
+    starts = piece_start_chars(pattern)
+    assert starts is not None
+    for piece in split_pieces(text, pattern)[1:]:
+        assert piece[0] in starts
+    assert piece_start_chars(resolve_pattern(r"\w+|\W")) is None
 
 
 @settings(max_examples=400, deadline=None)
