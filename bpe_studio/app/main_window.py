@@ -397,10 +397,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Encoding: {self.encode_strip.text()}")
 
     def _on_encode_finished(self, f: EncodeFinished) -> None:
-        self.banner.show_info(
-            f"Encoded {f.corpus_bytes / 1e6:,.1f} MB into {f.tokens:,} tokens ({f.dtype}, "
-            f"{f.bytes_per_token:.2f} bytes per token) in {f.seconds:,.1f} s: {f.path}"
-        )
+        self.banner.show_info(f.summary())
 
     def _on_encode_failed(self, message: str) -> None:
         self.banner.show_error(f"Encoding failed: {message}")

@@ -2,7 +2,7 @@
 
     bpe-studio encode corpus.txt --tokenizer tok/ --out ids.npy [--workers K]
 
-Progress (MB/s) goes to stderr; a summary (tokens, bytes per token, throughput) to stdout.
+Progress (MB/s) goes to stderr; a one-line summary (tokens, bytes per token, MB/s) to stdout.
 The ``.npy`` appears only when encoding has finished (``uint16`` ids when the vocabulary
 fits, else ``uint32``).
 """
@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.terminal import ProgressLine, bar, format_duration
+from bpe_studio.cli.terminal import ProgressLine, bar
+from core.progress import encode_progress
 from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, check_paths, encode_file_events
 from core.encode.tokenizer import Tokenizer
 
@@ -51,13 +52,9 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
     try:
         for event in events:
             if isinstance(event, EncodeProgress):
-                elapsed = max(time.monotonic() - started, 1e-9)
+                figures = encode_progress(event.done, event.total, event.tokens, time.monotonic() - started)
                 progress.update(
-                    "encoding",
-                    f"{bar(event.done / max(event.total, 1))} {event.done / 1e6:,.1f} of "
-                    f"{event.total / 1e6:,.1f} MB  {event.done / 1e6 / elapsed:,.1f} MB/s  "
-                    f"{event.tokens:,} tokens",
-                    force=event.done == event.total,
+                    "encoding", f"{bar(event.done / max(event.total, 1))} {figures}", force=event.done == event.total
                 )
             else:
                 finished = event
@@ -65,13 +62,5 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         events.close()
         progress.close()
     assert finished is not None
-    seconds = max(finished.seconds, 1e-9)
-    lines = [
-        f"encoded {finished.corpus_bytes / 1e6:,.2f} MB in {format_duration(seconds)} ({seconds:.2f} s), "
-        f"{finished.corpus_bytes / 1e6 / seconds:,.2f} MB/s",
-        f"tokens: {finished.tokens:,} ({finished.dtype}), {finished.bytes_per_token:.3f} bytes per token, "
-        f"{finished.tokens / seconds:,.0f} tokens/s",
-        f"wrote: {finished.path}",
-    ]
-    out.write("\n".join(lines) + "\n")
+    out.write(finished.summary() + "\n")
     return 0

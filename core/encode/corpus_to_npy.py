@@ -42,6 +42,7 @@ import numpy as np
 from core.corpus.check import check_corpus
 from core.corpus.chunks import plan_chunks
 from core.formats.atomic import atomic_output
+from core.progress import encode_summary
 from core.encode.piece_encoder import CacheSnapshot, EncoderState
 from core.corpus.processes import spawn_pool
 from core.encode.tokenizer import TextEncoder, Tokenizer
@@ -83,6 +84,10 @@ class EncodeFinished:
     @property
     def bytes_per_token(self) -> float:
         return self.corpus_bytes / self.tokens if self.tokens else 0.0
+
+    def summary(self) -> str:
+        """One line for the user (`core.progress.encode_summary`)."""
+        return encode_summary(self.corpus_bytes, self.tokens, self.dtype, self.seconds, self.path)
 
 
 def ids_dtype(vocab_size: int) -> np.dtype[np.unsignedinteger]:

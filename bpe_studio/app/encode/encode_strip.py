@@ -9,54 +9,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QProgressBar, QPushButton, QWidget
+
+from bpe_studio.app.widgets.elided_label import ElidedLabel
+from core.progress import encode_progress
 
 if TYPE_CHECKING:
     from core.encode.corpus_to_npy import EncodeProgress
-
-
-class EncodeFigures(NamedTuple):
-    """What `progress_text` reads of an `EncodeProgress`."""
-
-    done: int
-    total: int
-    tokens: int
-
-
-def progress_text(event: EncodeProgress | EncodeFigures, seconds: float) -> str:
-    """``"3.2 of 11.1 MB · 4.5 MB/s · 1,234,567 tokens"``."""
-    rate = f" · {event.done / 1e6 / seconds:,.1f} MB/s" if seconds > 0 and event.done else ""
-    return f"{event.done / 1e6:,.1f} of {event.total / 1e6:,.1f} MB{rate} · {event.tokens:,} tokens"
-
-
-class ElidedLabel(QLabel):
-    """A one-line label that shortens its text with "…" in the middle rather than widen the window."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._full = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-
-    def set_full_text(self, text: str) -> None:
-        self._full = text
-        self._elide()
-
-    def full_text(self) -> str:
-        return self._full
-
-    def minimumSizeHint(self) -> QSize:
-        return QSize(0, super().minimumSizeHint().height())
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        self.setText(self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 0)))
 
 
 class EncodeStrip(QFrame):
@@ -73,7 +35,7 @@ class EncodeStrip(QFrame):
         self.detail_label = QLabel()
         self.detail_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         # Room for large figures from the start: the title does not jump as they grow.
-        widest = progress_text(EncodeFigures(9_999_900_000, 9_999_900_000, 9_999_999_999), 1.0)
+        widest = encode_progress(999_900_000, 999_900_000, 9_999_999_999, 1.0)
         self.detail_label.setMinimumWidth(self.detail_label.fontMetrics().horizontalAdvance(widest) + 8)
         self.bar = QProgressBar()
         self.bar.setRange(0, 1000)
@@ -106,7 +68,7 @@ class EncodeStrip(QFrame):
     def update_progress(self, event: EncodeProgress) -> None:
         self.bar.setRange(0, 1000)
         self.bar.setValue(int(round(1000 * event.done / event.total)) if event.total else 1000)
-        self.detail_label.setText(progress_text(event, time.monotonic() - self._started))
+        self.detail_label.setText(encode_progress(event.done, event.total, event.tokens, time.monotonic() - self._started))
 
     def text(self) -> str:
         """The figures shown (for the status bar and tests)."""

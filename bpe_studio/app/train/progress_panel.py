@@ -9,7 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
-from bpe_studio.app.models.training_state import TrainingState, format_duration
+from bpe_studio.app.models.training_state import TrainingState
+from core.progress import format_duration
 
 REFRESH_MS = 100
 

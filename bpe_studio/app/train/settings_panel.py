@@ -36,8 +36,8 @@ import core
 from bpe_studio.app.train.recent_files import RecentFiles
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings
-from bpe_studio.app.models.training_state import format_bytes
 from core.pretokenize.specials import validate_special_tokens
+from core.progress import format_bytes
 
 DEFAULT_VOCAB_SIZE = 2000
 DEFAULT_SPECIAL_TOKENS = ("<|endoftext|>",)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog  # noqa: E402
 
 import core  # noqa: E402
 from core.formats import save_tokenizer  # noqa: E402
+from core.progress import format_bytes  # noqa: E402
 from core.encode.tokenizer import Tokenizer  # noqa: E402
 
 EOT = "<|endoftext|>"
@@ -67,8 +68,8 @@ def test_encoding_writes_the_ids_of_the_whole_text(qtbot, make_window, make_corp
     ids = np.load(out)
     assert ids.dtype == np.uint16 and ids.tolist() == expected
     assert window.banner.kind() == "info"
-    size_mb = f"{len(text.encode('utf-8')) / 1e6:,.1f} MB"
-    assert window.banner.text().startswith(f"Encoded {size_mb} into {len(expected):,} tokens (uint16, ")
+    size = format_bytes(len(text.encode("utf-8")))
+    assert window.banner.text().startswith(f"Encoded {size} into {len(expected):,} tokens (uint16, ")
     assert window.banner.text().endswith(f": {out}")
     assert not window.encode_strip.isVisible() and window.encode_action.isEnabled()
     assert progress and progress[-1].done == progress[-1].total  # the last figures are shown
