@@ -13,6 +13,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.pool
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -40,3 +41,15 @@ def spawn_pool(
     context = multiprocessing.get_context("spawn")
     with main_module_hidden():
         return context.Pool(processes=processes, initializer=initializer, initargs=initargs)
+
+
+def can_fork() -> bool:
+    """Whether workers may be forked: on Linux, from the main thread of a process that runs
+    no other thread — no Python thread, and no Qt, whose threads Python does not see. (Any
+    other program with threads of its own should pass ``start_method="spawn"``.)"""
+    return (
+        sys.platform.startswith("linux")
+        and threading.active_count() == 1
+        and threading.current_thread() is threading.main_thread()
+        and not any(name in sys.modules for name in ("PySide6.QtCore", "PyQt6.QtCore", "PyQt5.QtCore"))
+    )

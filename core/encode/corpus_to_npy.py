@@ -6,7 +6,7 @@ a GUI worker or a terminal display follows; closing it cancels). The recipe:
 1. Cut the file into chunks at exact boundaries (`core.corpus.chunks.plan_chunks`: at a special
    token or a safe cut point of the pattern), so encoding the chunks one by one gives
    exactly the ids of encoding the whole text.
-2. Encode the chunks in worker processes, each reading its own chunks from the file
+2. Encode the chunks in worker processes (`core.corpus.scheduler`), each reading its own chunks from the file
    (bytes decoded with ``surrogateescape``, so invalid bytes stay exact). Workers are
    forked where that is safe (Linux, and this process runs no other thread): they start
    in milliseconds with the encoder already built, one per core, and this process only
@@ -22,16 +22,10 @@ Ids are ``uint16`` when the vocabulary has at most 65,536 ids, else ``uint32``.
 from __future__ import annotations
 
 import codecs
-import collections
-import contextlib
 import gc
 import io
-import multiprocessing
-import multiprocessing.pool
 import os
 import signal
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -41,11 +35,12 @@ import numpy as np
 
 from core.corpus.check import check_corpus
 from core.corpus.chunks import plan_chunks
+from core.corpus.processes import can_fork
+from core.corpus.scheduler import WorkerPool, results_in_order
+from core.encode.piece_encoder import CacheSnapshot, EncoderState
+from core.encode.tokenizer import TextEncoder, Tokenizer
 from core.formats.atomic import atomic_output
 from core.progress import encode_summary
-from core.encode.piece_encoder import CacheSnapshot, EncoderState
-from core.corpus.processes import spawn_pool
-from core.encode.tokenizer import TextEncoder, Tokenizer
 
 __all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
 
@@ -119,18 +114,6 @@ def _init_forked_worker(encoder: TextEncoder) -> None:
     # process shares with its parent; it is frozen (moved out of its reach) instead.
     gc.freeze()
     _worker_encoder = encoder
-
-
-def can_fork() -> bool:
-    """Whether workers may be forked: on Linux, from the main thread of a process that runs
-    no other thread — no Python thread, and no Qt, whose threads Python does not see. (Any
-    other program with threads of its own should pass ``start_method="spawn"``.)"""
-    return (
-        sys.platform.startswith("linux")
-        and threading.active_count() == 1
-        and threading.current_thread() is threading.main_thread()
-        and not any(name in sys.modules for name in ("PySide6.QtCore", "PyQt6.QtCore", "PyQt5.QtCore"))
-    )
 
 
 def _encode_chunk(tok: TextEncoder, path: str, start: int, end: int, dtype: str) -> np.ndarray:
@@ -236,7 +219,7 @@ def _encode_events(
     dtype = ids_dtype(len(tok))
     chunks = _plan(corpus, size, tok, chunk_bytes, workers)
     reserved = _npy_header(0, dtype)
-    starter: _PoolStarter | None = None
+    pool: WorkerPool | None = None
     try:
         with atomic_output(out) as f:
             f.write(reserved)
@@ -251,9 +234,9 @@ def _encode_events(
                 if workers > 1 and len(chunks) > 1:
                     fork = start_method == "fork" or (start_method is None and can_fork())
                     helpers = workers if fork else workers - 1  # see the module's docstring
-                    starter = _PoolStarter(encoder, min(helpers, len(chunks)), fork)
+                    pool = _start_workers(encoder, min(helpers, len(chunks)), fork)
                     ends = [end for _, end in chunks]
-                    results = zip(ends, _results_in_order(tasks, encoder, starter))
+                    results = zip(ends, _encode_in_order(tasks, encoder, pool))
                 else:
                     results = ((task[2], _encode_chunk(encoder, *task)) for task in tasks)
             tokens = 0
@@ -267,8 +250,8 @@ def _encode_events(
             f.seek(0)
             f.write(header)
     finally:
-        if starter is not None:
-            starter.close()
+        if pool is not None:
+            pool.close()
     yield EncodeFinished(out, tokens, size, dtype.name, time.monotonic() - started)
 
 
@@ -289,180 +272,43 @@ def _plan(corpus: Path, size: int, tok: Tokenizer, chunk_bytes: int, workers: in
     return small[:first] + merged + small[first + len(middle) :]
 
 
-class _PoolStarter:
-    """Starts the worker pool. Forked workers start at once, here. Spawned ones start in a
-    thread: sending each the encoder blocks until it has started Python, and this process
-    has chunks to encode meanwhile."""
+def _encode_chunk_here(encoder: TextEncoder) -> Callable[[tuple[str, int, int, str]], np.ndarray]:
+    return lambda task: _encode_chunk(encoder, *task)
 
-    def __init__(self, encoder: TextEncoder, processes: int, fork: bool) -> None:
-        self.processes = processes
-        self.forked = fork
-        self._lock = threading.Lock()
-        self._on_ready: list[Callable[[multiprocessing.pool.Pool], object]] = []
-        self._pool: multiprocessing.pool.Pool | None = None
-        self._thread: threading.Thread | None = None
-        if fork:  # before any thread of this process starts
-            with contextlib.suppress(OSError):  # no workers (a process limit): this process does it all
-                context = multiprocessing.get_context("fork")
-                self._pool = context.Pool(processes, _init_forked_worker, (encoder,))
-        else:
-            self._thread = threading.Thread(target=self._start, args=(encoder,), name="encode-pool-start", daemon=True)
-            self._thread.start()
 
-    def _start(self, encoder: TextEncoder) -> None:
-        # The workers get only what encoding needs, compact (merges as numpy arrays).
+def _cache_snapshot(encoder: TextEncoder) -> Callable[[], CacheSnapshot | None]:
+    """This process's caches, copied from a pool thread while this process may be encoding
+    (each copy is one C call; should one ever see a cache change, the worker simply starts
+    cold: an exception there would stop the pool's result thread)."""
+
+    def snapshot() -> CacheSnapshot | None:
         try:
-            pool = spawn_pool(self.processes, _init_spawned_worker, (encoder.state(),))
-        except OSError:
-            return  # no workers (e.g. a process limit): this process does it all
-        with self._lock:
-            self._pool = pool
-            callbacks = list(self._on_ready)
-        for callback in callbacks:
-            callback(pool)
-
-    def when_ready(self, callback: Callable[[multiprocessing.pool.Pool], object]) -> None:
-        """Call ``callback(pool)`` once the pool is started (now, if it is)."""
-        with self._lock:
-            pool = self._pool
-            if pool is None:
-                self._on_ready.append(callback)
-        if pool is not None:
-            callback(pool)
-
-    @property
-    def pool(self) -> multiprocessing.pool.Pool | None:
-        """The pool once it is started, else ``None``."""
-        return None if self._thread is not None and self._thread.is_alive() else self._pool
-
-    def close(self) -> None:
-        """Stop the workers (waiting for the pool to have started, if it is starting)."""
-        if self._thread is not None:
-            self._thread.join()
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-
-
-class _Scheduler:
-    """Hands the chunks out to the pool's workers and to this process; gives the results in order.
-
-    With ``encode_here``, this process encodes a chunk itself whenever the next result is not
-    ready yet: it works from the first moment while spawned workers are still starting, and
-    the number of chunks held in memory stays small (``in_flight``). The workers are fed
-    from the pool's threads — when the pool is up and each time a worker finishes a chunk —
-    so a worker never waits for this process to finish a chunk of its own before it gets
-    its next one.
-    """
-
-    def __init__(
-        self,
-        tasks: list[tuple[str, int, int, str]],
-        encoder: TextEncoder,
-        processes: int,
-        *,
-        warm: bool,
-        encode_here: bool,
-    ) -> None:
-        self._tasks = tasks
-        self._encoder = encoder
-        self._processes = processes
-        self._warm = warm  # a worker's first task brings this process's caches
-        self._encode_here = encode_here
-        self._in_flight = 4 * processes + 4
-        self._lock = threading.Lock()
-        # In order: a worker's AsyncResult, or a one-item list this process fills.
-        self._pending: collections.deque[multiprocessing.pool.AsyncResult[np.ndarray] | list[np.ndarray]] = (
-            collections.deque()
-        )
-        self._next = 0
-        self._submitted = 0  # tasks in the workers' hands
-        self._warmed = 0
-        self._pool: multiprocessing.pool.Pool | None = None
-
-    def pool_ready(self, pool: multiprocessing.pool.Pool) -> None:
-        """Called (in the starter thread) once the workers are up."""
-        with self._lock:
-            self._pool = pool
-            self._feed()
-
-    def _worker_done(self, _result: object) -> None:
-        with self._lock:
-            self._submitted -= 1
-            self._feed()
-
-    def _feed(self) -> None:
-        """Give the workers tasks, up to two each (the lock is held)."""
-        pool = self._pool
-        while (
-            pool is not None
-            and self._next < len(self._tasks)
-            and self._submitted < 2 * self._processes
-            and len(self._pending) < self._in_flight
-        ):
-            # A worker's first task brings this process's cache: no work is done twice on the
-            # frequent pieces.
-            warm = self._snapshot() if self._warm and self._warmed < self._processes and self._next > 0 else None
-            try:
-                result = pool.apply_async(
-                    _encode_chunk_task,
-                    (self._tasks[self._next], warm),
-                    callback=self._worker_done,
-                    error_callback=self._worker_done,
-                )
-            except ValueError:  # the pool is closing: the run was cancelled
-                self._pool = None
-                return
-            self._warmed += warm is not None
-            self._pending.append(result)
-            self._next += 1
-            self._submitted += 1
-
-    def _snapshot(self) -> CacheSnapshot | None:
-        """This process's caches, copied from a pool thread while this process may be
-        encoding (each copy is one C call; should one ever see a cache change, the worker
-        simply starts cold: an exception here would stop the pool's result thread)."""
-        try:
-            return self._encoder.pieces.snapshot()
+            return encoder.pieces.snapshot()
         except RuntimeError:
             return None
 
-    def results(self) -> Iterator[np.ndarray]:
-        """The chunks' ids, in order."""
-        while True:
-            mine: list[np.ndarray] | None = None
-            with self._lock:
-                self._feed()
-                if not self._pending and self._next >= len(self._tasks):
-                    return
-                head = self._pending[0] if self._pending else None
-                ready = isinstance(head, list) or (head is not None and head.ready())
-                if ready:
-                    self._pending.popleft()
-                elif self._encode_here and self._next < len(self._tasks) and len(self._pending) < self._in_flight:
-                    task = self._tasks[self._next]
-                    self._next += 1
-                    mine = []
-                    self._pending.append(mine)
-            if ready:
-                assert head is not None
-                yield head[0] if isinstance(head, list) else head.get()
-            elif mine is not None:
-                mine.append(_encode_chunk(self._encoder, *task))
-            elif head is not None and not isinstance(head, list):
-                head.wait()
+    return snapshot
 
 
-def _results_in_order(
-    tasks: list[tuple[str, int, int, str]], encoder: TextEncoder, starter: _PoolStarter
-) -> Iterator[np.ndarray]:
-    """The chunks' ids in order (`_Scheduler`): from ``starter``'s workers, and from this
-    process too unless the workers were forked (and started at once). Spawned workers, which
-    start late, get this process's caches with their first chunk."""
-    forked = starter.forked and starter.pool is not None
-    scheduler = _Scheduler(tasks, encoder, starter.processes, warm=not forked, encode_here=not forked)
-    starter.when_ready(scheduler.pool_ready)
-    return scheduler.results()
+def _encode_in_order(tasks: list[tuple[str, int, int, str]], encoder: TextEncoder, pool: WorkerPool) -> Iterator[np.ndarray]:
+    """The chunks' ids in order. Forked workers started at once: this process only gathers.
+    Spawned ones start late: this process encodes too, and hands them its caches with their
+    first chunks."""
+    here = not pool.started_at_once
+    ordered = results_in_order(
+        tasks, pool, _encode_chunk_task,
+        run_here=_encode_chunk_here(encoder) if here else None,
+        warm_up=_cache_snapshot(encoder) if here else None,
+    )
+    return (ids for ids in ordered if ids is not None)
+
+
+def _start_workers(encoder: TextEncoder, processes: int, fork: bool) -> WorkerPool:
+    """Forked workers inherit the built encoder; spawned ones get only what encoding needs,
+    compact (merges as numpy arrays)."""
+    if fork:
+        return WorkerPool(processes, fork=True, initializer=_init_forked_worker, initargs=(encoder,))
+    return WorkerPool(processes, fork=False, initializer=_init_spawned_worker, initargs=(encoder.state(),))
 
 
 def encode_file(

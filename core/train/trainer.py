@@ -13,11 +13,10 @@ The recipe (SPEC §1):
 
 from __future__ import annotations
 
-import multiprocessing.pool
 import os
 import signal
 from array import array
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress,
 from core.train.merge import merge_pairs
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.counting import count_invalid_bytes, count_pretokens
-from core.corpus.processes import spawn_pool
+from core.corpus.scheduler import WorkerPool, results_in_order
 from core.pretokenize.specials import validate_special_tokens
 
 __all__ = ["CorpusError", "train_bpe", "train_bpe_events"]
@@ -198,12 +197,13 @@ def _init_worker() -> None:
 _worker_cache: dict[str, list[str]] = {}
 """Each worker process's piece cache, kept across the chunks it counts."""
 
+ChunkTask = tuple[str, int, int, str, list[str]]
+"""A chunk to count: ``(path, start, end, pattern source, special tokens)``."""
 
-def _count_chunk_task(args: tuple[str, int, int, str, list[str]]) -> tuple[int, dict[bytes, int], int]:
-    path, start, end, pattern_source, specials = args
-    pattern = resolve_pattern(pattern_source)
-    counts, invalid = _count_chunk(path, start, end, pattern, specials, _worker_cache)
-    return end - start, counts, invalid
+
+def _count_chunk_task(task: ChunkTask, _warm: object = None) -> tuple[dict[bytes, int], int]:
+    path, start, end, pattern_source, specials = task
+    return _count_chunk(path, start, end, resolve_pattern(pattern_source), specials, _worker_cache)
 
 
 def _count_chunks(
@@ -213,47 +213,37 @@ def _count_chunks(
     specials: list[str],
     workers: int,
 ) -> Iterator[tuple[int, tuple[dict[bytes, int] | None, int]]]:
-    """Yield ``(bytes done, (counts, invalid))`` per finished chunk, and ``(done, (None, 0))``
+    """Yield ``(bytes done, (counts, invalid))`` per chunk, in order, and ``(done, (None, 0))``
     every `PROGRESS_INTERVAL` while waiting, so a consumer can cancel between events.
 
     This process is one of the ``workers``: it counts chunks itself from the start, while
     the other ``workers - 1`` processes are still starting (spawning and importing takes a
-    few tenths of a second), and takes the next chunk whenever none of theirs is ready.
+    few tenths of a second), and takes the next chunk whenever none of theirs is ready
+    (`core.corpus.scheduler`).
     """
-    done = 0
     cache: dict[str, list[str]] = {}
+    tasks: list[ChunkTask] = [(str(path), start, end, pattern.source, specials) for start, end in chunks]
+
+    def count_here(task: ChunkTask) -> tuple[dict[bytes, int], int]:
+        return _count_chunk(task[0], task[1], task[2], pattern, specials, cache)
+
+    done = 0
     helpers = min(workers, len(chunks)) - 1
     if helpers == 0:
-        for start, end in chunks:
-            result = _count_chunk(str(path), start, end, pattern, specials, cache)
-            done += end - start
+        for task in tasks:
+            result = count_here(task)
+            done += task[2] - task[1]
             yield done, result
         return
-    pool = spawn_pool(helpers, _init_worker)
+    pool = WorkerPool(helpers, fork=False, initializer=_init_worker)
     try:
-        queue = deque(chunks)
-        in_flight: deque[multiprocessing.pool.AsyncResult[tuple[int, dict[bytes, int], int]]] = deque()
-        while queue or in_flight:
-            # keep each helper busy, and one chunk queued for whichever is free first
-            while queue and len(in_flight) < helpers + 1:
-                start, end = queue.popleft()
-                task = (str(path), start, end, pattern.source, specials)
-                in_flight.append(pool.apply_async(_count_chunk_task, (task,)))
-            if in_flight and in_flight[0].ready():
-                nbytes, counts, invalid = in_flight.popleft().get()
-                done += nbytes
-                yield done, (counts, invalid)
-            elif queue:
-                start, end = queue.popleft()
-                result = _count_chunk(str(path), start, end, pattern, specials, cache)
-                done += end - start
-                yield done, result
-            else:
-                in_flight[0].wait(PROGRESS_INTERVAL)
-                if not in_flight[0].ready():
-                    yield done, (None, 0)
-        pool.close()
+        position = 0
+        for result in results_in_order(tasks, pool, _count_chunk_task, run_here=count_here, poll=PROGRESS_INTERVAL):
+            if result is None:
+                yield done, (None, 0)
+                continue
+            done += tasks[position][2] - tasks[position][1]
+            position += 1
+            yield done, result
     finally:
-        pool.terminate()
-        pool.join()
-
+        pool.close()

@@ -16,6 +16,7 @@ import pytest
 
 import core
 from bpe_studio.cli import main
+from core.corpus import processes
 from core.encode import corpus_to_npy as encode_corpus
 from core.corpus.chunks import plan_chunks
 from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events
@@ -109,11 +110,11 @@ def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> N
     encoder.encode_array("warm the cache hello world")  # spawned: the second task carries a snapshot
     chunks = plan_chunks(corpus, len(data), tok.pattern, tok.special_tokens, 5_000)
     tasks = [(str(corpus), start, end, "<u2") for start, end in chunks]
-    starter = encode_corpus._PoolStarter(encoder, 1, fork)
+    starter = encode_corpus._start_workers(encoder, 1, fork)
     try:
         while starter.pool is None:  # ready before the first chunk: tasks 0 and 1 go to the worker
             time.sleep(0.01)
-        arrays = list(encode_corpus._results_in_order(tasks, encoder, starter))
+        arrays = list(encode_corpus._encode_in_order(tasks, encoder, starter))
     finally:
         starter.close()
     assert np.concatenate(arrays).tolist() == expected_ids(tok, data)
@@ -124,7 +125,7 @@ def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> N
 def test_workers_leave_ctrl_c_to_the_parent(fork: bool) -> None:
     # Ctrl+C reaches the whole process group: the parent cancels and stops the workers,
     # which must not each print a traceback of their own.
-    starter = encode_corpus._PoolStarter(small_tokenizer().text_encoder(100), 1, fork)
+    starter = encode_corpus._start_workers(small_tokenizer().text_encoder(100), 1, fork)
     try:
         while starter.pool is None:
             time.sleep(0.01)
@@ -223,19 +224,19 @@ def test_encode_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_workers_are_forked_only_when_that_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(encode_corpus.sys, "platform", "linux")
-    monkeypatch.delitem(encode_corpus.sys.modules, "PySide6.QtCore", raising=False)
-    assert encode_corpus.can_fork()
-    monkeypatch.setitem(encode_corpus.sys.modules, "PySide6.QtCore", object())  # Qt runs threads of its own
-    assert not encode_corpus.can_fork()
-    monkeypatch.delitem(encode_corpus.sys.modules, "PySide6.QtCore")
+    monkeypatch.setattr(processes.sys, "platform", "linux")
+    monkeypatch.delitem(processes.sys.modules, "PySide6.QtCore", raising=False)
+    assert processes.can_fork()
+    monkeypatch.setitem(processes.sys.modules, "PySide6.QtCore", object())  # Qt runs threads of its own
+    assert not processes.can_fork()
+    monkeypatch.delitem(processes.sys.modules, "PySide6.QtCore")
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert not encode_corpus.can_fork()  # another Python thread
+        assert not processes.can_fork()  # another Python thread
     finally:
         stop.set()
         thread.join()
-    monkeypatch.setattr(encode_corpus.sys, "platform", "darwin")
-    assert not encode_corpus.can_fork()
+    monkeypatch.setattr(processes.sys, "platform", "darwin")
+    assert not processes.can_fork()

@@ -1,0 +1,222 @@
+"""The one parallel chunk scheduler: chunks of a corpus run in worker processes (and here), results in order.
+
+Training (counting pre-tokens) and corpus encoding both cut a file into chunks at exact
+boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
+
+- `WorkerPool`: the worker processes. Forked workers start at once, here, sharing this
+  process's memory (e.g. a built encoder); spawned ones start in a thread (sending each
+  its start-up state blocks until it has started Python) without re-running the
+  caller's script (`core.corpus.processes`). A pool that cannot start (a process limit)
+  leaves the work to this process.
+- `results_in_order`: hands the chunks to the workers and, when ``run_here`` is given, to
+  this process too, whenever the next result is not ready yet — so it works from the
+  first moment while spawned workers are still starting, and the results held in memory
+  stay few. Workers are fed from the pool's threads (when the pool is up and each time a
+  worker finishes a chunk), so a worker never waits for this process to finish a chunk of
+  its own before it gets its next one.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import multiprocessing
+import multiprocessing.pool
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
+
+from core.corpus.processes import spawn_pool
+
+__all__ = ["WorkerPool", "results_in_order"]
+
+Task = TypeVar("Task")
+Result = TypeVar("Result")
+
+
+class WorkerPool:
+    """``processes`` worker processes, forked or spawned, each set up by ``initializer(*initargs)``."""
+
+    def __init__(
+        self,
+        processes: int,
+        *,
+        fork: bool,
+        initializer: Callable[..., None],
+        initargs: tuple[Any, ...] = (),
+    ) -> None:
+        self.processes = processes
+        self.forked = fork
+        self._lock = threading.Lock()
+        self._on_ready: list[Callable[[multiprocessing.pool.Pool], object]] = []
+        self._pool: multiprocessing.pool.Pool | None = None
+        self._thread: threading.Thread | None = None
+        if fork:  # before any thread of this process starts
+            with contextlib.suppress(OSError):  # no workers (a process limit): this process does it all
+                context = multiprocessing.get_context("fork")
+                self._pool = context.Pool(processes, initializer, initargs)
+        else:
+            self._thread = threading.Thread(
+                target=self._start, args=(initializer, initargs), name="bpe-studio-pool-start", daemon=True
+            )
+            self._thread.start()
+
+    def _start(self, initializer: Callable[..., None], initargs: tuple[Any, ...]) -> None:
+        try:
+            pool = spawn_pool(self.processes, initializer, initargs)
+        except OSError:
+            return  # no workers (e.g. a process limit): this process does it all
+        with self._lock:
+            self._pool = pool
+            callbacks = list(self._on_ready)
+        for callback in callbacks:
+            callback(pool)
+
+    def when_ready(self, callback: Callable[[multiprocessing.pool.Pool], object]) -> None:
+        """Call ``callback(pool)`` once the pool is started (now, if it is)."""
+        with self._lock:
+            pool = self._pool
+            if pool is None:
+                self._on_ready.append(callback)
+        if pool is not None:
+            callback(pool)
+
+    @property
+    def pool(self) -> multiprocessing.pool.Pool | None:
+        """The pool once it is started, else ``None``."""
+        return None if self._thread is not None and self._thread.is_alive() else self._pool
+
+    @property
+    def started_at_once(self) -> bool:
+        """The workers were forked and are running: this process need not work too."""
+        return self.forked and self._pool is not None
+
+    def close(self) -> None:
+        """Stop the workers (waiting for the pool to have started, if it is starting)."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+
+
+class _Scheduler(Generic[Task, Result]):
+    """The state of one `results_in_order` run; see the module docstring."""
+
+    def __init__(
+        self,
+        tasks: Sequence[Task],
+        pool_task: Callable[[Task, Any], Result],
+        processes: int,
+        run_here: Callable[[Task], Result] | None,
+        warm_up: Callable[[], Any] | None,
+    ) -> None:
+        self._tasks = tasks
+        self._pool_task = pool_task
+        self._processes = processes
+        self._run_here = run_here
+        self._warm_up = warm_up
+        self._in_flight = 4 * processes + 4
+        self._lock = threading.Lock()
+        # In order: a worker's AsyncResult, or a one-item list this process fills.
+        self._pending: collections.deque[multiprocessing.pool.AsyncResult[Result] | list[Result]] = collections.deque()
+        self._next = 0
+        self._submitted = 0  # tasks in the workers' hands
+        self._warmed = 0
+        self._pool: multiprocessing.pool.Pool | None = None
+
+    def pool_ready(self, pool: multiprocessing.pool.Pool) -> None:
+        """Called (in the pool's starter thread) once the workers are up."""
+        with self._lock:
+            self._pool = pool
+            self._feed()
+
+    def _worker_done(self, _result: object) -> None:
+        with self._lock:
+            self._submitted -= 1
+            self._feed()
+
+    def _feed(self) -> None:
+        """Give the workers tasks, up to two each (the lock is held)."""
+        pool = self._pool
+        while (
+            pool is not None
+            and self._next < len(self._tasks)
+            and self._submitted < 2 * self._processes
+            and len(self._pending) < self._in_flight
+        ):
+            warm = None
+            if self._warm_up is not None and self._warmed < self._processes and self._next > 0:
+                warm = self._warm_up()
+                self._warmed += warm is not None
+            try:
+                result = pool.apply_async(
+                    self._pool_task,
+                    (self._tasks[self._next], warm),
+                    callback=self._worker_done,
+                    error_callback=self._worker_done,
+                )
+            except ValueError:  # the pool is closing: the run was cancelled
+                self._pool = None
+                return
+            self._pending.append(result)
+            self._next += 1
+            self._submitted += 1
+
+    def results(self, poll: float | None) -> Iterator[Result | None]:
+        while True:
+            mine: list[Result] | None = None
+            with self._lock:
+                self._feed()
+                if not self._pending and self._next >= len(self._tasks):
+                    return
+                head = self._pending[0] if self._pending else None
+                ready = isinstance(head, list) or (head is not None and head.ready())
+                if ready:
+                    self._pending.popleft()
+                elif self._run_here is not None and self._next < len(self._tasks) and len(self._pending) < self._in_flight:
+                    task = self._tasks[self._next]
+                    self._next += 1
+                    mine = []
+                    self._pending.append(mine)
+            if ready:
+                assert head is not None
+                yield head[0] if isinstance(head, list) else head.get()
+            elif mine is not None:
+                assert self._run_here is not None
+                mine.append(self._run_here(task))
+            elif head is not None and not isinstance(head, list):
+                head.wait(poll)
+                if poll is not None and not head.ready():
+                    yield None
+            else:  # the pool is still starting and this process may not work: wait a moment
+                time.sleep(0.01)
+                if poll is not None:
+                    yield None
+
+
+def results_in_order(
+    tasks: Sequence[Task],
+    pool: WorkerPool,
+    pool_task: Callable[[Task, Any], Result],
+    *,
+    run_here: Callable[[Task], Result] | None = None,
+    warm_up: Callable[[], Any] | None = None,
+    poll: float | None = None,
+) -> Iterator[Result | None]:
+    """The result of each task, in the tasks' order, computed by ``pool``'s workers and,
+    with ``run_here``, by this process too.
+
+    Args:
+        pool_task: a module-level function ``(task, warm) -> result`` run in a worker;
+            ``warm`` is ``None`` except for the first tasks handed to the workers, which get
+            ``warm_up()`` (e.g. this process's caches, so no work is done twice).
+        run_here: ``task -> result`` in this process (``None``: only the workers work).
+        poll: when a worker's result is awaited longer than this many seconds, ``None`` is
+            yielded (so the consumer can report progress or be closed); with ``None``, the
+            wait is unbounded and only results are yielded.
+    """
+    scheduler: _Scheduler[Task, Result] = _Scheduler(tasks, pool_task, pool.processes, run_here, warm_up)
+    pool.when_ready(scheduler.pool_ready)
+    return scheduler.results(poll)
