@@ -16,9 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
-from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, InvalidPatternError, Pattern, resolve_pattern
-from core.pretokenize.specials import InvalidSpecialTokensError, split_on_specials
-from core.train.trainer import CorpusError, train_bpe, train_bpe_events
+from core.errors import CorpusError, InvalidPatternError, InvalidSpecialTokensError
+from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
+from core.pretokenize.specials import split_on_specials
+from core.train.trainer import train_bpe, train_bpe_events
 
 if TYPE_CHECKING:
     from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events

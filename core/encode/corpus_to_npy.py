@@ -27,7 +27,7 @@ import io
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -331,6 +331,7 @@ def encode_file(
     events = encode_file_events(
         corpus_path, tokenizer, out_path, workers=workers, chunk_bytes=chunk_bytes, start_method=start_method
     )
+    assert isinstance(events, Generator)
     finished = None
     try:
         for event in events:

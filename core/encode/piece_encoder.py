@@ -26,6 +26,7 @@ import itertools
 import operator
 import os
 from collections.abc import Container, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,10 +34,19 @@ from core.encode.bpe_batch import MergeTable, bpe_batch, bpe_long
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.pieces import WHITESPACE_SET, piece_start_chars
 
-try:
-    from core.encode._bpe_kernel import BpeTable as _BpeTable
-except ImportError:  # built without a C compiler: numpy and Python do the merging
-    _BpeTable = None
+if TYPE_CHECKING:
+    from core.encode._bpe_kernel import BpeTable
+
+
+def _load_kernel() -> type[BpeTable] | None:
+    try:
+        from core.encode._bpe_kernel import BpeTable
+    except ImportError:  # built without a C compiler: numpy and Python do the merging
+        return None
+    return BpeTable
+
+
+_BpeTable = _load_kernel()
 
 __all__ = [
     "CACHE_ENTRIES", "TEXT_ERRORS", "CacheSnapshot", "EncoderState", "PieceEncoder", "pack_ids", "unpack_ids",
@@ -111,7 +121,7 @@ def _gather(
         ``new_flat=[7, 8]``, ``new_lengths=[2]``, ``which=[1, 0, 1]`` -> ``[7, 8, 5, 7, 8], [2, 1, 2]``.
     """
     chosen = list(map(operator.is_not, values, itertools.repeat(None)))
-    done = list(itertools.compress(values, chosen))
+    done: list[bytes] = list(itertools.compress(values, chosen))  # type: ignore[arg-type]  # the non-None ones
     done_lengths = np.fromiter(map(len, done), np.int64, len(done)) // _ID_BYTES
     done_flat = np.frombuffer(b"".join(done), np.int64)
     mask = np.array(chosen, dtype=bool)
@@ -186,7 +196,7 @@ class PieceEncoder:
         # Characters a piece starts with when it starts at a safe cut point.
         self._cut_starts = piece_start_chars(pattern)
         self._merge_table: MergeTable | None = None  # built when first needed
-        self._bpe_table: _BpeTable | None = None  # the compiled kernel's, built when first needed
+        self._bpe_table: BpeTable | None = None  # the compiled kernel's, built when first needed
         self._piece_cache: dict[str, bytes] = {}  # piece -> packed ids (`pack_ids`)
         self._token_cache: dict[str, bytes] = {}  # pre-token -> packed ids
 
@@ -215,7 +225,7 @@ class PieceEncoder:
         workers, say, so that they share them)."""
         self._compiled()
 
-    def _compiled(self) -> _BpeTable | None:
+    def _compiled(self) -> BpeTable | None:
         """The compiled kernel's merge table, or ``None`` when it is not built or
         ``BPE_STUDIO_PURE_PYTHON=1`` asks for the Python and numpy paths."""
         if _BpeTable is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
@@ -339,11 +349,11 @@ class PieceEncoder:
         joined = "".join(batch)
         tokens = self.pattern.findall(joined)
         token_lengths = np.fromiter(map(len, tokens), np.int64, len(tokens))
-        table = self._compiled()
-        if table is None:
+        kernel = self._compiled()
+        if kernel is None:
             flat, id_counts = self._pretokens_arrays(tokens)
         else:  # every pre-token straight to the kernel: merging is cheaper than a cache lookup
-            packed, packed_counts = table.encode_text(joined, token_lengths)
+            packed, packed_counts = kernel.encode_text(joined, token_lengths)
             flat, id_counts = np.frombuffer(packed, np.int64), np.frombuffer(packed_counts, np.int64)
         # Piece i holds pre-tokens ends[i - 1]:ends[i] (found from the character lengths).
         token_ends = np.cumsum(token_lengths)
@@ -355,8 +365,8 @@ class PieceEncoder:
         lengths = np.diff(id_ends, prepend=0)
         # Cache the first pieces (first seen: on average the most frequent ones).
         room = min(len(batch), self._room(self._piece_cache))
-        packed = _split_packed(flat, id_ends[:room].tolist())
-        self._remember(self._piece_cache, ((p, ids) for p, ids in zip(batch, packed) if len(p) <= 256), in_use)
+        piece_ids = _split_packed(flat, id_ends[:room].tolist())
+        self._remember(self._piece_cache, ((p, ids) for p, ids in zip(batch, piece_ids) if len(p) <= 256), in_use)
         return flat, lengths
 
     def _pretokens_arrays(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -384,8 +394,8 @@ class PieceEncoder:
         if table is not None:  # the kernel takes text: surrogateescape gives each byte back
             texts = [w.decode("utf-8", "surrogateescape") for w in words]
             lengths = np.fromiter(map(len, texts), np.int64, len(texts))
-            flat, counts = table.encode_text("".join(texts), lengths)
-            return np.frombuffer(flat, np.int64), np.frombuffer(counts, np.int64)
+            raw_ids, raw_counts = table.encode_text("".join(texts), lengths)
+            return np.frombuffer(raw_ids, np.int64), np.frombuffer(raw_counts, np.int64)
         eligible = [0 < len(w) <= _BATCH_WORD_BYTES for w in words]
         kernel = sum(eligible)
         if kernel < _BATCH_WORDS:

@@ -366,9 +366,9 @@ class Tokenizer:
                     break
                 start = m.end()
         if self._last_cut is not None:
-            m = self._last_cut.search(text, start, limit)
-            if m is not None and m.start() > start:
-                return m.start()
+            cut = self._last_cut.search(text, start, limit)
+            if cut is not None and cut.start() > start:
+                return cut.start()
         if limit - start > _FALLBACK_CHARS:
             # No exact cut (a custom pattern, or one enormous piece): end at a pre-token
             # boundary far enough from the end that more text cannot change it.

@@ -231,19 +231,18 @@ def _count_chunks(
     helpers = min(workers, len(chunks)) - 1
     if helpers == 0:
         for task in tasks:
-            result = count_here(task)
             done += task[2] - task[1]
-            yield done, result
+            yield done, count_here(task)
         return
     pool = WorkerPool(helpers, fork=False, initializer=_init_worker)
     try:
         position = 0
-        for result in results_in_order(tasks, pool, _count_chunk_task, run_here=count_here, poll=PROGRESS_INTERVAL):
-            if result is None:
+        for counted in results_in_order(tasks, pool, _count_chunk_task, run_here=count_here, poll=PROGRESS_INTERVAL):
+            if counted is None:
                 yield done, (None, 0)
                 continue
             done += tasks[position][2] - tasks[position][1]
             position += 1
-            yield done, result
+            yield done, counted
     finally:
         pool.close()
