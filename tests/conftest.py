@@ -7,6 +7,7 @@ on how pytest names conftest modules.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,9 +18,13 @@ SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    """The read-only reference data next to the repository (``../shared``); skip if absent."""
+    """The read-only reference data next to the repository (``../shared``): skip the test
+    if it is absent — but fail under CI (``CI=true``), which must run every test."""
     if not (SHARED_DIR / "fixtures").is_dir():
-        pytest.skip(f"reference data not found: {SHARED_DIR} (the repository's sibling 'shared')")
+        message = f"reference data not found: {SHARED_DIR} (the repository's sibling 'shared')"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + "; CI runs every test")
+        pytest.skip(message)
     return SHARED_DIR
 
 

@@ -25,7 +25,6 @@ from bpe_studio.app.models.token_render import HIGHLIGHT  # noqa: E402
 from bpe_studio.app.models.vocab_data import COL_LENGTH  # noqa: E402
 
 EOT = "<|endoftext|>"
-SHARED = Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -147,10 +146,8 @@ def test_set_tokenizer_with_merge_counts(qtbot, panel: ExplorePanel, trained_fil
     assert panel.vocab.cell_text(row, 7) == "1,000"
 
 
-def test_original_gpt2_files_open_and_browse(qtbot, panel: ExplorePanel) -> None:
-    vocab_path = SHARED / "gpt2_vocab.json"
-    if not vocab_path.is_file():
-        pytest.skip(f"shared GPT-2 files not present at {SHARED}")
+def test_original_gpt2_files_open_and_browse(qtbot, panel: ExplorePanel, shared_dir: Path) -> None:
+    vocab_path = shared_dir / "fixtures" / "gpt2_vocab.json"
     t0 = time.perf_counter()
     open_and_wait(qtbot, panel, vocab_path)
     seconds = time.perf_counter() - t0

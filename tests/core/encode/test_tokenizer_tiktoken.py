@@ -22,7 +22,6 @@ from core.encode.tokenizer import Tokenizer
 
 tiktoken = pytest.importorskip("tiktoken")
 
-SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 
 # Any text, except code points unassigned in Python's Unicode database: `regex` and
 # tiktoken's Rust regex ship newer, different Unicode versions, so they disagree about
@@ -50,13 +49,6 @@ HARD_STRINGS = [
 ]
 
 
-def gpt2_files() -> tuple[Path, Path]:
-    vocab, merges = SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt"
-    if not (vocab.is_file() and merges.is_file()):
-        pytest.skip(f"GPT-2 reference files not found in {vocab.parent} (../shared is absent)")
-    return vocab, merges
-
-
 def offline_encoding(tok: Tokenizer, pattern: str) -> tiktoken.Encoding:
     specials = tok.special_ids
     ranks = {token: i for i, token in tok.vocab.items() if i not in specials.values()}
@@ -64,8 +56,9 @@ def offline_encoding(tok: Tokenizer, pattern: str) -> tiktoken.Encoding:
 
 
 @pytest.fixture(scope="module")
-def gpt2() -> tuple[Tokenizer, tiktoken.Encoding]:
-    tok = Tokenizer.from_files(*gpt2_files())  # no sidecar: <|endoftext|> is found unreachable
+def gpt2(shared_dir: Path) -> tuple[Tokenizer, tiktoken.Encoding]:
+    fixtures = shared_dir / "fixtures"
+    tok = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt")  # no sidecar: <|endoftext|> is found unreachable
     assert tok.special_ids == {"<|endoftext|>": 50256} and len(tok) == 50257
     return tok, offline_encoding(tok, GPT2_PATTERN)
 
@@ -78,11 +71,11 @@ def test_gpt2_hard_strings(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
         assert tok.decode(tok.encode(text)) == text
 
 
-def test_gpt2_reference_texts(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
+def test_gpt2_reference_texts(gpt2: tuple[Tokenizer, tiktoken.Encoding], shared_dir: Path) -> None:
     tok, enc = gpt2
     names = ["address.txt", "german.txt", "tinystories_sample.txt", "corpus.en"]
-    texts = [(SHARED / "fixtures" / n).read_text(encoding="utf-8") for n in names]
-    pydocs = SHARED / "corpora" / "pydocs.txt"
+    texts = [(shared_dir / "fixtures" / n).read_text(encoding="utf-8") for n in names]
+    pydocs = shared_dir / "corpora" / "pydocs.txt"
     if pydocs.is_file():
         with pydocs.open(encoding="utf-8") as f:
             texts.append(f.read(400_000))

@@ -20,15 +20,6 @@ from core.formats import (
 )
 from core.pretokenize.patterns import GPT4_PATTERN
 
-SHARED = Path(__file__).resolve().parents[3].parent / "shared"
-FIXTURES = SHARED / "fixtures"
-
-
-def needs_gpt2() -> tuple[Path, Path]:
-    vocab, merges = FIXTURES / "gpt2_vocab.json", FIXTURES / "gpt2_merges.txt"
-    if not (vocab.exists() and merges.exists()):
-        pytest.skip(f"GPT-2 reference files not found in {FIXTURES} (../shared is absent)")
-    return vocab, merges
 
 
 def tiny_tokenizer() -> tuple[dict[int, bytes], list[tuple[bytes, bytes]], list[str]]:
@@ -53,8 +44,8 @@ def test_bytes_to_unicode_is_gpt2s_map() -> None:
     assert string_to_bytes(bytes_to_string(data)) == data
 
 
-def test_gpt2_files_round_trip(tmp_path: Path, gpt2_files) -> None:  # noqa: ANN001
-    vocab_path, merges_path = needs_gpt2()
+def test_gpt2_files_round_trip(tmp_path: Path, gpt2_files, shared_dir: Path) -> None:  # noqa: ANN001
+    vocab_path, merges_path = shared_dir / "fixtures" / "gpt2_vocab.json", shared_dir / "fixtures" / "gpt2_merges.txt"
     vocab, merges = load_gpt2_files(vocab_path, merges_path)
     independent_vocab, independent_merges = gpt2_files
     assert vocab == independent_vocab(vocab_path) and merges == independent_merges(merges_path)
