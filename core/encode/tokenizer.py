@@ -1,7 +1,7 @@
 """The tokenizer: encode text to ids and decode ids back, with each token's span in the input.
 
 Adds `Tokenizer`, built from a vocabulary and merges (or loaded from files), and
-`TokenSpan`. Encoding follows the training semantics (SPEC §1) step by step:
+`TokenSpan`. Encoding follows the training semantics (docs/semantics.md) step by step:
 
 1. Special tokens split the text (longest match first); each becomes its one id.
 2. The rest is cut at the pattern's safe cut points into *pieces* (`core.pretokenize.pieces`).

@@ -41,7 +41,7 @@ def tie_break_key(token: bytes) -> str:
 
     Heap entries are ``(-count, key(left) + key(right), pair)``; Python's min-heap then
     pops the highest count first and, among equal counts, the greatest
-    ``(left, right)`` pair — SPEC §1: ``(b"BA", b"A") > (b"B", b"ZZ") > (b"A", b"C")``.
+    ``(left, right)`` pair — docs/semantics.md: ``(b"BA", b"A") > (b"B", b"ZZ") > (b"A", b"C")``.
     Each byte ``b`` becomes ``chr(256 - b)`` and an end mark above them all follows, so
     a proper prefix sorts after its extensions (``b"A" < b"AB"`` turns into
     ``key(b"A") > key(b"AB")``) and concatenated keys compare like tuples.

@@ -1,6 +1,6 @@
 """A short, obviously correct byte-level BPE trainer: the oracle the fast trainer is tested against.
 
-It follows SPEC §1 literally and recomputes everything from scratch at every step, so it is
+It follows docs/semantics.md literally and recomputes everything from scratch at every step, so it is
 slow (use it on inputs of a few hundred KB at most) but easy to check by reading. Nothing
 in the application uses it; tests compare `core.train_bpe` against it merge by merge.
 
@@ -155,7 +155,7 @@ def train_bpe_reference(
     *,
     pattern: str = "gpt2",
 ) -> tuple[dict[int, bytes], list[Pair]]:
-    """Train byte-level BPE exactly per SPEC §1; see the module docstring for an example.
+    """Train byte-level BPE exactly per docs/semantics.md; see the module docstring for an example.
 
     Args:
         text_or_path: a path (read as bytes), raw corpus bytes, or the text itself.

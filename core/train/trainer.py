@@ -1,6 +1,6 @@
 """Byte-level BPE training: exact, parallel, streaming, cancellable.
 
-The recipe (SPEC §1):
+The recipe (the exact rules: docs/semantics.md):
 1. Check the input: the file, the vocabulary size, the special tokens, the pattern.
 2. Cut the file into chunks at exact pre-token boundaries (`core.corpus.chunks`).
 3. Count pre-tokens per chunk in worker processes (`core.pretokenize.pieces`); add the counts.

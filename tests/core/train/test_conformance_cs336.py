@@ -30,7 +30,7 @@ def _check(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], ref_vocab
     for rank, (got, want) in enumerate(zip(merges, ref_merges)):
         assert got == want, f"first differing merge at rank {rank}: {got!r} != {want!r}"
     assert len(merges) == len(ref_merges) == 500 - 257
-    # CS336 numbers its vocabulary differently (special token first); SPEC §1 puts bytes at
+    # CS336 numbers its vocabulary differently (special token first); docs/semantics.md puts bytes at
     # 0-255 and the special at 256. Same tokens, and the merged tokens in the same order.
     assert len(vocab) == len(ref_vocab) == 500
     assert set(vocab.values()) == set(ref_vocab.values())
