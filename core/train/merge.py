@@ -135,11 +135,12 @@ def merge_pairs(
         return
     remaining = num_merges
     while remaining > 0:
-        lefts, rights, new_ids, pair_counts, removed = state.step(min(KERNEL_BATCH, remaining))
-        if not new_ids:
+        columns = state.step(min(KERNEL_BATCH, remaining))
+        if not columns[0]:
             return
-        yield array("q", lefts), array("q", rights), array("q", new_ids), array("q", pair_counts), array("q", removed)
-        remaining -= len(new_ids) // 8
+        lefts, rights, new_ids, pair_counts, removed = (array("q", column) for column in columns)
+        yield lefts, rights, new_ids, pair_counts, removed
+        remaining -= len(new_ids)
 
 
 def _as_batches(merges: Iterator[tuple[int, int, int, int, int]]) -> Iterator[MergeColumns]:

@@ -216,14 +216,14 @@ def _train(
     merges: list[tuple[bytes, bytes]] = []
     num_merges = vocab_size - len(token_bytes)
     rank = 0
-    for lefts, rights, new_ids, counts, removed in merge_pairs(words, word_counts, token_bytes, num_merges):
+    for lefts, rights, new_ids, pair_counts, removed in merge_pairs(words, word_counts, token_bytes, num_merges):
         # all at C speed: no Python work per merge
         after = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))
         del after[0]
         corpus_tokens = after[-1]
         # merge_pairs has already appended this batch's tokens to token_bytes
         merges += zip(map(token_bytes.__getitem__, lefts), map(token_bytes.__getitem__, rights))
-        yield MergeBatch(rank, new_ids, lefts, rights, counts, after)
+        yield MergeBatch(rank, new_ids, lefts, rights, pair_counts, after)
         rank += len(new_ids)
     yield Finished(vocab=dict(enumerate(token_bytes)), merges=merges)
 
