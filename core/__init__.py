@@ -4,6 +4,8 @@ Public API:
     train_bpe(input_path, vocab_size, special_tokens, *, pattern="gpt2", workers=None)
         -> (vocab, merges)
     train_bpe_events(...) -> Iterator of PretokenizeProgress | CountingDone | MergeEvent | Finished
+    train_bpe_batches(...) -> the same, with the merges in batches of id columns (MergeBatch);
+        MergeBatch.extend_vocab(token_bytes) grows initial_token_bytes(special_tokens)
     resolve_pattern(name_or_regex) -> Pattern; GPT2_PATTERN, GPT4_PATTERN
     Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
         .encode / .encode_iterable / .encode_with_spans -> [TokenSpan] / .decode
@@ -15,11 +17,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
 from core.errors import CorpusError, InvalidPatternError, InvalidSpecialTokensError
+from core.events import (
+    BatchedTrainEvent,
+    CountingDone,
+    Finished,
+    MergeBatch,
+    MergeEvent,
+    PretokenizeProgress,
+    TrainEvent,
+    initial_token_bytes,
+)
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
 from core.pretokenize.specials import split_on_specials
-from core.train.trainer import train_bpe, train_bpe_events
+from core.train.trainer import train_bpe, train_bpe_batches, train_bpe_events
 
 if TYPE_CHECKING:
     from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events
@@ -53,6 +64,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BatchedTrainEvent",
     "GPT2_PATTERN",
     "GPT4_PATTERN",
     "CorpusError",
@@ -63,6 +75,7 @@ __all__ = [
     "Finished",
     "InvalidPatternError",
     "InvalidSpecialTokensError",
+    "MergeBatch",
     "MergeEvent",
     "Pattern",
     "PretokenizeProgress",
@@ -72,10 +85,12 @@ __all__ = [
     "TrainEvent",
     "encode_file",
     "encode_file_events",
+    "initial_token_bytes",
     "load_gpt2_files",
     "resolve_pattern",
     "save_tokenizer",
     "split_on_specials",
     "train_bpe",
+    "train_bpe_batches",
     "train_bpe_events",
 ]

@@ -1,12 +1,19 @@
-"""Training events: the small records `core.train_bpe_events` yields while it trains.
+"""Training events: the small records the trainer yields while it trains.
 
-A front end (the GUI's worker thread, the terminal progress display) follows a training
+A front end (the GUI's training process, the terminal progress display) follows a training
 run by iterating these; `core.train_bpe` just runs the iterator to the end.
+
+Merges come in two shapes. `core.train_bpe_batches` yields a `MergeBatch` per batch of
+merges: columns of token ids straight from the merge loop, cheap to pickle and to append
+to arrays. `core.train_bpe_events` flattens each batch into one `MergeEvent` per merge,
+with the token bytes. Growing the vocabulary from a batch has one home,
+`MergeBatch.extend_vocab`, starting from `initial_token_bytes`.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 
@@ -62,6 +69,99 @@ class MergeEvent:
         return self.left + self.right
 
 
+def initial_token_bytes(special_tokens: Iterable[str]) -> list[bytes]:
+    """The vocabulary before any merge, as a list id -> bytes (SPEC §1): the 256 single bytes,
+    then the special tokens in the order given. `MergeBatch.extend_vocab` grows it."""
+    return [bytes([i]) for i in range(256)] + [token.encode("utf-8") for token in special_tokens]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeBatch:
+    """Consecutive merges as columns: merge ``i`` of the batch, at rank ``first_rank + i``,
+    joined tokens ``left_ids[i]`` and ``right_ids[i]`` into the new token ``token_ids[i]``.
+
+    Each column is an ``array('q')``, one value per merge: compact, quick to pickle, and
+    ``numpy.asarray(column)`` views it without a copy. The ids refer to the vocabulary as it
+    grows; `extend_vocab` turns them into bytes. Treat the columns as read-only.
+
+    Attributes:
+        first_rank: rank (0-based) of the batch's first merge; the ranks are consecutive.
+        token_ids: the new token of each merge; consecutive, following the vocabulary so far.
+        left_ids, right_ids: the merged pair of each merge.
+        counts: the pair count at the time of each merge.
+        corpus_tokens: pre-token part of the corpus in tokens after each merge, so
+            ``corpus_bytes / corpus_tokens[i]`` is the bytes-per-token compression so far.
+
+    Example: training on ``"low low"`` up to 258 tokens makes one batch: ``first_rank=0,
+    token_ids=[256, 257], left_ids=[111, 108], right_ids=[119, 256], counts=[2, 2],
+    corpus_tokens=[5, 3]``, that is ``o`` + ``w`` -> ``ow`` (id 256), then ``l`` + ``ow`` -> ``low``.
+    """
+
+    first_rank: int
+    token_ids: array[int]
+    left_ids: array[int]
+    right_ids: array[int]
+    counts: array[int]
+    corpus_tokens: array[int]
+
+    def __len__(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def ranks(self) -> range:
+        return range(self.first_rank, self.first_rank + len(self.token_ids))
+
+    def extend_vocab(self, token_bytes: list[bytes]) -> None:
+        """Append the batch's new tokens to ``token_bytes`` (id -> bytes): for each merge in
+        order, ``token_bytes[left] + token_bytes[right]`` (a merge may use a token made
+        earlier in the same batch).
+
+        Args:
+            token_bytes: every token before this batch: `initial_token_bytes`, grown by the
+                earlier batches.
+
+        Raises:
+            ValueError: ``token_bytes`` does not end just before the batch's first new id
+                (a batch skipped or applied twice).
+        """
+        if self.token_ids and self.token_ids[0] != len(token_bytes):
+            raise ValueError(
+                f"the batch's first new token id is {self.token_ids[0]}, but the vocabulary "
+                f"holds {len(token_bytes)} tokens; extend it with every batch, in order"
+            )
+        append = token_bytes.append
+        for left, right in zip(self.left_ids, self.right_ids):
+            append(token_bytes[left] + token_bytes[right])
+
+    def events(self, token_bytes: Sequence[bytes]) -> Iterator[MergeEvent]:
+        """One `MergeEvent` per merge of the batch.
+
+        Args:
+            token_bytes: id -> bytes, holding the batch's own tokens (after `extend_vocab`).
+        """
+        for rank, token_id, left, right, count, tokens in zip(
+            self.ranks, self.token_ids, self.left_ids, self.right_ids, self.counts, self.corpus_tokens
+        ):
+            yield MergeEvent(rank, token_id, token_bytes[left], token_bytes[right], count, tokens)
+
+    @classmethod
+    def concat(cls, batches: Sequence[MergeBatch]) -> MergeBatch:
+        """The consecutive ``batches`` (at least one) as one batch."""
+        first = batches[0]
+        if len(batches) == 1:
+            return first
+        columns: tuple[array[int], ...] = tuple(array("q") for _ in range(5))
+        rank = first.first_rank
+        for batch in batches:
+            if batch.first_rank != rank:
+                raise ValueError(f"batches are not consecutive: rank {batch.first_rank} follows {rank - 1}")
+            rank += len(batch)
+            for column, part in zip(columns, (batch.token_ids, batch.left_ids, batch.right_ids,
+                                              batch.counts, batch.corpus_tokens)):
+                column.extend(part)
+        return cls(first.first_rank, *columns)
+
+
 @dataclass(frozen=True, slots=True)
 class Finished:
     """Training finished (vocabulary full, or no pair left)."""
@@ -71,3 +171,7 @@ class Finished:
 
 
 TrainEvent = PretokenizeProgress | CountingDone | MergeEvent | Finished
+"""What `core.train_bpe_events` yields."""
+
+BatchedTrainEvent = PretokenizeProgress | CountingDone | MergeBatch | Finished
+"""What `core.train_bpe_batches` yields."""

@@ -3,7 +3,8 @@
     bpe-studio train corpus.txt --vocab-size 10000 --special-token '<|endoftext|>' --out tok/
 
 Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json and tokenizer.json
-into the output directory, only once training has finished.
+into the output directory, only once training has finished. Follows the batched stream
+(`core.train_bpe_batches`): the progress line moves once per batch of merges.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from typing import Any, TextIO
 
 import core
-from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress
+from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import save_tokenizer
 from bpe_studio.cli.terminal import ProgressLine, bar, format_duration
 from core.readable import readable
@@ -44,13 +45,13 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
     started = time.monotonic()
-    events = core.train_bpe_events(
+    events = core.train_bpe_batches(
         args.corpus, args.vocab_size, args.special_tokens, pattern=args.pattern, workers=args.workers
     )
     progress = ProgressLine()
     counting: CountingDone | None = None
     finished: Finished | None = None
-    last_merge: MergeEvent | None = None
+    last_merge: MergeBatch | None = None
     merge_start = 0.0
     planned = args.vocab_size - 256 - len(args.special_tokens)
     try:
@@ -66,13 +67,14 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                 )
             elif isinstance(event, CountingDone):
                 counting, merge_start = event, now
-            elif isinstance(event, MergeEvent):
+            elif isinstance(event, MergeBatch):
                 last_merge = event
-                rate = (event.rank + 1) / max(now - merge_start, 1e-9)
-                eta = (planned - event.rank - 1) / rate
+                done = event.first_rank + len(event)
+                rate = done / max(now - merge_start, 1e-9)
+                eta = (planned - done) / rate
                 progress.update(
                     "merging",
-                    f"{bar((event.rank + 1) / planned)} {event.rank + 1:,} of {planned:,}  "
+                    f"{bar(done / planned)} {done:,} of {planned:,}  "
                     f"{rate:,.0f} merges/s  ETA {format_duration(eta)}",
                 )
             elif isinstance(event, Finished):
@@ -91,12 +93,12 @@ def _print_summary(
     wall: float,
     counting: CountingDone,
     finished: Finished,
-    last_merge: MergeEvent | None,
+    last_merge: MergeBatch | None,
     paths: list[Any],
 ) -> None:
     learned = [left + right for left, right in finished.merges]
     longest = max(learned, key=len, default=b"")
-    tokens = last_merge.corpus_tokens if last_merge else counting.corpus_bytes
+    tokens = last_merge.corpus_tokens[-1] if last_merge else counting.corpus_bytes
     lines = [
         f"trained in {format_duration(wall)} ({wall:.2f} s)",
         f"pre-tokens: {counting.distinct:,} distinct, {counting.total:,} in all"

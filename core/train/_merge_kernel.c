@@ -3,9 +3,11 @@
  * MergeState(words, counts, token_bytes) holds the words as int32 token arrays, their
  * counts (int64), a pair -> (count, words holding it) open-addressing hash map keyed by
  * left << 32 | right, and a lazy binary max-heap of (count, left, right). step(n) runs
- * up to n merges and returns them as (left, right, new_id, count, tokens_removed)
- * tuples, appending each new token's bytes to the token_bytes list given at
- * construction. The results are exactly those of merge_pairs_python:
+ * up to n merges and returns them as five columns (left ids, right ids, new ids, counts,
+ * tokens removed), each a bytes object of native int64 values, one per merge (Python
+ * reads one with array('q', column)), appending each new token's bytes to the
+ * token_bytes list given at construction. The results are exactly those of
+ * merge_pairs_python:
  * - the pair with the highest count is merged; ties go to the lexicographically
  *   greater (left_bytes, right_bytes), then to the smaller (left, right) ids;
  * - counts of existing pairs only go down, so heap entries are pushed only for the new
@@ -506,9 +508,10 @@ shift_pair(MergeState *s, int32_t l, int32_t r, int32_t l2, int32_t r2, int64_t 
     return 0;
 }
 
-/* One merge: fills *out and returns 1, returns 0 when no pair is left, -1 on error. */
+/* One merge: fills out[0..4] with (left, right, new_id, count, tokens_removed) and
+ * returns 1; returns 0 when no pair is left, -1 on error. */
 static int
-merge_once(MergeState *s, int64_t out[5])
+merge_once(MergeState *s, int64_t *out)
 {
     HeapItem top;
     for (;;) {
@@ -625,6 +628,9 @@ merge_once(MergeState *s, int64_t out[5])
     return 1;
 }
 
+/* Number of values in one merge's record, and so of columns returned by step(). */
+#define MERGE_FIELDS 5
+
 static PyObject *
 MergeState_step(MergeState *s, PyObject *arg)
 {
@@ -636,37 +642,59 @@ MergeState_step(MergeState *s, PyObject *arg)
     if (max_merges == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *result = PyList_New(0);
-    if (result == NULL) {
-        return NULL;
-    }
+    /* records of the merges in row order, turned into columns at the end */
+    int64_t *rows = NULL;
+    Py_ssize_t n = 0, cap = 0;
     for (Py_ssize_t k = 0; k < max_merges && !s->finished; k++) {
-        int64_t m[5];
-        int r = merge_once(s, m);
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            int64_t *grown = PyMem_Realloc(rows, (size_t)cap * MERGE_FIELDS * sizeof(int64_t));
+            if (grown == NULL) {
+                PyMem_Free(rows);
+                return PyErr_NoMemory();
+            }
+            rows = grown;
+        }
+        int r = merge_once(s, rows + n * MERGE_FIELDS);
         if (r < 0) {
-            Py_DECREF(result);
+            PyMem_Free(rows);
             return NULL;
         }
         if (r == 0) {
             s->finished = 1;
             break;
         }
-        PyObject *t = Py_BuildValue("(iiiLL)", (int)m[0], (int)m[1], (int)m[2], (long long)m[3],
-                                    (long long)m[4]);
-        if (t == NULL || PyList_Append(result, t) < 0) {
-            Py_XDECREF(t);
-            Py_DECREF(result);
+        n++;
+    }
+    PyObject *columns = PyTuple_New(MERGE_FIELDS);
+    if (columns == NULL) {
+        PyMem_Free(rows);
+        return NULL;
+    }
+    for (int f = 0; f < MERGE_FIELDS; f++) {
+        PyObject *column = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+        if (column == NULL) {
+            PyMem_Free(rows);
+            Py_DECREF(columns);
             return NULL;
         }
-        Py_DECREF(t);
+        char *out = PyBytes_AS_STRING(column);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            /* memcpy: a bytes object's data need not be 8-byte aligned */
+            memcpy(out + i * sizeof(int64_t), &rows[i * MERGE_FIELDS + f], sizeof(int64_t));
+        }
+        PyTuple_SET_ITEM(columns, f, column);
     }
-    return result;
+    PyMem_Free(rows);
+    return columns;
 }
 
 static PyMethodDef MergeState_methods[] = {
     {"step", (PyCFunction)MergeState_step, METH_O,
-     "step(max_merges) -> list of (left, right, new_id, count, tokens_removed)\n\n"
-     "Run up to max_merges merges; an empty list means no pair is left."},
+     "step(max_merges) -> (left_ids, right_ids, new_ids, counts, tokens_removed)\n\n"
+     "Run up to max_merges merges; return them as five columns, each a bytes object of\n"
+     "native int64 values (one per merge; read with array('q', column)). Empty columns\n"
+     "mean no pair is left."},
     {NULL, NULL, 0, NULL},
 };
 

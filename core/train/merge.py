@@ -13,12 +13,18 @@ lexicographically greater ``(left_bytes, right_bytes)`` pair, via `tie_break_key
 
 Example: words ``[[97, 98, 97, 98], [97, 98]]`` (``"abab"``, ``"ab"``), counts ``[1, 2]``:
 the first merge is (97, 98) -> 256 with count 4, leaving ``[[256, 256], [256]]``.
+
+`merge_pairs` hands the merges over in batches of columns (``array('q')`` of left ids,
+right ids, new ids, counts and tokens removed), as the kernel's ``step`` returns them; the
+Python loop's merges are grouped the same way.
 """
 
 from __future__ import annotations
 
 import heapq
 import os
+import time
+from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -89,7 +95,15 @@ def count_pairs(
 
 
 KERNEL_BATCH = 64
-"""Merges per call into the compiled kernel; a consumer can cancel between batches."""
+"""Merges per call into the compiled kernel, and per batch; a consumer can cancel between batches."""
+
+PYTHON_BATCH_SECONDS = 0.02
+"""The Python loop's merges are grouped into batches of at most `KERNEL_BATCH`, cut short
+when they take this long (a merge of the Python loop can take tens of milliseconds: a
+consumer must still be able to cancel promptly)."""
+
+MergeColumns = tuple["array[int]", "array[int]", "array[int]", "array[int]", "array[int]"]
+"""One batch of merges as columns ``(left_ids, right_ids, new_ids, counts, tokens_removed)``."""
 
 
 def merge_pairs(
@@ -97,31 +111,51 @@ def merge_pairs(
     counts: list[int],
     token_bytes: list[bytes],
     num_merges: int,
-) -> Iterator[tuple[int, int, int, int, int]]:
-    """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``.
+) -> Iterator[MergeColumns]:
+    """Run up to ``num_merges`` merges; yield them in batches of columns.
 
-    Same yields as `merge_pairs_python`. The compiled kernel (``core.train._merge_kernel``,
-    built by ``pip install``) runs the merges when it is available, unless the
-    environment variable ``BPE_STUDIO_PURE_PYTHON`` is ``"1"``; otherwise (no C compiler
-    at install time, or counts whose sum does not fit in 64 bits) the Python loop runs.
-    With the kernel, ``words`` are left unchanged, and ``token_bytes`` grows a batch of
-    `KERNEL_BATCH` merges at a time, so it may run up to one batch ahead of the yields.
+    Each batch is ``(left_ids, right_ids, new_ids, counts, tokens_removed)``, five
+    ``array('q')`` of one value per merge, in order: the merges `merge_pairs_python` yields
+    one by one, at most `KERNEL_BATCH` at a time. When a batch is yielded, ``token_bytes``
+    has grown by exactly the batch's new tokens.
+
+    The compiled kernel (``core.train._merge_kernel``, built by ``pip install``) runs the
+    merges when it is available, unless the environment variable ``BPE_STUDIO_PURE_PYTHON``
+    is ``"1"``; otherwise (no C compiler at install time, or counts whose sum does not fit
+    in 64 bits) the Python loop runs. With the kernel, ``words`` are left unchanged. Each
+    count and tokens_removed must fit in 64 bits (``array('q')``).
     """
     if _MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
-        yield from merge_pairs_python(words, counts, token_bytes, num_merges)
+        yield from _as_batches(merge_pairs_python(words, counts, token_bytes, num_merges))
         return
     try:
         state = _MergeState(words, counts, token_bytes)
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
-        yield from merge_pairs_python(words, counts, token_bytes, num_merges)
+        yield from _as_batches(merge_pairs_python(words, counts, token_bytes, num_merges))
         return
     remaining = num_merges
     while remaining > 0:
-        batch = state.step(min(KERNEL_BATCH, remaining))
-        if not batch:
+        columns = state.step(min(KERNEL_BATCH, remaining))
+        if not columns[0]:
             return
-        yield from batch
-        remaining -= len(batch)
+        lefts, rights, new_ids, pair_counts, removed = (array("q", column) for column in columns)
+        yield lefts, rights, new_ids, pair_counts, removed
+        remaining -= len(new_ids)
+
+
+def _as_batches(merges: Iterator[tuple[int, int, int, int, int]]) -> Iterator[MergeColumns]:
+    """The Python loop's merges grouped into columns like the kernel's batches."""
+    columns: MergeColumns = (array("q"), array("q"), array("q"), array("q"), array("q"))
+    started = time.monotonic()
+    for merge in merges:
+        for column, value in zip(columns, merge):
+            column.append(value)
+        if len(columns[0]) == KERNEL_BATCH or time.monotonic() - started >= PYTHON_BATCH_SECONDS:
+            yield columns
+            columns = (array("q"), array("q"), array("q"), array("q"), array("q"))
+            started = time.monotonic()
+    if columns[0]:
+        yield columns
 
 
 def merge_pairs_python(

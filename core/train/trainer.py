@@ -7,30 +7,42 @@ The recipe (the exact rules: docs/semantics.md):
 4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
    the vocabulary is full.
 
-`train_bpe_events` yields an event after each step of the way (`core.events`);
-`train_bpe` runs it to the end. Closing the event iterator stops the workers at once.
+`train_bpe_batches` yields an event after each step of the way (`core.events`), the merges
+in batches of columns (`MergeBatch`) as the merge loop hands them over; `train_bpe` runs it
+to the end, and `train_bpe_events` flattens it into one `MergeEvent` per merge. Closing
+either iterator stops the workers at once.
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import signal
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from itertools import accumulate
 from pathlib import Path
 
 from core.corpus.check import check_corpus
 from core.corpus.chunks import plan_chunks
 from core.errors import CorpusError
-from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress, TrainEvent
+from core.events import (
+    BatchedTrainEvent,
+    CountingDone,
+    Finished,
+    MergeBatch,
+    PretokenizeProgress,
+    TrainEvent,
+    initial_token_bytes,
+)
 from core.train.merge import merge_pairs
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.counting import count_invalid_bytes, count_pretokens
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.pretokenize.specials import validate_special_tokens
 
-__all__ = ["CorpusError", "train_bpe", "train_bpe_events"]
+__all__ = ["CorpusError", "train_bpe", "train_bpe_batches", "train_bpe_events"]
 
 MIN_CHUNK_BYTES = 1 << 20
 MAX_CHUNK_BYTES = 2 << 20
@@ -63,7 +75,7 @@ def train_bpe(
     tie goes to the greater pair.
     """
     finished = None
-    for event in train_bpe_events(
+    for event in train_bpe_batches(
         input_path, vocab_size, special_tokens, pattern=pattern, workers=workers
     ):
         if isinstance(event, Finished):
@@ -81,17 +93,58 @@ def train_bpe_events(
     workers: int | None = None,
     chunk_size: int | None = None,
 ) -> Iterator[TrainEvent]:
-    """Train like `train_bpe`, yielding events as it goes.
+    """Train like `train_bpe`, yielding events as it goes, one per merge.
 
     The input is checked at once (this call raises on bad input, before any work); the
     returned iterator then yields `PretokenizeProgress` (several), `CountingDone`, one
     `MergeEvent` per merge and a final `Finished`. Closing the iterator (or dropping it)
-    cancels training and stops the worker processes.
+    cancels training and stops the worker processes. `train_bpe_batches` yields the same
+    merges in batches of columns, which is cheaper when merges come by the thousand.
 
     Args:
         chunk_size: bytes per pre-tokenization chunk (default: sized from the file and
             the number of workers). Any value gives the same result.
     """
+    path, size, vocab_size, specials, compiled, workers, chunk_size = _check_run(
+        input_path, vocab_size, special_tokens, pattern, workers, chunk_size
+    )
+    stream = _train(path, size, vocab_size, specials, compiled, workers, chunk_size)
+    return _one_event_per_merge(stream, initial_token_bytes(specials))
+
+
+def train_bpe_batches(
+    input_path: str | os.PathLike[str],
+    vocab_size: int,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    pattern: str = "gpt2",
+    workers: int | None = None,
+    chunk_size: int | None = None,
+) -> Iterator[BatchedTrainEvent]:
+    """Train like `train_bpe_events`, yielding the merges in batches (`MergeBatch`).
+
+    The same stream as `train_bpe_events`, except that each run of consecutive merges
+    (up to `core.train.merge.KERNEL_BATCH`) comes as one `MergeBatch` of id columns instead
+    of one `MergeEvent` per merge; `MergeBatch.extend_vocab` turns the ids into bytes,
+    `MergeBatch.events` into `MergeEvent`s. Closing the iterator cancels training.
+
+        tokens = core.initial_token_bytes(specials)
+        for event in core.train_bpe_batches(path, 10_000, specials):
+            if isinstance(event, core.MergeBatch):
+                event.extend_vocab(tokens)   # tokens[event.token_ids[-1]] is the newest token
+    """
+    return _train(*_check_run(input_path, vocab_size, special_tokens, pattern, workers, chunk_size))
+
+
+def _check_run(
+    input_path: str | os.PathLike[str],
+    vocab_size: int,
+    special_tokens: Iterable[str] | None,
+    pattern: str,
+    workers: int | None,
+    chunk_size: int | None,
+) -> tuple[Path, int, int, list[str], Pattern, int, int]:
+    """Check the input (raising on a bad one) and give `_train`'s arguments."""
     path, size = check_corpus(input_path)
     specials = validate_special_tokens(special_tokens)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
@@ -111,7 +164,19 @@ def train_bpe_events(
         chunk_size = min(largest, max(MIN_CHUNK_BYTES, size // (8 * workers)))
     elif chunk_size < 1:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-    return _train(path, size, vocab_size, specials, compiled, workers, chunk_size)
+    return path, size, vocab_size, specials, compiled, workers, chunk_size
+
+
+def _one_event_per_merge(stream: Iterator[BatchedTrainEvent], token_bytes: list[bytes]) -> Iterator[TrainEvent]:
+    try:
+        for event in stream:
+            if isinstance(event, MergeBatch):
+                event.extend_vocab(token_bytes)
+                yield from event.events(token_bytes)
+            else:
+                yield event
+    finally:
+        stream.close()  # a cancel reaches the trainer (and its workers) at once
 
 
 def _train(
@@ -122,7 +187,7 @@ def _train(
     pattern: Pattern,
     workers: int,
     chunk_size: int,
-) -> Iterator[TrainEvent]:
+) -> Iterator[BatchedTrainEvent]:
     yield PretokenizeProgress(0, size)
     counts: Counter[bytes] = Counter()
     invalid = 0
@@ -148,15 +213,19 @@ def _train(
         longest_pretoken=max(words, key=len, default=b""),
     )
 
-    token_bytes = [bytes([i]) for i in range(256)] + [s.encode("utf-8") for s in specials]
+    token_bytes = initial_token_bytes(specials)
     merges: list[tuple[bytes, bytes]] = []
     num_merges = vocab_size - len(token_bytes)
-    for rank, (a, b, z, count, removed) in enumerate(
-        merge_pairs(words, word_counts, token_bytes, num_merges)
-    ):
-        corpus_tokens -= removed
-        merges.append((token_bytes[a], token_bytes[b]))
-        yield MergeEvent(rank, z, token_bytes[a], token_bytes[b], count, corpus_tokens)
+    rank = 0
+    for lefts, rights, new_ids, pair_counts, removed in merge_pairs(words, word_counts, token_bytes, num_merges):
+        # all at C speed: no Python work per merge
+        after = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))
+        del after[0]
+        corpus_tokens = after[-1]
+        # merge_pairs has already appended this batch's tokens to token_bytes
+        merges += zip(map(token_bytes.__getitem__, lefts), map(token_bytes.__getitem__, rights))
+        yield MergeBatch(rank, new_ids, lefts, rights, pair_counts, after)
+        rank += len(new_ids)
     yield Finished(vocab=dict(enumerate(token_bytes)), merges=merges)
 
 

@@ -73,9 +73,9 @@ def test_export_writes_files_that_tokenizer_from_files_loads(qtbot, make_window,
 def test_export_of_a_cancelled_run_is_marked_partial(qtbot, make_window, make_corpus, tmp_path, slow_merges):
     window = make_window(make_corpus(1_000_000, seed=8), 40_000)
     window.start_training()
-    window.job.events.connect(lambda _b: window.state.lefts and window.cancel_training())
+    window.job.events.connect(lambda _b: window.state.token_ids and window.cancel_training())
     qtbot.waitUntil(lambda: not window.is_training(), timeout=60_000)
-    k = len(window.state.lefts)
+    k = len(window.state.token_ids)
     assert window.state.stage is Stage.CANCELLED and k > 0
     window.export_to(tmp_path / "partial")
     assert "partial tokenizer" in window.banner.text()
@@ -96,7 +96,7 @@ def test_session_round_trip_reopens_the_result_without_training(qtbot, make_wind
     window.settings_panel.pattern_combo.setCurrentIndex(window.settings_panel.pattern_combo.findData("gpt4"))
     train_and_wait(qtbot, window)
     path = window.save_session_to(tmp_path / "run.bpesession")
-    assert path is not None and load_session(path).merges == list(zip(window.state.lefts, window.state.rights))
+    assert path is not None and load_session(path).merges == window.state.merges()
 
     other = MainWindow(settings=QSettings(str(tmp_path / "other.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(other)
@@ -106,7 +106,10 @@ def test_session_round_trip_reopens_the_result_without_training(qtbot, make_wind
     assert other.state.stage is Stage.FINISHED
     other.merges_table.refresh()
     assert other.merges_table.merges_model.rowCount() == 500 - 257
-    assert other.state.lefts == window.state.lefts
+    assert other.state.merges() == window.state.merges()
+    assert other.state.token_bytes == window.state.token_bytes
+    for column in ("token_ids", "left_ids", "right_ids", "counts", "corpus_tokens", "lengths"):
+        assert getattr(other.state, column) == getattr(window.state, column), column
     assert other.settings_panel.pattern() == "gpt4"
     assert other.settings_panel.corpus() == str(corpus)
     qtbot.waitUntil(lambda: other.tokenizer is not None)
@@ -179,7 +182,7 @@ def test_keyboard_shortcuts(qtbot, make_window, make_corpus, tmp_path, monkeypat
 
     QTest.keyClick(window, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert window.is_training()
-    qtbot.waitUntil(lambda: bool(window.state.lefts) or not window.is_training(), timeout=60_000)
+    qtbot.waitUntil(lambda: bool(window.state.token_ids) or not window.is_training(), timeout=60_000)
     QTest.keyClick(window, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not window.is_training(), timeout=10_000)
     assert window.state.stage is Stage.CANCELLED

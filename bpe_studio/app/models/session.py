@@ -135,9 +135,14 @@ def session_from_json(data: Any, source: str = "session") -> Session:
         partial = bool(data.get("partial", False))
     except (KeyError, TypeError, ValueError) as e:
         raise SessionError(f"{source} is damaged ({type(e).__name__}: {e}); save the session again") from e
+    tokens = set(vocab.values())
+    learned = {bytes([i]) for i in range(256)}  # what a merge can join: bytes, earlier merges
     for left, right in merges:
-        if left + right not in vocab.values():
+        if left + right not in tokens:
             raise SessionError(f"{source} is damaged: merge {left!r} + {right!r} has no token")
+        if left not in learned or right not in learned:
+            raise SessionError(f"{source} is damaged: merge {left!r} + {right!r} joins a token no earlier merge made")
+        learned.add(left + right)
     return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats)
 
 

@@ -1,14 +1,17 @@
 """The state of one training run, built from the trainer's events; what every view reads. No Qt.
 
-The worker thread hands batches of `core` events to the GUI thread, which applies them
-here (appending to plain lists is cheap); the widgets read this object from their own
-timers and repaint. It also turns the run into progress figures (stage, MB/s, merges/s,
-ETA) and, at the end or on cancel, into a `Session` that can be browsed, exported or saved.
+The worker thread hands lists of `core` events to the GUI thread, which applies them here:
+each `core.MergeBatch`'s columns are appended to this state's ``array('q')`` columns at C
+speed, and its new tokens to the vocabulary (`MergeBatch.extend_vocab`); the widgets read
+this object from their own timers and repaint. It also turns the run into progress figures
+(stage, MB/s, merges/s, ETA) and, at the end or on cancel, into a `Session` that can be
+browsed, exported or saved.
 """
 
 from __future__ import annotations
 
 import time
+from array import array
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,7 +21,7 @@ import numpy as np
 
 from bpe_studio.app.models.session import Session, TrainSettings
 from core.readable import readable
-from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress
+from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, initial_token_bytes
 
 RATE_WINDOW_SECONDS = 3.0
 FREQUENCY_POINTS = 2000
@@ -87,9 +90,12 @@ class TrainingState:
     """Everything known about the current (or last) training run.
 
     Attributes read by views: ``stage``, ``settings``, ``bytes_done``/``bytes_total``,
-    ``counting`` (the `CountingDone` event), the per-merge lists ``lefts``, ``rights``,
-    ``counts``, ``corpus_tokens``, ``token_ids``, ``lengths``, and ``version``, which grows with every
-    change so a view can skip repainting when nothing changed.
+    ``counting`` (the `CountingDone` event), ``token_bytes`` (id -> bytes of every token so
+    far), the per-merge columns ``token_ids``, ``left_ids``, ``right_ids``, ``counts``,
+    ``corpus_tokens`` and ``lengths`` (``array('q')``, in rank order), and ``version``, which
+    grows with every change so a view can skip repainting when nothing changed. A new run
+    replaces the columns (a view can tell by identity). A numpy view of a column must not
+    outlive the call that made it: the next batch could not be appended (``BufferError``).
     """
 
     def __init__(self) -> None:
@@ -105,12 +111,13 @@ class TrainingState:
         self.bytes_total = 0
         self.counting: CountingDone | None = None
         self.frequency_points: tuple[np.ndarray, np.ndarray] | None = None
-        self.lefts: list[bytes] = []
-        self.rights: list[bytes] = []
-        self.counts: list[int] = []
-        self.corpus_tokens: list[int] = []
-        self.token_ids: list[int] = []
-        self.lengths: list[int] = []  # byte length of each merged token, for the length chart
+        self.token_bytes = initial_token_bytes(settings.special_tokens if settings else ())
+        self.token_ids = array("q")
+        self.left_ids = array("q")
+        self.right_ids = array("q")
+        self.counts = array("q")
+        self.corpus_tokens = array("q")
+        self.lengths = array("q")  # byte length of each merged token, for the length chart
         self.vocab: dict[int, bytes] | None = None
         self.session: Session | None = None
         self._rate_samples: deque[tuple[float, int]] = deque()
@@ -131,13 +138,20 @@ class TrainingState:
         self.reset(session.settings)
         self.session = session
         self.vocab = dict(session.vocab)
-        self.lefts = [left for left, _ in session.merges]
-        self.rights = [right for _, right in session.merges]
-        self.counts = list(session.merge_counts)
-        self.corpus_tokens = list(session.corpus_tokens)
         first = len(session.vocab) - len(session.merges)
-        self.token_ids = list(range(first, first + len(session.merges)))
-        self.lengths = [len(left) + len(right) for left, right in session.merges]
+        self.token_bytes = [token for _, token in sorted(session.vocab.items())][:first]
+        # a session keeps merges as bytes: find the ids (bytes or earlier merges; special
+        # tokens never take part in merges)
+        ids = {token: i for i, token in enumerate(self.token_bytes[:256])}
+        for token_id, (left, right) in enumerate(session.merges, first):
+            self.left_ids.append(ids[left])
+            self.right_ids.append(ids[right])
+            self.token_bytes.append(left + right)
+            ids.setdefault(left + right, token_id)
+        self.token_ids = array("q", range(first, first + len(session.merges)))
+        self.counts = array("q", session.merge_counts)
+        self.corpus_tokens = array("q", session.corpus_tokens)
+        self.lengths = array("q", map(len, self.token_bytes[first:]))
         ranks, counts = session.stats.get("frequency_ranks"), session.stats.get("frequency_counts")
         if ranks and counts and len(ranks) == len(counts):
             self.frequency_points = (np.asarray(ranks, dtype=np.int64), np.asarray(counts, dtype=np.int64))
@@ -149,13 +163,8 @@ class TrainingState:
         """Apply a batch of trainer events (in order)."""
         now = time.monotonic() if now is None else now
         for event in events:
-            if isinstance(event, MergeEvent):
-                self.lefts.append(event.left)
-                self.rights.append(event.right)
-                self.counts.append(event.count)
-                self.corpus_tokens.append(event.corpus_tokens)
-                self.token_ids.append(event.token_id)
-                self.lengths.append(len(event.left) + len(event.right))
+            if isinstance(event, MergeBatch):
+                self._append_merges(event)
             elif isinstance(event, PretokenizeProgress):
                 self.bytes_done, self.bytes_total = event.done, event.total
             elif isinstance(event, CountingDone):
@@ -167,14 +176,25 @@ class TrainingState:
             elif isinstance(event, Finished):
                 self.vocab = event.vocab
                 self._end(Stage.FINISHED, now)
-        if self.lefts and self.stage is Stage.COUNTED:
+        if self.token_ids and self.stage is Stage.COUNTED:
             self.stage = Stage.MERGING
             self._merge_started = now
         if self.stage is Stage.MERGING:
-            self._rate_samples.append((now, len(self.lefts)))
+            self._rate_samples.append((now, len(self.token_ids)))
             while self._rate_samples and now - self._rate_samples[0][0] > RATE_WINDOW_SECONDS:
                 self._rate_samples.popleft()
         self.version += 1
+
+    def _append_merges(self, batch: MergeBatch) -> None:
+        # column by column at C speed; the only work per merge is making its token's bytes
+        known = len(self.token_bytes)
+        batch.extend_vocab(self.token_bytes)
+        self.lengths.extend(map(len, self.token_bytes[known:]))
+        self.token_ids.extend(batch.token_ids)
+        self.left_ids.extend(batch.left_ids)
+        self.right_ids.extend(batch.right_ids)
+        self.counts.extend(batch.counts)
+        self.corpus_tokens.extend(batch.corpus_tokens)
 
     def cancel(self, now: float | None = None) -> None:
         """The run was cancelled: keep what was learned as a partial result."""
@@ -196,6 +216,15 @@ class TrainingState:
 
     # -- reading ----------------------------------------------------------------------------
 
+    def merge(self, rank: int) -> tuple[bytes, bytes]:
+        """The pair merged at ``rank``, as bytes."""
+        return self.token_bytes[self.left_ids[rank]], self.token_bytes[self.right_ids[rank]]
+
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        """Every merge so far, in rank order, as byte pairs."""
+        tokens = self.token_bytes
+        return list(zip(map(tokens.__getitem__, self.left_ids), map(tokens.__getitem__, self.right_ids)))
+
     def elapsed(self, now: float | None = None) -> float:
         if self.ended is not None:
             return self.ended - self.started
@@ -216,8 +245,8 @@ class TrainingState:
         elapsed = self.elapsed(now)
         stage = self.stage
         settings = self.settings
-        max_merges = settings.max_merges if settings else len(self.lefts)
-        k = len(self.lefts)
+        max_merges = settings.max_merges if settings else len(self.token_ids)
+        k = len(self.token_ids)
         if stage is Stage.READING:
             if not self.bytes_total:
                 return Progress(stage.value, "opening the corpus…", None, elapsed)
@@ -294,15 +323,8 @@ class TrainingState:
         settings = self.settings
         if settings is None:
             return None
-        merges = list(zip(self.lefts, self.rights))
-        if self.vocab is not None:
-            vocab = dict(self.vocab)
-        else:
-            vocab = {i: bytes([i]) for i in range(256)}
-            for token in settings.special_tokens:
-                vocab[len(vocab)] = token.encode("utf-8")
-            for token_id, (left, right) in zip(self.token_ids, merges):
-                vocab[token_id] = left + right
+        merges = self.merges()
+        vocab = dict(self.vocab) if self.vocab is not None else dict(enumerate(self.token_bytes))
         stats: dict[str, object] = {"elapsed": self.elapsed()}
         if self.counting is not None:
             c = self.counting

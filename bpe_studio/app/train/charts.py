@@ -171,7 +171,7 @@ class ChartsPanel(QWidget):
 
     def _refresh_lengths(self) -> None:
         state = self._state
-        if not state.lefts:  # 256 one-byte tokens alone make one wall-to-wall bar
+        if not state.token_ids:  # 256 one-byte tokens alone make one wall-to-wall bar
             self.length_bars.setData([], [])
             return
         counts = np.bincount(state.token_lengths())[1:]  # lengths 1, 2, ...

@@ -1,7 +1,8 @@
 """The live merges table: rank, left, right, result and pair count, growing as merges arrive.
 
-`MergesModel` is a table model over the `TrainingState`'s growing lists; a timer appends the
-new rows in one ``beginInsertRows`` batch (never one per merge). Tokens are shown readably
+`MergesModel` is a table model over the `TrainingState`'s growing columns (token ids, looked
+up in its ``token_bytes``); a timer appends the new rows in one ``beginInsertRows`` batch
+(never one per merge). Tokens are shown readably
 (visible whitespace, escapes, hex chips for partial characters; `core.readable`),
 with the exact bytes in the tooltip. The view follows the newest row unless the user has
 scrolled up.
@@ -40,21 +41,25 @@ class MergesModel(QAbstractTableModel):
     def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._lefts = state.lefts
-        self._lists = (state.lefts, state.rights, state.counts, state.token_ids)
+        self._take_columns()
         self._rows = 0
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+    def _take_columns(self) -> None:
+        state = self._state
+        self._token_ids, self._left_ids, self._right_ids = state.token_ids, state.left_ids, state.right_ids
+        self._counts, self._tokens = state.counts, state.token_bytes
 
     def sync(self) -> int:
         """Show merges that arrived since the last call; returns how many rows were added."""
         state = self._state
-        if state.lefts is not self._lefts:  # a new run (or an opened session) replaced the lists
+        if state.token_ids is not self._token_ids:  # a new run (or an opened session) replaced the columns
             self.beginResetModel()
-            self._lefts, self._rows = state.lefts, 0
+            self._rows = 0
             self.endResetModel()
-        # Rows read these lists, so a reset of the state is only seen here, never mid-paint.
-        self._lists = (state.lefts, state.rights, state.counts, state.token_ids)
-        available = min(len(lst) for lst in self._lists)
+        # Rows read these columns, so a reset of the state is only seen here, never mid-paint.
+        self._take_columns()
+        available = len(self._token_ids)
         added = available - self._rows
         if added > 0:
             self.beginInsertRows(QModelIndex(), self._rows, available - 1)
@@ -64,7 +69,7 @@ class MergesModel(QAbstractTableModel):
 
     def merge(self, row: int) -> tuple[bytes, bytes]:
         """The merge shown in ``row``."""
-        return self._lists[0][row], self._lists[1][row]
+        return self._tokens[self._left_ids[row]], self._tokens[self._right_ids[row]]
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else self._rows
@@ -86,7 +91,7 @@ class MergesModel(QAbstractTableModel):
             if column == 0:
                 return f"{row:,}"
             if column == 4:
-                return f"{self._lists[2][row]:,}"
+                return f"{self._counts[row]:,}"
             return readable(self._token(row, column))
         if role == _FONT:
             return self._mono if column in _TOKEN_COLUMNS else None
@@ -95,18 +100,18 @@ class MergesModel(QAbstractTableModel):
         if role == _RAW:
             if column in _TOKEN_COLUMNS:
                 return self._token(row, column)
-            return (row, None, None, None, self._lists[2][row])[column]
+            return (row, None, None, None, self._counts[row])[column]
         if role == _TOKEN_ID:
-            return self._lists[3][row]
+            return self._token_ids[row]
         if role == _TOOLTIP and column in _TOKEN_COLUMNS:
             token = self._token(row, column)
             tip = f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
-            return tip + (f"\nnew token id {self._lists[3][row]}" if column == 3 else "")
+            return tip + (f"\nnew token id {self._token_ids[row]}" if column == 3 else "")
         return None
 
     def _token(self, row: int, column: int) -> bytes:
-        left, right = self._lists[0][row], self._lists[1][row]
-        return left if column == 1 else right if column == 2 else left + right
+        ids = self._left_ids if column == 1 else self._right_ids if column == 2 else self._token_ids
+        return self._tokens[ids[row]]
 
 
 class MergesTable(QTableView):

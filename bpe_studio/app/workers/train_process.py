@@ -7,10 +7,12 @@ a 3 MB run froze the window for up to 0.9 s at a time. In a child process the tr
 its own GIL and the GUI thread never waits for it.
 
 The child (spawn context: safe with Qt, works from a console script) iterates
-``core.train_bpe_events``, checks a cancel flag between events, and sends the events over a
-pipe in batches (at most every ~50 ms). Closing the event stream — on cancel, on the end,
-on an error, or when the pipe breaks because the GUI went away — stops the trainer's own
-worker processes. When training finishes, the child also builds the `core.Tokenizer` and
+``core.train_bpe_batches``, checks a cancel flag between events, and sends the events as
+they are (pickled dataclasses) over a pipe, in lists at most every ~50 ms; the merges held
+back meanwhile go as one columnar `core.MergeBatch` (five arrays, however many merges), which
+the GUI thread appends to its arrays at C speed. Closing the event stream — on cancel, on
+the end, on an error, or when the pipe breaks because the GUI went away — stops the
+trainer's own worker processes. When training finishes, the child also builds the `core.Tokenizer` and
 sends it: built in a thread of the GUI process, its ~50 ms of pure Python held the GIL
 against the GUI thread, which then waited up to 5 ms for every Python call it made while
 painting (40-60 ms stalls); unpickling it takes ~10 ms.
@@ -28,11 +30,12 @@ import multiprocessing
 import os
 import time
 from collections.abc import Iterator
+from itertools import groupby
 from typing import Any
 
 import core
 from bpe_studio.app.models.session import TrainSettings
-from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress
+from core.events import CountingDone, Finished, MergeBatch
 
 BATCH_SECONDS = 0.05
 """Events are held back at most this long before being sent to the GUI."""
@@ -49,31 +52,21 @@ class TrainingFailed(Exception):
     """Training stopped on an error; the message is for the user."""
 
 
-def _pack(event: object) -> tuple[Any, ...]:
-    # Plain tuples pickle fast (thousands of merges a second cross the pipe).
-    if isinstance(event, MergeEvent):
-        return ("m", event.rank, event.token_id, event.left, event.right, event.count, event.corpus_tokens)
-    if isinstance(event, PretokenizeProgress):
-        return ("p", event.done, event.total)
-    if isinstance(event, CountingDone):
-        return ("c", event.distinct, event.total, event.invalid_bytes, event.corpus_bytes,
-                event.frequencies, event.longest_pretoken)
-    if isinstance(event, Finished):
-        return ("f", event.vocab, event.merges)
-    raise TypeError(f"unknown training event {event!r}")
-
-
-_UNPACK = {"m": MergeEvent, "p": PretokenizeProgress, "c": CountingDone, "f": Finished}
-
-
-def _unpack(packed: tuple[Any, ...]) -> object:
-    return _UNPACK[packed[0]](*packed[1:])
+def _joined(events: list[object]) -> list[object]:
+    """``events`` with each run of consecutive `MergeBatch`es joined into one batch."""
+    joined: list[object] = []
+    for merges, run in groupby(events, key=lambda event: isinstance(event, MergeBatch)):
+        if merges:
+            joined.append(MergeBatch.concat(list(run)))  # type: ignore[arg-type]
+        else:
+            joined.extend(run)
+    return joined
 
 
 def check_settings(settings: TrainSettings) -> None:
     """Raise the trainer's own error for bad input (missing/binary file, vocabulary too
     small, bad pattern or special tokens) without doing any work."""
-    stream = core.train_bpe_events(
+    stream = core.train_bpe_batches(
         settings.corpus, settings.vocab_size, list(settings.special_tokens),
         pattern=settings.pattern, workers=settings.workers,
     )
@@ -111,16 +104,16 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
     ``("tokenizer", tokenizer)``, then ``("done", cancelled)``; or ``("failed", message)``."""
     cancelled = False
     finished: Finished | None = None
-    batch: list[tuple[Any, ...]] = []
+    batch: list[object] = []
     try:
-        stream = core.train_bpe_events(
+        stream = core.train_bpe_batches(
             settings.corpus, settings.vocab_size, list(settings.special_tokens),
             pattern=settings.pattern, workers=settings.workers,
         )
         try:
             last = time.monotonic()
             for event in stream:
-                batch.append(_pack(event))
+                batch.append(event)
                 if isinstance(event, Finished):
                     finished = event
                 if cancel.is_set():
@@ -128,12 +121,12 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
                     break
                 now = time.monotonic()
                 if now - last >= BATCH_SECONDS or isinstance(event, (CountingDone, Finished)):
-                    conn.send(("events", batch))
+                    conn.send(("events", _joined(batch)))
                     batch, last = [], now
         finally:
             stream.close()  # stops the trainer's worker processes
         if batch:
-            conn.send(("events", batch))
+            conn.send(("events", _joined(batch)))
         if finished is not None and not cancelled:
             tokenizer = _build_tokenizer(finished, settings)
             if tokenizer is not None and not cancel.is_set():
@@ -152,10 +145,10 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
         conn.close()
 
 
-def _send_failure(conn: Any, batch: list[tuple[Any, ...]], message: str) -> None:
+def _send_failure(conn: Any, batch: list[object], message: str) -> None:
     try:
         if batch:
-            conn.send(("events", batch))
+            conn.send(("events", _joined(batch)))
         conn.send(("failed", message))
     except (BrokenPipeError, EOFError, OSError):
         pass
@@ -219,7 +212,7 @@ class TrainingProcess:
                     "try again, or with fewer workers or a smaller vocabulary"
                 ) from None
             if kind == "events":
-                yield [_unpack(p) for p in payload]
+                yield payload
             elif kind == "tokenizer":
                 self.tokenizer = payload
             elif kind == "done":

@@ -53,6 +53,11 @@ def test_damaged_files_are_named_in_the_error(tmp_path):
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(SessionError, match="has no token"):
         load_session(path)
+    data = session_to_json(make_session())
+    data["merges"][:2] = data["merges"][1::-1]  # the second merge now comes first
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(SessionError, match="no earlier merge made"):
+        load_session(path)
     path.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(SessionError, match="not UTF-8"):
         load_session(path)

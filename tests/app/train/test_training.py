@@ -102,7 +102,7 @@ def test_cancel_keeps_a_partial_result_equal_to_a_shorter_run(qtbot, make_window
     cancelled_at: list[float] = []
 
     def cancel_once_merging(_batch: object) -> None:
-        if window.state.lefts and not cancelled_at:
+        if window.state.token_ids and not cancelled_at:
             cancelled_at.append(time.monotonic())
             window.cancel_training()
 
@@ -117,7 +117,7 @@ def test_cancel_keeps_a_partial_result_equal_to_a_shorter_run(qtbot, make_window
     assert latency < 1.0
     state = window.state
     assert state.stage is Stage.CANCELLED
-    k = len(state.lefts)
+    k = len(state.token_ids)
     assert 0 < k < 40_000 - 257
     session = state.session
     assert session.partial and len(session.merges) == k

@@ -1,8 +1,8 @@
 """The compiled merge loop (`core.train._merge_kernel`) gives exactly what the Python loop gives.
 
-`core.train.merge.merge_pairs` runs the C kernel when it is built; `merge_pairs_python` is the
-pure-Python loop it replaces (itself checked against the reference trainer by
-test_train_equivalence.py). Word tables are generated over a tiny alphabet so that
+`core.train.merge.merge_pairs` runs the C kernel when it is built and hands its merges over
+in batches of columns; `merge_pairs_python` is the pure-Python loop it replaces, one merge
+at a time (itself checked against the reference trainer by test_train_equivalence.py). Word tables are generated over a tiny alphabet so that
 count ties, tokens that are prefixes of others and overlapping runs (``b"aaaa"``) are
 frequent, with counts beyond 32 bits; the trainer is run end to end with and without
 ``BPE_STUDIO_PURE_PYTHON=1``.
@@ -11,6 +11,8 @@ frequent, with counts beyond 32 bits; the trainer is run end to end with and wit
 from __future__ import annotations
 
 import random
+from array import array
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 
 import core
 import core.train.merge
-from core.train.merge import merge_pairs, merge_pairs_python
+from core.train.merge import KERNEL_BATCH, MergeColumns, merge_pairs, merge_pairs_python
 
 try:
     from core.train._merge_kernel import MergeState
@@ -31,6 +33,28 @@ except ImportError:
     )
 
 BYTE_TOKENS = [bytes([i]) for i in range(256)]
+Merge = tuple[int, int, int, int, int]
+
+
+def rows(batches: Iterator[MergeColumns], token_bytes: list[bytes] | None = None) -> list[Merge]:
+    """The merges of ``batches`` one by one, as ``merge_pairs_python`` yields them, checking
+    each batch's shape (and, given the ``token_bytes`` the loop grows, that it has grown by
+    exactly the batch's tokens when the batch arrives)."""
+    merges: list[Merge] = []
+    for columns in batches:
+        assert len(columns) == 5 and all(type(c) is array and c.typecode == "q" for c in columns)
+        assert 1 <= len(columns[0]) <= KERNEL_BATCH
+        assert len({len(c) for c in columns}) == 1
+        merges.extend(zip(*columns))
+        if token_bytes is not None:
+            assert len(token_bytes) == merges[-1][2] + 1
+    return merges
+
+
+def step_rows(columns: tuple[bytes, ...]) -> list[Merge]:
+    """One `MergeState.step` result (five bytes columns of int64) as rows."""
+    assert len(columns) == 5 and all(type(c) is bytes for c in columns)
+    return list(zip(*(array("q", c) for c in columns)))
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +68,7 @@ def _run_both(
     python_tokens = BYTE_TOKENS + specials
     kernel_tokens = BYTE_TOKENS + specials
     expected = list(merge_pairs_python(list(words), list(counts), python_tokens, num_merges))
-    got = list(merge_pairs(list(words), list(counts), kernel_tokens, num_merges))
+    got = rows(merge_pairs(list(words), list(counts), kernel_tokens, num_merges), kernel_tokens)
     return expected, python_tokens, got, kernel_tokens
 
 
@@ -82,27 +106,53 @@ def test_step_batches_do_not_change_the_merges(table: dict[bytes, int], batch: i
     tokens = list(BYTE_TOKENS)
     state = MergeState(list(table), list(table.values()), tokens)
     got: list[tuple[int, int, int, int, int]] = []
-    while chunk := state.step(batch):
+    while chunk := step_rows(state.step(batch)):
         assert len(chunk) <= batch
         got.extend(chunk)
     assert got == expected  # run to the end: the early stop is the same too
-    assert state.step(batch) == []
+    assert state.step(batch) == (b"", b"", b"", b"", b"")
     assert tokens == BYTE_TOKENS + [tokens[a] + tokens[b] for a, b, _z, _c, _r in got]
+
+
+@settings(max_examples=100, deadline=None)
+@given(table=word_tables, num_merges=st.integers(0, 150))
+def test_python_loop_gives_the_same_batches(table: dict[bytes, int], num_merges: int) -> None:
+    # BPE_STUDIO_PURE_PYTHON=1: merge_pairs groups the Python loop's merges into columns
+    kernel_tokens = list(BYTE_TOKENS)
+    kernel = list(merge_pairs(list(table), list(table.values()), kernel_tokens, num_merges))
+    python_tokens = list(BYTE_TOKENS)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+        patch.setattr(core.train.merge, "PYTHON_BATCH_SECONDS", float("inf"))  # no cut for time
+        python = list(merge_pairs(list(table), list(table.values()), python_tokens, num_merges))
+    assert rows(iter(python)) == rows(iter(kernel))
+    assert python_tokens == kernel_tokens
+    # whole batches of KERNEL_BATCH, as the kernel's
+    assert [len(c[0]) for c in python] == [len(c[0]) for c in kernel]
+
+
+def test_slow_python_merges_come_in_smaller_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    monkeypatch.setattr(core.train.merge, "PYTHON_BATCH_SECONDS", 0.0)  # every merge is "slow"
+    tokens = list(BYTE_TOKENS)
+    batches = list(merge_pairs([b"abcdefgh"], [1], tokens, 5))
+    assert [len(columns[0]) for columns in batches] == [1, 1, 1, 1, 1]
+    assert rows(iter(batches)) == list(merge_pairs_python([b"abcdefgh"], [1], list(BYTE_TOKENS), 5))
 
 
 def test_known_merges_and_ties() -> None:
     # "low low": (l, o) and (o, w) tie at 2, the greater pair (o, w) wins
     tokens = list(BYTE_TOKENS)
-    assert list(merge_pairs([b"low"], [2], tokens, 10)) == [
+    assert rows(merge_pairs([b"low"], [2], tokens, 10)) == [
         (ord("o"), ord("w"), 256, 2, 2),
         (ord("l"), 256, 257, 2, 2),
     ]
     assert tokens[256:] == [b"ow", b"low"]
     # overlapping runs: b"aaaa" has (a, a) three times but only two merge
-    assert list(merge_pairs([b"aaaa"], [3], list(BYTE_TOKENS), 1)) == [(97, 97, 256, 9, 6)]
+    assert rows(merge_pairs([b"aaaa"], [3], list(BYTE_TOKENS), 1)) == [(97, 97, 256, 9, 6)]
     # a tie at count 1 after (A, B) -> AB: (b"AB", b"C") > (b"A", b"C"), a prefix is smaller
     tokens = list(BYTE_TOKENS)
-    steps = list(merge_pairs([b"AB", b"ABC", b"AC"], [10, 1, 1], tokens, 5))
+    steps = rows(merge_pairs([b"AB", b"ABC", b"AC"], [10, 1, 1], tokens, 5))
     A, B, C = b"ABC"
     assert steps == [(A, B, 256, 11, 11), (256, C, 257, 1, 1), (A, C, 258, 1, 1)]
     assert tokens[256:] == [b"AB", b"ABC", b"AC"]
@@ -113,7 +163,7 @@ def test_counts_beyond_64_bits_fall_back_to_python() -> None:
     words, counts = [b"ab", b"cd"], [2**62, 2**62]
     with pytest.raises(OverflowError):
         MergeState(words, counts, list(BYTE_TOKENS))
-    got = list(merge_pairs(list(words), counts, list(BYTE_TOKENS), 5))
+    got = rows(merge_pairs(list(words), counts, list(BYTE_TOKENS), 5))
     assert got == [(99, 100, 256, 2**62, 2**62), (97, 98, 257, 2**62, 2**62)]
 
 
@@ -134,10 +184,10 @@ def test_pure_python_switch(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(core.train.merge, "_MergeState", broken)
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
-    assert list(merge_pairs([b"ab"], [1], list(BYTE_TOKENS), 1)) == [(97, 98, 256, 1, 1)]
+    assert rows(merge_pairs([b"ab"], [1], list(BYTE_TOKENS), 1)) == [(97, 98, 256, 1, 1)]
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "0")
     with pytest.raises(AssertionError, match="kernel ran"):
-        list(merge_pairs([b"ab"], [1], list(BYTE_TOKENS), 1))
+        rows(merge_pairs([b"ab"], [1], list(BYTE_TOKENS), 1))
 
 
 def _generated_text(seed: int) -> str:

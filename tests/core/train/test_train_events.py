@@ -2,8 +2,9 @@
 
 Every event is checked against the reference: the counting summary against the reference's
 pre-token counts, each merge event's pair, count and running token total against the
-reference's step, and the final event against `core.train_bpe`. Closing the iterator must
-stop training within a second and leave no worker process behind.
+reference's step, and the final event against `core.train_bpe`. Closing the iterator (or the
+batched one of `core.train_bpe_batches`) must stop training within a second and leave no
+worker process behind.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core
-from core.events import CountingDone, Finished, MergeEvent, PretokenizeProgress
+from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress
 from core.train.reference import count_invalid_bytes, count_pretokens, read_corpus, reference_merges
 
 TEXT_PIECES = [
@@ -160,10 +161,11 @@ def large_corpus(tmp_path_factory) -> Path:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux only)")
-@pytest.mark.parametrize("stop_after", [PretokenizeProgress, MergeEvent])
+@pytest.mark.parametrize("stop_after", [PretokenizeProgress, MergeEvent, MergeBatch])
 def test_closing_the_iterator_cancels_promptly(large_corpus: Path, stop_after: type) -> None:
     before = _worker_children()
-    events = core.train_bpe_events(large_corpus, 50_000, ["<|endoftext|>"], workers=2)
+    train = core.train_bpe_batches if stop_after is MergeBatch else core.train_bpe_events
+    events = train(large_corpus, 50_000, ["<|endoftext|>"], workers=2)
     for event in events:
         if isinstance(event, Finished):
             pytest.fail("training finished before it could be cancelled; use a larger corpus")
@@ -175,6 +177,8 @@ def test_closing_the_iterator_cancels_promptly(large_corpus: Path, stop_after: t
                 assert set(_worker_children()) - set(before), "no worker process during pre-tokenization"
                 break
         elif isinstance(event, MergeEvent) and event.rank == 2:
+            break
+        elif isinstance(event, MergeBatch) and event.first_rank > 0:
             break
     start = time.monotonic()
     events.close()
