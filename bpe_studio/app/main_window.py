@@ -497,6 +497,7 @@ class MainWindow(QMainWindow):
         for job in (self.job, self.encode_job):
             if job is not None:
                 job.shutdown()
+        self.tokenizer_builder.shutdown()
         self.settings_panel.save()
         self.qsettings.setValue("window/geometry", self.saveGeometry())
         self.qsettings.sync()
