@@ -498,6 +498,7 @@ class MainWindow(QMainWindow):
             if job is not None:
                 job.shutdown()
         self.tokenizer_builder.shutdown()
+        self.explore_panel.shutdown()
         self.settings_panel.save()
         self.qsettings.setValue("window/geometry", self.saveGeometry())
         self.qsettings.sync()

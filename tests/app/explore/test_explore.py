@@ -176,3 +176,22 @@ def test_load_tokenizer_accepts_prefixed_gpt2_pairs(tmp_path: Path, trained_file
     loaded = load_tokenizer(tmp_path / "x_merges.txt")
     assert loaded.merges == tok.merges
     assert loaded.special_tokens == [EOT]  # guessed from the <|...|> spelling: no config here
+
+
+def test_a_failure_building_the_columns_is_shown_in_the_panel(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer], monkeypatch) -> None:
+    from bpe_studio.app.models.vocab_data import VocabData
+
+    _, tok = trained_files
+
+    def broken(*_args, **_kwargs):
+        raise KeyError("readable")
+
+    monkeypatch.setattr(VocabData, "from_tokenizer", broken)
+    ready: list[bool] = []
+    panel.vocab_ready.connect(lambda: ready.append(True))
+    with qtbot.waitSignal(panel._columns.failed, timeout=10_000):
+        panel.set_tokenizer(tok, title="Broken one")
+    assert not panel.error_label.isHidden()
+    assert panel.error_label.text() == "Cannot show Broken one: reading the vocabulary failed unexpectedly (KeyError: 'readable')"
+    assert panel.tokenizer is None and ready == []
+    assert "reading" not in panel.heading.text()
