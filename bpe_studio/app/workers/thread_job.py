@@ -36,9 +36,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
 """Errors whose message is for the user (the core's convention): shown as they are."""
@@ -198,8 +199,6 @@ class ThreadJob(QObject):
     def start(self) -> None:
         if self._running or self._thread.isFinished():
             raise RuntimeError("a ThreadJob runs once; make a new one")
-        for job in [j for j in _live if not j._running]:
-            _live.discard(job)  # stopped earlier: let them go (never inside their own slot)
         _live.add(self)  # alive until stopped even if its owner lets go of it first
         self._running = True
         self._thread.start()
@@ -225,6 +224,9 @@ class ThreadJob(QObject):
         self._thread.wait()  # `ended` is its last act: returns at once
         self._running = False
         self.stopped.emit(cancelled)
+        # Let go of it from the event loop, not here: if that were the last reference, the
+        # job would be deleted while Qt is still delivering this call to it.
+        QTimer.singleShot(0, partial(_live.discard, self))
 
 
 class LatestJob(QObject):

@@ -222,3 +222,21 @@ def test_latest_job_cancel_drops_the_pending_result(qtbot) -> None:
     assert latest.shutdown(1_000)
     qtbot.wait(20)
     assert got == []
+
+
+def test_a_job_nobody_holds_runs_to_its_end_and_is_let_go(qtbot) -> None:
+    import gc
+    import weakref
+
+    from bpe_studio.app.workers import thread_job
+
+    got: list[object] = []
+    job = ThreadJob(lambda: "kept alive")
+    job.returned.connect(got.append)
+    job.start()
+    ref = weakref.ref(job)
+    del job  # its owner let go: the job (and its thread) lives until it has stopped
+    qtbot.waitUntil(lambda: got == ["kept alive"], timeout=5_000)
+    qtbot.waitUntil(lambda: ref() not in thread_job._live, timeout=5_000)
+    gc.collect()
+    assert ref() is None
