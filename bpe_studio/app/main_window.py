@@ -236,7 +236,7 @@ class MainWindow(QMainWindow):
             self.settings_panel.recent.add(settings.corpus)
         self.state.start(settings)
         self.merges_table.refresh()  # drop the previous run's rows now
-        self.job = TrainJob(settings, self)
+        self.job = TrainJob(settings)
         self.job.events.connect(self.state.apply)
         self.job.failed.connect(self._on_failed)
         self.job.stopped.connect(self._on_stopped)
@@ -373,13 +373,11 @@ class MainWindow(QMainWindow):
         self.banner.clear()
         self.qsettings.setValue("paths/encode_corpus", str(corpus))
         self.qsettings.setValue("paths/encode_folder", str(Path(out).parent))
-        job = EncodeJob(corpus, self._encode_tokenizer, out, parent=self)
+        job = EncodeJob(corpus, self._encode_tokenizer, out)
         job.progress.connect(self._on_encode_progress)
         job.finished.connect(self._on_encode_finished)
         job.failed.connect(self._on_encode_failed)
         job.stopped.connect(self._on_encode_stopped)
-        if self.encode_job is not None:
-            self.encode_job.deleteLater()  # the previous run, over
         self.encode_job = job
         self.encode_strip.start(job.corpus, job.out)
         job.start()
@@ -400,7 +398,7 @@ class MainWindow(QMainWindow):
         self.banner.show_info(f.summary())
 
     def _on_encode_failed(self, message: str) -> None:
-        self.banner.show_error(f"Encoding failed: {message}")
+        self.banner.show_error(message)  # "Encoding failed: …", a user error or a bug alike
 
     def _on_encode_stopped(self, cancelled: bool) -> None:
         self.encode_strip.hide()
@@ -492,10 +490,12 @@ class MainWindow(QMainWindow):
         self.open_path(files[0])
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.job is not None and self.job.running:
-            self.job.shutdown()  # cancels, then waits: the trainer's processes are gone after this
-        if self.encode_job is not None and self.encode_job.running:
-            self.encode_job.shutdown()  # cancels, then waits: the encoding processes are gone after this
+        # Every job is cancelled, then waited for: no thread or worker process outlives the window.
+        for job in (self.job, self.encode_job):
+            if job is not None:
+                job.shutdown()
+        self.tokenizer_builder.shutdown()
+        self.explore_panel.shutdown()
         self.settings_panel.save()
         self.qsettings.setValue("window/geometry", self.saveGeometry())
         self.qsettings.sync()

@@ -12,7 +12,6 @@ inspector selects it in the vocabulary.
 from __future__ import annotations
 
 import html
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +28,20 @@ from PySide6.QtWidgets import (
 )
 
 from bpe_studio.app.compare.compare_view import CompareView
-from bpe_studio.app.explore.inspector import InspectorPanel, ResultBridge
+from bpe_studio.app.explore.inspector import InspectorPanel
 from bpe_studio.app.explore.merge_tree import MergeTreeView
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.explore.vocab_browser import VocabBrowser
 from bpe_studio.app.models.vocab_data import VocabData
+from bpe_studio.app.workers.thread_job import LatestJob
 
 _FILE_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json);;All files (*)"
+NO_TOKENIZER = "No tokenizer yet: train one, or open existing files."
+
+
+def _vocab_columns(tokenizer: Any, title: str, merge_counts: dict[int, int] | None) -> tuple[Any, str, VocabData]:
+    """Build the vocabulary columns of ``tokenizer`` (in the panel's background job)."""
+    return tokenizer, title, VocabData.from_tokenizer(tokenizer, merge_counts)
 
 
 class ExplorePanel(QWidget):
@@ -50,11 +56,12 @@ class ExplorePanel(QWidget):
         self.vocab: VocabData | None = None
         self.title = ""
         self._tokenizers: list[tuple[str, Any]] = []  # choices offered by Compare
-        self._generation = 0
-        self._bridge = ResultBridge(self)
-        self._bridge.done.connect(self._show_tokenizer, Qt.ConnectionType.QueuedConnection)
+        self._reading_title = ""  # the tokenizer whose columns are being built
+        self._columns = LatestJob("reading the vocabulary", name="bpe-studio-vocab-columns", parent=self)
+        self._columns.returned.connect(self._show_tokenizer)
+        self._columns.failed.connect(self._on_columns_failed)
 
-        self.heading = QLabel("No tokenizer yet: train one, or open existing files.")
+        self.heading = QLabel(NO_TOKENIZER)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label = QLabel()
         self.error_label.setStyleSheet("color: #c62828;")
@@ -106,9 +113,9 @@ class ExplorePanel(QWidget):
     def set_tokenizer(self, tokenizer: Any, *, merge_counts: dict[int, int] | None = None, title: str = "") -> None:
         """Browse and inspect ``tokenizer`` (a ``core.Tokenizer``).
 
-        The vocabulary columns are built in a background thread (about a second for
+        The vocabulary columns are built in a background job (about a second for
         GPT-2's 50k tokens), so the window never freezes; `vocab_ready` says when the
-        tokenizer is shown.
+        tokenizer is shown. A newer call supersedes one whose columns are still being built.
 
         Args:
             tokenizer: the tokenizer to show.
@@ -116,31 +123,37 @@ class ExplorePanel(QWidget):
             title: how to name it (e.g. "Trained on sample.txt (partial)").
         """
         title = title or f"Tokenizer with {len(tokenizer):,} tokens"
-        self._generation += 1
-        generation = self._generation
+        self._reading_title = title
         self.heading.setText(f"<b>{html.escape(title)}</b> — reading {len(tokenizer):,} tokens…")
+        self._columns.start(_vocab_columns, tokenizer, title, merge_counts)
 
-        def work() -> None:
-            data = VocabData.from_tokenizer(tokenizer, merge_counts)
-            try:
-                self._bridge.done.emit(generation, (tokenizer, title, data))
-            except RuntimeError:
-                pass  # the panel was closed meanwhile
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Stop the background work of the panel and its inspector (the window is closing)."""
+        columns = self._columns.shutdown(timeout_ms)
+        return self.inspector.shutdown(timeout_ms) and columns
 
-        threading.Thread(target=work, name="vocab-columns", daemon=True).start()
-
-    def _show_tokenizer(self, generation: int, payload: tuple[Any, str, VocabData]) -> None:
-        if generation != self._generation:
-            return  # a newer tokenizer was given meanwhile
-        tokenizer, title, data = payload
-        self.tokenizer, self.title, self.vocab = tokenizer, title, data
-        self.error_label.hide()
+    def _show_heading(self) -> None:
+        tokenizer = self.tokenizer
+        if tokenizer is None:
+            self.heading.setText(NO_TOKENIZER)
+            return
         specials = ", ".join(getattr(tokenizer, "special_tokens", []) or []) or "none"
         pattern = getattr(getattr(tokenizer, "pattern", None), "name", "")
         self.heading.setText(
-            f"<b>{html.escape(title)}</b> — {len(tokenizer):,} tokens · {len(tokenizer.merges):,} merges · "
+            f"<b>{html.escape(self.title)}</b> — {len(tokenizer):,} tokens · {len(tokenizer.merges):,} merges · "
             f"special: {html.escape(specials)}" + (f" · pattern: {html.escape(pattern)}" if pattern else "")
         )
+
+    def _on_columns_failed(self, message: str) -> None:
+        self._show_heading()  # the tokenizer shown before, if any, stays
+        self.error_label.setText(f"Cannot show {self._reading_title}: {message}")
+        self.error_label.show()
+
+    def _show_tokenizer(self, payload: tuple[Any, str, VocabData]) -> None:
+        tokenizer, title, data = payload
+        self.tokenizer, self.title, self.vocab = tokenizer, title, data
+        self.error_label.hide()
+        self._show_heading()
         self.browser.set_vocab(data)
         self.tree.set_vocab(data)
         self.inspector.set_highlight_id(None)

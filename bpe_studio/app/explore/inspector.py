@@ -5,17 +5,17 @@ it the ids (copyable as a Python list or JSON). A figures line (tokens, characte
 UTF-8 bytes, bytes and characters per token), a round-trip indicator
 (decode(encode(text)) == text, with the first difference when it fails) and a detail
 line for the token under the mouse or clicked. Re-encodes 250 ms after typing stops;
-long texts are encoded in a background thread and only the first tokens are drawn.
+long texts are encoded in a background job (`LatestJob`: the latest text wins) and only
+the first tokens are drawn. An encoding error is shown in the panel's error line.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -29,9 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from bpe_studio.app.widgets.splitters import splitter
+from bpe_studio.app.workers.thread_job import LatestJob, failure_message
 from core.readable import readable_text
 from bpe_studio.app.widgets.token_view import TokenView
 
+ENCODING = "encoding the text"  # for messages: "encoding the text failed unexpectedly (…)"
 DEBOUNCE_MS = 250
 BACKGROUND_CHARS = 20_000  # longer texts are encoded off the GUI thread
 MAX_IDS_SHOWN = 20_000  # the ids pane shows this many; Copy copies them all
@@ -41,12 +43,6 @@ SAMPLE_TEXT = (
     "\tnumbers 1234567, code `x += 1`, café, naïve,\n"
     "日本語のテキスト, emoji 😀👍🏽, and <|endoftext|> between documents.\n"
 )
-
-
-class ResultBridge(QObject):
-    """Carries a result of background work back to the GUI thread (queued signal)."""
-
-    done = Signal(int, object)
 
 
 def round_trip_report(text: str, decoded: str) -> str | None:
@@ -61,13 +57,10 @@ def round_trip_report(text: str, decoded: str) -> str | None:
 
 def encode_text(tokenizer: Any, text: str) -> dict[str, Any]:
     """Encode ``text`` and gather everything the inspector shows (runs in any thread)."""
-    try:
-        spans = tokenizer.encode_with_spans(text)
-        ids = [s.token_id for s in spans]
-        decoded = tokenizer.decode(ids)
-    except Exception as e:  # noqa: BLE001 - any tokenizer failure is shown, never raised
-        return {"error": f"{type(e).__name__}: {e}", "spans": [], "ids": []}
-    return {"error": None, "spans": spans, "ids": ids, "round_trip": round_trip_report(text, decoded)}
+    spans = tokenizer.encode_with_spans(text)
+    ids = [s.token_id for s in spans]
+    decoded = tokenizer.decode(ids)
+    return {"error": None, "text": text, "spans": spans, "ids": ids, "round_trip": round_trip_report(text, decoded)}
 
 
 class InspectorPanel(QWidget):
@@ -79,13 +72,12 @@ class InspectorPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._tokenizer: Any = None
-        self._generation = 0
-        self._busy = False
         self.result: dict[str, Any] = {"error": None, "spans": [], "ids": []}
         self.round_trip_ok: bool | None = None
         self.figures: dict[str, int] = {}
-        self._bridge = ResultBridge(self)
-        self._bridge.done.connect(self._on_encoded, Qt.ConnectionType.QueuedConnection)
+        self._encoding = LatestJob(ENCODING, name="bpe-studio-inspector", parent=self)
+        self._encoding.returned.connect(self._on_encoded)
+        self._encoding.failed.connect(self._on_encode_failed)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.editor = QPlainTextEdit()
@@ -100,6 +92,12 @@ class InspectorPanel(QWidget):
         self.figures_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.round_trip_label = QLabel()
         self.round_trip_label.setWordWrap(True)
+        self.error_label = QLabel()
+        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.setTextFormat(Qt.TextFormat.PlainText)  # messages may quote "<|…|>"
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.hide()
         self.detail_label = QLabel("Hover or click a token to see its id, bytes and merge rank.")
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail_label.setFont(mono)
@@ -134,6 +132,7 @@ class InspectorPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addWidget(self.error_label)
         layout.addWidget(outer, 1)
         layout.addWidget(self.figures_label)
         layout.addWidget(self.detail_label)
@@ -187,7 +186,7 @@ class InspectorPanel(QWidget):
         if path:
             error = self.load_file(path)
             if error:
-                self.round_trip_label.setText(f"<span style='color:#c62828'>{error}</span>")
+                self._show_error(error)
 
     def set_highlight_id(self, token_id: int | None) -> None:
         """Emphasise the occurrences of ``token_id`` (the vocabulary's selection)."""
@@ -199,37 +198,47 @@ class InspectorPanel(QWidget):
         self._debounce.stop()
         if self._tokenizer is None:
             return
-        self._generation += 1
-        generation, text, tokenizer = self._generation, self.text(), self._tokenizer
-        if len(text) < BACKGROUND_CHARS:
-            self._on_encoded(generation, (text, encode_text(tokenizer, text)))
+        text, tokenizer = self.text(), self._tokenizer
+        if len(text) >= BACKGROUND_CHARS:
+            self.figures_label.setText(f"Encoding {len(text):,} characters…")
+            self._encoding.start(encode_text, tokenizer, text)
             return
-        self.figures_label.setText(f"Encoding {len(text):,} characters…")
-
-        def work() -> None:
+        self._encoding.cancel()  # an older, longer text still encoding must not replace this one
+        try:
             result = encode_text(tokenizer, text)
-            try:
-                self._bridge.done.emit(generation, (text, result))
-            except RuntimeError:
-                pass  # the panel was closed meanwhile
-
-        threading.Thread(target=work, name="inspector-encode", daemon=True).start()
-
-    def _on_encoded(self, generation: int, payload: tuple[str, dict[str, Any]]) -> None:
-        if generation != self._generation:
-            return  # a newer edit superseded this result
-        text, result = payload
-        self.result = result
-        if result["error"]:
-            self.token_view.clear_encoding()
-            self._set_round_trip(False, f"cannot encode: {result['error']}")
+        except Exception as e:  # noqa: BLE001 - shown like the background job's failures
+            self._on_encode_failed(failure_message(e, ENCODING))
         else:
-            self.token_view.set_encoding(text, result["spans"], self._tokenizer)
-            report = result["round_trip"]
-            self._set_round_trip(report is None, report or "")
+            self._on_encoded(result)
+
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Drop the pending encoding and wait for the background ones (the window is closing)."""
+        return self._encoding.shutdown(timeout_ms)
+
+    def _on_encoded(self, result: dict[str, Any]) -> None:
+        text = result["text"]
+        self.result = result
+        self.error_label.hide()
+        self.token_view.set_encoding(text, result["spans"], self._tokenizer)
+        report = result["round_trip"]
+        self._set_round_trip(report is None, report or "")
         self._show_figures(text)
         self._show_ids()
         self.encoded.emit()
+
+    def _on_encode_failed(self, message: str) -> None:
+        self.result = {"error": message, "spans": [], "ids": []}
+        self.token_view.clear_encoding()
+        self.round_trip_label.clear()
+        self.round_trip_ok = None
+        self._show_error(message)
+        self._show_figures()
+        self._show_ids()
+        self.encoded.emit()
+
+    def _show_error(self, message: str) -> None:
+        self.error_label.setText(message[:1].upper() + message[1:])
+        self.error_label.show()
 
     def _set_round_trip(self, ok: bool, detail: str) -> None:
         if ok:

@@ -169,3 +169,30 @@ def test_the_action_waits_for_a_tokenizer_and_uses_the_dialogs(qtbot, make_windo
     expected = window.tokenizer.encode(corpus.read_text(encoding="utf-8"))
     assert np.load(tmp_path / "chosen.npy").tolist() == expected
     assert window.qsettings.value("paths/encode_folder") == str(tmp_path)
+
+
+def test_an_unexpected_error_in_the_encoder_is_reported_and_the_strip_hides(
+    qtbot, make_window, make_corpus, tokenizer_dir, tmp_path, monkeypatch, caplog
+):
+    # A bug in the core (here a KeyError after the first progress event) must not make the
+    # strip vanish in silence: the banner says encoding failed, the details go to the log.
+    from core.encode import corpus_to_npy
+
+    def broken_encoder(corpus, tokenizer, out, **_kwargs):
+        yield corpus_to_npy.EncodeProgress(0, Path(corpus).stat().st_size, 0)
+        raise KeyError("no such piece")
+
+    monkeypatch.setattr(corpus_to_npy, "encode_file_events", broken_encoder)
+    window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
+    job = window.encode_corpus_to(make_corpus(20_000, seed=9), tmp_path / "ids.npy")
+    assert job is not None and window.encode_strip.isVisible()
+    with qtbot.waitSignal(job.stopped, timeout=10_000) as stopped:
+        pass
+    assert stopped.args == [False]
+    assert window.banner.kind() == "error"
+    assert window.banner.text() == "Encoding failed unexpectedly (KeyError: 'no such piece')"
+    assert not window.encode_strip.isVisible()
+    assert window.encode_action.isEnabled() and not window.is_encoding()
+    assert not (tmp_path / "ids.npy").exists()
+    assert any(r.exc_info and isinstance(r.exc_info[1], KeyError) for r in caplog.records)
+

@@ -164,3 +164,22 @@ def test_original_gpt2_files_open_and_browse(qtbot, panel: ExplorePanel, shared_
     # GPT-2 builds " the" as (" t" + "he"): leaves are the bytes " ", "t", "h", "e".
     assert panel.tree.leaves() == [220, 83, 71, 68]
     assert panel.inspector.round_trip_ok is True
+
+
+def test_a_failure_building_the_columns_is_shown_in_the_panel(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer], monkeypatch) -> None:
+    from bpe_studio.app.models.vocab_data import VocabData
+
+    _, tok = trained_files
+
+    def broken(*_args, **_kwargs):
+        raise KeyError("readable")
+
+    monkeypatch.setattr(VocabData, "from_tokenizer", broken)
+    ready: list[bool] = []
+    panel.vocab_ready.connect(lambda: ready.append(True))
+    with qtbot.waitSignal(panel._columns.failed, timeout=10_000):
+        panel.set_tokenizer(tok, title="Broken one")
+    assert not panel.error_label.isHidden()
+    assert panel.error_label.text() == "Cannot show Broken one: reading the vocabulary failed unexpectedly (KeyError: 'readable')"
+    assert panel.tokenizer is None and ready == []
+    assert "reading" not in panel.heading.text()

@@ -35,3 +35,20 @@ def test_open_tokenizer_action_exists(make_window) -> None:
     action = window.open_tokenizer_action
     assert action.shortcut().toString() == "Ctrl+Shift+T"
     assert action in window.menuBar().actions()[0].menu().actions()
+
+
+def test_closing_the_window_ends_every_background_thread(qtbot, make_window, make_corpus) -> None:
+    from core.encode.tokenizer import Tokenizer
+
+    corpus = make_corpus(20_000, seed=4)
+    vocab, merges = core.train_bpe(corpus, 400, ["<|endoftext|>"], workers=1)
+    tokenizer = Tokenizer(vocab, merges, ["<|endoftext|>"])
+    window = make_window()
+    explore = window.explore_panel
+    explore.set_tokenizer(tokenizer, title="Closing")  # the vocabulary columns: a job
+    explore.inspector.set_tokenizer(tokenizer)
+    explore.inspector.set_text(corpus.read_text(encoding="utf-8"))  # long: encoded by a job
+    jobs = explore._columns._jobs + explore.inspector._encoding._jobs
+    assert len(jobs) == 2
+    window.close()
+    assert all(job._thread.isFinished() for job in jobs)

@@ -204,3 +204,46 @@ def test_load_file(panel: InspectorPanel, tmp_path: Path, trained: Tokenizer) ->
     assert panel.load_file(path) is None
     assert panel.result["ids"] == trained.encode("the cat\non the mat")
     assert panel.load_file(tmp_path / "missing.txt") is not None
+
+
+class BrokenTokenizer:
+    """Encodes like ``inner`` except for texts containing ``trigger``: a bug (KeyError)."""
+
+    def __init__(self, inner: Tokenizer, trigger: str) -> None:
+        self._inner, self._trigger = inner, trigger
+
+    def encode_with_spans(self, text: str):
+        if self._trigger in text:
+            raise KeyError(self._trigger)
+        return self._inner.encode_with_spans(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+
+@pytest.mark.parametrize("size", ["short", "long"], ids=["in-place", "background"])
+def test_an_encoding_error_is_shown_in_the_error_line(qtbot, trained: Tokenizer, size: str) -> None:
+    widget = InspectorPanel()
+    qtbot.addWidget(widget)
+    widget.set_tokenizer(BrokenTokenizer(trained, "BOOM"))
+    assert widget.error_label.isHidden()
+    text = "the cat BOOM" if size == "short" else "the cat sat on the mat\n" * 1000 + "BOOM"
+    with qtbot.waitSignal(widget.encoded, timeout=30_000):
+        widget.set_text(text)
+    assert not widget.error_label.isHidden()
+    assert widget.error_label.text() == "Encoding the text failed unexpectedly (KeyError: 'BOOM')"
+    assert widget.result["ids"] == [] and widget.round_trip_ok is None
+    # The next text that encodes clears it.
+    widget.set_text("the cat")
+    assert widget.error_label.isHidden() and widget.result["ids"] == trained.encode("the cat")
+
+
+def test_a_newer_text_supersedes_one_still_encoding(qtbot, panel: InspectorPanel, trained: Tokenizer) -> None:
+    long_text = "the cat sat on the mat 日本語 😀\n" * 3000
+    panel.set_text(long_text)  # in the background
+    panel.set_text("the mat")  # at once; the long text's result must not replace it
+    assert panel.result["ids"] == trained.encode("the mat")
+    qtbot.waitUntil(lambda: not panel._encoding._jobs[-1].running, timeout=30_000)
+    qtbot.wait(50)
+    assert panel.result["ids"] == trained.encode("the mat")
+    assert panel.text() == "the mat"
