@@ -11,14 +11,6 @@ import time
 from typing import TextIO
 
 
-def format_duration(seconds: float) -> str:
-    """``format_duration(75.2) -> "1:15"``; ``format_duration(3725) -> "1:02:05"``."""
-    seconds = max(0, int(round(seconds)))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
 def bar(fraction: float, width: int = 24) -> str:
     """``bar(0.5, 8) -> "[####....]"``."""
     filled = int(round(max(0.0, min(1.0, fraction)) * width))

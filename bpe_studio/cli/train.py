@@ -18,8 +18,8 @@ from typing import Any, TextIO
 import core
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import save_tokenizer
-from bpe_studio.cli.terminal import ProgressLine, bar, format_duration
-from core.readable import readable
+from bpe_studio.cli.terminal import ProgressLine, bar
+from core.progress import bytes_progress, merges_progress, training_summary
 
 
 def add_train_parser(commands: Any) -> None:
@@ -58,25 +58,17 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         for event in events:
             now = time.monotonic()
             if isinstance(event, PretokenizeProgress):
-                elapsed = max(now - started, 1e-9)
+                figures = bytes_progress(event.done, event.total, now - started)
                 progress.update(
-                    "reading",
-                    f"{bar(event.done / max(event.total, 1))} {event.done / 1e6:,.1f} of "
-                    f"{event.total / 1e6:,.1f} MB  {event.done / 1e6 / elapsed:,.1f} MB/s",
-                    force=event.done == event.total,
+                    "reading", f"{bar(event.done / max(event.total, 1))} {figures}", force=event.done == event.total
                 )
             elif isinstance(event, CountingDone):
                 counting, merge_start = event, now
             elif isinstance(event, MergeBatch):
                 last_merge = event
                 done = event.first_rank + len(event)
-                rate = done / max(now - merge_start, 1e-9)
-                eta = (planned - done) / rate
-                progress.update(
-                    "merging",
-                    f"{bar(done / planned)} {done:,} of {planned:,}  "
-                    f"{rate:,.0f} merges/s  ETA {format_duration(eta)}",
-                )
+                figures = merges_progress(done, planned, done / max(now - merge_start, 1e-9))
+                progress.update("merging", f"{bar(done / max(planned, 1))} {figures}")
             elif isinstance(event, Finished):
                 finished = event
     finally:
@@ -96,16 +88,15 @@ def _print_summary(
     last_merge: MergeBatch | None,
     paths: list[Any],
 ) -> None:
-    learned = [left + right for left, right in finished.merges]
-    longest = max(learned, key=len, default=b"")
-    tokens = last_merge.corpus_tokens[-1] if last_merge else counting.corpus_bytes
-    lines = [
-        f"trained in {format_duration(wall)} ({wall:.2f} s)",
-        f"pre-tokens: {counting.distinct:,} distinct, {counting.total:,} in all"
-        + (f"; {counting.invalid_bytes:,} bytes were not valid UTF-8 (kept as bytes)" if counting.invalid_bytes else ""),
-        f"vocabulary: {len(finished.vocab):,} tokens ({len(finished.merges):,} merges)",
-        f"longest token: {readable(longest)} ({len(longest)} bytes)" if learned else "longest token: (no merges)",
-        f"bytes per token on the corpus: {counting.corpus_bytes / max(tokens, 1):.3f}",
-        "wrote: " + ", ".join(str(p) for p in paths),
-    ]
-    out.write("\n".join(lines) + "\n")
+    rows = training_summary(
+        seconds=wall,
+        vocab_size=len(finished.vocab),
+        merges=finished.merges,
+        distinct=counting.distinct,
+        total=counting.total,
+        corpus_bytes=counting.corpus_bytes,
+        corpus_tokens=last_merge.corpus_tokens[-1] if last_merge else counting.corpus_bytes,
+        invalid_bytes=counting.invalid_bytes,
+    )
+    rows.append(("Wrote", ", ".join(str(p) for p in paths)))
+    out.write("".join(f"{label.lower()}: {value}\n" for label, value in rows))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -20,8 +19,8 @@ from enum import Enum
 import numpy as np
 
 from bpe_studio.app.models.session import Session, TrainSettings
-from core.readable import readable
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, initial_token_bytes
+from core.progress import RateMeter, bytes_progress, format_duration, merges_progress, training_summary
 
 RATE_WINDOW_SECONDS = 3.0
 FREQUENCY_POINTS = 2000
@@ -66,26 +65,6 @@ class Progress:
     elapsed: float
 
 
-def format_bytes(n: float) -> str:
-    """``format_bytes(3_500_000) -> "3.5 MB"``."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{int(n)} B"
-
-
-def format_duration(seconds: float) -> str:
-    """``format_duration(75) -> "1 min 15 s"``, ``format_duration(3.2) -> "3.2 s"``."""
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
 class TrainingState:
     """Everything known about the current (or last) training run.
 
@@ -120,7 +99,7 @@ class TrainingState:
         self.lengths = array("q")  # byte length of each merged token, for the length chart
         self.vocab: dict[int, bytes] | None = None
         self.session: Session | None = None
-        self._rate_samples: deque[tuple[float, int]] = deque()
+        self._merge_rate = RateMeter(RATE_WINDOW_SECONDS)
         self._merge_started: float | None = None
         self.version = 0
 
@@ -180,9 +159,7 @@ class TrainingState:
             self.stage = Stage.MERGING
             self._merge_started = now
         if self.stage is Stage.MERGING:
-            self._rate_samples.append((now, len(self.token_ids)))
-            while self._rate_samples and now - self._rate_samples[0][0] > RATE_WINDOW_SECONDS:
-                self._rate_samples.popleft()
+            self._merge_rate.add(now, len(self.token_ids))
         self.version += 1
 
     def _append_merges(self, batch: MergeBatch) -> None:
@@ -234,10 +211,7 @@ class TrainingState:
 
     def merge_rate(self) -> float:
         """Merges per second over the last few seconds (0 when unknown)."""
-        if len(self._rate_samples) < 2:
-            return 0.0
-        (t0, k0), (t1, k1) = self._rate_samples[0], self._rate_samples[-1]
-        return (k1 - k0) / (t1 - t0) if t1 > t0 else 0.0
+        return self._merge_rate.rate()
 
     def progress(self, now: float | None = None) -> Progress:
         """The stage, its figures and the bar's fraction at time ``now``."""
@@ -250,22 +224,14 @@ class TrainingState:
         if stage is Stage.READING:
             if not self.bytes_total:
                 return Progress(stage.value, "opening the corpus…", None, elapsed)
-            rate = self.bytes_done / elapsed if elapsed > 0 else 0.0
-            detail = (
-                f"{format_bytes(self.bytes_done)} of {format_bytes(self.bytes_total)}"
-                f" · {rate / 1e6:.1f} MB/s"
-            )
+            detail = bytes_progress(self.bytes_done, self.bytes_total, elapsed)
             return Progress(stage.value, detail, self.bytes_done / self.bytes_total, elapsed)
         if stage is Stage.COUNTED:
             c = self.counting
             detail = f"{c.distinct:,} distinct pre-tokens · {c.total:,} in all" if c else ""
             return Progress(stage.value, detail, None, elapsed)
         if stage is Stage.MERGING:
-            rate = self.merge_rate()
-            detail = f"{k:,} of {max_merges:,} merges"
-            if rate > 0:
-                eta = (max_merges - k) / rate
-                detail += f" · {rate:,.0f} merges/s · ETA {format_duration(eta)}"
+            detail = merges_progress(k, max_merges, self.merge_rate())
             return Progress(stage.value, detail, k / max_merges if max_merges else 1.0, elapsed)
         if stage is Stage.FINISHED:
             return Progress(stage.value, f"{k:,} merges in {format_duration(elapsed)}", 1.0, elapsed)
@@ -298,26 +264,22 @@ class TrainingState:
         return np.concatenate([np.ones(256, dtype=np.int64), np.asarray(self.lengths, dtype=np.int64)])
 
     def summary(self) -> list[tuple[str, str]]:
-        """(label, value) rows describing the finished or cancelled run."""
-        rows: list[tuple[str, str]] = []
+        """(label, value) rows describing the finished or cancelled run (`core.progress.training_summary`)."""
         session = self.session
         if session is None:
-            return rows
+            return []
         stats = session.stats
-        status = "partial (cancelled)" if session.partial else "complete"
-        rows.append(("Result", status))
-        rows.append(("Time", format_duration(float(stats.get("elapsed", 0.0)))))
-        if "distinct" in stats:
-            rows.append(("Pre-tokens", f"{stats['distinct']:,} distinct · {stats['total']:,} in all"))
-        rows.append(("Vocabulary", f"{len(session.vocab):,} tokens ({len(session.merges):,} merges)"))
-        if session.merges:
-            longest = max((a + b for a, b in session.merges), key=len)
-            rows.append(("Longest token", f"{len(longest)} bytes: {readable(longest)}"))
-        if session.corpus_tokens and stats.get("corpus_bytes"):
-            rows.append(("Bytes per token", f"{stats['corpus_bytes'] / session.corpus_tokens[-1]:.2f}"))
-        if stats.get("invalid_bytes"):
-            rows.append(("Invalid UTF-8 bytes", f"{stats['invalid_bytes']:,} (kept byte-exact)"))
-        return rows
+        return training_summary(
+            seconds=float(stats.get("elapsed", 0.0)),
+            vocab_size=len(session.vocab),
+            merges=session.merges,
+            partial=session.partial,
+            distinct=stats.get("distinct"),
+            total=stats.get("total"),
+            corpus_bytes=int(stats.get("corpus_bytes", 0)),
+            corpus_tokens=session.corpus_tokens[-1] if session.corpus_tokens else None,
+            invalid_bytes=int(stats.get("invalid_bytes", 0)),
+        )
 
     def _make_session(self, partial: bool) -> Session | None:
         settings = self.settings
