@@ -25,16 +25,24 @@ import heapq
 import os
 import time
 from array import array
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     import numpy as np
 
-try:
-    from core.train._merge_kernel import MergeState as _MergeState
-except ImportError:  # not built (no C compiler at install time): the Python loop runs
-    _MergeState = None  # type: ignore[assignment,misc]
+    from core.train._merge_kernel import MergeState
+
+
+def _load_kernel() -> type[MergeState] | None:
+    try:
+        from core.train._merge_kernel import MergeState
+    except ImportError:  # not built (no C compiler at install time): the Python loop runs
+        return None
+    return MergeState
+
+
+_MergeState = _load_kernel()
 
 _SHIFT = 21  # pair code = left << _SHIFT | right; token ids stay below 2**21
 _MASK = (1 << _SHIFT) - 1
@@ -174,6 +182,7 @@ def merge_pairs_python(
     """
     pair_counts, pair_words = count_pairs(words, counts)
     keys = [tie_break_key(t) for t in token_bytes]
+    word_ids = cast("list[Sequence[int]]", words)  # bytes at first, lists of ids once merged
     heap = [(-c, keys[code >> _SHIFT] + keys[code & _MASK], code) for code, c in pair_counts.items()]
     heapq.heapify(heap)
     heappop, heappush = heapq.heappop, heapq.heappush
@@ -201,7 +210,7 @@ def merge_pairs_python(
         # pairs of bytes come from count_pairs as arrays; pairs with merged tokens are
         # created here, as lists
         for w in holders.tolist() if not isinstance(holders, list) else holders:
-            word = words[w]
+            word = word_ids[w]
             n = len(word)
             # the index may list a word that no longer holds the pair: index() skips
             # it at C speed
@@ -230,7 +239,7 @@ def merge_pairs_python(
                     code = prev << _SHIFT | z
                     pair_counts[code] = get(code, 0) + c
                     new_pairs.add(code)
-                    pair_words.setdefault(code, []).append(w)
+                    cast("list[int]", pair_words.setdefault(code, [])).append(w)  # a new pair: a list
                 if i + 2 < n:
                     nxt = word[i + 2]
                     code = b << _SHIFT | nxt
@@ -238,7 +247,7 @@ def merge_pairs_python(
                     code = z << _SHIFT | nxt
                     pair_counts[code] = get(code, 0) + c
                     new_pairs.add(code)
-                    pair_words.setdefault(code, []).append(w)
+                    cast("list[int]", pair_words.setdefault(code, [])).append(w)
                 out.append(z)
                 removed += c
                 pos = i + 2
@@ -248,7 +257,7 @@ def merge_pairs_python(
                     break
             if out is not None:
                 out.extend(word[pos:])
-                words[w] = out
+                word_ids[w] = out
         # what is left of the merged pair's count is stale: every occurrence is gone
         del pair_counts[best]
         for code in new_pairs:

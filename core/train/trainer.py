@@ -20,7 +20,7 @@ import os
 import signal
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
 from pathlib import Path
 
@@ -167,7 +167,7 @@ def _check_run(
     return path, size, vocab_size, specials, compiled, workers, chunk_size
 
 
-def _one_event_per_merge(stream: Iterator[BatchedTrainEvent], token_bytes: list[bytes]) -> Iterator[TrainEvent]:
+def _one_event_per_merge(stream: Generator[BatchedTrainEvent], token_bytes: list[bytes]) -> Iterator[TrainEvent]:
     try:
         for event in stream:
             if isinstance(event, MergeBatch):
@@ -187,7 +187,7 @@ def _train(
     pattern: Pattern,
     workers: int,
     chunk_size: int,
-) -> Iterator[BatchedTrainEvent]:
+) -> Generator[BatchedTrainEvent]:
     yield PretokenizeProgress(0, size)
     counts: Counter[bytes] = Counter()
     invalid = 0
