@@ -2,10 +2,9 @@
 
 `MergesModel` is a table model over the `TrainingState`'s growing columns (token ids, looked
 up in its ``token_bytes``); a timer appends the new rows in one ``beginInsertRows`` batch
-(never one per merge). Tokens are shown readably
-(visible whitespace, escapes, hex chips for partial characters; `core.readable`),
-with the exact bytes in the tooltip. The view follows the newest row unless the user has
-scrolled up.
+(never one per merge). Tokens are shown readably (visible whitespace, escapes, hex chips
+for partial characters; `core.readable`), with the exact bytes in the tooltip. The view
+follows the newest row unless the user has scrolled up.
 """
 
 from __future__ import annotations
