@@ -3,7 +3,7 @@
 The recipe (the exact rules: docs/semantics.md):
 1. Check the input: the file, the vocabulary size, the special tokens, the pattern.
 2. Cut the file into chunks at exact pre-token boundaries (`core.corpus.chunks`).
-3. Count pre-tokens per chunk in worker processes (`core.pretokenize.pieces`); add the counts.
+3. Count pre-tokens per chunk in worker processes (`core.pretokenize.counting`); add the counts.
 4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
    the vocabulary is full.
 
@@ -19,7 +19,6 @@ import operator
 import os
 import signal
 from array import array
-from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
 from pathlib import Path
@@ -38,7 +37,7 @@ from core.events import (
 )
 from core.train.merge import merge_pairs
 from core.pretokenize.patterns import Pattern, resolve_pattern
-from core.pretokenize.counting import count_invalid_bytes, count_pretokens
+from core.pretokenize.counting import ChunkCounts, PretokenCounts, count_chunk
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.pretokenize.specials import validate_special_tokens
 
@@ -189,17 +188,15 @@ def _train(
     chunk_size: int,
 ) -> Generator[BatchedTrainEvent]:
     yield PretokenizeProgress(0, size)
-    counts: Counter[bytes] = Counter()
-    invalid = 0
+    counts = PretokenCounts()
     chunks = plan_chunks(path, size, pattern, specials, chunk_size)
-    for done, (chunk_counts, chunk_invalid) in _count_chunks(path, chunks, pattern, specials, workers):
+    for done, chunk_counts in _count_chunks(path, chunks, pattern, specials, workers):
         if chunk_counts is not None:
-            _add_counts(counts, chunk_counts)
-            invalid += chunk_invalid
+            counts.add(chunk_counts)
         yield PretokenizeProgress(done, size)
 
-    words = list(counts)
-    word_counts = list(counts.values())
+    words, word_counts = counts.items()
+    invalid = counts.invalid
     del counts
     frequencies = array("q", sorted(word_counts, reverse=True))
     corpus_bytes = sum(len(w) * c for w, c in zip(words, word_counts))
@@ -229,15 +226,6 @@ def _train(
     yield Finished(vocab=dict(enumerate(token_bytes)), merges=merges)
 
 
-def _add_counts(total: Counter[bytes], part: dict[bytes, int]) -> None:
-    if not total:
-        total.update(part)
-        return
-    get = total.get
-    for key, n in part.items():
-        total[key] = get(key, 0) + n
-
-
 def _count_chunk(
     path: str,
     start: int,
@@ -245,16 +233,12 @@ def _count_chunk(
     pattern: Pattern,
     specials: list[str],
     cache: dict[str, list[str]],
-) -> tuple[dict[bytes, int], int]:
-    """Pre-token counts (as bytes) and invalid UTF-8 bytes of one chunk of the file."""
+) -> ChunkCounts:
+    """Pre-token counts of one chunk of the file (compact: see `core.pretokenize.counting`)."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    text = data.decode("utf-8", errors="surrogateescape")
-    del data
-    counts = count_pretokens(text, pattern, specials, cache)
-    encoded = {t.encode("utf-8", errors="surrogateescape"): n for t, n in counts.items()}
-    return encoded, count_invalid_bytes(text)
+    return count_chunk(data, pattern, specials, cache)
 
 
 def _init_worker() -> None:
@@ -270,7 +254,7 @@ ChunkTask = tuple[str, int, int, str, list[str]]
 """A chunk to count: ``(path, start, end, pattern source, special tokens)``."""
 
 
-def _count_chunk_task(task: ChunkTask, _warm: object = None) -> tuple[dict[bytes, int], int]:
+def _count_chunk_task(task: ChunkTask, _warm: object = None) -> ChunkCounts:
     path, start, end, pattern_source, specials = task
     return _count_chunk(path, start, end, resolve_pattern(pattern_source), specials, _worker_cache)
 
@@ -281,8 +265,8 @@ def _count_chunks(
     pattern: Pattern,
     specials: list[str],
     workers: int,
-) -> Iterator[tuple[int, tuple[dict[bytes, int] | None, int]]]:
-    """Yield ``(bytes done, (counts, invalid))`` per chunk, in order, and ``(done, (None, 0))``
+) -> Iterator[tuple[int, ChunkCounts | None]]:
+    """Yield ``(bytes done, counts)`` per chunk, in order, and ``(done, None)``
     every `PROGRESS_INTERVAL` while waiting, so a consumer can cancel between events.
 
     This process is one of the ``workers``: it counts chunks itself from the start, while
@@ -293,7 +277,7 @@ def _count_chunks(
     cache: dict[str, list[str]] = {}
     tasks: list[ChunkTask] = [(str(path), start, end, pattern.source, specials) for start, end in chunks]
 
-    def count_here(task: ChunkTask) -> tuple[dict[bytes, int], int]:
+    def count_here(task: ChunkTask) -> ChunkCounts:
         return _count_chunk(task[0], task[1], task[2], pattern, specials, cache)
 
     done = 0
@@ -308,7 +292,7 @@ def _count_chunks(
         position = 0
         for counted in results_in_order(tasks, pool, _count_chunk_task, run_here=count_here, poll=PROGRESS_INTERVAL):
             if counted is None:
-                yield done, (None, 0)
+                yield done, None
                 continue
             done += tasks[position][2] - tasks[position][1]
             position += 1
