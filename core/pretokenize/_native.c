@@ -77,33 +77,11 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
         return NULL;
     }
     const unsigned char *s = (const unsigned char *)view.buf + start;
-    ptrdiff_t n = end - start, i = 0;
-    int failed = 0, created;
+    ptrdiff_t n = end - start;
+    int failed;
     Py_BEGIN_ALLOW_THREADS
     self->invalid += bpe_invalid_bytes(s, n);
-    if (pattern == BPE_GPT2) {
-        while (i < n) {
-            ptrdiff_t j = bpe_next_gpt2(s, i, n);
-            BpeEntry *e = bpe_map_get(&self->map, s + i, (size_t)(j - i), &created);
-            if (!e) {
-                failed = 1;
-                break;
-            }
-            e->a++;
-            i = j;
-        }
-    } else {
-        while (i < n) {
-            ptrdiff_t j = bpe_next_gpt4(s, i, n);
-            BpeEntry *e = bpe_map_get(&self->map, s + i, (size_t)(j - i), &created);
-            if (!e) {
-                failed = 1;
-                break;
-            }
-            e->a++;
-            i = j;
-        }
-    }
+    failed = bpe_count(&self->map, pattern, s, n) < 0;
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&view);
     if (failed)

@@ -341,16 +341,34 @@ static int bpe_map_grow(BpeMap *m)
     return 0;
 }
 
-/* The entry of key p[0:n], created with values (0, 0) if absent; NULL when out of memory. */
-static inline BpeEntry *bpe_map_get(BpeMap *m, const unsigned char *p, size_t n, int *created)
+static inline int bpe_key_eq(const unsigned char *a, const unsigned char *b, size_t n)
 {
-    uint64_t hash = bpe_hash(p, n);
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return 0;
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+    while (n--)
+        if (*a++ != *b++)
+            return 0;
+    return 1;
+}
+
+/* The entry of key p[0:n] (whose bpe_hash is `hash`), created with values (0, 0) if
+ * absent; NULL when out of memory. */
+static inline BpeEntry *bpe_map_get_hashed(BpeMap *m, const unsigned char *p, size_t n, uint64_t hash, int *created)
+{
     size_t h = (size_t)hash & m->mask;
     int32_t slot;
     *created = 0;
     while ((slot = m->slots[h]) != 0) {
         BpeEntry *e = &m->entries[slot - 1];
-        if (e->hash == hash && e->len == n && memcmp(m->keys + e->key, p, n) == 0)
+        if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n))
             return e;
         h = (h + 1) & m->mask;
     }
@@ -382,6 +400,29 @@ static inline BpeEntry *bpe_map_get(BpeMap *m, const unsigned char *p, size_t n,
     m->slots[h] = (int32_t)m->n;
     *created = 1;
     return e;
+}
+
+static inline BpeEntry *bpe_map_get(BpeMap *m, const unsigned char *p, size_t n, int *created)
+{
+    return bpe_map_get_hashed(m, p, n, bpe_hash(p, n), created);
+}
+
+/* Count the pre-tokens of s[0:n] (pattern BPE_GPT2 or BPE_GPT4) into m; -1: out of memory.
+ * (A small direct-mapped cache of the hottest pre-tokens in front of the map was tried:
+ * its evictions cost more than it saved.) */
+static int bpe_count(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t n)
+{
+    ptrdiff_t i = 0;
+    int created;
+    while (i < n) {
+        ptrdiff_t j = pattern == BPE_GPT4 ? bpe_next_gpt4(s, i, n) : bpe_next_gpt2(s, i, n);
+        BpeEntry *e = bpe_map_get(m, s + i, (size_t)(j - i), &created);
+        if (!e)
+            return -1;
+        e->a++;
+        i = j;
+    }
+    return 0;
 }
 
 #endif
