@@ -18,13 +18,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from types import ModuleType
 
 from core.pretokenize.native import native_module, scanner_for
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.pieces import split_pieces
-from core.pretokenize.specials import split_on_specials
+from core.pretokenize.specials import special_bytes_regex, split_on_specials
 
 __all__ = ["ChunkCounts", "PretokenCounts", "count_chunk", "count_pretokens", "count_invalid_bytes"]
 
@@ -75,7 +74,7 @@ def count_chunk(
     native = native_module()
     assert native is not None
     counter = native.Counts()
-    splitter = _special_bytes_regex(tuple(special_tokens))
+    splitter = special_bytes_regex(tuple(special_tokens))
     if splitter is None:
         counter.scan(data, scanner)
     else:
@@ -87,16 +86,6 @@ def count_chunk(
         if pos < len(data):
             counter.scan(data, scanner, pos)
     return ChunkCounts(counter.packed(), None, counter.invalid)
-
-
-@lru_cache(maxsize=16)
-def _special_bytes_regex(special_tokens: tuple[str, ...]) -> re.Pattern[bytes] | None:
-    """Special tokens as UTF-8 bytes, longest first. A token's first byte never continues a
-    character, so its bytes match exactly where its text matches the decoded text."""
-    if not special_tokens:
-        return None
-    ordered = sorted((t.encode("utf-8") for t in special_tokens), key=len, reverse=True)
-    return re.compile(b"|".join(map(re.escape, ordered)))
 
 
 class PretokenCounts:

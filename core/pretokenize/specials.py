@@ -7,7 +7,9 @@ with ``["<|a|>", "<|a|><|b|>"]`` the text ``"<|a|><|b|>"`` is one special token.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 
 import regex
 
@@ -39,6 +41,19 @@ def special_token_regex(special_tokens: Sequence[str]) -> regex.Pattern[str] | N
         return None
     ordered = sorted(special_tokens, key=len, reverse=True)
     return regex.compile("|".join(regex.escape(t) for t in ordered))
+
+
+@lru_cache(maxsize=32)
+def special_bytes_regex(special_tokens: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    """`special_token_regex` for UTF-8 bytes (``None`` if there are none).
+
+    A special token's first byte never continues a character, so its bytes match in a
+    corpus's bytes exactly where its text matches the text decoded with ``surrogateescape``.
+    """
+    if not special_tokens:
+        return None
+    ordered = sorted((t.encode("utf-8") for t in special_tokens), key=len, reverse=True)
+    return re.compile(b"|".join(map(re.escape, ordered)))
 
 
 def split_on_specials(
