@@ -30,6 +30,10 @@ except ImportError:  # built without a C compiler (or an older build without Enc
 
 __all__ = ["NativeEncoder"]
 
+NATIVE_CACHE_ENTRIES = 1 << 17
+"""The native cache's least size: ~80 bytes an entry (its pre-token, ids and hash slot), so
+~10 MB holds the distinct pre-tokens of most corpora (emptied when full)."""
+
 
 class NativeEncoder:
     """Bytes -> ids for one vocabulary, pattern and set of special tokens, with its own cache.
@@ -44,10 +48,23 @@ class NativeEncoder:
         self._pieces = pieces
         self._scanner = scanner
         self._cache_entries = cache_entries
-        self._encoder = _Encoder(table, scanner, cache_entries)
+        self._encoder = _Encoder(table, scanner, max(cache_entries, NATIVE_CACHE_ENTRIES))
         self._special_ids = dict(special_ids)
         self._splitter = special_bytes_regex(tuple(special_ids))
         self._by_bytes = {t.encode("utf-8"): i for t, i in special_ids.items()}
+        # a few special tokens: `in` (a fast substring search) tells sooner than the regex
+        # whether a short text holds any at all
+        self._few = list(self._by_bytes) if len(self._by_bytes) <= 4 else None
+
+    def _has_special(self, data: bytes) -> bool:
+        few = self._few
+        if few is None:
+            assert self._splitter is not None
+            return self._splitter.search(data) is not None
+        for token in few:
+            if token in data:
+                return True
+        return False
 
     @classmethod
     def build(cls, pieces: PieceEncoder, special_ids: dict[str, int], cache_entries: int) -> NativeEncoder | None:
@@ -64,7 +81,7 @@ class NativeEncoder:
     def encode_list(self, data: bytes) -> list[int]:
         """The ids of ``data`` (special tokens are their one id each)."""
         splitter = self._splitter
-        if splitter is None:
+        if splitter is None or not self._has_special(data):
             return self._encoder.encode(data, as_list=True)  # type: ignore[return-value]
         ids: list[int] = []
         pos = 0
@@ -84,7 +101,7 @@ class NativeEncoder:
     def encode_array(self, data: bytes) -> np.ndarray:
         """`encode_list` as an int64 numpy array (no Python int per id)."""
         splitter = self._splitter
-        if splitter is None:
+        if splitter is None or not self._has_special(data):
             packed = self._encoder.encode(data)
             return np.frombuffer(bytearray(packed), np.int64)  # type: ignore[arg-type]
         parts: list[bytes] = []
@@ -105,9 +122,13 @@ class NativeEncoder:
             return self._encoder.encode_many(datas)
         # Cut each text at its special tokens; encode all ordinary stretches at once.
         stretches: list[bytes] = []
-        plans: list[list[int | None]] = []  # per text: a special id, or None for the next stretch
+        plans: list[list[int | None] | None] = []  # None: the text is one stretch
         for data in datas:
-            plan: list[int | None] = []
+            if not self._has_special(data):
+                stretches.append(data)
+                plans.append(None)
+                continue
+            plan: list[int | None] = []  # a special token's id, or None for the next stretch
             pos = 0
             for m in splitter.finditer(data):
                 if m.start() > pos:
@@ -116,12 +137,15 @@ class NativeEncoder:
                 plan.append(self._by_bytes[m.group()])
                 pos = m.end()
             if pos < len(data):
-                stretches.append(data[pos:] if pos else data)
+                stretches.append(data[pos:])
                 plan.append(None)
             plans.append(plan)
         encoded = iter(self._encoder.encode_many(stretches))
         out: list[list[int]] = []
         for plan in plans:
+            if plan is None:
+                out.append(next(encoded))
+                continue
             ids: list[int] = []
             for item in plan:
                 if item is None:

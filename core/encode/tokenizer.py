@@ -29,7 +29,7 @@ import regex
 from core import formats
 from core.errors import TokenizerError
 from core.formats.load import TokenizerFiles, load_gpt2_tokenizer, load_tokenizer_files
-from core.pretokenize.native import scanner_for
+from core.pretokenize.native import python_forced, scanner_for
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.encode.native import NativeEncoder
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, EncoderState, PieceEncoder
@@ -344,7 +344,10 @@ class Tokenizer:
         return split_with(text, self._special_re)
 
     def _native_encoder(self) -> NativeEncoder | None:
-        native = self._native = _native_encoder(self._pieces, self.special_ids, self._native)
+        native = self._native
+        if native is not None and not python_forced():
+            return native
+        native = self._native = _native_encoder(self._pieces, self.special_ids, native)
         return native
 
     def encode_ordinary(self, text: str) -> list[int]:

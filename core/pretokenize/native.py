@@ -28,7 +28,7 @@ try:
 except ImportError:  # built without a C compiler: the regex path does everything
     _native = None
 
-__all__ = ["NativeScannerWarning", "native_module", "scanner_for"]
+__all__ = ["NativeScannerWarning", "native_module", "python_forced", "scanner_for"]
 
 GPT2 = 1
 GPT4 = 2
@@ -39,9 +39,23 @@ class NativeScannerWarning(UserWarning):
     """The native pre-tokenizer stands down (its tables differ from the installed `regex`)."""
 
 
+# os.environ keeps this dict in step with itself; reading it directly costs a tenth of
+# os.environ.get, which matters for encoding short texts one by one.
+_ENVIRON: dict[object, object] | None = getattr(os.environ, "_data", None)
+_PURE_KEY: object = os.environ.encodekey("BPE_STUDIO_PURE_PYTHON") if _ENVIRON is not None else None  # type: ignore[attr-defined]
+_PURE_ON: object = os.environ.encodevalue("1") if _ENVIRON is not None else None  # type: ignore[attr-defined]
+
+
+def python_forced() -> bool:
+    """``BPE_STUDIO_PURE_PYTHON=1``: the Python paths must run (checked at each call)."""
+    if _ENVIRON is not None:
+        return _ENVIRON.get(_PURE_KEY) == _PURE_ON
+    return os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1"
+
+
 def native_module() -> ModuleType | None:
     """The compiled module when it may be used (built, not forced off, tables current)."""
-    if _native is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+    if _native is None or python_forced():
         return None
     return _native if _tables_current() else None
 
