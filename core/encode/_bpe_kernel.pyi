@@ -1,6 +1,7 @@
 """Types of the compiled BPE kernel (``_bpe_kernel.c``), optional: `core.encode.piece_encoder` works without it."""
 
 from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,8 +18,12 @@ class Encoder:
     """Bytes -> ids: the native pre-tokenizer, a pre-token cache, the BPE of misses."""
 
     def __init__(self, table: BpeTable, pattern: int, cache_entries: int) -> None: ...
-    def encode(self, data: bytes | bytearray | memoryview, start: int = 0, end: int = -1, as_list: bool = False) -> bytes | list[int]:
-        """The ids of ``data[start:end]`` (its end is the end of a text): int64 bytes, or a list."""
+    @overload
+    def encode(self, data: bytes | bytearray | memoryview, start: int = 0, end: int = -1, as_list: Literal[False] = False) -> bytes:
+        """The ids of ``data[start:end]`` (its end is the end of a text) as int64 bytes."""
+    @overload
+    def encode(self, data: bytes | bytearray | memoryview, start: int = 0, end: int = -1, *, as_list: Literal[True]) -> list[int]:
+        """The ids of ``data[start:end]`` as a list."""
     def encode_many(self, datas: Sequence[bytes]) -> list[list[int]]:
         """The ids of each of ``datas`` (each a whole text), the GIL released once for all."""
     def cache_size(self) -> int:

@@ -82,37 +82,37 @@ class NativeEncoder:
         """The ids of ``data`` (special tokens are their one id each)."""
         splitter = self._splitter
         if splitter is None or not self._has_special(data):
-            return self._encoder.encode(data, as_list=True)  # type: ignore[return-value]
+            return self._encoder.encode(data, as_list=True)
         ids: list[int] = []
         pos = 0
         for m in splitter.finditer(data):
             if m.start() > pos:
-                ids += self._encoder.encode(data, pos, m.start(), as_list=True)  # type: ignore[arg-type]
+                ids += self._encoder.encode(data, pos, m.start(), as_list=True)
             ids.append(self._by_bytes[m.group()])
             pos = m.end()
         if pos < len(data):
-            ids += self._encoder.encode(data, pos, as_list=True)  # type: ignore[arg-type]
+            ids += self._encoder.encode(data, pos, as_list=True)
         return ids
 
     def encode_ordinary(self, data: bytes) -> list[int]:
         """The ids of ``data`` with special tokens as plain text."""
-        return self._encoder.encode(data, as_list=True)  # type: ignore[return-value]
+        return self._encoder.encode(data, as_list=True)
 
     def encode_array(self, data: bytes) -> np.ndarray:
         """`encode_list` as an int64 numpy array (no Python int per id)."""
         splitter = self._splitter
         if splitter is None or not self._has_special(data):
             packed = self._encoder.encode(data)
-            return np.frombuffer(bytearray(packed), np.int64)  # type: ignore[arg-type]
+            return np.frombuffer(bytearray(packed), np.int64)
         parts: list[bytes] = []
         pos = 0
         for m in splitter.finditer(data):
             if m.start() > pos:
-                parts.append(self._encoder.encode(data, pos, m.start()))  # type: ignore[arg-type]
+                parts.append(self._encoder.encode(data, pos, m.start()))
             parts.append(array.array("q", (self._by_bytes[m.group()],)).tobytes())
             pos = m.end()
         if pos < len(data):
-            parts.append(self._encoder.encode(data, pos))  # type: ignore[arg-type]
+            parts.append(self._encoder.encode(data, pos))
         return np.frombuffer(bytearray(b"".join(parts)), np.int64)
 
     def encode_many(self, datas: Sequence[bytes]) -> list[list[int]]:
@@ -128,18 +128,18 @@ class NativeEncoder:
                 stretches.append(data)
                 plans.append(None)
                 continue
-            plan: list[int | None] = []  # a special token's id, or None for the next stretch
+            steps: list[int | None] = []  # a special token's id, or None for the next stretch
             pos = 0
             for m in splitter.finditer(data):
                 if m.start() > pos:
                     stretches.append(data[pos : m.start()])
-                    plan.append(None)
-                plan.append(self._by_bytes[m.group()])
+                    steps.append(None)
+                steps.append(self._by_bytes[m.group()])
                 pos = m.end()
             if pos < len(data):
                 stretches.append(data[pos:])
-                plan.append(None)
-            plans.append(plan)
+                steps.append(None)
+            plans.append(steps)
         encoded = iter(self._encoder.encode_many(stretches))
         out: list[list[int]] = []
         for plan in plans:

@@ -34,7 +34,7 @@ from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.encode.native import NativeEncoder
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, EncoderState, PieceEncoder
 from core.pretokenize.pieces import split_pieces
-from core.pretokenize.specials import special_token_regex, split_with, validate_special_tokens
+from core.pretokenize.specials import SpecialMatcher, special_token_regex, split_with, validate_special_tokens
 
 __all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "Tokenizer", "TokenizerError"]
 
@@ -69,7 +69,7 @@ class TokenSpan:
 
 
 def _encode_array(
-    pieces: PieceEncoder, special_re: regex.Pattern[str] | None, special_ids: dict[str, int], text: str
+    pieces: PieceEncoder, special_re: SpecialMatcher[str] | None, special_ids: dict[str, int], text: str
 ) -> np.ndarray:
     with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
         if special_re is None:
@@ -498,10 +498,10 @@ class Tokenizer:
             # No exact cut (a custom pattern, or one enormous piece): end at a pre-token
             # boundary far enough from the end that more text cannot change it.
             end, bound = start, limit - _FALLBACK_MARGIN
-            for m in self.pattern.compiled.finditer(text, start, limit):
-                if m.end() > bound:
+            for found in self.pattern.compiled.finditer(text, start, limit):
+                if found.end() > bound:
                     break
-                end = m.end()
+                end = found.end()
             return end
         return start
 

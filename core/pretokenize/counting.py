@@ -19,11 +19,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from core.pretokenize.native import native_module, scanner_for
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.pieces import split_pieces
 from core.pretokenize.specials import special_bytes_regex, split_on_specials
+
+if TYPE_CHECKING:
+    from core.pretokenize._native import Counts
 
 __all__ = ["ChunkCounts", "PretokenCounts", "count_chunk", "count_pretokens", "count_invalid_bytes"]
 
@@ -96,7 +100,7 @@ class PretokenCounts:
     """
 
     def __init__(self) -> None:
-        self._native: object | None = None  # a _native.Counts, once a packed chunk comes
+        self._native: Counts | None = None  # once a packed chunk comes
         self._dict: Counter[bytes] = Counter()
         self.invalid = 0
 
@@ -107,7 +111,7 @@ class PretokenCounts:
             if self._native is None:
                 module = _counts_module()
                 self._native = module.Counts()
-            self._native.add_packed(chunk.packed)  # type: ignore[attr-defined]
+            self._native.add_packed(chunk.packed)
         if chunk.counts:
             if not self._dict:
                 self._dict.update(chunk.counts)
@@ -121,7 +125,7 @@ class PretokenCounts:
         words: list[bytes] = []
         counts: list[int] = []
         if self._native is not None:
-            words, counts = self._native.items()  # type: ignore[attr-defined]
+            words, counts = self._native.items()
         if self._dict:
             if words:  # chunks counted both ways (not in practice): add the dict's in
                 merged = Counter(dict(zip(words, counts)))

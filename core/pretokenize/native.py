@@ -42,8 +42,8 @@ class NativeScannerWarning(UserWarning):
 # os.environ keeps this dict in step with itself; reading it directly costs a tenth of
 # os.environ.get, which matters for encoding short texts one by one.
 _ENVIRON: dict[object, object] | None = getattr(os.environ, "_data", None)
-_PURE_KEY: object = os.environ.encodekey("BPE_STUDIO_PURE_PYTHON") if _ENVIRON is not None else None  # type: ignore[attr-defined]
-_PURE_ON: object = os.environ.encodevalue("1") if _ENVIRON is not None else None  # type: ignore[attr-defined]
+_PURE_KEY: object = os.environ.encodekey("BPE_STUDIO_PURE_PYTHON") if _ENVIRON is not None else None
+_PURE_ON: object = os.environ.encodevalue("1") if _ENVIRON is not None else None
 
 
 def python_forced() -> bool:
