@@ -128,6 +128,8 @@ Counts_add_packed(Counts *self, PyObject *arg)
         PyErr_SetString(PyExc_ValueError, "not the packed counts of Counts.packed()");
         return NULL;
     }
+    while (self->map.cap < self->map.n + (size_t)header[0] && bpe_map_grow(&self->map) == 0)
+        ; /* room for all at once: no growing half-way */
     const unsigned char *counts = p + 24, *lens = counts + header[0] * 8, *key = lens + header[0] * 4;
     const unsigned char *keys_end = key + header[2];
     int failed = 0, created;

@@ -251,7 +251,8 @@ typedef struct {
 typedef struct {
     BpeEntry *entries; /* in insertion order */
     size_t n, cap;
-    int32_t *slots;    /* open addressing: entry index + 1, 0 = empty */
+    uint64_t *slots;   /* open addressing: the hash's high 32 bits << 32 | entry index + 1; 0 = empty
+                        * (the high bits tell most non-matching slots without reading the entry) */
     size_t mask;
     unsigned char *keys;
     size_t keys_len, keys_cap;
@@ -283,7 +284,7 @@ static int bpe_map_init(BpeMap *m, size_t slots)
     size_t s = 1024;
     while (s < slots)
         s <<= 1;
-    m->slots = (int32_t *)calloc(s, sizeof(int32_t));
+    m->slots = (uint64_t *)calloc(s, sizeof(uint64_t));
     m->mask = s - 1;
     m->cap = s / 2;
     m->entries = (BpeEntry *)malloc(m->cap * sizeof(BpeEntry));
@@ -309,7 +310,7 @@ static void bpe_map_free(BpeMap *m)
 
 static void bpe_map_clear(BpeMap *m)
 {
-    memset(m->slots, 0, (m->mask + 1) * sizeof(int32_t));
+    memset(m->slots, 0, (m->mask + 1) * sizeof(uint64_t));
     m->n = 0;
     m->keys_len = 0;
 }
@@ -319,7 +320,7 @@ static int bpe_map_grow(BpeMap *m)
     size_t size = (m->mask + 1) * 2;
     if (size > ((size_t)1 << 31))
         return -1;
-    int32_t *slots = (int32_t *)calloc(size, sizeof(int32_t));
+    uint64_t *slots = (uint64_t *)calloc(size, sizeof(uint64_t));
     BpeEntry *entries = (BpeEntry *)realloc(m->entries, size / 2 * sizeof(BpeEntry));
     if (!slots || !entries) {
         free(slots);
@@ -336,7 +337,7 @@ static int bpe_map_grow(BpeMap *m)
         size_t h = (size_t)entries[e].hash & m->mask;
         while (slots[h])
             h = (h + 1) & m->mask;
-        slots[h] = (int32_t)(e + 1);
+        slots[h] = (entries[e].hash & 0xFFFFFFFF00000000ull) | (uint64_t)(e + 1);
     }
     return 0;
 }
@@ -364,12 +365,14 @@ static inline int bpe_key_eq(const unsigned char *a, const unsigned char *b, siz
 static inline BpeEntry *bpe_map_get_hashed(BpeMap *m, const unsigned char *p, size_t n, uint64_t hash, int *created)
 {
     size_t h = (size_t)hash & m->mask;
-    int32_t slot;
+    uint64_t slot, tag = hash & 0xFFFFFFFF00000000ull;
     *created = 0;
     while ((slot = m->slots[h]) != 0) {
-        BpeEntry *e = &m->entries[slot - 1];
-        if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n))
-            return e;
+        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
+            BpeEntry *e = &m->entries[(uint32_t)slot - 1];
+            if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n))
+                return e;
+        }
         h = (h + 1) & m->mask;
     }
     if (m->n >= m->cap) {
@@ -397,7 +400,7 @@ static inline BpeEntry *bpe_map_get_hashed(BpeMap *m, const unsigned char *p, si
     e->a = e->b = 0;
     m->keys_len += n;
     m->n++;
-    m->slots[h] = (int32_t)m->n;
+    m->slots[h] = tag | (uint64_t)m->n;
     *created = 1;
     return e;
 }
