@@ -505,6 +505,8 @@ typedef struct {
     int64_t *ids;            /* the cached pre-tokens' ids */
     size_t ids_len, ids_cap;
     int32_t *ranks;          /* merge_word's scratch, LONG_WORD entries */
+    int64_t *out;            /* encode's output, kept between calls (a fresh large buffer */
+    size_t out_cap;          /* per call would cost page faults) */
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
 } Encoder;
 
@@ -514,6 +516,7 @@ Encoder_dealloc(Encoder *self)
     bpe_map_free(&self->cache);
     PyMem_RawFree(self->ids);
     PyMem_RawFree(self->ranks);
+    PyMem_RawFree(self->out);
     if (self->lock) {
         PyThread_free_lock(self->lock);
     }
@@ -614,6 +617,26 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
     return written;
 }
 
+/* The output buffer with room for n ids (the lock is held); NULL when out of memory. */
+static int64_t *
+encoder_out(Encoder *self, Py_ssize_t n)
+{
+    size_t need = n > 0 ? (size_t)n : 1;
+    if (need > self->out_cap) {
+        size_t cap = self->out_cap ? self->out_cap : 4096;
+        while (cap < need) {
+            cap *= 2;
+        }
+        int64_t *out = PyMem_RawRealloc(self->out, cap * sizeof(int64_t));
+        if (out == NULL) {
+            return NULL;
+        }
+        self->out = out;
+        self->out_cap = cap;
+    }
+    return self->out;
+}
+
 static PyObject *
 Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
 {
@@ -633,29 +656,21 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
         return NULL;
     }
     Py_ssize_t n = end - start, written = -1;
-    int64_t small[256];
-    int64_t *out = n <= 256 ? small : PyMem_RawMalloc((size_t)n * sizeof(int64_t));
-    if (out == NULL) {
-        PyBuffer_Release(&view);
-        return PyErr_NoMemory();
-    }
     const unsigned char *s = (const unsigned char *)view.buf + start;
+    int64_t *out = NULL;
     if (n < 4096) { /* small calls: not worth releasing the GIL */
-        if (PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
-            written = encode_span(self, s, n, out);
-            PyThread_release_lock(self->lock);
-        } else {
+        if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
             Py_BEGIN_ALLOW_THREADS
             PyThread_acquire_lock(self->lock, WAIT_LOCK);
-            written = encode_span(self, s, n, out);
-            PyThread_release_lock(self->lock);
             Py_END_ALLOW_THREADS
         }
+        out = encoder_out(self, n);
+        written = out ? encode_span(self, s, n, out) : -1;
     } else {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(self->lock, WAIT_LOCK);
-        written = encode_span(self, s, n, out);
-        PyThread_release_lock(self->lock);
+        out = encoder_out(self, n);
+        written = out ? encode_span(self, s, n, out) : -1;
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&view);
@@ -675,12 +690,9 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
     } else {
         result = PyBytes_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
     }
-    if (out != small) {
-        PyMem_RawFree(out);
-    }
+    PyThread_release_lock(self->lock);
     return result;
 }
-
 
 static PyObject *
 Encoder_encode_many(Encoder *self, PyObject *arg)
