@@ -2,8 +2,8 @@
 
     bpe-studio train corpus.txt --vocab-size 10000 --special-token '<|endoftext|>' --out tok/
 
-Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json and tokenizer.json
-into the output directory, only once training has finished. Follows the batched stream
+Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json, tokenizer.json and
+tokenizer.tiktoken into the output directory, only once training has finished. Follows the batched stream
 (`core.train_bpe_batches`): the progress line moves once per batch of merges.
 """
 
