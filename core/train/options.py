@@ -119,11 +119,15 @@ def _as_tokenizer(initial: InitialTokenizer) -> Tokenizer:
     raise TypeError(f"initial must be a Tokenizer or the path of one, got {type(initial).__name__}")
 
 
+def _describe(pattern: Pattern) -> str:
+    return repr(pattern.name) if pattern.name != "custom" else repr(pattern.source)
+
+
 def _lay_out(tok: Tokenizer, special_tokens: list[str], pattern: Pattern) -> tuple[InitialVocab, list[str]]:
     if tok.pattern.source != pattern.source:
         raise InvalidPatternError(
-            f"the initial tokenizer splits text with the pattern {tok.pattern.name!r} ({tok.pattern.source!r}), "
-            f"not {pattern.name!r}; continue training with its pattern"
+            f"the initial tokenizer splits text with the pattern {_describe(tok.pattern)}, not "
+            f"{_describe(pattern)}; continue training with its pattern (its merges were learned on those pre-tokens)"
         )
     special_ids = dict(sorted(tok.special_ids.items(), key=lambda item: item[1]))
     specials = list(special_ids) + [t for t in special_tokens if t not in special_ids]
