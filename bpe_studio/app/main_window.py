@@ -496,6 +496,7 @@ class MainWindow(QMainWindow):
                 job.shutdown()
         self.tokenizer_builder.shutdown()
         self.explore_panel.shutdown()
+        self.settings_panel.trainer_options.shutdown()
         self.settings_panel.save()
         self.qsettings.setValue("window/geometry", self.saveGeometry())
         self.qsettings.sync()
