@@ -12,8 +12,9 @@ byte-level BPE tokenizer. A rank file holds no merges and no pattern:
   from the caller, or from a known encoding name (`KNOWN_ENCODINGS`: ``cl100k_base``,
   ``o200k_base``, ``r50k_base``, ``p50k_base``, the constants tiktoken itself uses).
 
-Ranks must be distinct and, together with the special tokens' ids, cover ``0..N-1``
-without a gap (a gap would be an id no token has). Special tokens whose ids are not given
+Ranks must be distinct and, together with the special tokens' ids, cover every id up to
+the last rank without a gap (a gap would be an id no token has); special ids beyond the
+last rank may leave some unused, as ``cl100k_base``'s do (100256, 100261-100275). Special tokens whose ids are not given
 take the gaps first, in order, then the ids after the last rank — exactly the ids a BPE
 Studio export gives them (256, 257, ...).
 """
@@ -144,7 +145,7 @@ def place_special_tokens(
     special_tokens: Sequence[str] | Mapping[str, int],
     where: str,
 ) -> dict[str, int]:
-    """Ids of the special tokens of a rank file; ranks and ids together must be ``0..N-1``.
+    """Ids of the special tokens of a rank file; with the ranks they must cover ``0..last rank``.
 
     A mapping gives the ids; a sequence puts the tokens, in order, into the gaps of the
     ranks, then after the last rank: ranks ``0..255, 258..`` and ``["<a>", "<b>"]`` ->
@@ -169,8 +170,8 @@ def place_special_tokens(
         free += range(end, end + len(special_tokens) - len(free))
         ids = dict(zip(special_tokens, free))
     used = taken | set(ids.values())
-    top = max(used) + 1
-    if len(used) != top:
+    top = max(taken) + 1  # special ids above the last rank may leave ids unused, as tiktoken's own do
+    if len(used & set(range(top))) != top:
         missing = next(i for i in range(top) if i not in used)
         known = f" and the {len(ids)} special token ids" if ids else ""
         raise FormatError(

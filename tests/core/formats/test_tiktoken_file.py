@@ -257,6 +257,16 @@ def test_gaps_in_ranks_are_refused(tmp_path: Path) -> None:
         Tokenizer.load(path, pattern="gpt2", special_tokens={"<s>": 258})
 
 
+def test_known_special_ids_may_leave_ids_unused_above_the_ranks(tmp_path: Path) -> None:
+    # cl100k_base: ranks 0..100255, then <|endoftext|> at 100257 (100256 unused), <|endofprompt|> at 100276
+    path = write_ranks(tmp_path / "small.tiktoken", byte_ranks() | {b"ab": 256})
+    tok = Tokenizer.load(path, encoding="cl100k_base")
+    assert tok.special_ids["<|endoftext|>"] == 100257 and tok.special_ids["<|endofprompt|>"] == 100276
+    assert tok.encode("ab<|endoftext|>") == [256, 100257] and tok.pattern.name == "gpt4"
+    copy = write_ranks(tmp_path / "o200k_base.tiktoken", byte_ranks() | {b"ab": 256})  # found by its name
+    assert Tokenizer.load(copy).special_ids == {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+
+
 def test_missing_bytes_and_unmergeable_tokens_are_refused(tmp_path: Path) -> None:
     no_byte = {t: r for t, r in byte_ranks().items() if t != b"z"} | {b"\x00\x00": 122}
     with pytest.raises(FormatError, match=r"nobyte\.tiktoken: the single byte b'z' has no rank"):
