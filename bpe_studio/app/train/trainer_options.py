@@ -129,7 +129,7 @@ class TrainerOptions(QObject):
     def set_values(self, max_token_length: int | None, min_frequency: int, initial: str | None) -> None:
         self.max_length_spin.setValue(max_token_length or 1)
         self.min_frequency_spin.setValue(min_frequency)
-        self.set_initial(initial, read=False)
+        self.set_initial(initial)  # read again: its merges are marked kept if it is trained again
 
     def set_running(self, running: bool) -> None:
         for widget in (self.max_length_spin, self.min_frequency_spin, self.initial_button, self.clear_button):

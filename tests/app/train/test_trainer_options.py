@@ -84,3 +84,13 @@ def test_a_tokenizer_that_cannot_be_read_is_said_so(qtbot, make_window, make_cor
         options.set_initial(str(tmp_path / "nothing"))
     assert "Cannot continue it" in options.initial_status.text() and "does not exist" in options.initial_status.text()
     assert options.initial() is None
+
+
+def test_a_session_keeps_the_trainer_options(tmp_path) -> None:
+    from bpe_studio.app.models.session import Session, TrainSettings, load_session, save_session
+
+    settings = TrainSettings("c.txt", 300, (EOT,), "gpt4", None, max_token_length=8, min_frequency=3,
+                             initial=str(tmp_path / "base"), inherited_merges=12)
+    vocab = {i: bytes([i]) for i in range(256)} | {256: EOT.encode()}
+    save_session(tmp_path / "s.bpesession", Session(settings, vocab, []))
+    assert load_session(tmp_path / "s.bpesession").settings == settings
