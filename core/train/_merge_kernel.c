@@ -623,7 +623,8 @@ merge_once(MergeState *s, int64_t *out)
     PairEntry *best = map_find(&s->map, pair_key(a, b));
     int32_t *holders = NULL;
     int32_t nholders = 0;
-    if (best != NULL) { /* a forced pair may not occur at all */
+    int occurs = best != NULL;
+    if (occurs) { /* a forced pair may not occur at all */
         holders = best->holders;
         nholders = best->nholders;
         best->holders = NULL;
@@ -670,6 +671,11 @@ merge_once(MergeState *s, int64_t *out)
     if (failed) {
         PyErr_NoMemory();
         return -1;
+    }
+    if (occurs) {
+        /* overlapping occurrences (a a a) shifted counts off the merged pair itself; it is
+         * gone (the map may have moved: find it again) */
+        map_find(&s->map, pair_key(a, b))->count = 0;
     }
     s->merges_done++;
     for (size_t k = 0; k < s->nnew; k++) {

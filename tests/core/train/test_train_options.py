@@ -9,6 +9,7 @@ and special ids, for initial tokenizers trained here and for GPT-2's own (other 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,86 @@ def test_continued_training_refuses_another_pattern_and_a_small_vocab(tmp_path: 
     assert core.train_bpe(path, 262, [], pattern="gpt4", initial=save, workers=1) == core.train_bpe(
         path, 262, [], pattern="gpt4", initial=base, workers=1
     )
+
+
+# ---------------------------------------------------------------- the merge loops themselves
+
+
+words_strategy = st.lists(st.binary(min_size=1, max_size=8).map(lambda b: bytes(c % 4 + 97 for c in b)), min_size=1, max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), max_len=st.one_of(st.none(), st.integers(2, 5)), min_freq=st.integers(1, 3))
+def test_kernel_python_and_oracle_agree_on_forced_pairs_and_limits(data, max_len: int | None, min_freq: int) -> None:  # noqa: ANN001
+    """merge_pairs with the kernel, the Python loop and `reference_merges`, on random words
+    over a 4-letter alphabet and random forced pairs (often of count 0, often of tokens made
+    by earlier forced merges)."""
+    from collections import Counter
+
+    from core.train import merge as merge_module
+
+    words = data.draw(words_strategy)
+    counts = data.draw(st.lists(st.integers(1, 5), min_size=len(words), max_size=len(words)))
+    tokens = [bytes([i]) for i in range(256)]
+    forced: list[tuple[int, int]] = []
+    for _ in range(data.draw(st.integers(0, 6))):
+        left = data.draw(st.sampled_from([97, 98, 99, 100, *range(256, len(tokens))]))
+        right = data.draw(st.sampled_from([97, 98, 99, 100, *range(256, len(tokens))]))
+        forced.append((left, right))
+        tokens.append(tokens[left] + tokens[right])
+    num = len(forced) + data.draw(st.integers(0, 20))
+    options = {"max_token_length": max_len, "min_frequency": min_freq, "forced": forced}
+
+    def run(pure: bool) -> list[tuple[int, ...]]:
+        token_bytes = [bytes([i]) for i in range(256)]
+        before = os.environ.get("BPE_STUDIO_PURE_PYTHON")
+        os.environ["BPE_STUDIO_PURE_PYTHON"] = "1" if pure else "0"
+        try:
+            batches = list(merge_module.merge_pairs(list(words), list(counts), token_bytes, num, **options))
+        finally:
+            if before is None:
+                del os.environ["BPE_STUDIO_PURE_PYTHON"]
+            else:
+                os.environ["BPE_STUDIO_PURE_PYTHON"] = before
+        return [row for b in batches for row in zip(*b)]
+
+    kernel, python = run(False), run(True)
+    assert kernel == python
+    table: Counter[bytes] = Counter()
+    for w, c in zip(words, counts):
+        table[w] += c
+    steps = reference_merges(
+        table, num, max_token_length=max_len, min_frequency=min_freq,
+        forced=[(tokens[a], tokens[b]) for a, b in forced],
+    )
+    assert [row[3] for row in kernel] == [s.count for s in steps]
+    assert [row[4] for row in kernel] == [prev - s.corpus_tokens for prev, s in zip(
+        [sum(len(w) * c for w, c in zip(words, counts))] + [s.corpus_tokens for s in steps], steps)]
+    merged = [bytes([i]) for i in range(256)]
+    for a, b, z, *_ in kernel:
+        merged.append(merged[a] + merged[b])
+    assert [(merged[a], merged[b]) for a, b, *_ in kernel] == [s.pair for s in steps]
+
+
+def test_the_kernel_refuses_a_forced_pair_of_unknown_tokens() -> None:
+    from array import array
+
+    from core.train import merge as merge_module
+
+    if merge_module._MergeState is None:
+        pytest.skip("the kernel is not built")
+    state = merge_module._MergeState([b"ab"], [1], [bytes([i]) for i in range(256)], forced=array("i", [97, 300]).tobytes())
+    with pytest.raises(ValueError, match="forced merge uses a token id that does not exist"):
+        state.step(1)
+
+
+def test_options_at_two_workers_on_a_larger_file(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(7)
+    text = "".join(rng.choice(WORDS) + rng.choice([" ", "", "\n"]) for _ in range(30_000))
+    path = write(tmp_path, text)
+    options = {"max_token_length": 5, "min_frequency": 3}
+    got = core.train_bpe_events(path, 700, SPECIALS, workers=2, chunk_size=4096, **options)
+    finished = list(got)[-1]
+    assert (finished.vocab, finished.merges) == train_bpe_reference(path, 700, SPECIALS, **options)
