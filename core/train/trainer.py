@@ -119,6 +119,7 @@ def train_bpe_events(
     Args:
         chunk_size: bytes per pre-tokenization chunk (default: sized from the file and
             the number of workers). Any value gives the same result.
+        max_token_length, min_frequency, initial: as `train_bpe` takes them.
     """
     path, size, vocab_size, specials, compiled, workers, chunk_size = _check_run(
         input_path, vocab_size, special_tokens, pattern, workers, chunk_size
