@@ -5,13 +5,13 @@ up in its ``token_bytes``); a timer appends the new rows in one ``beginInsertRow
 (never one per merge). Tokens are shown readably (visible whitespace, escapes, hex chips
 for partial characters; `core.readable`), with the exact bytes in the tooltip. The view
 follows the newest row unless the user has scrolled up. When training continues a
-tokenizer, its inherited merges come first, greyed and marked "kept" in the Rank column.
+tokenizer, its inherited merges come first, greyed and in italics, "kept" in their tooltips.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QBrush, QFontDatabase, QPalette
+from PySide6.QtGui import QBrush, QFont, QFontDatabase, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from core.readable import gpt2_form, hex_form, readable
@@ -46,6 +46,10 @@ class MergesModel(QAbstractTableModel):
         self._rows = 0
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._kept_brush = QBrush(QPalette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+        self._kept_mono = QFont(self._mono)
+        self._kept_mono.setItalic(True)
+        self._kept_font = QFont()
+        self._kept_font.setItalic(True)
 
     def _take_columns(self) -> None:
         state = self._state
@@ -93,13 +97,15 @@ class MergesModel(QAbstractTableModel):
         column = index.column()
         if role == _DISPLAY:
             if column == 0:
-                return f"{row:,} kept" if row < self.inherited else f"{row:,}"
+                return f"{row:,}"
             if column == 4:
                 return f"{self._counts[row]:,}"
             return readable(self._token(row, column))
         if role == _FOREGROUND:
             return self._kept_brush if row < self.inherited else None
         if role == _FONT:
+            if row < self.inherited:
+                return self._kept_mono if column in _TOKEN_COLUMNS else self._kept_font
             return self._mono if column in _TOKEN_COLUMNS else None
         if role == _ALIGNMENT:
             return _RIGHT_ALIGNED if column in (0, 4) else None
@@ -109,7 +115,9 @@ class MergesModel(QAbstractTableModel):
             return (row, None, None, None, self._counts[row])[column]
         if role == _TOKEN_ID:
             return self._token_ids[row]
-        if role == _TOOLTIP and column in _TOKEN_COLUMNS:
+        if role == _TOOLTIP and column not in _TOKEN_COLUMNS:
+            return "kept from the tokenizer being continued" if row < self.inherited else None
+        if role == _TOOLTIP:
             token = self._token(row, column)
             tip = f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
             tip += f"\nnew token id {self._token_ids[row]}" if column == 3 else ""

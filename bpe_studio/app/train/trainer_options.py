@@ -179,9 +179,8 @@ class TrainerOptions(QObject):
     @Slot(object)
     def _on_read(self, info: InitialInfo) -> None:
         self.info = info
-        self.initial_status.setText(
-            f"{info.size:,} tokens, {info.merges:,} merges kept; its pattern and special tokens are used"
-        )
+        self.initial_status.setText(f"Keeps {info.merges:,} merges, {info.size:,} tokens")
+        self.initial_status.setToolTip("Its merges come first and its ids stay; its pattern and special tokens are used")
         self.initial_status.show()
         self.initialRead.emit(info)
 

@@ -4,6 +4,8 @@ tokens and pattern, and the merges table and pair chart show its merges apart fr
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 import core
 from bpe_studio.app.models.training_state import Stage
 from bpe_studio.app.train.merges_table import RAW_BYTES_ROLE
@@ -56,7 +58,7 @@ def test_continue_a_tokenizer(qtbot, make_window, make_corpus, tmp_path) -> None
     # its special tokens first (ids kept), then the others; its pattern
     assert panel.special_tokens() == [EOT, "<|pad|>", "<|new|>"]
     assert panel.pattern() == "gpt4"
-    assert "142 merges kept" in options.initial_status.text()
+    assert options.initial_status.text() == "Keeps 142 merges, 400 tokens"
 
     window.start_training()
     wait_until_stopped(qtbot, window)
@@ -68,9 +70,13 @@ def test_continue_a_tokenizer(qtbot, make_window, make_corpus, tmp_path) -> None
     assert shown_merges(window) == want_merges
     assert window.state.session.vocab == want_vocab
     model = window.merges_table.merges_model
-    assert model.data(model.index(0, 0)) == "0 kept" and model.data(model.index(141, 0)) == "141 kept"
-    assert model.data(model.index(142, 0)) == "142"
-    assert model.data(model.index(0, 1), 9) is not None and model.data(model.index(142, 1), 9) is None  # ForegroundRole
+    foreground, tooltip = Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.ToolTipRole
+    for row in (0, 141):  # kept: greyed, italic, said so
+        assert model.data(model.index(row, 1), foreground) is not None
+        assert model.data(model.index(row, 0), Qt.ItemDataRole.FontRole).italic()
+        assert "kept from the tokenizer" in model.data(model.index(row, 3), tooltip)
+    assert model.data(model.index(142, 1), foreground) is None
+    assert "kept" not in model.data(model.index(142, 3), tooltip) and model.data(model.index(142, 0), tooltip) is None
     window.charts.refresh()
     assert window.charts.kept_line.isVisible() and window.charts.kept_line.value() == 142
     qtbot.waitUntil(lambda: window.tokenizer is not None)
