@@ -14,7 +14,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import core
@@ -274,3 +274,20 @@ def test_missing_bytes_and_unmergeable_tokens_are_refused(tmp_path: Path) -> Non
     # "abc" at 256 cannot be made from two lower-ranked tokens (no "ab" or "bc" below it)
     with pytest.raises(FormatError, match=r"the token b'abc' \(rank 256\) is not the merge of two tokens"):
         Tokenizer.load(write_ranks(tmp_path / "abc.tiktoken", byte_ranks() | {b"abc": 256}), pattern="gpt2")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(corpus=texts.filter(lambda t: t.strip() and "\x00" not in t), extra=st.integers(0, 80),
+       pattern=st.sampled_from(["gpt2", "gpt4"]), text=texts)
+def test_any_trained_export_encodes_in_tiktoken_as_here(tmp_path_factory: pytest.TempPathFactory, corpus: str, extra: int, pattern: str, text: str) -> None:
+    folder = tmp_path_factory.mktemp("any")
+    (folder / "c.txt").write_text(corpus, encoding="utf-8")
+    vocab, merges = core.train_bpe(folder / "c.txt", 258 + extra, SPECIALS, pattern=pattern, workers=1)
+    # two merges that made the same bytes could not be written in any format (vocab.json, tokenizer.json, .tiktoken)
+    assume(len(set(vocab.values())) == len(vocab))
+    save_tokenizer(folder / "out", vocab, merges, SPECIALS, pattern)
+    enc = encoding_from_export(folder / "out")
+    tok = Tokenizer(vocab, merges, SPECIALS, pattern=pattern)
+    for sample in (corpus, text):
+        assert enc.encode(sample, allowed_special="all") == tok.encode(sample)
+    assert Tokenizer.load(folder / "out" / "tokenizer.tiktoken").merges == merges
