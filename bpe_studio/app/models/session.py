@@ -87,7 +87,15 @@ class Session:
     def merge_counts_by_id(self) -> dict[int, int]:
         """Token id -> pair count at the merge that created it."""
         first = len(self.vocab) - len(self.merges)
-        return {first + rank: count for rank, count in enumerate(self.merge_counts)}
+        by_rank = {first + rank: count for rank, count in enumerate(self.merge_counts)}
+        if all(self.vocab.get(first + r) == left + right for r, (left, right) in enumerate(self.merges)):
+            return by_rank
+        # a continued tokenizer with ids of its own (GPT-2's bytes are not ids 0-255): by bytes
+        ids: dict[bytes, int] = {}
+        for token_id, token in sorted(self.vocab.items()):
+            ids.setdefault(token, token_id)
+        return {ids[left + right]: count for (left, right), count in zip(self.merges, self.merge_counts)
+                if left + right in ids}
 
 
 def _b64(data: bytes) -> str:

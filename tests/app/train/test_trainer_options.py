@@ -100,3 +100,12 @@ def test_a_session_keeps_the_trainer_options(tmp_path) -> None:
     vocab = {i: bytes([i]) for i in range(256)} | {256: EOT.encode()}
     save_session(tmp_path / "s.bpesession", Session(settings, vocab, []))
     assert load_session(tmp_path / "s.bpesession").settings == settings
+
+
+def test_merge_counts_by_id_of_a_continued_tokenizer_with_its_own_ids() -> None:
+    from bpe_studio.app.models.session import Session, TrainSettings
+
+    # GPT-2-like: single bytes at other ids, a merge at 256, a special token at 257, a new merge at 258
+    vocab = {i: bytes([255 - i]) for i in range(256)} | {256: b"ab", 257: EOT.encode(), 258: b"xy"}
+    session = Session(TrainSettings("c.txt", 259, (EOT,)), vocab, [(b"a", b"b"), (b"x", b"y")], merge_counts=[5, 3])
+    assert session.merge_counts_by_id() == {256: 5, 258: 3}
