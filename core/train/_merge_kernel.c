@@ -548,7 +548,8 @@ static int
 merge_once(MergeState *s, int64_t *out)
 {
     HeapItem top;
-    if (s->forced_done < s->nforced) {
+    int forced = s->forced_done < s->nforced;
+    if (forced) {
         /* a forced merge: made whatever its count (0 if the pair does not occur) */
         top.left = s->forced[2 * s->forced_done];
         top.right = s->forced[2 * s->forced_done + 1];
@@ -559,28 +560,29 @@ merge_once(MergeState *s, int64_t *out)
         }
         PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
         top.count = e ? e->count : 0;
-    } else {
-        for (;;) {
-            if (s->heaplen == 0) {
-                return 0;
-            }
-            top = s->heap[0];
-            PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
-            int64_t actual = e ? e->count : 0;
-            if (actual == top.count) {
-                if (s->max_token_length > 0 &&
-                    PyBytes_GET_SIZE(s->tokens[top.left]) + PyBytes_GET_SIZE(s->tokens[top.right]) >
-                        s->max_token_length) {
-                    heap_pop(s); /* never chosen; its count only goes down, so never pushed again */
-                    continue;
-                }
-                break;
-            }
-            heap_pop(s);
-            if (actual > 0 && heap_push(s, actual, top.left, top.right) < 0) {
-                return -1;
-            }
+    }
+    while (!forced) {
+        if (s->heaplen == 0) {
+            return 0;
         }
+        top = s->heap[0];
+        PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
+        int64_t actual = e ? e->count : 0;
+        if (actual == top.count) {
+            if (s->max_token_length > 0 &&
+                PyBytes_GET_SIZE(s->tokens[top.left]) + PyBytes_GET_SIZE(s->tokens[top.right]) >
+                    s->max_token_length) {
+                heap_pop(s); /* never chosen; its count only goes down, so never pushed again */
+                continue;
+            }
+            break;
+        }
+        heap_pop(s);
+        if (actual > 0 && heap_push(s, actual, top.left, top.right) < 0) {
+            return -1;
+        }
+    }
+    if (!forced) {
         if (top.count < s->min_frequency) {
             return 0;
         }
