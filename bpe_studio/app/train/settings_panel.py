@@ -179,10 +179,14 @@ class SettingsPanel(QWidget):
 
     def settings(self) -> TrainSettings:
         workers = self.workers_spin.value()
+        specials = self.special_tokens()
+        kept = self.trainer_options.info
+        if kept is not None:  # a continued tokenizer's special tokens come first, whatever was edited
+            specials = [*kept.special_tokens, *(t for t in specials if t not in kept.special_tokens)]
         return TrainSettings(
             corpus=self.corpus(),
             vocab_size=self.vocab_spin.value(),
-            special_tokens=tuple(self.special_tokens()),
+            special_tokens=tuple(specials),
             pattern=self.pattern(),
             workers=workers or None,
             max_token_length=self.trainer_options.max_token_length(),

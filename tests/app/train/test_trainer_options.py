@@ -59,6 +59,8 @@ def test_continue_a_tokenizer(qtbot, make_window, make_corpus, tmp_path) -> None
     assert panel.special_tokens() == [EOT, "<|pad|>", "<|new|>"]
     assert panel.pattern() == "gpt4"
     assert options.initial_status.text() == "Keeps 142 merges, 400 tokens"
+    panel.specials_edit.setPlainText("<|new|>")  # edited away: they stay, first
+    assert panel.settings().special_tokens == (EOT, "<|pad|>", "<|new|>")
 
     window.start_training()
     wait_until_stopped(qtbot, window)
