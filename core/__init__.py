@@ -1,13 +1,13 @@
 """BPE Studio's core: exact, fast byte-level BPE training and tokenization. No Qt.
 
 Public API:
-    train_bpe(input_path, vocab_size, special_tokens, *, pattern="gpt2", workers=None)
-        -> (vocab, merges)
+    train_bpe(input_path, vocab_size, special_tokens, *, pattern="gpt2", workers=None,
+              max_token_length=None, min_frequency=1, initial=None) -> (vocab, merges)
     train_bpe_events(...) -> Iterator of PretokenizeProgress | CountingDone | MergeEvent | Finished
     train_bpe_batches(...) -> the same, with the merges in batches of id columns (MergeBatch);
         MergeBatch.extend_vocab(token_bytes) grows initial_token_bytes(special_tokens)
     resolve_pattern(name_or_regex) -> Pattern; GPT2_PATTERN, GPT4_PATTERN
-    Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
+    Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path) (also .tiktoken)
         .encode / .encode_iterable / .encode_with_spans -> [TokenSpan] / .decode
     save_tokenizer(out_dir, vocab, merges, special_tokens, pattern); load_gpt2_files(vocab, merges)
     encode_file(corpus, tokenizer, out_npy, *, workers=None, progress=None) -> EncodeFinished

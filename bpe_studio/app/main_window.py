@@ -182,7 +182,7 @@ class MainWindow(QMainWindow):
         self.open_session_action = self._action("Open &session…", self.open_session_dialog, ["Ctrl+Shift+O"])
         self.save_session_action = self._action("Sa&ve session…", self.save_session_dialog, ["Ctrl+S"])
         self.export_action = self._action("&Export tokenizer…", self.export_dialog, ["Ctrl+E"],
-                                          "Write vocab.json, merges.txt and tokenizer.json")
+                                          "Write vocab.json, merges.txt, tokenizer.json and tokenizer.tiktoken")
         self.encode_action = self._action(
             "Encode a &corpus to .npy…", self.encode_corpus_dialog, ["Ctrl+Shift+E"],
             "Encode a text file with the current tokenizer into a .npy of token ids",
@@ -192,7 +192,7 @@ class MainWindow(QMainWindow):
         # Ctrl+Shift+O is Open session, so the tokenizer gets Ctrl+Shift+T.
         self.open_tokenizer_action = self._action(
             "Open &tokenizer…", self.open_tokenizer_dialog, ["Ctrl+Shift+T"],
-            "Browse and inspect GPT-2 vocab.json + merges.txt or a tokenizer.json without training",
+            "Browse and inspect GPT-2 vocab.json + merges.txt, a tokenizer.json or a .tiktoken file without training",
         )
         self.train_action = self._action("&Train", self.start_training, ["Ctrl+Return", "Ctrl+Enter"])
         self.cancel_action = self._action("&Cancel", self.cancel_running, ["Esc"],
@@ -496,6 +496,7 @@ class MainWindow(QMainWindow):
                 job.shutdown()
         self.tokenizer_builder.shutdown()
         self.explore_panel.shutdown()
+        self.settings_panel.trainer_options.shutdown()
         self.settings_panel.save()
         self.qsettings.setValue("window/geometry", self.saveGeometry())
         self.qsettings.sync()

@@ -30,7 +30,7 @@ def add_encode_parser(commands: Any) -> None:
     )
     parser.add_argument("corpus", help="a text file (UTF-8; invalid bytes are encoded as bytes)")
     parser.add_argument("--tokenizer", required=True, metavar="DIR",
-                        help="a tokenizer directory (vocab.json + merges.txt, or tokenizer.json) or file")
+                        help="a tokenizer directory (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) or file")
     parser.add_argument("--out", required=True, metavar="IDS.npy", help="the .npy file to write")
     parser.add_argument("--workers", type=int, metavar="K", help="encoding processes (default: all cores)")
     parser.set_defaults(run=run_encode)

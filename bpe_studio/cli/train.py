@@ -2,8 +2,8 @@
 
     bpe-studio train corpus.txt --vocab-size 10000 --special-token '<|endoftext|>' --out tok/
 
-Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json and tokenizer.json
-into the output directory, only once training has finished. Follows the batched stream
+Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json, tokenizer.json and
+tokenizer.tiktoken into the output directory, only once training has finished. Follows the batched stream
 (`core.train_bpe_batches`): the progress line moves once per batch of merges.
 """
 
@@ -35,8 +35,16 @@ def add_train_parser(commands: Any) -> None:
                         help="a special token (repeat for several), e.g. '<|endoftext|>'")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to write the tokenizer files into")
     parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization processes (default: all cores)")
-    parser.add_argument("--pattern", default="gpt2", metavar="gpt2|gpt4|REGEX",
-                        help="pre-tokenization pattern (default: gpt2)")
+    parser.add_argument("--pattern", metavar="gpt2|gpt4|REGEX",
+                        help="pre-tokenization pattern (default: gpt2, or --init's)")
+    options = parser.add_argument_group("trainer options (docs/semantics.md)")
+    options.add_argument("--max-token-length", type=int, metavar="L",
+                         help="never merge a pair whose token would be longer than L bytes (L >= 2)")
+    options.add_argument("--min-frequency", type=int, default=1, metavar="F",
+                         help="stop when the best pair occurs fewer than F times (default: 1)")
+    options.add_argument("--init", metavar="DIR",
+                         help="continue training this tokenizer (folder or file): its merges and ids stay, "
+                         "new merges follow; its pattern is used")
     parser.set_defaults(run=run_train)
 
 
@@ -44,16 +52,29 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     out = stream or sys.stdout
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
+    from bpe_studio.cli import UsageError
+
+    if args.max_token_length is not None and args.max_token_length < 2:
+        raise UsageError(f"--max-token-length must be at least 2 (bytes), got {args.max_token_length}")
+    if args.min_frequency < 1:
+        raise UsageError(f"--min-frequency must be at least 1, got {args.min_frequency}")
     started = time.monotonic()
+    initial = core.Tokenizer.load(args.init) if args.init else None
+    pattern = args.pattern or (initial.pattern.source if initial else "gpt2")
+    specials = list(args.special_tokens)
+    if initial:  # its special tokens (by id) come first
+        inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
+        specials = inherited + [t for t in specials if t not in inherited]
     events = core.train_bpe_batches(
-        args.corpus, args.vocab_size, args.special_tokens, pattern=args.pattern, workers=args.workers
+        args.corpus, args.vocab_size, args.special_tokens, pattern=pattern, workers=args.workers,
+        max_token_length=args.max_token_length, min_frequency=args.min_frequency, initial=initial,
     )
     progress = ProgressLine()
     counting: CountingDone | None = None
     finished: Finished | None = None
     last_merge: MergeBatch | None = None
     merge_start = 0.0
-    planned = args.vocab_size - 256 - len(args.special_tokens)
+    planned = args.vocab_size - 256 - len(specials)
     try:
         for event in events:
             now = time.monotonic()
@@ -75,7 +96,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         events.close()
         progress.close()
     assert finished is not None and counting is not None
-    paths = save_tokenizer(args.out, finished.vocab, finished.merges, args.special_tokens, args.pattern)
+    paths = save_tokenizer(args.out, finished.vocab, finished.merges, specials, pattern)
     _print_summary(out, time.monotonic() - started, counting, finished, last_merge, paths)
     return 0
 

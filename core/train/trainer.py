@@ -5,7 +5,8 @@ The recipe (the exact rules: docs/semantics.md):
 2. Cut the file into chunks at exact pre-token boundaries (`core.corpus.chunks`).
 3. Count pre-tokens per chunk in worker processes (`core.pretokenize.pieces`); add the counts.
 4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
-   the vocabulary is full.
+   the vocabulary is full — after an initial tokenizer's merges, within the options
+   (`core.train.options`: ``max_token_length``, ``min_frequency``, ``initial``).
 
 `train_bpe_batches` yields an event after each step of the way (`core.events`), the merges
 in batches of columns (`MergeBatch`) as the merge loop hands them over; `train_bpe` runs it
@@ -37,6 +38,7 @@ from core.events import (
     initial_token_bytes,
 )
 from core.train.merge import merge_pairs
+from core.train.options import InitialTokenizer, TrainOptions, check_train_options
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.counting import count_invalid_bytes, count_pretokens
 from core.corpus.scheduler import WorkerPool, results_in_order
@@ -56,6 +58,9 @@ def train_bpe(
     *,
     pattern: str = "gpt2",
     workers: int | None = None,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
     """Train a byte-level BPE tokenizer on a text file.
 
@@ -65,6 +70,12 @@ def train_bpe(
         special_tokens: strings that split the text and get their own ids (256, 257, ...).
         pattern: ``"gpt2"``, ``"gpt4"`` or a regex for pre-tokenization.
         workers: processes for pre-tokenization (default: all cores).
+        max_token_length: never merge a pair whose token would be longer (bytes); at least 2.
+        min_frequency: stop when the best pair occurs fewer times; at least 1.
+        initial: continue training this byte-level tokenizer (a `Tokenizer` or a path
+            `Tokenizer.load` opens): its merges first, in rank order, then new ones up to
+            ``vocab_size``; its ids and special tokens' ids stay. Its pattern must be
+            ``pattern``. See docs/semantics.md, "Trainer options".
 
     Returns:
         ``(vocab, merges)``: id -> token bytes, and the merges in the order learned.
@@ -76,7 +87,8 @@ def train_bpe(
     """
     finished = None
     for event in train_bpe_batches(
-        input_path, vocab_size, special_tokens, pattern=pattern, workers=workers
+        input_path, vocab_size, special_tokens, pattern=pattern, workers=workers,
+        max_token_length=max_token_length, min_frequency=min_frequency, initial=initial,
     ):
         if isinstance(event, Finished):
             finished = event
@@ -92,6 +104,9 @@ def train_bpe_events(
     pattern: str = "gpt2",
     workers: int | None = None,
     chunk_size: int | None = None,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
 ) -> Iterator[TrainEvent]:
     """Train like `train_bpe`, yielding events as it goes, one per merge.
 
@@ -104,11 +119,16 @@ def train_bpe_events(
     Args:
         chunk_size: bytes per pre-tokenization chunk (default: sized from the file and
             the number of workers). Any value gives the same result.
+        max_token_length, min_frequency, initial: as `train_bpe` takes them.
     """
     path, size, vocab_size, specials, compiled, workers, chunk_size = _check_run(
         input_path, vocab_size, special_tokens, pattern, workers, chunk_size
     )
-    stream = _train(path, size, vocab_size, specials, compiled, workers, chunk_size)
+    options, specials = check_train_options(
+        max_token_length=max_token_length, min_frequency=min_frequency, initial=initial,
+        special_tokens=specials, pattern=compiled, vocab_size=vocab_size,
+    )
+    stream = _train(path, size, vocab_size, specials, compiled, workers, chunk_size, options)
     return _one_event_per_merge(stream, initial_token_bytes(specials))
 
 
@@ -120,6 +140,9 @@ def train_bpe_batches(
     pattern: str = "gpt2",
     workers: int | None = None,
     chunk_size: int | None = None,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
 ) -> Iterator[BatchedTrainEvent]:
     """Train like `train_bpe_events`, yielding the merges in batches (`MergeBatch`).
 
@@ -132,8 +155,20 @@ def train_bpe_batches(
         for event in core.train_bpe_batches(path, 10_000, specials):
             if isinstance(event, core.MergeBatch):
                 event.extend_vocab(tokens)   # tokens[event.token_ids[-1]] is the newest token
+
+    With ``initial``, the batches number tokens as training does (the 256 bytes, the
+    special tokens — the initial tokenizer's first — then one id per merge, its merges
+    first), from ``initial_token_bytes(the initial tokenizer's specials + the new ones)``;
+    `Finished` has the tokenizer's own ids, the same ones when it was trained here.
     """
-    return _train(*_check_run(input_path, vocab_size, special_tokens, pattern, workers, chunk_size))
+    path, size, vocab_size, specials, compiled, workers, chunk_size = _check_run(
+        input_path, vocab_size, special_tokens, pattern, workers, chunk_size
+    )
+    options, specials = check_train_options(
+        max_token_length=max_token_length, min_frequency=min_frequency, initial=initial,
+        special_tokens=specials, pattern=compiled, vocab_size=vocab_size,
+    )
+    return _train(path, size, vocab_size, specials, compiled, workers, chunk_size, options)
 
 
 def _check_run(
@@ -187,6 +222,7 @@ def _train(
     pattern: Pattern,
     workers: int,
     chunk_size: int,
+    options: TrainOptions = TrainOptions(),
 ) -> Generator[BatchedTrainEvent]:
     yield PretokenizeProgress(0, size)
     counts: Counter[bytes] = Counter()
@@ -215,9 +251,13 @@ def _train(
 
     token_bytes = initial_token_bytes(specials)
     merges: list[tuple[bytes, bytes]] = []
-    num_merges = vocab_size - len(token_bytes)
+    num_merges = vocab_size - len(token_bytes)  # an initial tokenizer's merges included
+    initial = options.initial
     rank = 0
-    for lefts, rights, new_ids, pair_counts, removed in merge_pairs(words, word_counts, token_bytes, num_merges):
+    for lefts, rights, new_ids, pair_counts, removed in merge_pairs(
+        words, word_counts, token_bytes, num_merges, max_token_length=options.max_token_length,
+        min_frequency=options.min_frequency, forced=initial.forced if initial else (),
+    ):
         # all at C speed: no Python work per merge
         after = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))
         del after[0]
@@ -226,7 +266,8 @@ def _train(
         merges += zip(map(token_bytes.__getitem__, lefts), map(token_bytes.__getitem__, rights))
         yield MergeBatch(rank, new_ids, lefts, rights, pair_counts, after)
         rank += len(new_ids)
-    yield Finished(vocab=dict(enumerate(token_bytes)), merges=merges)
+    vocab = initial.final_vocab(token_bytes) if initial else dict(enumerate(token_bytes))
+    yield Finished(vocab=vocab, merges=merges)
 
 
 def _add_counts(total: Counter[bytes], part: dict[bytes, int]) -> None:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 import core
 from bpe_studio.app.train.recent_files import RecentFiles
+from bpe_studio.app.train.trainer_options import InitialInfo, TrainerOptions
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings
 from core.pretokenize.specials import validate_special_tokens
@@ -141,6 +142,9 @@ class SettingsPanel(QWidget):
         form.addRow("", self.regex_edit)
         form.addRow("", self.regex_status)
         form.addRow("Workers", self.workers_spin)
+        self.trainer_options = TrainerOptions(self)
+        self.trainer_options.initialRead.connect(self._on_initial_read)
+        self.trainer_options.add_rows(form)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -175,12 +179,20 @@ class SettingsPanel(QWidget):
 
     def settings(self) -> TrainSettings:
         workers = self.workers_spin.value()
+        specials = self.special_tokens()
+        kept = self.trainer_options.info
+        if kept is not None:  # a continued tokenizer's special tokens come first, whatever was edited
+            specials = [*kept.special_tokens, *(t for t in specials if t not in kept.special_tokens)]
         return TrainSettings(
             corpus=self.corpus(),
             vocab_size=self.vocab_spin.value(),
-            special_tokens=tuple(self.special_tokens()),
+            special_tokens=tuple(specials),
             pattern=self.pattern(),
             workers=workers or None,
+            max_token_length=self.trainer_options.max_token_length(),
+            min_frequency=self.trainer_options.min_frequency(),
+            initial=self.trainer_options.initial(),
+            inherited_merges=self.trainer_options.info.merges if self.trainer_options.info else 0,
         )
 
     def set_settings(self, settings: TrainSettings) -> None:
@@ -190,6 +202,7 @@ class SettingsPanel(QWidget):
         self.specials_edit.setPlainText("\n".join(settings.special_tokens))
         self._set_pattern(settings.pattern)
         self.workers_spin.setValue(settings.workers or 0)
+        self.trainer_options.set_values(settings.max_token_length, settings.min_frequency, settings.initial)
 
     def validation_error(self) -> str | None:
         """What is wrong with the inputs before training starts, or ``None``.
@@ -199,6 +212,8 @@ class SettingsPanel(QWidget):
         """
         if not self.corpus():
             return "Choose a corpus first: Browse… (Ctrl+O), drop a file on the window, or use the sample corpus."
+        if self.trainer_options.pending:
+            return "The tokenizer to continue is still being read; train again in a moment."
         try:
             validate_special_tokens(self.special_tokens())
             core.resolve_pattern(self.pattern())
@@ -219,6 +234,7 @@ class SettingsPanel(QWidget):
         for widget in (self.corpus_edit, self.browse_button, self.recent_button, self.vocab_spin,
                        self.specials_edit, self.pattern_combo, self.regex_edit, self.workers_spin):
             widget.setEnabled(not running)
+        self.trainer_options.set_running(running)
         if not running:
             self._on_pattern_choice()
 
@@ -311,6 +327,7 @@ class SettingsPanel(QWidget):
         s.setValue("train/pattern", str(self.pattern_combo.currentData()))
         s.setValue("train/custom_pattern", self.regex_edit.text())
         s.setValue("train/workers", self.workers_spin.value())
+        self.trainer_options.save(s)
 
     def restore(self) -> None:
         """Restore the last values; on first launch preselect the sample corpus."""
@@ -329,6 +346,15 @@ class SettingsPanel(QWidget):
         index = self.pattern_combo.findData(choice)
         self.pattern_combo.setCurrentIndex(max(index, 0))
         self.workers_spin.setValue(_int(s.value("train/workers"), 0))
+        self.trainer_options.restore(s)
+
+    def _on_initial_read(self, info: InitialInfo | None) -> None:
+        """A continued tokenizer's special tokens come first, and its pattern is the run's."""
+        if info is None:
+            return
+        extra = [t for t in self.special_tokens() if t not in info.special_tokens]
+        self.specials_edit.setPlainText("\n".join([*info.special_tokens, *extra]))
+        self._set_pattern(info.pattern)
 
 
 def _int(value: object, default: int) -> int:
