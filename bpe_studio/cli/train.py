@@ -1,6 +1,7 @@
 """``bpe-studio train``: headless training with terminal progress and a summary.
 
     bpe-studio train corpus.txt --vocab-size 10000 --special-token '<|endoftext|>' --out tok/
+    bpe-studio train shards/ 'more/*.jsonl.zst' --field text --max-bytes 2GiB --sample 0.1 --out tok/
 
 Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json and tokenizer.json
 into the output directory, only once training has finished. Follows the batched stream
@@ -25,10 +26,13 @@ from core.progress import bytes_progress, merges_progress, training_summary
 def add_train_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "train",
-        help="train a tokenizer on a text file",
-        description="Train a byte-level BPE tokenizer on CORPUS and write it into DIR.",
+        help="train a tokenizer on a corpus",
+        description="Train a byte-level BPE tokenizer on SOURCE(s) and write it into DIR. A source is a "
+        "file, a folder (read recursively, hidden files skipped) or a glob; plain text, JSONL (.jsonl, "
+        ".ndjson) or Parquet, optionally compressed (.gz, .bz2, .xz, .zst). Each plain file, JSONL record "
+        "and Parquet row is a document: nothing is merged across documents.",
     )
-    parser.add_argument("corpus", help="a UTF-8 text file")
+    parser.add_argument("corpus", nargs="+", metavar="SOURCE", help="files, folders or glob patterns")
     parser.add_argument("--vocab-size", type=int, required=True, metavar="N",
                         help="vocabulary size: 256 bytes + special tokens + merges")
     parser.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
@@ -37,7 +41,49 @@ def add_train_parser(commands: Any) -> None:
     parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization processes (default: all cores)")
     parser.add_argument("--pattern", default="gpt2", metavar="gpt2|gpt4|REGEX",
                         help="pre-tokenization pattern (default: gpt2)")
+    add_source_options(parser)
     parser.set_defaults(run=run_train)
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """--field, --max-bytes, --sample, --seed, --doc-max-chars (also `bpe-studio encode`'s --field)."""
+    parser.add_argument("--field", default="text", metavar="NAME",
+                        help="the JSONL field / Parquet column holding the text (default: text)")
+    parser.add_argument("--max-bytes", type=_size, metavar="SIZE",
+                        help="read at most this much text, e.g. 500MB or 2GiB")
+    parser.add_argument("--sample", type=_fraction, metavar="FRACTION",
+                        help="keep this fraction of the documents, e.g. 0.1 (reproducible with --seed)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default: 0)")
+    parser.add_argument("--doc-max-chars", type=_positive, metavar="N", help="cut each document after N characters")
+
+
+def _size(text: str) -> int:
+    from core.corpus.sources import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction in (0, 1]; write e.g. 0.1 or 10%")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return value
 
 
 def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
@@ -46,7 +92,9 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
     started = time.monotonic()
     events = core.train_bpe_batches(
-        args.corpus, args.vocab_size, args.special_tokens, pattern=args.pattern, workers=args.workers
+        args.corpus, args.vocab_size, args.special_tokens, pattern=args.pattern, workers=args.workers,
+        field=args.field, max_bytes=args.max_bytes, sample=args.sample, seed=args.seed,
+        doc_max_chars=args.doc_max_chars,
     )
     progress = ProgressLine()
     counting: CountingDone | None = None
@@ -71,6 +119,9 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                 progress.update("merging", f"{bar(done / max(planned, 1))} {figures}")
             elif isinstance(event, Finished):
                 finished = event
+    except BaseException:
+        progress.discard()
+        raise
     finally:
         events.close()
         progress.close()
@@ -97,6 +148,8 @@ def _print_summary(
         corpus_bytes=counting.corpus_bytes,
         corpus_tokens=last_merge.corpus_tokens[-1] if last_merge else counting.corpus_bytes,
         invalid_bytes=counting.invalid_bytes,
+        documents=counting.documents,
+        input_bytes=counting.input_bytes,
     )
     rows.append(("Wrote", ", ".join(str(p) for p in paths)))
     out.write("".join(f"{label.lower()}: {value}\n" for label, value in rows))

@@ -253,7 +253,7 @@ def _zstd_error() -> tuple[type[BaseException], ...]:
 
 
 @contextlib.contextmanager
-def open_stream(file: SourceFile) -> Iterator[tuple[BinaryIO, BinaryIO]]:
+def open_stream(file: SourceFile) -> Iterator[tuple[Any, BinaryIO]]:
     """``(decompressed, raw)`` streams of ``file``; ``raw.tell()`` is the compressed bytes read.
 
     Reading ``decompressed`` raises `CorpusError` (`corrupt_error`) on corrupt or truncated data.
@@ -262,7 +262,7 @@ def open_stream(file: SourceFile) -> Iterator[tuple[BinaryIO, BinaryIO]]:
         if file.compression is None:
             yield raw, raw
             return
-        reader: BinaryIO
+        reader: Any
         if file.compression == "gzip":
             reader = gzip.GzipFile(fileobj=raw, mode="rb")
         elif file.compression == "bzip2":
@@ -275,7 +275,7 @@ def open_stream(file: SourceFile) -> Iterator[tuple[BinaryIO, BinaryIO]]:
             except ImportError:  # pragma: no cover - zstandard is a dependency
                 raise CorpusError(f"{file.path}: reading .zst needs the zstandard package: "
                                   "pip install zstandard") from None
-            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[assignment]
+            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
         try:
             yield _Checked(reader, file), raw
         finally:
@@ -285,7 +285,7 @@ def open_stream(file: SourceFile) -> Iterator[tuple[BinaryIO, BinaryIO]]:
 class _Checked(io.RawIOBase):
     """A decompressing reader whose errors become `corrupt_error`s naming the file."""
 
-    def __init__(self, reader: BinaryIO, file: SourceFile) -> None:
+    def __init__(self, reader: Any, file: SourceFile) -> None:
         super().__init__()
         self._reader = reader
         self._file = file
@@ -296,15 +296,17 @@ class _Checked(io.RawIOBase):
 
     def read(self, size: int = -1) -> bytes:
         try:
-            return self._reader.read(size)
+            data: bytes = self._reader.read(size)
+            return data
         except CorpusError:
             raise
         except self._errors as e:
             raise corrupt_error(self._file, e) from None
 
-    def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+    def readline(self, size: int | None = -1) -> bytes:
         try:
-            return self._reader.readline(-1 if size is None else size)
+            line: bytes = self._reader.readline(-1 if size is None else size)
+            return line
         except self._errors as e:
             raise corrupt_error(self._file, e) from None
 
@@ -358,7 +360,7 @@ def _check_start(file: SourceFile, field: str, purpose: str) -> None:
 def require_pyarrow(path: Path) -> Any:
     """``pyarrow.parquet``, or a `CorpusError` saying what to install."""
     try:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError:
         raise CorpusError(f"{path}: reading Parquet needs pyarrow; install it with "
                           "pip install 'bpe-studio[parquet]'") from None
@@ -366,7 +368,7 @@ def require_pyarrow(path: Path) -> Any:
 
 
 def _string_columns(schema: Any) -> list[str]:
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
             or str(f.type) == "string_view"]
