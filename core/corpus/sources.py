@@ -270,16 +270,55 @@ def open_stream(file: SourceFile) -> Iterator[tuple[Any, BinaryIO]]:
         elif file.compression == "xz":
             reader = lzma.LZMAFile(raw, "rb")
         else:
-            try:
-                import zstandard
-            except ImportError:  # pragma: no cover - zstandard is a dependency
-                raise CorpusError(f"{file.path}: reading .zst needs the zstandard package: "
-                                  "pip install zstandard") from None
-            reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+            reader = io.BufferedReader(_ZstdReader(raw, file.path), STREAM_BLOCK)
         try:
             yield _Checked(reader, file), raw
         finally:
             reader.close()
+
+
+class _ZstdReader(io.RawIOBase):
+    """A zstd stream of one or more frames; a last frame cut short raises EOFError (the
+    zstandard package's own stream reader ends quietly there)."""
+
+    RAW_BLOCK = 1 << 16
+
+    def __init__(self, raw: BinaryIO, path: Path) -> None:
+        super().__init__()
+        try:
+            import zstandard
+        except ImportError:  # pragma: no cover - zstandard is a dependency
+            raise CorpusError(f"{path}: reading .zst needs the zstandard package: pip install zstandard") from None
+        self._new = zstandard.ZstdDecompressor().decompressobj
+        self._raw = raw
+        self._decoder = self._new()
+        self._pending = b""
+        self._at = 0
+        self._in_frame = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._at >= len(self._pending):
+            self._pending, self._at = b"", 0
+            data = self._raw.read(self.RAW_BLOCK)
+            if not data:
+                if self._in_frame:
+                    raise EOFError("the last zstd frame is cut short")
+                return 0
+            while data:
+                self._in_frame = True
+                self._pending += self._decoder.decompress(data)
+                data = b""
+                if self._decoder.eof:
+                    data = self._decoder.unused_data
+                    self._decoder = self._new()
+                    self._in_frame = False
+        n = min(len(buffer), len(self._pending) - self._at)
+        buffer[:n] = memoryview(self._pending)[self._at : self._at + n]
+        self._at += n
+        return n
 
 
 class _Checked(io.RawIOBase):
