@@ -32,7 +32,7 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import TypeVar, overload
 
 from core.corpus.chunks import find_cut_in_buffer, plan_chunks
 from core.corpus.scheduler import WorkerPool, results_in_order
@@ -41,7 +41,10 @@ from core.errors import CorpusError
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import special_token_regex
 
-__all__ = ["Block", "CountStep", "FileRange", "RowGroup", "Texts", "count_documents", "plan_tasks", "read_documents"]
+__all__ = [
+    "Block", "CountStep", "FileRange", "LazyTasks", "RowGroup", "Texts", "count_documents", "encode_text", "plan_tasks",
+    "read_documents", "separator_for",
+]
 
 SEPARATORS = ("\x00", "\x01", "\x02", "\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3", "\ufdd4")
 """Candidates for the document separator of a task (the first found in no document and
@@ -137,7 +140,7 @@ def cut_text(text: str, end: int, specials: Sequence[str]) -> str:
 def cut_bytes(text: str, limit: int, specials: Sequence[str]) -> str:
     """The longest start of ``text`` holding at most ``limit`` UTF-8 bytes, ending at a
     character boundary and never inside a special token (`cut_text`)."""
-    data = _encode(text)
+    data = encode_text(text)
     if len(data) <= limit:
         return text
     k = limit
@@ -146,14 +149,14 @@ def cut_bytes(text: str, limit: int, specials: Sequence[str]) -> str:
     return cut_text(text, len(data[:k].decode("utf-8", errors="surrogateescape")), specials)
 
 
-def _encode(text: str) -> bytes:
+def encode_text(text: str) -> bytes:
     try:
         return text.encode("utf-8", errors="surrogateescape")
     except UnicodeEncodeError:  # a lone surrogate from a JSON escape: kept as its three bytes
         return text.encode("utf-8", errors="surrogatepass")
 
 
-def _separator(docs: list[str], specials: Sequence[str]) -> str:
+def separator_for(docs: list[str], specials: Sequence[str]) -> str:
     for sep in SEPARATORS:
         if not any(sep in t for t in specials) and not any(sep in d for d in docs):
             return sep
@@ -375,7 +378,7 @@ class _CharLimit:
         kept_here = kept_text[len(self.tail):] if len(kept_text) >= len(self.tail) else ""
         # ``text`` holds the block's complete characters (the decoder keeps back the bytes of
         # one cut by the block's end): the kept ones, encoded again, are the bytes to pass.
-        return _encode(kept_here), True
+        return encode_text(kept_here), True
 
 
 # --------------------------------------------------------------------------- counting in parallel
@@ -399,6 +402,8 @@ Counted = tuple[dict[bytes, int], int, int, int, int]
 """A task's result: counts, invalid bytes, text bytes, documents, input bytes."""
 
 Job = tuple[Task, ReadOptions, str, list[str], CountData, "int | None"]
+
+JobT = TypeVar("JobT")
 
 _worker_cache: dict[str, list[str]] = {}
 
@@ -425,7 +430,7 @@ def count_task(task: Task, options: ReadOptions, pattern: Pattern, specials: lis
         if isinstance(part, bytes):
             blob, blob_specials, text = part, specials, len(part)
         else:
-            sep = _separator(part, specials)
+            sep = separator_for(part, specials)
             if not sep and len(part) > 1:  # no separator free: one document at a time
                 for doc in part:
                     counted = count_task(Texts([doc], 0, 0), ReadOptions(options.field), pattern, specials,
@@ -435,7 +440,7 @@ def count_task(task: Task, options: ReadOptions, pattern: Pattern, specials: lis
                     text_bytes += counted[2]
                 documents += docs
                 continue
-            blob = _encode(sep.join(part))
+            blob = encode_text(sep.join(part))
             blob_specials = [*specials, sep] if sep else specials
             text = len(blob) - (len(part) - 1) * len(sep.encode()) if part else 0
         counts, bad = count_data(blob, pattern, blob_specials, cache)
@@ -455,10 +460,10 @@ def _limited(part: bytes | list[str], docs: int, room: int, specials: Sequence[s
     if isinstance(part, bytes):
         if len(part) <= room:
             return part, docs
-        return _encode(cut_bytes(part.decode("utf-8", errors="surrogateescape"), room, specials)), docs
+        return encode_text(cut_bytes(part.decode("utf-8", errors="surrogateescape"), room, specials)), docs
     taken: list[str] = []
     for doc in part:
-        size = len(_encode(doc))
+        size = len(encode_text(doc))
         if size >= room:
             cut = cut_bytes(doc, room, specials)
             if cut or size == 0:
@@ -478,13 +483,13 @@ def _add(total: dict[bytes, int], part: dict[bytes, int]) -> None:
         total[key] = get(key, 0) + n
 
 
-class _LazyTasks(Sequence[Job]):
+class LazyTasks(Sequence[JobT]):
     """Jobs made from a task iterator as the scheduler takes them, so a stream is read only
     a few chunks ahead of the workers. Only the scheduler's position is ever indexed (under
     its lock); a reading error ends the sequence and is kept in ``error`` (it may be raised
     in a pool thread, which must not die)."""
 
-    def __init__(self, tasks: Iterator[Task], make_job: Callable[[Task], Job]) -> None:
+    def __init__(self, tasks: Iterator[Task], make_job: Callable[[Task], JobT]) -> None:
         self._tasks = tasks
         self._make_job = make_job
         self._ahead: deque[Task] = deque()
@@ -507,7 +512,7 @@ class _LazyTasks(Sequence[Job]):
         self._fill(count)
         return len(self._ahead) >= count
 
-    def take(self) -> Job | None:
+    def take(self) -> JobT | None:
         """The next job, or None at the end (for a run without workers)."""
         return self[self._taken] if self.at_least(1) else None
 
@@ -516,11 +521,11 @@ class _LazyTasks(Sequence[Job]):
         return self._taken + len(self._ahead)
 
     @overload
-    def __getitem__(self, index: int) -> Job: ...
+    def __getitem__(self, index: int) -> JobT: ...
     @overload
-    def __getitem__(self, index: slice) -> Sequence[Job]: ...
+    def __getitem__(self, index: slice) -> Sequence[JobT]: ...
 
-    def __getitem__(self, index: int | slice) -> Job | Sequence[Job]:
+    def __getitem__(self, index: int | slice) -> JobT | Sequence[JobT]:
         if isinstance(index, slice) or index != self._taken:
             raise IndexError("tasks are taken in order, once")
         self._fill()
@@ -547,7 +552,7 @@ def count_documents(
     workers). Stops where ``options.max_bytes`` of text have been taken.
     """
     cache: dict[str, list[str]] = {}
-    lazy = _LazyTasks(tasks, lambda task: (task, options, pattern.source, specials, count_data, None))
+    lazy: LazyTasks[Job] = LazyTasks(tasks, lambda task: (task, options, pattern.source, specials, count_data, None))
     cap = options.max_bytes
     taken = 0
 
@@ -591,10 +596,10 @@ def text_tasks(texts: Iterable[str], chunk_size: int) -> Iterator[Texts]:
         batch.append(text)
         size += len(text)
         if size >= chunk_size:
-            yield Texts(batch, first, len(_encode("".join(batch))))
+            yield Texts(batch, first, len(encode_text("".join(batch))))
             first, batch, size = i + 1, [], 0
     if batch:
-        yield Texts(batch, first, len(_encode("".join(batch))))
+        yield Texts(batch, first, len(encode_text("".join(batch))))
 
 
 def check_unchanged(corpus: Corpus) -> None:

@@ -32,15 +32,18 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Union
 
 from core.corpus.check import BINARY_SAMPLE_BYTES, check_regular_file, check_sample
 from core.errors import CorpusError
 
 __all__ = [
-    "Corpus", "ReadOptions", "SourceFile", "corrupt_error", "json_text", "open_corpus", "open_stream",
+    "Corpus", "ReadOptions", "Source", "SourceFile", "corrupt_error", "json_text", "open_corpus", "open_stream",
     "parse_size", "require_pyarrow", "resolve_paths", "text_fields",
 ]
+
+Source = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
+"""A corpus: a path, a directory, a glob pattern, or a list of them."""
 
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -152,7 +155,7 @@ def _walk(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def resolve_paths(source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Path]:
+def resolve_paths(source: Source) -> list[Path]:
     """The files ``source`` names, in order: each path as given, each directory's files
     (recursive, sorted, hidden skipped), each glob's matches (sorted; ``**`` recurses).
 
@@ -203,7 +206,7 @@ def _kind(path: Path) -> tuple[str, str | None]:
 
 
 def open_corpus(
-    source: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    source: Source,
     options: ReadOptions | None = None,
     *,
     purpose: str = "train on",

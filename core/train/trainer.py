@@ -23,10 +23,9 @@ from array import array
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
-from typing import Union
 
 from core.corpus.documents import Task, check_unchanged, count_documents, plan_tasks, text_tasks
-from core.corpus.sources import Corpus, ReadOptions, open_corpus
+from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
 from core.errors import CorpusError
 from core.events import (
     BatchedTrainEvent,
@@ -49,10 +48,6 @@ __all__ = [
 
 MIN_CHUNK_BYTES = 1 << 20
 MAX_CHUNK_BYTES = 2 << 20
-
-
-Source = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
-"""A corpus: a path, a directory, a glob pattern, or a list of them (`core.corpus.sources`)."""
 
 
 def train_bpe(
