@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 import core
+from bpe_studio.app.train.corpus_picker import CorpusOptions, describe, join_sources, sources_exist
 from bpe_studio.app.train.recent_files import RecentFiles
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings
@@ -42,7 +43,9 @@ from core.progress import format_bytes
 DEFAULT_VOCAB_SIZE = 2000
 DEFAULT_SPECIAL_TOKENS = ("<|endoftext|>",)
 PATTERN_CHOICES = [("GPT-2", "gpt2"), ("GPT-4 (cl100k)", "gpt4"), ("Custom regex", "custom")]
-CORPUS_FILTER = "Text files (*.txt *.text *.md *.jsonl *.csv *.tsv);;All files (*)"
+CORPUS_FILTER = (
+    "Corpora (*.txt *.text *.md *.jsonl *.ndjson *.parquet *.gz *.bz2 *.xz *.zst *.csv *.tsv);;All files (*)"
+)
 
 
 class SettingsPanel(QWidget):
@@ -82,6 +85,8 @@ class SettingsPanel(QWidget):
         self.corpus_info = QLabel()
         self.corpus_info.setObjectName("hint")
         self.corpus_info.setWordWrap(True)
+        self.corpus_options = CorpusOptions()
+        self.corpus_options.folderChosen.connect(self.set_corpus)
 
         self.vocab_spin = QSpinBox()
         self.vocab_spin.setRange(257, 10_000_000)
@@ -130,6 +135,7 @@ class SettingsPanel(QWidget):
         corpus_layout = QVBoxLayout(corpus_box)
         corpus_layout.addLayout(corpus_row)
         corpus_layout.addWidget(self.corpus_info)
+        corpus_layout.addWidget(self.corpus_options)
 
         form_box = QGroupBox("Tokenizer")
         form = QFormLayout(form_box)
@@ -181,6 +187,9 @@ class SettingsPanel(QWidget):
             special_tokens=tuple(self.special_tokens()),
             pattern=self.pattern(),
             workers=workers or None,
+            field=self.corpus_options.field(),
+            max_bytes=self.corpus_options.max_bytes(),
+            sample=self.corpus_options.sample(),
         )
 
     def set_settings(self, settings: TrainSettings) -> None:
@@ -190,6 +199,7 @@ class SettingsPanel(QWidget):
         self.specials_edit.setPlainText("\n".join(settings.special_tokens))
         self._set_pattern(settings.pattern)
         self.workers_spin.setValue(settings.workers or 0)
+        self.corpus_options.set_values(settings)
 
     def validation_error(self) -> str | None:
         """What is wrong with the inputs before training starts, or ``None``.
@@ -217,7 +227,8 @@ class SettingsPanel(QWidget):
         self.train_button.style().unpolish(self.train_button)
         self.train_button.style().polish(self.train_button)
         for widget in (self.corpus_edit, self.browse_button, self.recent_button, self.vocab_spin,
-                       self.specials_edit, self.pattern_combo, self.regex_edit, self.workers_spin):
+                       self.specials_edit, self.pattern_combo, self.regex_edit, self.workers_spin,
+                       self.corpus_options):
             widget.setEnabled(not running)
         if not running:
             self._on_pattern_choice()
@@ -232,9 +243,9 @@ class SettingsPanel(QWidget):
         if self._running:
             return
         start = str(self._qsettings.value("paths/last_folder", "") or os.path.dirname(self.corpus()))
-        path, _ = QFileDialog.getOpenFileName(self, "Open corpus", start, CORPUS_FILTER)
-        if path:
-            self.set_corpus(path)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open corpus (one or several files)", start, CORPUS_FILTER)
+        if paths:
+            self.set_corpus(join_sources(paths))
 
     def _fill_recent_menu(self) -> None:
         self.recent.fill_menu(self.recent_menu, self.set_corpus)
@@ -254,10 +265,9 @@ class SettingsPanel(QWidget):
             sample = os.path.abspath(path) == str(SAMPLE_CORPUS_PATH)
             self.corpus_info.setText(f"{size} · the built-in sample corpus" if sample else size)
             self._qsettings.setValue("paths/last_folder", os.path.dirname(os.path.abspath(path)))
-        elif os.path.isdir(path):
-            self.corpus_info.setText("This is a folder; choose a text file.")
         else:
-            self.corpus_info.setText("No such file.")
+            self.corpus_info.setText(describe(path))
+        self.corpus_options.update_for(path)
         self.corpusChanged.emit(path)
 
     # -- pattern -------------------------------------------------------------------------------
@@ -311,12 +321,13 @@ class SettingsPanel(QWidget):
         s.setValue("train/pattern", str(self.pattern_combo.currentData()))
         s.setValue("train/custom_pattern", self.regex_edit.text())
         s.setValue("train/workers", self.workers_spin.value())
+        self.corpus_options.save(s)
 
     def restore(self) -> None:
         """Restore the last values; on first launch preselect the sample corpus."""
         s = self._qsettings
         corpus = str(s.value("train/corpus", "") or "")
-        self.set_corpus(corpus if corpus and os.path.isfile(corpus) else str(SAMPLE_CORPUS_PATH))
+        self.set_corpus(corpus if sources_exist(corpus) else str(SAMPLE_CORPUS_PATH))
         self.vocab_spin.setValue(_int(s.value("train/vocab_size"), DEFAULT_VOCAB_SIZE))
         try:
             specials = json.loads(str(s.value("train/special_tokens", "")))
@@ -329,6 +340,7 @@ class SettingsPanel(QWidget):
         index = self.pattern_combo.findData(choice)
         self.pattern_combo.setCurrentIndex(max(index, 0))
         self.workers_spin.setValue(_int(s.value("train/workers"), 0))
+        self.corpus_options.restore(s)
 
 
 def _int(value: object, default: int) -> int:

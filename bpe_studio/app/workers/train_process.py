@@ -67,8 +67,8 @@ def check_settings(settings: TrainSettings) -> None:
     """Raise the trainer's own error for bad input (missing/binary file, vocabulary too
     small, bad pattern or special tokens) without doing any work."""
     stream = core.train_bpe_batches(
-        settings.corpus, settings.vocab_size, list(settings.special_tokens),
-        pattern=settings.pattern, workers=settings.workers,
+        settings.sources, settings.vocab_size, list(settings.special_tokens),
+        pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
     )
     stream.close()
 
@@ -107,8 +107,8 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
     batch: list[object] = []
     try:
         stream = core.train_bpe_batches(
-            settings.corpus, settings.vocab_size, list(settings.special_tokens),
-            pattern=settings.pattern, workers=settings.workers,
+            settings.sources, settings.vocab_size, list(settings.special_tokens),
+            pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
         )
         try:
             last = time.monotonic()
