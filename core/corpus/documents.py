@@ -584,6 +584,9 @@ def count_documents(
     finally:
         if pool is not None:
             pool.close()
+        close = getattr(tasks, "close", None)
+        if close is not None:
+            close()  # a stream being read is closed now, not when collected
 
 
 def text_tasks(texts: Iterable[str], chunk_size: int) -> Iterator[Texts]:

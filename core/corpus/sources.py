@@ -48,6 +48,8 @@ Source = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 PARQUET_SUFFIX = ".parquet"
+SHARD_SAMPLE_BYTES = 1 << 16
+"""How much of each file's start is checked when the corpus has many files."""
 STREAM_BLOCK = 1 << 20
 """Bytes read from a (decompressed) stream at a time."""
 
@@ -219,7 +221,10 @@ def open_corpus(
     """
     options = options or ReadOptions()
     files = []
-    for index, path in enumerate(resolve_paths(source)):
+    paths = resolve_paths(source)
+    # A folder of thousands of shards: check the start of each, not a whole MB of each.
+    sample = BINARY_SAMPLE_BYTES if len(paths) <= 16 else SHARD_SAMPLE_BYTES
+    for index, path in enumerate(paths):
         info = check_regular_file(path)
         kind, compression = _kind(path)
         if info.st_size == 0:
@@ -228,7 +233,7 @@ def open_corpus(
         if kind == "parquet":
             _check_parquet(path, options.field)
         else:
-            _check_start(file, options.field, purpose)
+            _check_start(file, options.field, purpose, sample)
         files.append(file)
     return Corpus(tuple(files), options)
 
@@ -382,15 +387,15 @@ def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | No
     return text
 
 
-def _check_start(file: SourceFile, field: str, purpose: str) -> None:
-    """Read the start of a text or JSONL file (decompressed): not empty, not binary, and
-    for JSONL the first record parses and has the field."""
+def _check_start(file: SourceFile, field: str, purpose: str, limit: int) -> None:
+    """Read the start of a text or JSONL file (decompressed, at most ``limit`` bytes): not
+    empty, not binary, and for JSONL the first record parses and has the field."""
     with open_stream(file) as (stream, _):
-        sample = stream.read(BINARY_SAMPLE_BYTES)
+        sample = stream.read(limit)
         check_sample(file.path, sample, purpose=purpose)
         if file.kind == "jsonl":
             lines = sample.split(b"\n")
-            whole = len(sample) < BINARY_SAMPLE_BYTES
+            whole = len(sample) < limit
             for number, line in enumerate(lines if whole else lines[:-1], 1):
                 if json_text(line, field, file.path, number) is not None:
                     return
