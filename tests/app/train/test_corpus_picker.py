@@ -88,3 +88,26 @@ def test_dropping_several_files_makes_one_corpus(qtbot, make_window, make_corpus
     assert window.settings_panel.settings().sources == [str(a), str(b)]
     assert window.settings_panel.corpus_info.text().startswith("2 files")
     assert describe(f"{a}; {tmp_path / 'nope.txt'}").startswith("No such file")
+
+
+def test_the_window_encodes_jsonl_as_documents_not_raw_json(tmp_path: Path) -> None:
+    """File › Encode a corpus on a JSONL file encodes each record's text, then <|endoftext|>."""
+    import numpy as np
+
+    from bpe_studio.app.workers.encode_job import encode_corpus
+
+    docs = [f"record {i}: lo mi ne" + " ru" * (i % 4) for i in range(60)]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": d, "n": i}) + "\n" for i, d in enumerate(docs)))
+    vocab, merges = core.train_bpe(tmp_path / "a.jsonl", 300, [EOT], workers=1)
+    tokenizer = core.Tokenizer(vocab, merges, [EOT])
+    run = encode_corpus(tmp_path / "a.jsonl", tokenizer, tmp_path / "a.npy", 1)
+    while True:
+        try:
+            next(run)
+        except StopIteration as stop:
+            assert stop.value.tokens > 0
+            break
+    expected: list[int] = []
+    for doc in docs:
+        expected += tokenizer.encode(doc) + [tokenizer.special_ids[EOT]]
+    assert np.load(tmp_path / "a.npy").tolist() == expected
