@@ -127,3 +127,19 @@ def test_bad_options_are_refused_before_any_work(jsonl) -> None:
     for kw in ({"sample": 0}, {"sample": 1.5}, {"max_bytes": 0}, {"doc_max_chars": -1}, {"field": ""}):
         with pytest.raises(ValueError):
             core.train_bpe_events(plain, 300, [], **kw)
+
+
+def test_sample_of_plain_files_keeps_whole_files(tmp_path: Path) -> None:
+    docs = _docs(60)
+    for i, doc in enumerate(docs):
+        (tmp_path / f"{i:02d}.txt").write_text(doc)
+    chosen = [d for i, d in enumerate(docs) if _kept_file(5, i, 0.5)]
+    expected = train_bpe_reference(EOT.join(chosen), 400, [EOT])[1]
+    for workers in (1, 2):
+        merges, documents = _run(tmp_path, sample=0.5, seed=5, workers=workers)
+        assert (merges, documents) == (expected, len(chosen))
+
+
+def _kept_file(seed: int, index: int, fraction: float) -> bool:
+    digest = hashlib.blake2b(f"{seed}/{index}/0".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") < fraction * 2**64
