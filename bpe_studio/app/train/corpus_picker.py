@@ -33,8 +33,10 @@ from core.progress import format_bytes
 
 STRUCTURED = (".jsonl", ".ndjson", ".parquet")
 COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
-DESCRIBE_FILES_LIMIT = 20_000
-"""A folder with more files than this is described without its total size."""
+SCAN_LIMIT = 2000
+"""At most this many files are looked at on the GUI thread (a folder typed as "/" must not
+freeze the window): a bigger folder is described without its size, and the field chooser
+looks for a JSONL/Parquet file among its first files only."""
 
 
 def _structured(path: str) -> bool:
@@ -45,7 +47,9 @@ def _structured(path: str) -> bool:
 
 
 def _first_structured(sources: list[str]) -> str | None:
-    """The first JSONL/Parquet file the sources name (stopping as soon as one is found)."""
+    """The first JSONL/Parquet file the sources name (stopping as soon as one is found, or
+    after `SCAN_LIMIT` files)."""
+    seen = 0
     for source in sources:
         if os.path.isfile(source):
             if _structured(source):
@@ -56,9 +60,15 @@ def _first_structured(sources: list[str]) -> str | None:
                 for name in sorted(names):
                     if not name.startswith(".") and _structured(name):
                         return os.path.join(root, name)
+                seen += len(names)
+                if seen > SCAN_LIMIT:
+                    return None
         elif glob.has_magic(source):
-            for match in sorted(glob.iglob(source, recursive=True)):
-                if os.path.isfile(match) and _structured(match):
+            for match in glob.iglob(source, recursive=True):
+                seen += 1
+                if seen > SCAN_LIMIT:
+                    return None
+                if _structured(match) and os.path.isfile(match):
                     return match
     return None
 
@@ -77,12 +87,17 @@ def describe(text: str) -> str:
             for root, dirs, names in os.walk(source):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 paths += [os.path.join(root, n) for n in names if not n.startswith(".")]
-                if len(paths) > DESCRIBE_FILES_LIMIT:
-                    return f"{source}: a folder of more than {DESCRIBE_FILES_LIMIT:,} files"
+                if len(paths) > SCAN_LIMIT:
+                    return f"{source}: a folder of more than {SCAN_LIMIT:,} files"
             if not paths:
                 return f"The folder {source} holds no files."
         elif glob.has_magic(source):
-            paths = [p for p in glob.glob(source, recursive=True) if os.path.isfile(p)]
+            paths = []
+            for match in glob.iglob(source, recursive=True):
+                if len(paths) > SCAN_LIMIT:
+                    return f"{source}: more than {SCAN_LIMIT:,} files"
+                paths.append(match)
+            paths = [p for p in paths if os.path.isfile(p)]
             if not paths:
                 return f"No file matches {source}."
         else:

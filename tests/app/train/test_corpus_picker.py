@@ -111,3 +111,19 @@ def test_the_window_encodes_jsonl_as_documents_not_raw_json(tmp_path: Path) -> N
     for doc in docs:
         expected += tokenizer.encode(doc) + [tokenizer.special_ids[EOT]]
     assert np.load(tmp_path / "a.npy").tolist() == expected
+
+
+def test_a_huge_folder_typed_in_does_not_freeze_the_window(qtbot, make_window, tmp_path: Path) -> None:
+    """A folder is looked at only up to SCAN_LIMIT files on the GUI thread (typing "/" once
+    walked the whole disk): described as "more than ...", its later JSONL file not sought."""
+    from bpe_studio.app.train.corpus_picker import SCAN_LIMIT
+
+    big = tmp_path / "big"
+    big.mkdir()
+    for i in range(SCAN_LIMIT + 50):
+        (big / f"{i:05d}.txt").write_bytes(b"x")
+    (big / "zz.jsonl").write_text('{"text": "x"}\n')
+    window = make_window()
+    window.settings_panel.set_corpus(str(big))
+    assert "more than 2,000 files" in window.settings_panel.corpus_info.text()
+    assert window.settings_panel.corpus_options.field_combo.isHidden()

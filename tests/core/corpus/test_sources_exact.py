@@ -158,3 +158,19 @@ def test_any_documents_any_chunks(docs: list[str], chunk: int) -> None:
     expected = train_bpe_reference(EOT.join(docs), 300, [EOT])[1]
     events = list(core.train_bpe_batches_from_iterator(docs, 300, [EOT], workers=1, chunk_size=chunk))
     assert events[-1].merges == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(text=st.text(st.sampled_from("ab \n\t.1é東\u00a0\u3000<|endoftext|>"), max_size=300),
+       chunk=st.integers(1, 64), pattern=st.sampled_from(["gpt2", "gpt4"]))
+def test_compressed_text_cut_anywhere(tmp_path_factory: pytest.TempPathFactory, text: str, chunk: int,
+                                      pattern: str) -> None:
+    """Property: a .txt.gz read as a stream and cut into blocks at exact boundaries (any
+    block size) == the oracle on the text."""
+    path = tmp_path_factory.mktemp("gz") / "t.txt.gz"
+    path.write_bytes(gzip.compress(text.encode("utf-8")))
+    if not text:
+        return
+    expected = train_bpe_reference(text, 300, [EOT], pattern=pattern)[1]
+    events = list(core.train_bpe_batches(path, 300, [EOT], pattern=pattern, workers=1, chunk_size=chunk))
+    assert events[-1].merges == expected
