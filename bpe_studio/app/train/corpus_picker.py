@@ -12,6 +12,7 @@ file, so nothing here holds the GUI thread for long.
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 
 from PySide6.QtCore import QSettings, Signal
@@ -46,30 +47,44 @@ def _structured(path: str) -> bool:
     return name.endswith(STRUCTURED)
 
 
+def _files_under(folder: str, limit: int) -> tuple[list[str], bool]:
+    """Up to ``limit`` files under ``folder`` (hidden ones skipped; in directory order, not
+    sorted: sorting would need every name), and whether there are more."""
+    found: list[str] = []
+    stack = [folder]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    if entry.is_dir():
+                        stack.append(entry.path)
+                    elif len(found) >= limit:
+                        return found, True
+                    else:
+                        found.append(entry.path)
+        except OSError:
+            continue
+    return found, False
+
+
 def _first_structured(sources: list[str]) -> str | None:
-    """The first JSONL/Parquet file the sources name (stopping as soon as one is found, or
-    after `SCAN_LIMIT` files)."""
-    seen = 0
+    """A JSONL/Parquet file the sources name, looking at no more than `SCAN_LIMIT` files."""
     for source in sources:
         if os.path.isfile(source):
-            if _structured(source):
-                return source
+            candidates = [source]
         elif os.path.isdir(source):
-            for root, dirs, names in os.walk(source):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in sorted(names):
-                    if not name.startswith(".") and _structured(name):
-                        return os.path.join(root, name)
-                seen += len(names)
-                if seen > SCAN_LIMIT:
-                    return None
+            candidates, more = _files_under(source, SCAN_LIMIT)
+            if more:
+                return None
         elif glob.has_magic(source):
-            for match in glob.iglob(source, recursive=True):
-                seen += 1
-                if seen > SCAN_LIMIT:
-                    return None
-                if _structured(match) and os.path.isfile(match):
-                    return match
+            candidates = list(itertools.islice(glob.iglob(source, recursive=True), SCAN_LIMIT))
+        else:
+            continue
+        for path in sorted(candidates):
+            if _structured(path) and os.path.isfile(path):
+                return path
     return None
 
 
@@ -83,12 +98,9 @@ def describe(text: str) -> str:
         if os.path.isfile(source):
             paths = [source]
         elif os.path.isdir(source):
-            paths = []
-            for root, dirs, names in os.walk(source):
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
-                paths += [os.path.join(root, n) for n in names if not n.startswith(".")]
-                if len(paths) > SCAN_LIMIT:
-                    return f"{source}: a folder of more than {SCAN_LIMIT:,} files"
+            paths, more = _files_under(source, SCAN_LIMIT)
+            if more:
+                return f"{source}: a folder of more than {SCAN_LIMIT:,} files"
             if not paths:
                 return f"The folder {source} holds no files."
         elif glob.has_magic(source):
