@@ -24,7 +24,8 @@ from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
 
-from core.corpus.documents import Task, check_unchanged, count_documents, plan_tasks, text_tasks
+from core.corpus.counting import count_documents
+from core.corpus.documents import Task, check_unchanged, plan_tasks, text_tasks
 from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
 from core.errors import CorpusError
 from core.events import (
@@ -208,7 +209,8 @@ def train_bpe_batches_from_iterator(
     chunk_size: int | None = None,
 ) -> Iterator[BatchedTrainEvent]:
     """`train_bpe_batches` on an iterable of strings, each one a document (see
-    `train_bpe_from_iterator`); progress totals are 0 (the length is not known)."""
+    `train_bpe_from_iterator`); a progress event's total is the bytes read so far (the
+    length is not known)."""
     if isinstance(texts, (str, bytes)):
         raise TypeError("texts must be an iterable of strings (documents), not a single string")
     return _train(*_check_run(None, iter(texts), vocab_size, special_tokens, pattern, workers, chunk_size,
