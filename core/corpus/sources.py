@@ -151,7 +151,7 @@ def _is_hidden(name: str) -> bool:
 def _walk(folder: Path) -> list[Path]:
     """The files under ``folder``, recursively, in sorted path order; hidden ones skipped."""
     found: list[Path] = []
-    for root, dirs, names in os.walk(folder, followlinks=True):
+    for root, dirs, names in os.walk(folder):  # linked folders are not followed (no cycles)
         dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
         found += [Path(root) / n for n in names if not _is_hidden(n)]
     return sorted(found)
