@@ -1,8 +1,11 @@
 """BPE Studio's core: exact, fast byte-level BPE training and tokenization. No Qt.
 
 Public API:
-    train_bpe(input_path, vocab_size, special_tokens, *, pattern="gpt2", workers=None,
+    train_bpe(source, vocab_size, special_tokens, *, pattern="gpt2", workers=None, field="text",
+              max_bytes=None, sample=None, seed=0, doc_max_chars=None,
               max_token_length=None, min_frequency=1, initial=None) -> (vocab, merges)
+        source: files, folders, globs; plain text, JSONL, Parquet; .gz/.bz2/.xz/.zst
+    train_bpe_from_iterator(texts, vocab_size, special_tokens, ...) -> (vocab, merges): each str a document
     train_bpe_events(...) -> Iterator of PretokenizeProgress | CountingDone | MergeEvent | Finished
     train_bpe_batches(...) -> the same, with the merges in batches of id columns (MergeBatch);
         MergeBatch.extend_vocab(token_bytes) grows initial_token_bytes(special_tokens)
@@ -30,7 +33,13 @@ from core.events import (
 )
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
 from core.pretokenize.specials import split_on_specials
-from core.train.trainer import train_bpe, train_bpe_batches, train_bpe_events
+from core.train.trainer import (
+    train_bpe,
+    train_bpe_batches,
+    train_bpe_batches_from_iterator,
+    train_bpe_events,
+    train_bpe_from_iterator,
+)
 
 if TYPE_CHECKING:
     from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events
@@ -92,5 +101,7 @@ __all__ = [
     "split_on_specials",
     "train_bpe",
     "train_bpe_batches",
+    "train_bpe_batches_from_iterator",
     "train_bpe_events",
+    "train_bpe_from_iterator",
 ]

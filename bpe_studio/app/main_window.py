@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from bpe_studio.app.resources import resource, style_sheet
 from bpe_studio.app.train.charts import ChartsPanel
+from bpe_studio.app.train.corpus_picker import join_sources
 from bpe_studio.app.encode.encode_strip import EncodeStrip
 from bpe_studio.app.workers.encode_job import EncodeJob
 from bpe_studio.app.widgets.error_banner import ErrorBanner
@@ -487,7 +488,10 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         event.acceptProposedAction()
-        self.open_path(files[0])
+        if len(files) > 1 and not any(f.endswith(SESSION_SUFFIX) for f in files):
+            self.open_path(join_sources(files))  # several files: one corpus
+        else:
+            self.open_path(files[0])
 
     def closeEvent(self, event: QCloseEvent) -> None:
         # Every job is cancelled, then waited for: no thread or worker process outlives the window.
