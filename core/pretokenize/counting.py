@@ -29,7 +29,7 @@ from core.pretokenize.specials import special_bytes_regex, split_on_specials
 if TYPE_CHECKING:
     from core.pretokenize._native import Counts
 
-__all__ = ["ChunkCounts", "PretokenCounts", "count_chunk", "count_pretokens", "count_invalid_bytes"]
+__all__ = ["ChunkCounts", "PretokenCounts", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
 
 PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
@@ -120,6 +120,11 @@ class PretokenCounts:
                 for key, n in chunk.counts.items():
                     self._dict[key] = get(key, 0) + n
 
+    def chunk(self) -> ChunkCounts:
+        """These counts as one `ChunkCounts` (packed where they came packed), to send on."""
+        packed = self._native.packed() if self._native is not None else None
+        return ChunkCounts(packed, dict(self._dict) if self._dict else None, self.invalid)
+
     def items(self) -> tuple[list[bytes], list[int]]:
         """``(pre-tokens, counts)``: every distinct pre-token and its total, in first-seen order."""
         words: list[bytes] = []
@@ -187,3 +192,14 @@ _INVALID_BYTE = re.compile("[\udc80-\udcff]")
 def count_invalid_bytes(text: str) -> int:
     """Bytes that were not valid UTF-8, as surrogate escapes in ``text``."""
     return len(_INVALID_BYTE.findall(text))
+
+
+def count_chunk_bytes(
+    data: bytes,
+    pattern: Pattern,
+    special_tokens: Sequence[str],
+    cache: dict[str, list[str]] | None = None,
+) -> ChunkCounts:
+    """Pre-token counts of one chunk of a corpus, compact (`count_chunk`): the one per-chunk
+    counter that training uses for every kind of input (`core.corpus.documents`)."""
+    return count_chunk(data, pattern, special_tokens, cache)
