@@ -38,7 +38,6 @@ from core.events import (
 from core.train.merge import merge_pairs
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.counting import ChunkCounts, PretokenCounts, count_chunk
-from core.corpus.processes import can_fork
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.pretokenize.specials import validate_special_tokens
 
@@ -270,12 +269,10 @@ def _count_chunks(
     """Yield ``(bytes done, counts)`` per chunk, in order, and ``(done, None)``
     every `PROGRESS_INTERVAL` while waiting, so a consumer can cancel between events.
 
-    Where workers can be forked (`core.corpus.processes.can_fork`: Linux, no other
-    thread), ``workers`` processes are forked, start at once and do all the counting
-    while this one adds up their counts. Otherwise this process is one of the ``workers``:
-    it counts chunks itself from the start, while the other ``workers - 1`` processes are
-    still starting (spawning and importing takes a few tenths of a second), and takes the
-    next chunk whenever none of theirs is ready (`core.corpus.scheduler`).
+    This process is one of the ``workers``: it counts chunks itself from the start, while
+    the other ``workers - 1`` processes are still starting (spawning and importing takes a
+    few tenths of a second), and takes the next chunk whenever none of theirs is ready
+    (`core.corpus.scheduler`).
     """
     cache: dict[str, list[str]] = {}
     tasks: list[ChunkTask] = [(str(path), start, end, pattern.source, specials) for start, end in chunks]
@@ -290,14 +287,12 @@ def _count_chunks(
             done += task[2] - task[1]
             yield done, count_here(task)
         return
-    # Forked workers start at once (no Python to start and import): they do all the
-    # counting, and this process adds up their counts meanwhile.
-    fork = can_fork()
-    pool = WorkerPool(helpers + fork, fork=fork, initializer=_init_worker)
-    here = None if pool.started_at_once else count_here
+    # Spawned, not forked: a forked worker would inherit this process's pipes (a GUI's
+    # reading end would never see this process die) and outlive a killed parent.
+    pool = WorkerPool(helpers, fork=False, initializer=_init_worker)
     try:
         position = 0
-        for counted in results_in_order(tasks, pool, _count_chunk_task, run_here=here, poll=PROGRESS_INTERVAL):
+        for counted in results_in_order(tasks, pool, _count_chunk_task, run_here=count_here, poll=PROGRESS_INTERVAL):
             if counted is None:
                 yield done, None
                 continue
