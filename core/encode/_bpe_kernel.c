@@ -557,6 +557,62 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
+/* A cache entry's b: its number of ids in the low 32 bits, its hits since the last
+ * eviction above them. */
+#define IDS_OF(b) ((Py_ssize_t)((b) & 0xFFFFFFFF))
+#define HITS_OF(b) ((b) >> 32)
+
+/* The cache is full: keep the entries used since the last eviction (the text's frequent
+ * pre-tokens) if they fill at most half of it, else empty it. 0, or -1 when out of memory. */
+static int
+encoder_evict(Encoder *self)
+{
+    BpeMap *old = &self->cache;
+    size_t keep = 0, keep_ids = 0;
+    for (size_t k = 0; k < old->n; k++) {
+        if (HITS_OF(old->entries[k].b) > 0) {
+            keep++;
+            keep_ids += (size_t)IDS_OF(old->entries[k].b);
+        }
+    }
+    if (keep == 0 || keep > self->capacity / 2) {
+        bpe_map_clear(old);
+        self->ids_len = 0;
+        return 0;
+    }
+    BpeMap fresh;
+    int64_t *ids = PyMem_RawMalloc((keep_ids ? keep_ids : 1) * sizeof(int64_t));
+    if (ids == NULL || bpe_map_init(&fresh, 2 * keep) < 0) {
+        PyMem_RawFree(ids);
+        return -1;
+    }
+    size_t at = 0;
+    int created;
+    for (size_t k = 0; k < old->n; k++) {
+        BpeEntry *e = &old->entries[k];
+        if (HITS_OF(e->b) == 0) {
+            continue;
+        }
+        BpeEntry *f = bpe_map_get_hashed(&fresh, old->keys + e->key, e->len, e->hash, &created);
+        if (f == NULL) {
+            bpe_map_free(&fresh);
+            PyMem_RawFree(ids);
+            return -1;
+        }
+        memcpy(ids + at, self->ids + e->a, (size_t)IDS_OF(e->b) * sizeof(int64_t));
+        f->a = (int64_t)at;
+        f->b = IDS_OF(e->b);
+        at += (size_t)IDS_OF(e->b);
+    }
+    bpe_map_free(old);
+    *old = fresh;
+    PyMem_RawFree(self->ids);
+    self->ids = ids;
+    self->ids_len = at;
+    self->ids_cap = keep_ids ? keep_ids : 1;
+    return 0;
+}
+
 /* The ids of the pre-token s[0:n], written to out (room for n); their number, or -1. */
 static Py_ssize_t
 encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
@@ -565,20 +621,25 @@ encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *ou
         return merge_word(self->table, s, n, out, self->ranks);
     }
     int created;
-    if (self->cache.n >= self->capacity) {
-        bpe_map_clear(&self->cache);
-        self->ids_len = 0;
-    }
-    BpeEntry *e = bpe_map_get(&self->cache, s, (size_t)n, &created);
-    if (e == NULL) {
-        return -1;
-    }
-    if (!created) {
-        memcpy(out, self->ids + e->a, (size_t)e->b * sizeof(int64_t));
-        return (Py_ssize_t)e->b;
+    uint64_t hash = bpe_hash(s, (size_t)n);
+    BpeEntry *e = bpe_map_find(&self->cache, s, (size_t)n, hash);
+    if (e != NULL) {
+        Py_ssize_t k = IDS_OF(e->b);
+        memcpy(out, self->ids + e->a, (size_t)k * sizeof(int64_t));
+        if (HITS_OF(e->b) < 0x7FFFFFFF) {
+            e->b += (int64_t)1 << 32;
+        }
+        return k;
     }
     Py_ssize_t k = merge_word(self->table, s, n, out, self->ranks);
     if (k < 0) {
+        return -1;
+    }
+    if (self->cache.n >= self->capacity && encoder_evict(self) < 0) {
+        return -1;
+    }
+    e = bpe_map_get_hashed(&self->cache, s, (size_t)n, hash, &created);
+    if (e == NULL) {
         return -1;
     }
     if (self->ids_len + (size_t)k > self->ids_cap) {

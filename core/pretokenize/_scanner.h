@@ -360,6 +360,22 @@ static inline int bpe_key_eq(const unsigned char *a, const unsigned char *b, siz
     return 1;
 }
 
+/* The entry of key p[0:n] (whose bpe_hash is `hash`), or NULL if there is none. */
+static inline BpeEntry *bpe_map_find(const BpeMap *m, const unsigned char *p, size_t n, uint64_t hash)
+{
+    size_t h = (size_t)hash & m->mask;
+    uint64_t slot, tag = hash & 0xFFFFFFFF00000000ull;
+    while ((slot = m->slots[h]) != 0) {
+        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
+            BpeEntry *e = &m->entries[(uint32_t)slot - 1];
+            if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n))
+                return e;
+        }
+        h = (h + 1) & m->mask;
+    }
+    return NULL;
+}
+
 /* The entry of key p[0:n] (whose bpe_hash is `hash`), created with values (0, 0) if
  * absent; NULL when out of memory. */
 static inline BpeEntry *bpe_map_get_hashed(BpeMap *m, const unsigned char *p, size_t n, uint64_t hash, int *created)

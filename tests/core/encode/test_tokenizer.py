@@ -437,3 +437,22 @@ def test_exported_tokenizer_json_encodes_the_same_in_hf(trained: Tokenizer, tmp_
         assert hf.encode(text, add_special_tokens=False).ids == ids, text
         if trained.pattern.name != "custom":
             assert hf.decode(ids, skip_special_tokens=False) == trained.decode(ids)
+
+
+def test_native_cache_eviction_changes_no_id(trained: Tokenizer) -> None:
+    """The compiled encoder's pre-token cache, tiny so that it is evicted again and again
+    (keeping the pre-tokens used since the last eviction), gives the ids of a large one."""
+    kernel = pytest.importorskip("core.encode._bpe_kernel")
+    if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
+        pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
+    table = trained._pieces._compiled()
+    number = 1 if trained.pattern.name == "gpt2" else 2
+    data = generated_corpus(3, 20_000).encode("utf-8") + b" \xff\xfe caf\xc3"
+    want = kernel.Encoder(table, number, 1 << 16).encode(data, as_list=True)
+    for capacity in (1, 2, 7, 64):
+        small = kernel.Encoder(table, number, capacity)
+        assert small.encode(data, as_list=True) == want
+        assert small.encode(data, as_list=True) == want  # again, with what the cache kept
+        assert small.cache_size() <= capacity
+        assert small.encode_many([data, data[:100]]) == [want, small.encode(data[:100], as_list=True)]
+    assert trained.decode_bytes(want) == data
