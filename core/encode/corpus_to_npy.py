@@ -16,7 +16,9 @@ a GUI worker or a terminal display follows; closing it cancels). The recipe:
    ``.npy`` header, then write the header and rename: nothing is left on error or cancel,
    and memory does not grow with the corpus.
 
-Ids are ``uint16`` when the vocabulary has at most 65,536 ids, else ``uint32``.
+Ids are ``uint16`` when the largest id is below 65,536, else ``uint32`` (decided by the
+largest id, not the number of tokens: a vocabulary with gaps, or a special token added at
+id 70,000, needs ``uint32`` however few tokens it has).
 """
 
 from __future__ import annotations
@@ -85,9 +87,12 @@ class EncodeFinished:
         return encode_summary(self.corpus_bytes, self.tokens, self.dtype, self.seconds, self.path)
 
 
-def ids_dtype(vocab_size: int) -> np.dtype[np.unsignedinteger]:
-    """``uint16`` when every id fits (``vocab_size <= 65536``), else ``uint32``."""
-    return np.dtype(np.uint16) if vocab_size <= 1 << 16 else np.dtype(np.uint32)
+def ids_dtype(largest_id: int) -> np.dtype[np.unsignedinteger]:
+    """The smallest unsigned type that holds every id up to ``largest_id``:
+    ``ids_dtype(65535) -> uint16``, ``ids_dtype(65536) -> uint32``."""
+    if largest_id >= 1 << 32:
+        raise ValueError(f"token id {largest_id} does not fit in 32 bits; a .npy of ids cannot hold it")
+    return np.dtype(np.uint16) if largest_id < 1 << 16 else np.dtype(np.uint32)
 
 
 # --------------------------------------------------------------------------- workers
@@ -216,7 +221,7 @@ def _encode_events(
     corpus: Path, tok: Tokenizer, out: Path, size: int, workers: int, chunk_bytes: int, start_method: str | None
 ) -> Iterator[EncodeProgress | EncodeFinished]:
     started = time.monotonic()
-    dtype = ids_dtype(len(tok))
+    dtype = ids_dtype(max(tok.vocab, default=0))
     chunks = _plan(corpus, size, tok, chunk_bytes, workers)
     reserved = _npy_header(0, dtype)
     pool: WorkerPool | None = None
