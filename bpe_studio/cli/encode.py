@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.terminal import ProgressLine, bar
+from bpe_studio.cli.checks import capped_workers
+from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
 from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, check_paths, encode_file_events
 from core.encode.tokenizer import Tokenizer
@@ -38,14 +39,13 @@ def add_encode_parser(commands: Any) -> None:
 
 def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run ``bpe-studio encode``; user mistakes raise ValueError/OSError (the caller prints them)."""
-    out = stream or sys.stdout
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    out = stream if stream is not None else sys.stdout
+    workers = capped_workers(args.workers)
     if not str(args.out).endswith(".npy"):
         raise ValueError(f"--out {args.out} must end in .npy")
     check_paths(Path(args.corpus), Path(args.out))  # before the (slower) tokenizer load
     tokenizer = Tokenizer.load(args.tokenizer)
-    events = encode_file_events(args.corpus, tokenizer, args.out, workers=args.workers)
+    events = encode_file_events(args.corpus, tokenizer, args.out, workers=workers)
     progress = ProgressLine(err)
     finished: EncodeFinished | None = None
     started = time.monotonic()
@@ -62,5 +62,5 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         events.close()
         progress.close()
     assert finished is not None
-    out.write(finished.summary() + "\n")
+    write_result(out, finished.summary() + "\n")
     return 0

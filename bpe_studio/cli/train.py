@@ -3,7 +3,9 @@
     bpe-studio train corpus.txt --vocab-size 10000 --special-token '<|endoftext|>' --out tok/
 
 Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json and tokenizer.json
-into the output directory, only once training has finished. Follows the batched stream
+into the output directory, only once training has finished. Everything that can be
+checked without the corpus (the output folder can be written, the special tokens and
+pattern can be stored) is checked before the corpus is read. Follows the batched stream
 (`core.train_bpe_batches`): the progress line moves once per batch of merges.
 """
 
@@ -16,9 +18,11 @@ import time
 from typing import Any, TextIO
 
 import core
+from core.errors import InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
-from core.formats import save_tokenizer
-from bpe_studio.cli.terminal import ProgressLine, bar
+from core.formats import check_save_tokenizer, save_tokenizer
+from bpe_studio.cli.checks import capped_workers, check_text_option
+from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import bytes_progress, merges_progress, training_summary
 
 
@@ -41,12 +45,20 @@ def add_train_parser(commands: Any) -> None:
 
 
 def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
-    out = stream or sys.stdout
+    out = stream if stream is not None else sys.stdout
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
+    for token in args.special_tokens:
+        check_text_option("--special-token", token)
+    check_text_option("--pattern", args.pattern)
+    try:
+        check_save_tokenizer(args.out, args.special_tokens)
+    except InvalidSpecialTokensError as e:
+        raise InvalidSpecialTokensError(f"--special-token: {e}") from e
+    workers = capped_workers(args.workers)
     started = time.monotonic()
     events = core.train_bpe_batches(
-        args.corpus, args.vocab_size, args.special_tokens, pattern=args.pattern, workers=args.workers
+        args.corpus, args.vocab_size, args.special_tokens, pattern=args.pattern, workers=workers
     )
     progress = ProgressLine()
     counting: CountingDone | None = None
@@ -81,7 +93,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
 
 
 def _print_summary(
-    out: TextIO,
+    out: TextIO | None,
     wall: float,
     counting: CountingDone,
     finished: Finished,
@@ -99,4 +111,4 @@ def _print_summary(
         invalid_bytes=counting.invalid_bytes,
     )
     rows.append(("Wrote", ", ".join(str(p) for p in paths)))
-    out.write("".join(f"{label.lower()}: {value}\n" for label, value in rows))
+    write_result(out, "".join(f"{label.lower()}: {value}\n" for label, value in rows))

@@ -7,7 +7,9 @@ boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
   process's memory (e.g. a built encoder); spawned ones start in a thread (sending each
   its start-up state blocks until it has started Python) without re-running the
   caller's script (`core.corpus.processes`). A pool that cannot start (a process limit)
-  leaves the work to this process.
+  leaves the work to this process. At most `core.corpus.processes.max_workers` are
+  started, and every worker first runs `core.corpus.processes.prepare_worker` (signals,
+  and ending itself should this process die).
 - `results_in_order`: hands the chunks to the workers and, when ``run_here`` is given, to
   this process too, whenever the next result is not ready yet — so it works from the
   first moment while spawned workers are still starting, and the results held in memory
@@ -27,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-from core.corpus.processes import spawn_pool
+from core.corpus.processes import max_workers, prepare_worker, spawn_pool
 
 __all__ = ["WorkerPool", "results_in_order"]
 
@@ -35,8 +37,14 @@ Task = TypeVar("Task")
 Result = TypeVar("Result")
 
 
+def _start_worker(initializer: Callable[..., None], initargs: tuple[Any, ...]) -> None:
+    prepare_worker()
+    initializer(*initargs)
+
+
 class WorkerPool:
-    """``processes`` worker processes, forked or spawned, each set up by ``initializer(*initargs)``."""
+    """``processes`` worker processes (at most `max_workers`), forked or spawned, each set
+    up by ``initializer(*initargs)`` after `prepare_worker`."""
 
     def __init__(
         self,
@@ -46,8 +54,9 @@ class WorkerPool:
         initializer: Callable[..., None],
         initargs: tuple[Any, ...] = (),
     ) -> None:
-        self.processes = processes
+        self.processes = processes = max(1, min(processes, max_workers()))
         self.forked = fork
+        initializer, initargs = _start_worker, (initializer, initargs)
         self._lock = threading.Lock()
         self._on_ready: list[Callable[[multiprocessing.pool.Pool], object]] = []
         self._pool: multiprocessing.pool.Pool | None = None

@@ -41,7 +41,7 @@ from core.corpus.processes import can_fork
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.encode.piece_encoder import CacheSnapshot, EncoderState
 from core.encode.tokenizer import TextEncoder, Tokenizer
-from core.formats.atomic import atomic_output
+from core.formats.atomic import atomic_output, check_output_dir
 from core.progress import encode_summary
 
 __all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
@@ -172,13 +172,15 @@ def check_paths(corpus: Path, out: Path) -> int:
     the corpus size.
 
     Raises:
-        FileNotFoundError, IsADirectoryError, CorpusError: with a message saying what to fix.
+        FileNotFoundError, IsADirectoryError, PermissionError, CorpusError: with a message
+            saying what to fix.
     """
     _, size = check_corpus(corpus, purpose="encode")
     if out.is_dir():
         raise IsADirectoryError(f"--out {out} is a directory; give a file name such as ids.npy")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"the directory for {out} does not exist; create it first")
+    check_output_dir(out.parent)
     return size
 
 

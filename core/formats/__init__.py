@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from core.formats.bytes_unicode import bytes_to_unicode
-from core.formats.atomic import new_file_mode, write_atomically
+from core.formats.atomic import check_output_dir, new_file_mode, write_atomically
 from core.formats.base import (
     CONFIG_NAME,
     MERGES_NAME,
     TOKENIZER_JSON_NAME,
     VOCAB_NAME,
     FormatError,
+    check_writable_special_tokens,
     Merges,
     Vocab,
     find_special_ids,
@@ -53,6 +54,7 @@ __all__ = [
     "VOCAB_NAME",
     "Vocab",
     "bytes_to_unicode",
+    "check_save_tokenizer",
     "find_special_ids",
     "load_gpt2_files",
     "load_gpt2_merges",
@@ -97,6 +99,7 @@ def save_tokenizer(
     out = Path(out_dir)
     pat = pattern_of(pattern)
     specials = list(special_tokens or [])
+    check_writable_special_tokens(specials)
     special_ids = find_special_ids(vocab, merges, specials)
     missing = [t for t in specials if t not in special_ids]
     if missing:
@@ -108,3 +111,16 @@ def save_tokenizer(
         (out / TOKENIZER_JSON_NAME, tokenizer_json_text(vocab, merges, specials, pat)),
     ]
     return write_atomically(texts)
+
+
+def check_save_tokenizer(out_dir: str | os.PathLike[str], special_tokens: Sequence[str] | None) -> None:
+    """Check what `save_tokenizer` needs that is known before training: that files can be
+    created in ``out_dir`` and that the special tokens can be written. Call it before a
+    long training run, so a mistake costs nothing.
+
+    Raises:
+        NotADirectoryError, PermissionError (OSError): ``out_dir`` cannot be written.
+        InvalidSpecialTokensError: a special token cannot be written (it says why).
+    """
+    check_writable_special_tokens(list(special_tokens or []))
+    check_output_dir(out_dir)

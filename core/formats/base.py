@@ -12,13 +12,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.errors import FormatError
+from core.errors import FormatError, InvalidSpecialTokensError
 from core.formats.bytes_unicode import string_to_bytes, unicode_to_bytes
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
 __all__ = [
     "CONFIG_NAME", "FormatError", "MERGES_NAME", "Merges", "TOKENIZER_JSON_NAME", "VOCAB_NAME", "Vocab",
-    "decode_token_text", "find_special_ids", "key_where", "line_of", "load_json",
+    "check_writable_special_tokens", "decode_token_text", "find_special_ids", "key_where", "line_of", "load_json",
     "pattern_of", "read_text", "where",
 ]
 
@@ -63,6 +63,36 @@ def find_special_ids(
         ids.sort(key=lambda i: (made_otherwise(i), i))
         result[tok] = ids[0]
     return result
+
+
+def check_writable_special_tokens(special_tokens: Iterable[str]) -> None:
+    """Check, before any training, that the special tokens can be written to the files.
+
+    A special token is stored as its own text, every other token in GPT-2's byte map. A
+    special token whose text is also the spelling of a single byte (``"a"``, or ``"Ġ"``
+    which spells the space) could not be told apart from that byte's token, whatever is
+    learned; text with lone surrogates (undecodable bytes given as a string) cannot be
+    written as UTF-8 at all.
+
+    Raises:
+        InvalidSpecialTokensError: naming the token and saying what to do.
+    """
+    table = unicode_to_bytes()
+    for token in special_tokens:
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidSpecialTokensError(
+                f"the special token {token!r} is not valid text (it holds undecodable bytes, "
+                f"position {e.start}); give special tokens as UTF-8 text"
+            ) from e
+        if len(token) == 1 and token in table:
+            byte = table[token]
+            raise InvalidSpecialTokensError(
+                f"the special token {token!r} has the same text as the single byte {byte} "
+                f"({bytes([byte])!r}) in vocab.json, so the two could not be told apart; "
+                "choose a longer special token, such as '<|" + token + "|>'"
+            )
 
 
 def line_of(text: str, needle: str) -> int | None:
