@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,7 +36,43 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 
 @pytest.fixture()
+def start_cli() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """``start_cli("encode", ...)``: the CLI started in a subprocess (stdout and stderr piped)."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str | bytes | os.PathLike[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            cli_command(*args), cwd=REPO, env=env or cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:  # a failed test must not leave its CLI running
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+@pytest.fixture()
 def corpus(tmp_path: Path) -> Path:
     path = tmp_path / "corpus.txt"
     path.write_text("The cat sat on the mat. The dog sat on the log, didn't it?\n" * 200, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def big_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """~24 MB of random words: seconds of counting or encoding on this machine."""
+    import random
+
+    rng = random.Random(13)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choices(letters, k=rng.randint(2, 9))) for _ in range(20_000)]
+    lines = [" ".join(rng.choices(words, k=12)) + ".\n" for _ in range(5_000)]
+    block = "".join(lines)
+    path = tmp_path_factory.mktemp("big") / "big.txt"
+    with open(path, "w", encoding="utf-8") as f:
+        for n in range(6):
+            f.write(block.replace("a", "aeiou"[n % 5]))  # not one block repeated exactly
     return path
