@@ -8,7 +8,10 @@ Anything else that escapes `core` is a bug.
 
 from __future__ import annotations
 
-__all__ = ["CorpusError", "FormatError", "InvalidPatternError", "InvalidSpecialTokensError", "TokenizerError"]
+__all__ = [
+    "CorpusError", "FormatError", "InvalidPatternError", "InvalidSpecialTokensError", "PatternTimeoutError",
+    "TokenizerError",
+]
 
 
 class CorpusError(ValueError):
@@ -17,6 +20,11 @@ class CorpusError(ValueError):
 
 class InvalidPatternError(ValueError):
     """The pre-tokenization pattern is not a valid regular expression, or matches the empty string."""
+
+
+class PatternTimeoutError(InvalidPatternError):
+    """A custom pre-tokenization pattern took too long on some text (catastrophic
+    backtracking, e.g. ``(a|a)+$``): the regex work is bounded, never a hang."""
 
 
 class InvalidSpecialTokensError(ValueError):

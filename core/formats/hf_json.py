@@ -5,6 +5,12 @@ Adds `tokenizer_json_dict`/`save_tokenizer_json`/`load_tokenizer_json`, and
 `oniguruma_source` (a ``regex`` pattern as HF's Oniguruma must read it). GPT-2's pattern is
 HF's own ``ByteLevel`` regex; any other travels as a ``Split`` before a ``ByteLevel``;
 special tokens are added tokens with all their fields.
+
+A ``tokenizer.json`` is read only if this tokenizer encodes exactly as Hugging Face would
+with it: a part it does not implement (a normalizer such as ``Lowercase``, a post-processor
+that adds tokens, a model option such as ``dropout`` or ``byte_fallback``, truncation,
+added tokens that strip spaces, a format ``version`` other than ``"1.0"``) is refused
+with a `FormatError` naming the part (`check_supported`), never loaded approximately.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from core.formats.base import (
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
 
-__all__ = ["load_tokenizer_json", "oniguruma_source", "save_tokenizer_json", "tokenizer_json_dict", "tokenizer_json_text"]
+__all__ = ["SUPPORTED_VERSION", "check_supported", "load_tokenizer_json", "oniguruma_source", "save_tokenizer_json", "tokenizer_json_dict", "tokenizer_json_text"]
 
 
 # An atom followed by a possessive interval, e.g. ``\p{N}{1,3}+``. Oniguruma (which HF
@@ -136,6 +142,72 @@ def save_tokenizer_json(
     return write_atomically([(Path(path), text)])[0]
 
 
+SUPPORTED_VERSION = "1.0"
+"""The ``tokenizer.json`` format version read and written (Hugging Face ``tokenizers`` 0.x)."""
+
+# model key -> the values under which it changes nothing (HF's defaults for byte-level BPE)
+_NEUTRAL_MODEL_KEYS: dict[str, tuple[Any, ...]] = {
+    "dropout": (None, 0, 0.0),
+    "unk_token": (None,),
+    "continuing_subword_prefix": (None, ""),
+    "end_of_word_suffix": (None, ""),
+    "byte_fallback": (None, False),
+    "ignore_merges": (None, False),
+}
+
+
+def _type_of(node: Any) -> str:
+    return str(node.get("type")) if isinstance(node, dict) and "type" in node else type(node).__name__
+
+
+def check_supported(data: dict[str, Any], where: str) -> None:
+    """Refuse a ``tokenizer.json`` with parts this tokenizer does not implement.
+
+    Raises:
+        FormatError: naming the part (``key normalizer: Lowercase ...``) and saying why.
+    """
+    version = data.get("version", SUPPORTED_VERSION)
+    if version != SUPPORTED_VERSION:
+        raise FormatError(
+            f"{where}: key version: {version!r} is not supported; this reads tokenizer.json "
+            f"version {SUPPORTED_VERSION!r} (as Hugging Face tokenizers 0.x writes it)"
+        )
+    normalizer = data.get("normalizer")
+    if normalizer is not None:
+        raise FormatError(
+            f"{where}: key normalizer: {_type_of(normalizer)} is not implemented here (it changes the text "
+            "before tokenization, so the ids would differ from Hugging Face's); only tokenizers without "
+            "a normalizer can be opened"
+        )
+    for key, allowed in (("post_processor", "adds or changes ids"), ("decoder", "changes decoded text")):
+        node = data.get(key)
+        if node is not None and _type_of(node) != "ByteLevel":
+            raise FormatError(
+                f"{where}: key {key}: {_type_of(node)} is not implemented here (it {allowed}); "
+                "only none or ByteLevel is supported"
+            )
+    for key in ("truncation", "padding"):
+        if data.get(key) is not None:
+            raise FormatError(f"{where}: key {key}: is not supported (it changes the ids); set it to null")
+    model = data.get("model")
+    if isinstance(model, dict):
+        for key, neutral in _NEUTRAL_MODEL_KEYS.items():
+            value = model.get(key)
+            if value not in neutral:
+                raise FormatError(
+                    f"{where}: key model.{key}: {value!r} is not implemented here (the ids would differ "
+                    "from Hugging Face's); only byte-level BPE without it is supported"
+                )
+    for n, entry in enumerate(data.get("added_tokens") or []):
+        if isinstance(entry, dict):
+            for key in ("single_word", "lstrip", "rstrip"):
+                if entry.get(key):
+                    raise FormatError(
+                        f"{where}: key added_tokens[{n}].{key}: true is not implemented here "
+                        f"(the token {entry.get('content')!r} would take spaces or match differently); set it to false"
+                    )
+
+
 def _pattern_from_pre_tokenizer(pre: Any, where: str) -> Pattern:
     def byte_level(node: Any) -> bool:
         return isinstance(node, dict) and node.get("type") == "ByteLevel"
@@ -175,13 +247,15 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> tuple[Vocab, Merges, li
     Added tokens become special tokens (matched whole before pre-tokenization, as HF does).
 
     Raises:
-        FormatError: not JSON, not a byte-level BPE model, or a malformed key (named).
+        FormatError: not JSON, not a byte-level BPE model, a part not implemented here
+            (`check_supported`), or a malformed key (named).
     """
     p = Path(path)
     data, _ = load_json(p)
     where = str(p)
     if not isinstance(data, dict):
         raise FormatError(f"{p}:1: expected a JSON object")
+    check_supported(data, where)
     model = data.get("model")
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE":
         raise FormatError(f"{where}: key model: expected a BPE model")
