@@ -13,6 +13,10 @@ the tokens no merge makes (other than single bytes) — GPT-2's own files give
 ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has; a ``vocab.json`` key that GPT-2's byte
 map cannot spell (``<｜begin▁of▁sentence｜>``) is such a token's own text.
 `core.Tokenizer.load` builds a tokenizer from what this returns.
+
+The files are read under the folder's shared lock (`core.formats.atomic.folder_read_lock`),
+so an export being written into the same folder at that moment cannot mix its
+``vocab.json`` with the previous ``merges.txt``: the reader sees one export or the other.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.formats.atomic import folder_read_lock
 from core.formats.base import CONFIG_NAME, MERGES_NAME, TOKENIZER_JSON_NAME, VOCAB_NAME, Merges, Vocab, pattern_of
 from core.formats.gpt2_files import load_gpt2_files, load_tokenizer_config
 from core.formats.hf_json import load_tokenizer_json
@@ -105,6 +110,11 @@ def load_tokenizer_files(path: str | os.PathLike[str]) -> TokenizerFiles:
         FormatError: a file is malformed (the message names the file and line or key).
     """
     p = Path(path)
+    with folder_read_lock(p if p.is_dir() else p.parent):
+        return _load_files(p)
+
+
+def _load_files(p: Path) -> TokenizerFiles:
     if p.is_dir():
         pair = find_gpt2_pair(p)
         if pair is not None:
