@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -33,6 +34,25 @@ def run_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
         )
 
     return run
+
+
+@pytest.fixture()
+def sh_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``sh_cli(">&-", "train", ...)``: the CLI run by ``sh`` with a redirection added."""
+
+    def run(redirect: str, *args: str | os.PathLike[str], env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+        line = " ".join(shlex.quote(str(part)) for part in cli_command(*args)) + " " + redirect
+        return subprocess.run(["sh", "-c", line], env=env or cli_env(), cwd=REPO, capture_output=True, text=True,
+                              timeout=120)
+
+    return run
+
+
+@pytest.fixture()
+def env_with() -> Callable[..., dict[str, str]]:
+    """``env_with(PYTHONIOENCODING="ascii")``: the CLI's environment with these changes."""
+    return cli_env
 
 
 @pytest.fixture()
