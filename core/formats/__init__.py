@@ -37,11 +37,20 @@ from core.formats.gpt2_files import (
     load_gpt2_merges,
     load_gpt2_vocab,
     load_tokenizer_config,
+    merges_chunks,
     merges_text,
     save_gpt2_files,
+    vocab_json_chunks,
     vocab_json_text,
 )
-from core.formats.hf_json import load_tokenizer_json, oniguruma_source, save_tokenizer_json, tokenizer_json_dict, tokenizer_json_text
+from core.formats.hf_json import (
+    load_tokenizer_json,
+    oniguruma_source,
+    save_tokenizer_json,
+    tokenizer_json_chunks,
+    tokenizer_json_dict,
+    tokenizer_json_text,
+)
 from core.pretokenize.patterns import Pattern
 
 __all__ = [
@@ -105,10 +114,10 @@ def save_tokenizer(
     if missing:
         raise FormatError(f"special token {missing[0]!r} is not in the vocabulary; add it before saving")
     texts = [
-        (out / VOCAB_NAME, vocab_json_text(vocab, special_ids)),
-        (out / MERGES_NAME, merges_text(vocab, merges)),
+        (out / VOCAB_NAME, vocab_json_chunks(vocab, special_ids)),
+        (out / MERGES_NAME, merges_chunks(vocab, merges)),
         (out / CONFIG_NAME, config_text(specials, pat)),
-        (out / TOKENIZER_JSON_NAME, tokenizer_json_text(vocab, merges, specials, pat)),
+        (out / TOKENIZER_JSON_NAME, tokenizer_json_chunks(vocab, merges, specials, pat)),
     ]
     return write_atomically(texts)
 

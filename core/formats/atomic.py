@@ -8,7 +8,7 @@ less the umask) before the rename.
 
 - `atomic_output`: one file, written through a binary file object (a ``.npy`` streamed
   chunk by chunk, a session);
-- `write_atomically`: several text files (each a string or an iterable of strings,
+- `write_atomically`: several text files (each a string or an iterable of strings or bytes,
   written as it comes, so memory does not hold a whole file) that are renamed into place
   only once every one of them was written (the files of one export).
 - `check_output_dir`: whether files can be created in a folder, before any long work.
@@ -204,21 +204,24 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         raise
 
 
-def _write_text(f: BinaryIO, content: str | Iterable[str]) -> None:
-    parts: Iterable[str] = (content,) if isinstance(content, str) else content
+def _write_text(f: BinaryIO, content: str | Iterable[str | bytes]) -> None:
+    parts: Iterable[str | bytes] = (content,) if isinstance(content, str) else content
     for part in parts:
+        if isinstance(part, bytes):  # already UTF-8 (a plain ASCII token as it is)
+            f.write(part)
+            continue
         # a huge part (one 20 MB token) is encoded a slice at a time, not whole
         for at in range(0, len(part), WRITE_BLOCK_CHARS):
             f.write(part[at : at + WRITE_BLOCK_CHARS].encode("utf-8"))
 
 
-def write_atomically(files: Sequence[tuple[Path, str | Iterable[str]]]) -> list[Path]:
+def write_atomically(files: Sequence[tuple[Path, str | Iterable[str | bytes]]]) -> list[Path]:
     """Write every ``(path, text)`` to a temporary file, then rename them all into place;
     nothing is replaced unless every file was written, and the files of one folder are
     renamed under its lock, so they change together (see the module docstring).
 
-    ``text`` is a string or an iterable of strings (UTF-8, written as they come: a file
-    never needs to be whole in memory). Missing parent directories are created.
+    ``text`` is a string or an iterable of strings (written as UTF-8) and bytes (already
+    UTF-8), written as they come: a file never needs to be whole in memory. Missing parent directories are created.
     """
     for path, _ in files:
         if path.is_dir():

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,18 @@ from core.formats.base import (
     FormatError,
     Merges,
     Vocab,
+    check_distinct_texts,
     decode_token_text,
     find_special_ids,
+    json_string,
+    json_token,
     load_json,
     pattern_of,
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
 
-__all__ = ["SUPPORTED_VERSION", "check_supported", "load_tokenizer_json", "oniguruma_source", "save_tokenizer_json", "tokenizer_json_dict", "tokenizer_json_text"]
+__all__ = ["SUPPORTED_VERSION", "check_supported", "load_tokenizer_json", "oniguruma_source", "save_tokenizer_json", "tokenizer_json_chunks",
+           "tokenizer_json_dict", "tokenizer_json_text"]
 
 
 # An atom followed by a possessive interval, e.g. ``\p{N}{1,3}+``. Oniguruma (which HF
@@ -54,31 +58,27 @@ def oniguruma_source(source: str) -> str:
     return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", source)
 
 
-def tokenizer_json_dict(
+SUPPORTED_VERSION = "1.0"
+"""The ``tokenizer.json`` format version read and written (Hugging Face ``tokenizers`` 0.x)."""
+
+_VOCAB_SLOT, _MERGES_SLOT = "\0vocab\0", "\0merges\0"
+
+
+def _checked_skeleton(
     vocab: Vocab,
     merges: Sequence[tuple[bytes, bytes]],
-    special_tokens: Sequence[str] = (),
-    pattern: str | Pattern = "gpt2",
-) -> dict[str, Any]:
-    """The Hugging Face ``tokenizer.json`` structure for a byte-level BPE tokenizer.
-
-    GPT-2's pattern is HF's own ``ByteLevel`` regex; any other pattern becomes a ``Split``
-    (isolated matches) followed by a ``ByteLevel`` without its regex.
-    """
+    special_tokens: Sequence[str],
+    pattern: str | Pattern,
+) -> tuple[dict[str, Any], dict[int, str]]:
+    """The ``tokenizer.json`` structure with placeholders for ``model.vocab`` and
+    ``model.merges``, after checking the tokens; and the special tokens by id."""
     pat = pattern_of(pattern)
     special_ids = find_special_ids(vocab, merges, special_tokens)
     missing = [t for t in special_tokens if t not in special_ids]
     if missing:
         raise FormatError(f"{TOKENIZER_JSON_NAME}: special token {missing[0]!r} is not in the vocabulary")
     by_id = {i: t for t, i in special_ids.items()}
-    model_vocab: dict[str, int] = {}
-    for token_id in sorted(vocab):
-        key = by_id.get(token_id) or bytes_to_string(vocab[token_id])
-        if key in model_vocab:
-            raise FormatError(
-                f"{TOKENIZER_JSON_NAME}: ids {model_vocab[key]} and {token_id} would both be written as {key!r}"
-            )
-        model_vocab[key] = token_id
+    check_distinct_texts(sorted(vocab.items()), by_id, TOKENIZER_JSON_NAME)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
     if pat.name == "gpt2":
         pre_tokenizer: dict[str, Any] = {**byte_level, "use_regex": True}
@@ -88,7 +88,7 @@ def tokenizer_json_dict(
         split = {"type": "Split", "pattern": {"Regex": oniguruma_source(pat.source)},
                  "behavior": "Removed", "invert": True}
         pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, {**byte_level, "use_regex": False}]}
-    added = [
+    added: list[dict[str, Any]] = [
         {
             "id": special_ids[tok],
             "content": tok,
@@ -100,8 +100,8 @@ def tokenizer_json_dict(
         }
         for tok in special_tokens
     ]
-    return {
-        "version": "1.0",
+    skeleton: dict[str, Any] = {
+        "version": SUPPORTED_VERSION,
         "truncation": None,
         "padding": None,
         "added_tokens": sorted(added, key=lambda a: a["id"]),
@@ -118,16 +118,80 @@ def tokenizer_json_dict(
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": False,
-            "vocab": model_vocab,
-            "merges": [[bytes_to_string(a), bytes_to_string(b)] for a, b in merges],
+            "vocab": _VOCAB_SLOT,
+            "merges": _MERGES_SLOT,
         },
     }
+    return skeleton, by_id
+
+
+def tokenizer_json_dict(
+    vocab: Vocab,
+    merges: Sequence[tuple[bytes, bytes]],
+    special_tokens: Sequence[str] = (),
+    pattern: str | Pattern = "gpt2",
+) -> dict[str, Any]:
+    """The Hugging Face ``tokenizer.json`` structure for a byte-level BPE tokenizer.
+
+    GPT-2's pattern is HF's own ``ByteLevel`` regex; any other pattern becomes a ``Split``
+    (isolated matches) followed by a ``ByteLevel`` without its regex.
+    """
+    data, by_id = _checked_skeleton(vocab, merges, special_tokens, pattern)
+    data["model"]["vocab"] = {by_id.get(i) or bytes_to_string(vocab[i]): i for i in sorted(vocab)}
+    data["model"]["merges"] = [[bytes_to_string(a), bytes_to_string(b)] for a, b in merges]
+    return data
+
+
+def tokenizer_json_chunks(
+    vocab: Vocab, merges: Sequence[tuple[bytes, bytes]], special_tokens: Sequence[str], pattern: str | Pattern
+) -> Iterator[str | bytes]:
+    """``tokenizer.json`` (indented by 2) as pieces of text, a token at a time: the file
+    is never whole in memory (see `core.formats.atomic`). Checked before any text."""
+    skeleton, by_id = _checked_skeleton(vocab, merges, special_tokens, pattern)
+    return _tokenizer_json_pieces(skeleton, by_id, vocab, merges)
+
+
+def _tokenizer_json_pieces(
+    skeleton: dict[str, Any], by_id: dict[int, str], vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]
+) -> Iterator[str | bytes]:
+    # exactly json.dumps(tokenizer_json_dict(...), ensure_ascii=False, indent=2)
+    text = json.dumps(skeleton, ensure_ascii=False, indent=2)
+    before_vocab, rest = text.split(json_string(_VOCAB_SLOT), 1)
+    between, after_merges = rest.split(json_string(_MERGES_SLOT), 1)
+    yield before_vocab
+    if vocab:
+        for n, token_id in enumerate(sorted(vocab)):
+            yield "{\n      " if n == 0 else ",\n      "
+            special = by_id.get(token_id)
+            if special is not None:
+                yield json_string(special)
+            else:
+                yield from json_token(vocab[token_id])
+            yield f": {token_id}"
+        yield "\n    }"
+    else:
+        yield "{}"
+    yield between
+    if merges:
+        for n, (left, right) in enumerate(merges):
+            yield "[\n      [\n        " if n == 0 else ",\n      [\n        "
+            yield from json_token(left)
+            yield ",\n        "
+            yield from json_token(right)
+            yield "\n      ]"
+        yield "\n    ]"
+    else:
+        yield "[]"
+    yield after_merges
+    yield "\n"
 
 
 def tokenizer_json_text(
     vocab: Vocab, merges: Sequence[tuple[bytes, bytes]], special_tokens: Sequence[str], pattern: Pattern
 ) -> str:
-    return json.dumps(tokenizer_json_dict(vocab, merges, special_tokens, pattern), ensure_ascii=False, indent=2) + "\n"
+    """The whole ``tokenizer.json`` (`tokenizer_json_chunks` joined)."""
+    chunks = tokenizer_json_chunks(vocab, merges, special_tokens, pattern)
+    return "".join(c.decode("ascii") if isinstance(c, bytes) else c for c in chunks)
 
 
 def save_tokenizer_json(
@@ -138,12 +202,9 @@ def save_tokenizer_json(
     pattern: str | Pattern = "gpt2",
 ) -> Path:
     """Write a Hugging Face ``tokenizer.json`` (atomically) and return its path."""
-    text = tokenizer_json_text(vocab, merges, special_tokens, pattern_of(pattern))
-    return write_atomically([(Path(path), text)])[0]
+    chunks = tokenizer_json_chunks(vocab, merges, special_tokens, pattern_of(pattern))
+    return write_atomically([(Path(path), chunks)])[0]
 
-
-SUPPORTED_VERSION = "1.0"
-"""The ``tokenizer.json`` format version read and written (Hugging Face ``tokenizers`` 0.x)."""
 
 # model key -> the values under which it changes nothing (HF's defaults for byte-level BPE)
 _NEUTRAL_MODEL_KEYS: dict[str, tuple[Any, ...]] = {
