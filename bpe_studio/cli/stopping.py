@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from collections.abc import Iterator
 from types import FrameType
 
@@ -41,7 +42,11 @@ def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def stop_signals_raise() -> Iterator[None]:
-    """Within the block, SIGTERM and SIGHUP raise `Stopped` in the main thread."""
+    """Within the block, SIGTERM and SIGHUP raise `Stopped` in the main thread (called from
+    another thread, where signals cannot be handled, it changes nothing)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     previous = {signum: signal.signal(signum, _raise_stopped) for signum in STOP_SIGNALS}
     try:
         yield

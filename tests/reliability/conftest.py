@@ -93,6 +93,6 @@ def big_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     block = "".join(lines)
     path = tmp_path_factory.mktemp("big") / "big.txt"
     with open(path, "w", encoding="utf-8") as f:
-        for n in range(6):
+        for n in range(60):
             f.write(block.replace("a", "aeiou"[n % 5]))  # not one block repeated exactly
     return path

@@ -152,3 +152,20 @@ def test_sigkilled_encode_is_cleaned_up_by_the_next_run(
     result = run_cli("encode", small, "--tokenizer", tokenizer_dir, "--out", out, "--workers", "1")
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out_dir.iterdir()) == sorted([live.name, "ids.npy"])
+
+
+def test_sigkilled_train_export_is_cleaned_up_by_the_next_export(tmp_path: Path, start_cli, run_cli) -> None:  # type: ignore[no-untyped-def]
+    corpus = tmp_path / "a.txt"
+    corpus.write_bytes(b"a" * (8 << 20))
+    out = tmp_path / "tok"
+    process = start_cli("train", corpus, "--vocab-size", "300", "--out", out, "--workers", "1")
+    _wait_for(lambda: out.is_dir() and _temporaries(out), "a temporary file of the export", process)
+    process.kill()
+    process.communicate()
+    assert _temporaries(out), "SIGKILL cannot clean up: a temporary file is expected to be there"
+
+    small = tmp_path / "small.txt"
+    small.write_text("the next run\n" * 10, encoding="utf-8")
+    result = run_cli("train", small, "--vocab-size", "260", "--out", out, "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["merges.txt", "tokenizer.json", "tokenizer_config.json", "vocab.json"]
