@@ -50,13 +50,15 @@ def test_export_memory_is_bounded_by_the_largest_token(tmp_path: Path, token: by
 
 
 def test_one_word_corpus_trains_and_exports_in_bounded_memory(
-    tmp_path: Path, one_word_corpus: Path, run_cli  # type: ignore[no-untyped-def]
+    tmp_path: Path, one_word_corpus: Path, run_cli, merge_kernel: None  # type: ignore[no-untyped-def]
 ) -> None:
     out = tmp_path / "tok"
     result = run_cli("train", one_word_corpus, "--vocab-size", "300", "--out", out, "--workers", "2",
                      preexec_fn=_limit_address_space(1500), timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
+    assert "longest token: 20,000,000 bytes: aaaa" in result.stdout
+    assert max(map(len, result.stdout.splitlines())) < 400  # the 20 MB token is elided
     tok = core.Tokenizer.load(out)
     assert max(len(t) for t in tok.vocab.values()) == 20_000_000
     assert not list(out.glob(".*"))

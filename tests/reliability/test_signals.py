@@ -113,7 +113,7 @@ def test_train_stopped_while_counting_leaves_no_worker(
     assert not out.exists()
 
 
-def test_train_stopped_while_writing_leaves_no_temporary(tmp_path: Path, start_cli) -> None:  # type: ignore[no-untyped-def]
+def test_train_stopped_while_writing_leaves_no_temporary(tmp_path: Path, start_cli, merge_kernel: None) -> None:  # type: ignore[no-untyped-def]
     # One 8 MB pre-token: merging is quick, the files (~80 MB of long tokens) take a while.
     corpus = tmp_path / "a.txt"
     corpus.write_bytes(b"a" * (8 << 20))
@@ -154,7 +154,9 @@ def test_sigkilled_encode_is_cleaned_up_by_the_next_run(
     assert sorted(p.name for p in out_dir.iterdir()) == sorted([live.name, "ids.npy"])
 
 
-def test_sigkilled_train_export_is_cleaned_up_by_the_next_export(tmp_path: Path, start_cli, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_sigkilled_train_export_is_cleaned_up_by_the_next_export(
+    tmp_path: Path, start_cli, run_cli, merge_kernel: None  # type: ignore[no-untyped-def]
+) -> None:
     corpus = tmp_path / "a.txt"
     corpus.write_bytes(b"a" * (8 << 20))
     out = tmp_path / "tok"
