@@ -28,7 +28,6 @@ Where ``flock`` does not exist (Windows) the files are still each atomic.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 import tempfile
@@ -166,11 +165,9 @@ def _folder_lock(folder: Path, operation: int) -> Iterator[None]:
         yield  # a folder we may not open (or none): nothing to coordinate with
         return
     try:
-        try:
+        # a file system without locks (some network mounts): each file is still atomic
+        with contextlib.suppress(OSError):
             fcntl.flock(fd, operation)
-        except OSError as e:
-            if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL):
-                raise
         yield
     finally:
         os.close(fd)  # releases the lock
