@@ -48,13 +48,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     out = stream if stream is not None else sys.stdout
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
-    for token in args.special_tokens:
-        check_text_option("--special-token", token)
-    check_text_option("--pattern", args.pattern)
-    try:
-        check_save_tokenizer(args.out, args.special_tokens)
-    except InvalidSpecialTokensError as e:
-        raise InvalidSpecialTokensError(f"--special-token: {e}") from e
+    _check_before_reading(args)
     workers = capped_workers(args.workers)
     started = time.monotonic()
     events = core.train_bpe_batches(
@@ -90,6 +84,20 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     paths = save_tokenizer(args.out, finished.vocab, finished.merges, args.special_tokens, args.pattern)
     _print_summary(out, time.monotonic() - started, counting, finished, last_merge, paths)
     return 0
+
+
+def _check_before_reading(args: argparse.Namespace) -> None:
+    """What can go wrong without the corpus, checked before it is read (a mistake found
+    after an hour of training costs the hour): the options are text, the pattern is
+    valid, the output folder can be written and the special tokens can be stored."""
+    for token in args.special_tokens:
+        check_text_option("--special-token", token)
+    check_text_option("--pattern", args.pattern)
+    core.resolve_pattern(args.pattern)
+    try:
+        check_save_tokenizer(args.out, args.special_tokens)
+    except InvalidSpecialTokensError as e:
+        raise InvalidSpecialTokensError(f"--special-token: {e}") from e
 
 
 def _print_summary(
