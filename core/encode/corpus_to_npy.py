@@ -44,7 +44,10 @@ from core.encode.tokenizer import TextEncoder, Tokenizer
 from core.formats.atomic import atomic_output, check_output_dir
 from core.progress import encode_summary
 
-__all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
+__all__ = [
+    "EncodeFinished", "EncodeProgress", "check_paths", "dtype_for_largest_id", "encode_file", "encode_file_events",
+    "ids_dtype",
+]
 
 ENCODE_CACHE_ENTRIES = 1 << 18
 """Cache size of the encoders of chunks (~180 bytes an entry, so up to ~45 MB a worker):
@@ -87,9 +90,15 @@ class EncodeFinished:
         return encode_summary(self.corpus_bytes, self.tokens, self.dtype, self.seconds, self.path)
 
 
-def ids_dtype(largest_id: int) -> np.dtype[np.unsignedinteger]:
+def ids_dtype(tokenizer: Tokenizer) -> np.dtype[np.unsignedinteger]:
+    """The dtype of ``tokenizer``'s ids in a ``.npy``: `dtype_for_largest_id` of its
+    largest id (never of its number of tokens: ids may have gaps)."""
+    return dtype_for_largest_id(max(tokenizer.vocab, default=0))
+
+
+def dtype_for_largest_id(largest_id: int) -> np.dtype[np.unsignedinteger]:
     """The smallest unsigned type that holds every id up to ``largest_id``:
-    ``ids_dtype(65535) -> uint16``, ``ids_dtype(65536) -> uint32``."""
+    ``dtype_for_largest_id(65535) -> uint16``, ``dtype_for_largest_id(65536) -> uint32``."""
     if largest_id >= 1 << 32:
         raise ValueError(f"token id {largest_id} does not fit in 32 bits; a .npy of ids cannot hold it")
     return np.dtype(np.uint16) if largest_id < 1 << 16 else np.dtype(np.uint32)
@@ -223,7 +232,7 @@ def _encode_events(
     corpus: Path, tok: Tokenizer, out: Path, size: int, workers: int, chunk_bytes: int, start_method: str | None
 ) -> Iterator[EncodeProgress | EncodeFinished]:
     started = time.monotonic()
-    dtype = ids_dtype(max(tok.vocab, default=0))
+    dtype = ids_dtype(tok)
     chunks = _plan(corpus, size, tok, chunk_bytes, workers)
     reserved = _npy_header(0, dtype)
     pool: WorkerPool | None = None

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.encode.corpus_to_npy import encode_file, ids_dtype
+from core.encode.corpus_to_npy import dtype_for_largest_id, encode_file, ids_dtype
 from core.encode.tokenizer import Tokenizer
 from core.formats import save_tokenizer
 
@@ -22,12 +22,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_dtype_is_chosen_from_the_largest_id() -> None:
-    assert ids_dtype(255) == np.uint16
-    assert ids_dtype(65_535) == np.uint16
-    assert ids_dtype(65_536) == np.uint32
-    assert ids_dtype(100_000) == np.uint32
+    assert dtype_for_largest_id(255) == np.uint16
+    assert dtype_for_largest_id(65_535) == np.uint16
+    assert dtype_for_largest_id(65_536) == np.uint32
+    assert dtype_for_largest_id(100_000) == np.uint32
     with pytest.raises(ValueError, match="32 bits"):
-        ids_dtype(1 << 32)
+        dtype_for_largest_id(1 << 32)
+    byte_vocab = {i: bytes([i]) for i in range(256)}
+    assert ids_dtype(Tokenizer(byte_vocab, [], ["<|a|>"])) == np.uint16
+    assert ids_dtype(Tokenizer(byte_vocab | {70_000: b"<|b|>"}, [], ["<|b|>"])) == np.uint32  # 257 tokens
 
 
 @pytest.mark.parametrize("workers", [1, 2])
