@@ -10,7 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "CorpusError", "FormatError", "InvalidPatternError", "InvalidSpecialTokensError", "PatternTimeoutError",
-    "TokenizerError",
+    "TokenizerError", "WorkerDiedError",
 ]
 
 
@@ -40,3 +40,8 @@ class FormatError(ValueError):
 
 class TokenizerError(ValueError):
     """The vocabulary and merges do not fit together, or an id is not in the vocabulary."""
+
+
+class WorkerDiedError(OSError):
+    """A worker process ended in the middle of the work (killed: most often by the system
+    for lack of memory). Not a user mistake, but reported the same way, never a hang."""

@@ -33,6 +33,13 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+    except OSError:
+        return ""
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -171,3 +178,28 @@ def test_sigkilled_train_export_is_cleaned_up_by_the_next_export(
     result = run_cli("train", small, "--vocab-size", "260", "--out", out, "--workers", "1")
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["merges.txt", "tokenizer.json", "tokenizer_config.json", "vocab.json"]
+
+
+@pytest.mark.parametrize("command", ["encode", "train"])
+def test_a_worker_killed_mid_run_is_one_clear_error_not_a_hang(
+    tmp_path: Path, big_corpus: Path, tokenizer_dir: Path, start_cli, command: str  # type: ignore[no-untyped-def]
+) -> None:
+    # The system's out-of-memory killer ends workers with SIGKILL: their chunks never come back.
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    if command == "encode":
+        args = ["encode", big_corpus, "--tokenizer", tokenizer_dir, "--out", out_dir / "ids.npy"]
+    else:
+        args = ["train", big_corpus, "--vocab-size", "2000", "--out", out_dir / "tok"]
+    process = start_cli(*args, "--workers", "2")
+    _wait_for(lambda: _children(process.pid), "the workers", process)
+    time.sleep(0.3)  # they are at work
+    workers = {pid for pid in _children(process.pid) if "resource_tracker" not in _command_line(pid)}
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2, (process.returncode, err)
+    assert "Traceback" not in err
+    assert "bpe-studio: error: a worker process ended in the middle of the work (killed by signal 9" in err
+    _assert_workers_gone(_children(process.pid) | workers)
+    assert list(out_dir.iterdir()) == []
