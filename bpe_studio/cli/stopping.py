@@ -12,6 +12,7 @@ short.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -34,7 +35,15 @@ class Stopped(KeyboardInterrupt):
         return signal.Signals(self.signum).name
 
 
+_owner = 0  # the process that installed the handler
+
+
 def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    if os.getpid() != _owner:
+        # a forked worker that has not yet reset its signals: end as the signal asks, quietly
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
     for other in STOP_SIGNALS:  # let the clean-up finish
         signal.signal(other, signal.SIG_IGN)
     raise Stopped(signum)
@@ -47,6 +56,8 @@ def stop_signals_raise() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    global _owner
+    _owner = os.getpid()
     previous = {signum: signal.signal(signum, _raise_stopped) for signum in STOP_SIGNALS}
     try:
         yield

@@ -136,8 +136,32 @@ class WorkerPool:
         if self._thread is not None:
             self._thread.join()
         if self._pool is not None:
+            self._note_workers(self._pool)
+            if any(worker.exitcode not in (None, 0) for worker in self._seen):
+                self._abandon(self._pool)
+                return
             self._pool.terminate()
             self._pool.join()
+
+    def _abandon(self, pool: multiprocessing.pool.Pool) -> None:
+        """Stop a pool one of whose workers was killed, without ``terminate``: the killed
+        worker may have held a queue lock, or sent half a result, on which ``terminate``
+        would wait for ever. The other workers are killed; the pool's threads are told to
+        stop and the one stuck reading the half result is left (a daemon thread)."""
+        with contextlib.suppress(Exception):  # the pool's internals, best effort
+            pool._state = multiprocessing.pool.TERMINATE  # type: ignore[attr-defined]
+            pool._terminate.cancel()  # type: ignore[attr-defined]  # no terminate at exit either
+            # first stop the thread that replaces dead workers, so none starts after the kill
+            pool._worker_handler._state = multiprocessing.pool.TERMINATE  # type: ignore[attr-defined]
+            pool._change_notifier.put(None)  # type: ignore[attr-defined]
+            pool._worker_handler.join(5)  # type: ignore[attr-defined]
+            pool._task_handler._state = multiprocessing.pool.TERMINATE  # type: ignore[attr-defined]
+            pool._taskqueue.put(None)  # type: ignore[attr-defined]
+            pool._result_handler._state = multiprocessing.pool.TERMINATE  # type: ignore[attr-defined]
+        for worker in list(getattr(pool, "_pool", [])) + self._seen:
+            if worker.exitcode is None:
+                worker.kill()
+                worker.join(5)
 
 
 class _Scheduler(Generic[Task, Result]):

@@ -110,8 +110,12 @@ def load_tokenizer_files(path: str | os.PathLike[str]) -> TokenizerFiles:
         FormatError: a file is malformed (the message names the file and line or key).
     """
     p = Path(path)
-    with folder_read_lock(p if p.is_dir() else p.parent):
-        return _load_files(p)
+    for _ in range(3):
+        folder = p if p.is_dir() else p.parent
+        with folder_read_lock(folder):
+            if p.is_dir() == (folder == p):  # the folder locked is still the one to read
+                return _load_files(p)
+    return _load_files(p)
 
 
 def _load_files(p: Path) -> TokenizerFiles:

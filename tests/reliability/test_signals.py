@@ -197,9 +197,13 @@ def test_a_worker_killed_mid_run_is_one_clear_error_not_a_hang(
     workers = {pid for pid in _children(process.pid) if "resource_tracker" not in _command_line(pid)}
     for pid in workers:
         os.kill(pid, signal.SIGKILL)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 2, (process.returncode, err)
+    _, err = process.communicate(timeout=60)  # never a hang
     assert "Traceback" not in err
+    if command == "train" and process.returncode == 0:
+        # Spawned workers killed before they took a chunk lose nothing: the run may finish.
+        assert (out_dir / "tok" / "vocab.json").is_file()
+        return
+    assert process.returncode == 2, (process.returncode, err)
     assert "bpe-studio: error: a worker process ended in the middle of the work (killed by signal 9" in err
     _assert_workers_gone(_children(process.pid) | workers)
     assert list(out_dir.iterdir()) == []
