@@ -74,6 +74,13 @@ class ProgressLine:
             _silence(self.stream)
             self.stream = _Discard()
 
+    def discard(self) -> None:
+        """End after an error: on a terminal the line stays (a newline ends it); in a log the
+        unfinished state is dropped, so the error is the one line the run leaves there."""
+        if self._stage and self.interactive:
+            self._write("\n")
+        self._stage = ""
+
     def close(self) -> None:
         """Leave the last state on screen and move to a new line."""
         if self._stage:

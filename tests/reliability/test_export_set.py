@@ -90,5 +90,5 @@ def test_concurrent_exports_never_mix(tmp_path: Path) -> None:
     files = load_tokenizer_files(folder)
     assert any((files.vocab, files.merges) == _expected(k) for k in range(WRITERS))
     assert sorted(p.name for p in folder.iterdir()) == [
-        "merges.txt", "tokenizer.json", "tokenizer_config.json", "vocab.json"
+        "merges.txt", "tokenizer.json", "tokenizer.tiktoken", "tokenizer_config.json", "vocab.json"
     ], "temporary files were left behind"

@@ -177,7 +177,7 @@ def test_sigkilled_train_export_is_cleaned_up_by_the_next_export(
     small.write_text("the next run\n" * 10, encoding="utf-8")
     result = run_cli("train", small, "--vocab-size", "260", "--out", out, "--workers", "1")
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["merges.txt", "tokenizer.json", "tokenizer_config.json", "vocab.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["merges.txt", "tokenizer.json", "tokenizer.tiktoken", "tokenizer_config.json", "vocab.json"]
 
 
 @pytest.mark.parametrize("command", ["encode", "train"])

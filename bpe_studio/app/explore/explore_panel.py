@@ -35,7 +35,7 @@ from bpe_studio.app.explore.vocab_browser import VocabBrowser
 from bpe_studio.app.models.vocab_data import VocabData
 from bpe_studio.app.workers.thread_job import LatestJob
 
-_FILE_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json);;All files (*)"
+_FILE_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json *.tiktoken *.model);;All files (*)"
 NO_TOKENIZER = "No tokenizer yet: train one, or open existing files."
 
 
@@ -68,7 +68,7 @@ class ExplorePanel(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.hide()
         self.open_button = QPushButton("Open tokenizer…")
-        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, or a tokenizer.json (Ctrl+Shift+O)")
+        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, a tokenizer.json or a .tiktoken file (Ctrl+Shift+O)")
 
         self.browser = VocabBrowser()
         self.tree = MergeTreeView()
@@ -192,7 +192,7 @@ class ExplorePanel(QWidget):
         finally:
             QGuiApplication.restoreOverrideCursor()
         p = Path(path)
-        name = p.name if p.is_dir() or p.name not in ("vocab.json", "merges.txt", "tokenizer.json") else p.parent.name
+        name = p.name if p.is_dir() or p.name not in ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer.tiktoken") else p.parent.name
         title = f"{name} ({len(tokenizer):,} tokens)"
         if for_compare and self.tokenizer is not None:
             self._add_choice(title, tokenizer)
