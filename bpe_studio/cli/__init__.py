@@ -17,6 +17,7 @@ from typing import NoReturn
 
 PROG = "bpe-studio"
 EXIT_USAGE = 2
+EVALUATE_COMMANDS = ("eval", "shrink", "health", "lm")
 
 
 class UsageError(Exception):
@@ -43,12 +44,14 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 def _command_parser() -> argparse.ArgumentParser:
     from bpe_studio.cli.encode import add_encode_parser
+    from bpe_studio.cli.evaluate import add_evaluate_parsers
     from bpe_studio.cli.train import add_train_parser
 
     parser = _Parser(prog=PROG, description="Train and use byte-level BPE tokenizers headless.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_train_parser(commands)
     add_encode_parser(commands)
+    add_evaluate_parsers(commands)
     return parser
 
 
@@ -56,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args_list and args_list[0] in ("train", "encode"):
+        if args_list and args_list[0] in ("train", "encode", *EVALUATE_COMMANDS):
             args = _command_parser().parse_args(args_list)
             return int(args.run(args))
         args = _gui_parser().parse_args(args_list)
