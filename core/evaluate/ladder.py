@@ -29,11 +29,11 @@ def shrink(tokenizer: Tokenizer, vocab_size: int) -> tuple[dict[int, bytes], lis
     """
     size = len(tokenizer)
     if vocab_size > size:
-        raise ValueError(f"--vocab-size {vocab_size:,} is above the tokenizer's vocabulary ({size:,} tokens); "
+        raise ValueError(f"size {vocab_size:,} is above the tokenizer's vocabulary ({size:,} tokens); "
                          "a tokenizer can only be cut to a smaller size")
     low = _minimum(tokenizer)
     if vocab_size < low:
-        raise ValueError(f"--vocab-size {vocab_size:,} is below {low:,} (256 bytes + "
+        raise ValueError(f"size {vocab_size:,} is below {low:,} (256 bytes + "
                          f"{len(tokenizer.special_ids)} special tokens)")
     specials = set(tokenizer.special_ids.values())
     encoder: dict[bytes, int] = {}
