@@ -52,6 +52,23 @@ def add_evaluate_parsers(commands: Any) -> None:
     shrink.add_argument("--out", required=True, metavar="DIR")
     shrink.set_defaults(run=run_shrink)
 
+    health = commands.add_parser(
+        "health",
+        help="find junk tokens in a vocabulary",
+        description="List tokens no text encodes to (only reachable as a step of a longer merge), tokens that are "
+        "not whole UTF-8, long repetitive tokens, and with --on tokens never (or at most --rare times) produced "
+        "on held-out text; with --compare, the overlap with another vocabulary.",
+    )
+    health.add_argument("tokenizer", metavar="TOKENIZER")
+    health.add_argument("--on", nargs="+", metavar="SOURCE", help="held-out text for the unused-token check")
+    health.add_argument("--field", default="text", metavar="NAME", help="JSONL field / Parquet column (default: text)")
+    health.add_argument("--rare", type=int, default=0, metavar="N", help="tokens produced at most N times are unused")
+    health.add_argument("--min-length", type=int, default=5, metavar="BYTES",
+                        help="shortest repetitive token reported (default: 5)")
+    health.add_argument("--compare", metavar="TOKENIZER", help="another tokenizer: the overlap of the vocabularies")
+    health.add_argument("--show", type=int, default=10, metavar="N", help="examples listed per check (default: 10)")
+    health.set_defaults(run=run_health)
+
 
 def parse_sizes(text: str) -> list[int]:
     """``"1k,2k,4096"`` -> ``[1000, 2000, 4096]``; ``ValueError`` for anything else."""
@@ -165,4 +182,38 @@ def run_shrink(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     vocab, merges = shrink(tokenizer, args.vocab_size)
     save_tokenizer(args.out, vocab, merges, tokenizer.special_tokens, tokenizer.pattern)
     out.write(f"{args.out}: {len(vocab):,} tokens ({len(merges):,} merges)\n")
+    return 0
+
+
+def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
+    """Run ``bpe-studio health``."""
+    from core.evaluate.health import health, overlap
+    from core.readable import readable
+
+    out = stream or sys.stdout
+    if args.rare < 0 or args.min_length < 1 or args.show < 0:
+        raise ValueError("--rare and --show must be at least 0, --min-length at least 1")
+    (name, tokenizer), = load_tokenizers([args.tokenizer]).items()
+    counts = None
+    if args.on:
+        counts = evaluate({name: tokenizer}, args.on, field=args.field).counts[name]
+    other = load_tokenizers([args.compare]) if args.compare else None
+    report = health(tokenizer, counts, rare=args.rare, min_length=args.min_length)
+    out.write(f"{name}: {report.size:,} tokens\n")
+    checks = [("unreachable (no text encodes to them alone)", report.unreachable),
+              ("partial (not whole UTF-8)", report.partial),
+              (f"repetitive (>= {args.min_length} bytes of one short unit)", report.repetitive)]
+    if report.unused is not None:
+        checks.append((f"unused on held-out text (produced <= {args.rare} times)", report.unused))
+    for title, ids in checks:
+        out.write(f"{len(ids):>8,}  {title}\n")
+        for token_id in ids[: args.show]:
+            out.write(f"{'':10}{token_id:>7}  {readable(tokenizer.vocab[token_id])}\n")
+    if other is not None:
+        (other_name, other_tok), = other.items()
+        result = overlap(tokenizer, other_tok)
+        out.write(f"overlap with {other_name}: {result.shared:,} shared, {result.only_a:,} only in {name}, "
+                  f"{result.only_b:,} only in {other_name}\n")
+        for k, shared in result.by_rank:
+            out.write(f"{'':10}first {k:,} of {name}: {shared:,} in {other_name} ({100 * shared / k:.1f}%)\n")
     return 0

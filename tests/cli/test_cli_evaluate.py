@@ -92,3 +92,23 @@ def test_mistakes_are_one_line(tmp_path: Path, setup: tuple[Path, Path, Path], a
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("bpe-studio: error: ") and message in lines[0], result.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_health_lists_planted_tokens(tmp_path: Path) -> None:
+    vocab = {i: bytes([i]) for i in range(256)}
+    merges = [(b"a", b"b"), (b"a", b" "), (b"-", b"-"), (b"--", b"--"), (b"----", b"-")]
+    for i, (left, right) in enumerate(merges):
+        vocab[256 + i] = left + right
+    save_tokenizer(tmp_path / "tok", vocab, merges, [], "gpt2")
+    (tmp_path / "held.txt").write_text("ab ab", encoding="utf-8")
+    (tmp_path / "other").mkdir()
+    save_tokenizer(tmp_path / "other", {**{i: bytes([i]) for i in range(256)}, 256: b"ab"}, [(b"a", b"b")], [], "gpt2")
+    result = run_cli("health", tmp_path / "tok", "--on", tmp_path / "held.txt", "--compare", tmp_path / "other")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "tok: 261 tokens"
+    assert "1  unreachable" in lines[1] and lines[2].split()[0] == "257"
+    assert any("1  repetitive" in line for line in lines)
+    unused = lines.index(next(line for line in lines if "unused on held-out text" in line))
+    assert lines[unused].split()[0] == "4"
+    assert "overlap with other: 257 shared, 4 only in tok, 0 only in other" in result.stdout
