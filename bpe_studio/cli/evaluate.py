@@ -69,6 +69,21 @@ def add_evaluate_parsers(commands: Any) -> None:
     health.add_argument("--show", type=int, default=10, metavar="N", help="examples listed per check (default: 10)")
     health.set_defaults(run=run_health)
 
+    lm = commands.add_parser(
+        "lm",
+        help="train a tiny n-gram model on the tokens; bits per byte on held-out text",
+        description="Encode --train with each TOKENIZER, count a Kneser-Ney trigram model on the ids and measure "
+        "it on --on in bits per byte (comparable across vocabularies); print a few sampled lines.",
+    )
+    lm.add_argument("tokenizers", nargs="+", metavar="TOKENIZER")
+    lm.add_argument("--train", nargs="+", required=True, metavar="SOURCE", help="the text the model is counted on")
+    lm.add_argument("--on", nargs="+", required=True, metavar="SOURCE", help="held-out text")
+    lm.add_argument("--field", default="text", metavar="NAME", help="JSONL field / Parquet column (default: text)")
+    lm.add_argument("--samples", type=int, default=2, metavar="N", help="sampled lines per tokenizer (default: 2)")
+    lm.add_argument("--sample-tokens", type=int, default=30, metavar="N", help="tokens per sample (default: 30)")
+    lm.add_argument("--seed", type=int, default=0)
+    lm.set_defaults(run=run_lm)
+
 
 def parse_sizes(text: str) -> list[int]:
     """``"1k,2k,4096"`` -> ``[1000, 2000, 4096]``; ``ValueError`` for anything else."""
@@ -216,4 +231,35 @@ def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                   f"{result.only_b:,} only in {other_name}\n")
         for k, shared in result.by_rank:
             out.write(f"{'':10}first {k:,} of {name}: {shared:,} in {other_name} ({100 * shared / k:.1f}%)\n")
+    return 0
+
+
+def run_lm(args: argparse.Namespace, stream: TextIO | None = None) -> int:
+    """Run ``bpe-studio lm``."""
+    from core.evaluate.ngram import bits_per_byte, encode_sources, train_ngram
+
+    out = stream or sys.stdout
+    if args.samples < 0 or args.sample_tokens < 1:
+        raise ValueError("--samples must be at least 0 and --sample-tokens at least 1")
+    tokenizers = load_tokenizers(args.tokenizers)
+    lines = [("tokenizer", "vocab", "train tokens", "held-out tokens", "bits/token", "bits/byte")]
+    samples = []
+    for name, tokenizer in tokenizers.items():
+        ids, _ = encode_sources(tokenizer, args.train, field=args.field)
+        if len(ids) < 3:
+            raise ValueError(f"{' '.join(args.train)}: too little text to train on (fewer than 3 tokens)")
+        model = train_ngram(ids, max(tokenizer.vocab) + 1)
+        held, nbytes = encode_sources(tokenizer, args.on, field=args.field)
+        bpb = bits_per_byte(model, held, nbytes)
+        lines.append((name, f"{len(tokenizer):,}", f"{len(ids):,}", f"{len(held):,}",
+                      f"{model.bits(held) / max(len(held), 1):.3f}", f"{bpb:.4f}"))
+        for k in range(args.samples):
+            text = tokenizer.decode(model.sample(args.sample_tokens, seed=args.seed + k))
+            samples.append(f"{name}: {text!r}")
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    for line in lines:
+        out.write("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))
+                  .rstrip() + "\n")
+    for sample in samples:
+        out.write(sample + "\n")
     return 0

@@ -112,3 +112,27 @@ def test_health_lists_planted_tokens(tmp_path: Path) -> None:
     unused = lines.index(next(line for line in lines if "unused on held-out text" in line))
     assert lines[unused].split()[0] == "4"
     assert "overlap with other: 257 shared, 4 only in tok, 0 only in other" in result.stdout
+
+
+def test_lm_bits_per_byte(tmp_path: Path, setup: tuple[Path, Path, Path]) -> None:
+    import numpy as np
+
+    from core.evaluate.ngram import bits_per_byte, train_ngram
+
+    tok, small, held = setup
+    train = tmp_path / "train.txt"
+    train.write_text(TEXT, encoding="utf-8")
+    result = run_cli("lm", tok, small, "--train", train, "--on", held, "--samples", "1")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["tokenizer", "vocab", "train", "tokens", "held-out", "tokens", "bits/token", "bits/byte"]
+    for line, path in zip(lines[1:3], (tok, small)):
+        t = Tokenizer.load(path)
+        model = train_ngram(np.array(t.encode(TEXT)), len(t))
+        expected = bits_per_byte(model, np.array(t.encode(HELD)), len(HELD.encode("utf-8")))
+        assert line.split()[-1] == f"{expected:.4f}"
+    assert lines[3].startswith("tok: ") and lines[4].startswith("small: ")
+    short = tmp_path / "short.txt"
+    short.write_text("ab", encoding="utf-8")
+    bad = run_cli("lm", tok, "--train", short, "--on", held)
+    assert bad.returncode == 2 and "too little text" in bad.stderr and len(bad.stderr.splitlines()) == 1
