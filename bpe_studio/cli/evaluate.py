@@ -8,14 +8,11 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from core.evaluate.measures import COLUMNS, Row, evaluate, load_tokenizers
+from core.evaluate.measures import Row, evaluate, load_tokenizers, rows_csv, rows_json
 
 __all__ = ["add_evaluate_parsers", "format_table", "parse_sizes"]
 
@@ -127,19 +124,6 @@ def format_table(rows: list[Row]) -> str:
         parts = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
         lines.append("  ".join(parts).rstrip())
     return "\n".join(lines)
-
-
-def rows_csv(rows: list[Row]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: row.as_dict()[k] for k in COLUMNS})
-    return out.getvalue()
-
-
-def rows_json(rows: list[Row]) -> str:
-    return json.dumps([{k: r.as_dict()[k] for k in COLUMNS} for r in rows], indent=1) + "\n"
 
 
 def _write(path: str, text: str) -> None:

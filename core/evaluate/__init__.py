@@ -6,6 +6,10 @@ a tiny n-gram language model (docs/evaluate.md). No Qt.
 
 from __future__ import annotations
 
-from core.evaluate.measures import COLUMNS, Evaluation, Row, count_text, evaluate, load_tokenizers
+from core.evaluate.measures import (
+    COLUMNS, Evaluation, Row, count_text, evaluate, evaluate_steps, load_tokenizers, rows_csv, rows_json,
+)
 
-__all__ = ["COLUMNS", "Evaluation", "Row", "count_text", "evaluate", "load_tokenizers"]
+__all__ = [
+    "COLUMNS", "Evaluation", "Row", "count_text", "evaluate", "evaluate_steps", "load_tokenizers", "rows_csv", "rows_json",
+]

@@ -16,8 +16,11 @@ For each tokenizer and each group of text (`core.evaluate.texts`), a `Row`:
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Union
@@ -27,7 +30,10 @@ import numpy as np
 from core.encode.tokenizer import Tokenizer
 from core.evaluate.texts import is_stream, read_groups
 
-__all__ = ["Evaluation", "Row", "TextCounts", "count_text", "evaluate", "load_tokenizers", "measure"]
+__all__ = [
+    "COLUMNS", "Evaluation", "Row", "TextCounts", "count_text", "evaluate", "evaluate_steps", "load_tokenizers", "measure",
+    "rows_csv", "rows_json",
+]
 
 TokenizerSpec = Union[Tokenizer, str, "os.PathLike[str]"]
 Progress = Callable[[int, int, str], None]
@@ -182,12 +188,34 @@ def evaluate(
         field: the JSONL field / Parquet column holding the text.
         group_by: a JSONL/Parquet field whose values split a file into rows (``lang``).
         baseline: the name of the tokenizer the others are compared to (``vs_baseline``).
+        progress: called with ``(done, total, label)`` after each row.
 
     Raises:
         FileNotFoundError, FormatError: a tokenizer cannot be loaded.
         FileNotFoundError, CorpusError: a source is missing, empty or has no text.
         ValueError: ``baseline`` is not one of the tokenizers.
     """
+    steps = evaluate_steps(tokenizers, sources, field=field, group_by=group_by, baseline=baseline)
+    while True:
+        try:
+            done, total, label = next(steps)
+        except StopIteration as stop:
+            result: Evaluation = stop.value
+            return result
+        if progress is not None:
+            progress(done, total, label)
+
+
+def evaluate_steps(
+    tokenizers: Mapping[str, TokenizerSpec] | Sequence[TokenizerSpec],
+    sources: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+    *,
+    field: str = "text",
+    group_by: str | None = None,
+    baseline: str | None = None,
+) -> Generator[tuple[int, int, str], None, Evaluation]:
+    """`evaluate` as a generator: yields ``(done, total, label)`` after each row and returns
+    the `Evaluation` (for a worker thread that checks for cancellation between rows)."""
     loaded = load_tokenizers(tokenizers)
     if baseline is not None and baseline not in loaded:
         raise ValueError(f"the baseline {baseline!r} is not one of the tokenizers ({', '.join(loaded)})")
@@ -210,10 +238,25 @@ def evaluate(
             rows.append(Row(name, label, len(tokenizer), tokens, text.bytes, text.chars, text.words,
                             int(np.count_nonzero(counts))))
             done += 1
-            if progress is not None:
-                progress(done, total, label)
+            yield done, total, label
     if baseline is not None:
         base = {r.source: r.tokens for r in rows if r.tokenizer == baseline}
         rows = [Row(**{**r.__dict__, "vs_baseline": r.tokens / base[r.source] if base[r.source] else None})
                 for r in rows]
     return Evaluation(rows, totals)
+
+
+def rows_csv(rows: Sequence[Row]) -> str:
+    """The rows as CSV text, `COLUMNS` in order."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        d = row.as_dict()
+        writer.writerow({k: d[k] for k in COLUMNS})
+    return out.getvalue()
+
+
+def rows_json(rows: Sequence[Row]) -> str:
+    """The rows as a JSON list of objects, `COLUMNS` in order."""
+    return json.dumps([{k: r.as_dict()[k] for k in COLUMNS} for r in rows], indent=1) + "\n"
