@@ -92,7 +92,7 @@ class EvaluatePanel(QWidget):
         self.chart = pg.PlotWidget(background="w")
         self.chart.setLabel("left", "bytes per token")
         self.chart.setMinimumHeight(180)
-        self.chart.addLegend()
+        self.chart.addLegend(offset=(-10, 10))
 
         lists = QHBoxLayout()
         left = QVBoxLayout()
@@ -299,9 +299,7 @@ class EvaluatePanel(QWidget):
             xs = [i + (k - (len(names) - 1) / 2) * width for i, s in enumerate(sources) if s in values]
             heights = [values[s] for s in sources if s in values]
             bars = pg.BarGraphItem(x=xs, height=heights, width=width, brush=BAR_COLORS[k % len(BAR_COLORS)], name=name)
-            self.chart.addItem(bars)
-            if legend is not None:
-                legend.addItem(bars, name)
+            self.chart.addItem(bars)  # named: the legend lists it
         axis = self.chart.getAxis("bottom")
         axis.setTicks([[(i, Path(s.split(" [")[0]).name + (" [" + s.split(" [", 1)[1] if " [" in s else ""))
                         for i, s in enumerate(sources)]])
