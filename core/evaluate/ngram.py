@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.encode.tokenizer import Tokenizer
+from core.encode.tokenizer import TokenSpan, Tokenizer
 from core.evaluate.texts import is_stream, read_groups
 
-__all__ = ["NgramModel", "encode_sources", "train_ngram"]
+__all__ = ["NgramModel", "bits_per_byte", "encode_sources", "sample_spans", "train_ngram"]
 
 MAX_TRIGRAMS = 4_000_000
 
@@ -203,3 +203,30 @@ def bits_per_byte(model: NgramModel, ids: np.ndarray, nbytes: int) -> float:
 
 def perplexity(model: NgramModel, ids: np.ndarray) -> float:
     return math.pow(2.0, model.bits(ids) / max(len(ids), 1))
+
+
+def sample_spans(tokenizer: Tokenizer, ids: Sequence[int]) -> tuple[str, list[TokenSpan]]:
+    """``(text, spans)`` of sampled ``ids``, as `Tokenizer.encode_with_spans` gives them for
+    encoded text: the ids as sampled (not re-encoded), malformed UTF-8 shown as U+FFFD."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text = ""
+    spans = []
+    byte_pos = 0
+    specials = set(tokenizer.special_ids.values())
+    for token_id in ids:
+        data = tokenizer.token_bytes(token_id)
+        pending_before = bool(decoder.getstate()[0])
+        start = len(text)  # a character left pending is the next one emitted
+        text += decoder.decode(data)
+        pending_after = bool(decoder.getstate()[0])
+        end = len(text) + (1 if pending_after else 0)
+        spans.append(TokenSpan(token_id, byte_pos, byte_pos + len(data), start, end,
+                               pending_before or pending_after, token_id in specials))
+        byte_pos += len(data)
+    text += decoder.decode(b"", final=True)
+    end_chars = len(text)
+    spans = [s if s.char_end <= end_chars else TokenSpan(s.token_id, s.byte_start, s.byte_end, s.char_start,
+                                                          end_chars, s.partial, s.special) for s in spans]
+    return text, spans

@@ -109,3 +109,13 @@ def test_bad_input() -> None:
         train_ngram(np.array([1, 2, 7]), 5)
     with pytest.raises(ValueError, match="no held-out text"):
         bits_per_byte(train_ngram(np.array(TOY), V), np.array([], np.int64), 0)
+
+
+def test_sample_spans_are_those_of_encoding(shared_dir: Path) -> None:
+    from core.evaluate.ngram import sample_spans
+
+    gpt2 = Tokenizer.load(shared_dir / "fixtures" / "gpt2_vocab.json")
+    for text in ["a€b 日本 x", "plain words", "über naïve 🙂 done", "日本語のテキスト"]:
+        assert sample_spans(gpt2, gpt2.encode(text)) == (text, gpt2.encode_with_spans(text))
+    text, spans = sample_spans(gpt2, [10545])  # " \xe6" alone: half a character
+    assert text == " \ufffd" and spans[0].partial and (spans[0].char_start, spans[0].char_end) == (0, 2)
