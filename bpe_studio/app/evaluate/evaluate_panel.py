@@ -25,9 +25,12 @@ from PySide6.QtWidgets import (
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
+
+from bpe_studio.app.evaluate.health_lm import HealthView, LmPanel
 
 from bpe_studio.app.workers.thread_job import ThreadJob
 from core.evaluate.measures import Evaluation, Row, evaluate_steps, rows_csv, rows_json
@@ -45,7 +48,20 @@ def _cells(row: Row) -> list[str]:
             base]
 
 
-def _work(tokenizers: dict[str, Any], sources: list[str], group_by: str | None, baseline: str | None) -> Any:
+def _work(tokenizers: dict[str, Any], sources: list[str], group_by: str | None, baseline: str | None,
+          sizes: str | None) -> Any:
+    if sizes:
+        from bpe_studio.cli.evaluate import parse_sizes
+        from core.evaluate.ladder import default_sizes, ladder_tokenizers
+        from core.evaluate.measures import load_tokenizers
+
+        ladder: dict[str, Any] = {}
+        for name, tokenizer in load_tokenizers(tokenizers).items():
+            wanted = default_sizes(tokenizer) if sizes == "auto" else parse_sizes(sizes)
+            for size, cut in ladder_tokenizers(tokenizer, wanted):
+                ladder[f"{name} @ {size}"] = cut
+        tokenizers = ladder
+        baseline = None
     return (yield from evaluate_steps(tokenizers, sources, group_by=group_by, baseline=baseline))
 
 
@@ -77,6 +93,8 @@ class EvaluatePanel(QWidget):
         self.group_by = QLineEdit()
         self.group_by.setPlaceholderText("group JSONL by field (e.g. lang)")
         self.baseline = QComboBox()
+        self.sizes = QLineEdit()
+        self.sizes.setPlaceholderText("size ladder: 1k,2k,4k or auto")
         self.run_button = QPushButton("Evaluate")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -113,6 +131,7 @@ class EvaluatePanel(QWidget):
         options.addWidget(self.group_by)
         options.addWidget(QLabel("baseline"))
         options.addWidget(self.baseline)
+        options.addWidget(self.sizes)
         options.addWidget(self.run_button)
         options.addWidget(self.cancel_button)
         exports = QHBoxLayout()
@@ -124,8 +143,22 @@ class EvaluatePanel(QWidget):
         layout.addLayout(options)
         layout.addLayout(exports)
         layout.addWidget(self.status)
-        layout.addWidget(self.table, 2)
-        layout.addWidget(self.chart, 1)
+        measures = QWidget()
+        measures_layout = QVBoxLayout(measures)
+        measures_layout.setContentsMargins(0, 0, 0, 0)
+        measures_layout.addWidget(self.table, 2)
+        measures_layout.addWidget(self.chart, 1)
+        self.health_view = HealthView()
+        self.lm_panel = LmPanel()
+        self.views = QTabWidget()
+        self.views.addTab(measures, "Measures")
+        self.views.addTab(self.health_view, "Health")
+        self.views.addTab(self.lm_panel, "Language model")
+        layout.addWidget(self.views, 1)
+        self.health_view.check_button.clicked.connect(self.check_health)
+        self.health_view.error.connect(self.error)
+        self.lm_panel.run_button.clicked.connect(self.run_lm)
+        self.lm_panel.error.connect(self.error)
 
         self.add_tokenizer_button.clicked.connect(self._add_tokenizer_dialog)
         self.add_source_button.clicked.connect(self._add_source_dialog)
@@ -228,7 +261,7 @@ class EvaluatePanel(QWidget):
         baseline = self.baseline.currentText()
         group_by = self.group_by.text().strip() or None
         job = ThreadJob(_work, self.tokenizers(), self.sources(), group_by,
-                        None if baseline in ("", "(none)") else baseline,
+                        None if baseline in ("", "(none)") else baseline, self.sizes.text().strip().lower() or None,
                         what="evaluation", name="bpe-studio-evaluate", interval_ms=50)
         job.yielded.connect(self._on_progress)
         job.returned.connect(self._on_result)
@@ -245,9 +278,30 @@ class EvaluatePanel(QWidget):
             self.job.cancel()
 
     def shutdown(self) -> None:
-        """Stop a run (the window is closing)."""
+        """Stop every run (the window is closing)."""
         if self.job is not None:
             self.job.shutdown()
+        self.health_view.shutdown()
+        self.lm_panel.shutdown()
+
+    def _first_tokenizer(self) -> Any:
+        specs = list(self.tokenizers().values())
+        if not specs:
+            self.error.emit("add a tokenizer first")
+            return None
+        return specs[0]
+
+    def check_health(self) -> None:
+        """The Health view on the first tokenizer (unused tokens from the held-out sources)."""
+        spec = self._first_tokenizer()
+        if spec is not None:
+            self.health_view.check(spec, self.sources())
+
+    def run_lm(self) -> None:
+        """The language model on the first tokenizer, measured on the held-out sources."""
+        spec = self._first_tokenizer()
+        if spec is not None:
+            self.lm_panel.run(spec, self.sources())
 
     def _on_progress(self, step: tuple[int, int, str]) -> None:
         done, total, label = step
@@ -291,6 +345,10 @@ class EvaluatePanel(QWidget):
         legend = self.chart.plotItem.legend
         if legend is not None:
             legend.clear()
+        if rows and all(" @ " in r.tokenizer for r in rows):
+            self._draw_ladder(rows)
+            return
+        self.chart.setLabel("bottom", "")
         sources = list(dict.fromkeys(r.source for r in rows))
         names = list(dict.fromkeys(r.tokenizer for r in rows))
         width = 0.8 / max(len(names), 1)
@@ -303,6 +361,18 @@ class EvaluatePanel(QWidget):
         axis = self.chart.getAxis("bottom")
         axis.setTicks([[(i, Path(s.split(" [")[0]).name + (" [" + s.split(" [", 1)[1] if " [" in s else ""))
                         for i, s in enumerate(sources)]])
+
+    def _draw_ladder(self, rows: list[Row]) -> None:
+        """Compression against vocabulary size, one line per source."""
+        self.chart.setLabel("bottom", "vocabulary size")
+        axis = self.chart.getAxis("bottom")
+        axis.setTicks(None)
+        sources = list(dict.fromkeys(r.source for r in rows))
+        for k, source in enumerate(sources):
+            points = sorted((r.vocab_size, r.bytes_per_token) for r in rows if r.source == source)
+            color = BAR_COLORS[k % len(BAR_COLORS)]
+            self.chart.plot([p[0] for p in points], [p[1] for p in points], pen=pg.mkPen(color, width=2),
+                            symbol="o", symbolBrush=color, name=Path(source.split(" [")[0]).name)
 
     def _export_dialog(self, kind: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export the table as {kind.upper()}", f"evaluation.{kind}",

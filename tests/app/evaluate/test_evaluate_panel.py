@@ -87,3 +87,40 @@ def test_window_has_the_tab_and_passes_the_trained_tokenizer(qtbot, make_window,
     window._on_tokenizer_ready(current, {})
     assert panel.current is current
     assert panel.tokenizer_list.item(0).text() == CURRENT
+
+
+def test_ladder_health_and_lm(qtbot, tmp_path: Path) -> None:
+    current, small, held = _setup(tmp_path)
+    panel = EvaluatePanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_current_tokenizer(current)
+    panel.add_source(str(held / "a.txt"))
+    panel.sizes.setText(f"270,{len(current)}")
+    with qtbot.waitSignal(panel.finished, timeout=30_000):
+        panel.run()
+    names = [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())]
+    assert names == [f"{CURRENT} @ 270", f"{CURRENT} @ {len(current)}"]
+    assert panel.table.item(0, 3).text() == f"{len(Tokenizer.load(small).encode(HELD)):,}"
+    assert panel.chart.getAxis("bottom").labelText == "vocabulary size"
+
+    health = panel.health_view
+    with qtbot.waitSignal(health.finished, timeout=30_000):
+        health.check_button.click()
+    titles = [health.tree.topLevelItem(i).text(0) for i in range(health.tree.topLevelItemCount())]
+    assert [t.split(" (")[0] for t in titles] == ["unreachable", "partial UTF-8", "repetitive", "unused on held-out text"]
+    assert health.report.unused is not None
+
+    lm = panel.lm_panel
+    with qtbot.waitSignal(panel.error, timeout=5_000):
+        lm.run_button.click()  # no training text yet: one message
+    (tmp_path / "train.txt").write_text(TEXT, encoding="utf-8")
+    lm.train_edit.setText(str(tmp_path / "train.txt"))
+    with qtbot.waitSignal(lm.finished, timeout=30_000):
+        lm.run_button.click()
+    assert "bits per byte on held-out text" in lm.status.text()
+    assert len(lm.samples.spans) == 3 * 40
+    panel.views.setCurrentWidget(lm)
+    panel.resize(1000, 700)
+    qtbot.wait(20)
+    panel.grab().save(str(tmp_path / "lm.png"))
