@@ -48,6 +48,17 @@ def _cells(row: Row) -> list[str]:
             base]
 
 
+def _shrink_work(spec: Any, size: int, out_dir: str) -> str:
+    from core.encode.tokenizer import Tokenizer
+    from core.evaluate.ladder import shrink
+    from core.formats import save_tokenizer
+
+    tokenizer = spec if isinstance(spec, Tokenizer) else Tokenizer.load(spec)
+    vocab, merges = shrink(tokenizer, size)
+    save_tokenizer(out_dir, vocab, merges, tokenizer.special_tokens, tokenizer.pattern)
+    return f"Wrote the first tokenizer cut to {len(vocab):,} tokens into {out_dir}."
+
+
 def _work(tokenizers: dict[str, Any], sources: list[str], group_by: str | None, baseline: str | None,
           sizes: str | None) -> Any:
     if sizes:
@@ -103,6 +114,9 @@ class EvaluatePanel(QWidget):
         self.status = QLabel("Add tokenizers and held-out sources, then Evaluate.")
         self.export_csv_button = QPushButton("Export CSV…")
         self.export_json_button = QPushButton("Export JSON…")
+        self.shrink_button = QPushButton("Shrink…")
+        self.shrink_button.setToolTip("Write the first tokenizer cut to a smaller vocabulary (= trained at that size)")
+        self.shrink_job: ThreadJob | None = None
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(list(HEADERS))
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -138,6 +152,7 @@ class EvaluatePanel(QWidget):
         exports.addWidget(self.progress, 1)
         exports.addWidget(self.export_csv_button)
         exports.addWidget(self.export_json_button)
+        exports.addWidget(self.shrink_button)
         layout = QVBoxLayout(self)
         layout.addLayout(lists)
         layout.addLayout(options)
@@ -164,6 +179,7 @@ class EvaluatePanel(QWidget):
         self.add_source_button.clicked.connect(self._add_source_dialog)
         self.add_folder_button.clicked.connect(self._add_folder_dialog)
         self.remove_button.clicked.connect(self._remove_selected)
+        self.shrink_button.clicked.connect(self._shrink_dialog)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         self.export_csv_button.clicked.connect(lambda: self._export_dialog("csv"))
@@ -279,8 +295,9 @@ class EvaluatePanel(QWidget):
 
     def shutdown(self) -> None:
         """Stop every run (the window is closing)."""
-        if self.job is not None:
-            self.job.shutdown()
+        for job in (self.job, self.shrink_job):
+            if job is not None:
+                job.shutdown()
         self.health_view.shutdown()
         self.lm_panel.shutdown()
 
@@ -290,6 +307,30 @@ class EvaluatePanel(QWidget):
             self.error.emit("add a tokenizer first")
             return None
         return specs[0]
+
+    def _shrink_dialog(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        if self._first_tokenizer() is None:
+            return
+        size, ok = QInputDialog.getInt(self, "Shrink", "Vocabulary size", 4096, 257, 10_000_000)
+        if not ok:
+            return
+        out_dir = QFileDialog.getExistingDirectory(self, "Folder for the cut tokenizer")
+        if out_dir:
+            self.shrink_to(size, out_dir)
+
+    def shrink_to(self, size: int, out_dir: str) -> None:
+        """Write the first tokenizer cut to ``size`` tokens into ``out_dir`` (in the background)."""
+        spec = self._first_tokenizer()
+        if spec is None or (self.shrink_job is not None and self.shrink_job.running):
+            return
+        job = ThreadJob(_shrink_work, spec, size, out_dir, what="shrinking", name="bpe-studio-shrink")
+        job.returned.connect(self.status.setText)
+        job.failed.connect(self._on_failed)
+        job.stopped.connect(lambda _cancelled: self.finished.emit())
+        self.shrink_job = job
+        job.start()
 
     def check_health(self) -> None:
         """The Health view on the first tokenizer (unused tokens from the held-out sources)."""

@@ -124,3 +124,20 @@ def test_ladder_health_and_lm(qtbot, tmp_path: Path) -> None:
     panel.resize(1000, 700)
     qtbot.wait(20)
     panel.grab().save(str(tmp_path / "lm.png"))
+
+
+def test_shrink_from_the_tab(qtbot, tmp_path: Path) -> None:
+    current, small, _ = _setup(tmp_path)
+    panel = EvaluatePanel()
+    qtbot.addWidget(panel)
+    panel.set_current_tokenizer(current)
+    with qtbot.waitSignal(panel.finished, timeout=30_000):
+        panel.shrink_to(270, str(tmp_path / "cut"))
+    assert "270 tokens" in panel.status.text()
+    for name in ("vocab.json", "merges.txt"):
+        assert (tmp_path / "cut" / name).read_bytes() == (small / name).read_bytes()
+    with qtbot.waitSignal(panel.error, timeout=30_000) as blocker:
+        panel.shrink_to(100_000, str(tmp_path / "big"))
+    assert "above the tokenizer's vocabulary" in blocker.args[0]
+    qtbot.waitUntil(lambda: not panel.shrink_job.running, timeout=10_000)
+    assert not (tmp_path / "big").exists()
