@@ -34,6 +34,8 @@ def add_evaluate_parsers(commands: Any) -> None:
                         help="the tokenizer (its name in the table) the others are compared to; default: the last one")
     parser.add_argument("--sizes", metavar="N,N,...",
                         help="the vocabulary size ladder of one tokenizer: these sizes (1k = 1000) or 'auto'")
+    parser.add_argument("--workers", type=int, metavar="K",
+                        help="processes measuring files side by side (default: all cores from 8 MB of input)")
     parser.add_argument("--csv", metavar="FILE", help="also write the table as CSV")
     parser.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     parser.set_defaults(run=run_eval)
@@ -137,6 +139,8 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
     """Run ``bpe-studio eval``; user mistakes raise ValueError/OSError (the caller prints them)."""
     out = stream or sys.stdout
     errs = err or sys.stderr
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
     for path in (args.csv, args.json):
         if path is not None and not Path(path).resolve().parent.is_dir():
             raise ValueError(f"{path}: its folder does not exist; create it or write elsewhere")
@@ -160,7 +164,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
             errs.flush()
 
     result = evaluate(tokenizers, args.on, field=args.field, group_by=args.group_by, baseline=baseline,
-                      progress=progress)
+                      progress=progress, workers=args.workers)
     if errs.isatty():
         errs.write("\r" + " " * 80 + "\r")
     out.write(format_table(result.rows) + "\n")

@@ -177,6 +177,7 @@ def evaluate(
     group_by: str | None = None,
     baseline: str | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> Evaluation:
     """Measure every tokenizer on every group of ``sources`` (see the module docstring).
 
@@ -189,13 +190,14 @@ def evaluate(
         group_by: a JSONL/Parquet field whose values split a file into rows (``lang``).
         baseline: the name of the tokenizer the others are compared to (``vs_baseline``).
         progress: called with ``(done, total, label)`` after each row.
+        workers: processes measuring files side by side (`evaluate_steps`).
 
     Raises:
         FileNotFoundError, FormatError: a tokenizer cannot be loaded.
         FileNotFoundError, CorpusError: a source is missing, empty or has no text.
         ValueError: ``baseline`` is not one of the tokenizers.
     """
-    steps = evaluate_steps(tokenizers, sources, field=field, group_by=group_by, baseline=baseline)
+    steps = evaluate_steps(tokenizers, sources, field=field, group_by=group_by, baseline=baseline, workers=workers)
     while True:
         try:
             done, total, label = next(steps)
@@ -213,9 +215,14 @@ def evaluate_steps(
     field: str = "text",
     group_by: str | None = None,
     baseline: str | None = None,
+    workers: int | None = None,
 ) -> Generator[tuple[int, int, str], None, Evaluation]:
     """`evaluate` as a generator: yields ``(done, total, label)`` after each row and returns
-    the `Evaluation` (for a worker thread that checks for cancellation between rows)."""
+    the `Evaluation` (for a worker thread that checks for cancellation between rows).
+
+    ``workers``: processes measuring groups (files, JSONL groups) side by side; by default
+    all cores when there are several groups and at least `PARALLEL_BYTES` of input, else 1.
+    The figures are the same whatever the number."""
     loaded = load_tokenizers(tokenizers)
     if baseline is not None and baseline not in loaded:
         raise ValueError(f"the baseline {baseline!r} is not one of the tokenizers ({', '.join(loaded)})")
@@ -227,23 +234,71 @@ def evaluate_steps(
     rows: list[Row] = []
     totals = {name: np.zeros(max(t.vocab) + 1, np.int64) for name, t in loaded.items()}
     done = 0
-    for label, texts, _file in groups:
-        stream = is_stream(texts)
-        text = count_text(texts, stream)
-        if text.bytes == 0:
-            raise ValueError(f"{label} holds no text to evaluate on")
-        for name, tokenizer in loaded.items():
-            tokens, counts = measure(tokenizer, texts, stream)
-            totals[name] += counts
-            rows.append(Row(name, label, len(tokenizer), tokens, text.bytes, text.chars, text.words,
-                            int(np.count_nonzero(counts))))
-            done += 1
-            yield done, total, label
+    input_bytes = sum(file.size for _, _, file in groups)
+    if workers is None:
+        workers = min(os.cpu_count() or 1, len(groups)) if input_bytes >= PARALLEL_BYTES else 1
+    results = _measured_in_pool(loaded, groups, workers) if workers > 1 and len(groups) > 1 else (
+        _measure_group(loaded, texts) for _, texts, _ in groups)
+    try:
+        for (label, _texts, _file), (text, measured) in zip(groups, results):
+            if text.bytes == 0:
+                raise ValueError(f"{label} holds no text to evaluate on")
+            for (name, tokenizer), (tokens, counts) in zip(loaded.items(), measured):
+                totals[name] += counts
+                rows.append(Row(name, label, len(tokenizer), tokens, text.bytes, text.chars, text.words,
+                                int(np.count_nonzero(counts))))
+                done += 1
+                yield done, total, label
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
     if baseline is not None:
         base = {r.source: r.tokens for r in rows if r.tokenizer == baseline}
         rows = [Row(**{**r.__dict__, "vs_baseline": r.tokens / base[r.source] if base[r.source] else None})
                 for r in rows]
     return Evaluation(rows, totals)
+
+
+PARALLEL_BYTES = 8 << 20
+"""Below this much input, starting worker processes costs more than it saves."""
+
+_worker_tokenizers: dict[str, Tokenizer] = {}
+
+
+def _measure_group(tokenizers: Mapping[str, Tokenizer], texts: Iterable[str]
+                   ) -> tuple[TextCounts, list[tuple[int, np.ndarray]]]:
+    stream = is_stream(texts)
+    return count_text(texts, stream), [measure(t, texts, stream) for t in tokenizers.values()]
+
+
+def _tokenizer_state(tokenizer: Tokenizer) -> tuple[Any, ...]:
+    pattern = tokenizer.pattern
+    return (tokenizer.vocab, tokenizer.merges, tokenizer.special_tokens,
+            pattern.name if pattern.name in ("gpt2", "gpt4") else pattern.source)
+
+
+def _init_worker(states: dict[str, tuple[Any, ...]]) -> None:
+    for name, (vocab, merges, specials, pattern) in states.items():
+        _worker_tokenizers[name] = Tokenizer(vocab, merges, specials, pattern=pattern)
+
+
+def _measure_in_worker(texts: Iterable[str]) -> tuple[TextCounts, list[tuple[int, np.ndarray]]]:
+    return _measure_group(_worker_tokenizers, texts)
+
+
+def _measured_in_pool(tokenizers: Mapping[str, Tokenizer], groups: list[Any], workers: int
+                      ) -> Generator[tuple[TextCounts, list[tuple[int, np.ndarray]]], None, None]:
+    """`_measure_group` of each group in worker processes, in order; the pool stops on close."""
+    from core.corpus.processes import spawn_pool
+
+    states = {name: _tokenizer_state(t) for name, t in tokenizers.items()}
+    pool = spawn_pool(min(workers, len(groups)), _init_worker, (states,))
+    try:
+        yield from pool.imap(_measure_in_worker, [texts for _, texts, _ in groups])
+    finally:
+        pool.terminate()
+        pool.join()
 
 
 def rows_csv(rows: Sequence[Row]) -> str:

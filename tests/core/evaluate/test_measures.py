@@ -101,3 +101,20 @@ def test_bad_input(tmp_path: Path) -> None:
         evaluate({"t": tiny()}, tmp_path / "d.jsonl")
     with pytest.raises(ValueError, match="baseline 'gpt2' is not one of the tokenizers"):
         evaluate({"t": tiny()}, tmp_path / "t.txt", baseline="gpt2")
+
+
+def test_workers_give_the_same_figures(tmp_path: Path, shared_dir: Path) -> None:
+    folder = tmp_path / "held"
+    folder.mkdir()
+    fixtures = shared_dir / "fixtures"
+    for name in ("tinystories_sample.txt", "german.txt", "address.txt"):
+        (folder / name).write_bytes((fixtures / name).read_bytes())
+    (folder / "bad.txt").write_bytes(b"caf\xe9 ok \xff<|endoftext|>x")
+    records = [{"text": t, "lang": lang} for t, lang in (("Hello there", "en"), ("Grüß Gott", "de"), ("Bye", "en"))]
+    (tmp_path / "d.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    tokenizers = {"gpt2": Tokenizer.load(fixtures / "gpt2_vocab.json"), "tiny": tiny()}
+    one = evaluate(tokenizers, [folder, tmp_path / "d.jsonl"], group_by="lang", workers=1)
+    two = evaluate(tokenizers, [folder, tmp_path / "d.jsonl"], group_by="lang", workers=2)
+    assert one.rows == two.rows
+    assert all((one.counts[k] == two.counts[k]).all() for k in tokenizers)
+    assert len(one.rows) == 2 * (4 + 2)
