@@ -115,6 +115,7 @@ class HealthView(QWidget):
             for token_id in ids[:SHOWN]:
                 top.addChild(QTreeWidgetItem([str(token_id), readable(tokenizer.vocab[token_id])]))
             self.tree.addTopLevelItem(top)
+        self.tree.resizeColumnToContents(0)
         self.status.setText(f"{report.size:,} tokens checked.")
 
     def _on_failed(self, message: str) -> None:
