@@ -141,3 +141,19 @@ def test_shrink_from_the_tab(qtbot, tmp_path: Path) -> None:
     assert "above the tokenizer's vocabulary" in blocker.args[0]
     qtbot.waitUntil(lambda: not panel.shrink_job.running, timeout=10_000)
     assert not (tmp_path / "big").exists()
+
+
+def test_closing_the_window_stops_a_running_evaluation(qtbot, make_window, tmp_path: Path) -> None:
+    current, _, held = _setup(tmp_path)
+    big = tmp_path / "big.txt"
+    big.write_text(TEXT * 2000, encoding="utf-8")  # ~100 KB a row: several rows to go
+    window = make_window()
+    panel = window.evaluate_panel
+    panel.set_current_tokenizer(current)
+    for _ in range(5):
+        panel.add_source(str(big))
+    panel.run()
+    job = panel.job
+    assert job is not None and job.running
+    window.close()
+    assert job._thread.isFinished()
