@@ -20,6 +20,7 @@ from typing import NoReturn
 
 PROG = "bpe-studio"
 EXIT_USAGE = 2
+EVALUATE_COMMANDS = ("eval", "shrink", "health", "lm")
 
 
 class UsageError(Exception):
@@ -46,12 +47,14 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 def _command_parser() -> argparse.ArgumentParser:
     from bpe_studio.cli.encode import add_encode_parser
+    from bpe_studio.cli.evaluate import add_evaluate_parsers
     from bpe_studio.cli.train import add_train_parser
 
     parser = _Parser(prog=PROG, description="Train and use byte-level BPE tokenizers headless.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_train_parser(commands)
     add_encode_parser(commands)
+    add_evaluate_parsers(commands)
     return parser
 
 
@@ -61,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bpe_studio.cli.stopping import Stopped, stop_signals_raise
 
     try:
-        if args_list and args_list[0] in ("train", "encode"):
+        if args_list and args_list[0] in ("train", "encode", *EVALUATE_COMMANDS):
             with stop_signals_raise():
                 args = _command_parser().parse_args(args_list)
                 return int(args.run(args))
