@@ -32,6 +32,7 @@ from bpe_studio.app.resources import resource, style_sheet
 from bpe_studio.app.train.charts import ChartsPanel
 from bpe_studio.app.train.corpus_picker import join_sources
 from bpe_studio.app.encode.encode_strip import EncodeStrip
+from bpe_studio.app.evaluate.evaluate_panel import EvaluatePanel
 from bpe_studio.app.workers.encode_job import EncodeJob
 from bpe_studio.app.widgets.error_banner import ErrorBanner
 from bpe_studio.app.explore.explore_panel import ExplorePanel
@@ -102,6 +103,9 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self._train_tab(), "Train")
         self.explore_panel = ExplorePanel()  # vocabulary, inspector, compare
         self.tabs.addTab(self.explore_panel, "Explore")
+        self.evaluate_panel = EvaluatePanel()  # held-out evaluation of tokenizers
+        self.tabs.addTab(self.evaluate_panel, "Evaluate")
+        self.evaluate_panel.error.connect(self.banner.show_error)
 
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -285,12 +289,14 @@ class MainWindow(QMainWindow):
         self.merge_counts = merge_counts
         self._encode_tokenizer = tokenizer
         self._update_encode_action()
+        self.evaluate_panel.set_current_tokenizer(tokenizer)
         self.explore_panel.set_tokenizer(tokenizer, merge_counts=merge_counts, title="Trained tokenizer")
 
     def _on_explore_tokenizer(self, _title: str) -> None:
         """The Explore tab shows another tokenizer (e.g. one opened from files): encode with it."""
         self._encode_tokenizer = self.explore_panel.tokenizer
         self._update_encode_action()
+        self.evaluate_panel.set_current_tokenizer(self._encode_tokenizer)
 
     def open_tokenizer_dialog(self) -> None:
         """Open an existing tokenizer in the Explore tab."""
@@ -500,6 +506,7 @@ class MainWindow(QMainWindow):
                 job.shutdown()
         self.tokenizer_builder.shutdown()
         self.explore_panel.shutdown()
+        self.evaluate_panel.shutdown()
         self.settings_panel.trainer_options.shutdown()
         self.settings_panel.save()
         self.qsettings.setValue("window/geometry", self.saveGeometry())

@@ -1,0 +1,1 @@
+"""The Evaluate tab: tokenizers measured on held-out text (core.evaluate)."""

@@ -1,0 +1,437 @@
+"""The Evaluate tab: tokenizers measured on held-out sources, as a table and a chart.
+
+Tokenizers are files or folders added by the user, plus the one just trained or opened
+("current"). Sources are files or folders (one row per file; a JSONL file one row, or one
+per value of the group-by field). Run measures them in a `ThreadJob` (`core.evaluate.
+evaluate_steps`: a progress step per row, cancellable between rows); the table and a bar
+chart of bytes per token follow; Export writes CSV or JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from bpe_studio.app.evaluate.health_lm import HealthView, LmPanel
+
+from bpe_studio.app.workers.thread_job import ThreadJob
+from core.evaluate.measures import Evaluation, Row, evaluate_steps, rows_csv, rows_json
+
+CURRENT = "current"
+HEADERS = ("tokenizer", "source", "vocab", "tokens", "bytes/tok", "chars/tok", "tok/word", "distinct",
+           "vocab used", "vs base")
+BAR_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2")
+
+
+def _cells(row: Row) -> list[str]:
+    base = "" if row.vs_baseline is None else f"{row.vs_baseline:.3f}"
+    return [row.tokenizer, row.source, f"{row.vocab_size:,}", f"{row.tokens:,}", f"{row.bytes_per_token:.3f}",
+            f"{row.chars_per_token:.3f}", f"{row.fertility:.3f}", f"{row.distinct:,}", f"{100 * row.vocab_used:.2f}%",
+            base]
+
+
+def _shrink_work(spec: Any, size: int, out_dir: str) -> str:
+    from core.encode.tokenizer import Tokenizer
+    from core.evaluate.ladder import shrink
+    from core.formats import save_tokenizer
+
+    tokenizer = spec if isinstance(spec, Tokenizer) else Tokenizer.load(spec)
+    vocab, merges = shrink(tokenizer, size)
+    save_tokenizer(out_dir, vocab, merges, tokenizer.special_tokens, tokenizer.pattern)
+    return f"Wrote the first tokenizer cut to {len(vocab):,} tokens into {out_dir}."
+
+
+def _work(tokenizers: dict[str, Any], sources: list[str], group_by: str | None, baseline: str | None,
+          sizes: str | None) -> Any:
+    if sizes:
+        from bpe_studio.cli.evaluate import parse_sizes
+        from core.evaluate.ladder import default_sizes, ladder_tokenizers
+        from core.evaluate.measures import load_tokenizers
+
+        ladder: dict[str, Any] = {}
+        for name, tokenizer in load_tokenizers(tokenizers).items():
+            wanted = default_sizes(tokenizer) if sizes == "auto" else parse_sizes(sizes)
+            for size, cut in ladder_tokenizers(tokenizer, wanted):
+                ladder[f"{name} @ {size}"] = cut
+        tokenizers = ladder
+        baseline = None
+    return (yield from evaluate_steps(tokenizers, sources, group_by=group_by, baseline=baseline))
+
+
+class EvaluatePanel(QWidget):
+    """The Evaluate tab (see the module docstring).
+
+    Signals:
+        error(str): a run failed; one line for the user.
+        finished(): a run ended (done, failed or cancelled) and the buttons are up to date.
+    """
+
+    error = Signal(str)
+    finished = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.current: object | None = None
+        self.job: ThreadJob | None = None
+        self.result: Evaluation | None = None
+
+        self.tokenizer_list = QListWidget()
+        self.source_list = QListWidget()
+        for widget in (self.tokenizer_list, self.source_list):
+            widget.setMaximumHeight(90)
+        self.add_tokenizer_button = QPushButton("Add tokenizer…")
+        self.add_source_button = QPushButton("Add file…")
+        self.add_folder_button = QPushButton("Add folder…")
+        self.remove_button = QPushButton("Remove selected")
+        self.group_by = QLineEdit()
+        self.group_by.setPlaceholderText("group JSONL by field (e.g. lang)")
+        self.baseline = QComboBox()
+        self.sizes = QLineEdit()
+        self.sizes.setPlaceholderText("size ladder: 1k,2k,4k or auto")
+        self.run_button = QPushButton("Evaluate")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.status = QLabel("Add tokenizers and held-out sources, then Evaluate.")
+        self.export_csv_button = QPushButton("Export CSV…")
+        self.export_json_button = QPushButton("Export JSON…")
+        self.shrink_button = QPushButton("Shrink…")
+        self.shrink_button.setToolTip("Write the first tokenizer cut to a smaller vocabulary (= trained at that size)")
+        self.shrink_job: ThreadJob | None = None
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setHorizontalHeaderLabels(list(HEADERS))
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.chart = pg.PlotWidget(background="w")
+        self.chart.setLabel("left", "bytes per token")
+        self.chart.setMinimumHeight(180)
+        self.chart.addLegend(offset=(-10, 10))
+
+        lists = QHBoxLayout()
+        left = QVBoxLayout()
+        left.addWidget(QLabel("Tokenizers"))
+        left.addWidget(self.tokenizer_list)
+        left.addWidget(self.add_tokenizer_button)
+        right = QVBoxLayout()
+        right.addWidget(QLabel("Held-out sources"))
+        right.addWidget(self.source_list)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.add_source_button)
+        buttons.addWidget(self.add_folder_button)
+        right.addLayout(buttons)
+        lists.addLayout(left)
+        lists.addLayout(right)
+        options = QHBoxLayout()
+        options.addWidget(self.remove_button)
+        options.addWidget(self.group_by)
+        options.addWidget(QLabel("baseline"))
+        options.addWidget(self.baseline)
+        options.addWidget(self.sizes)
+        options.addWidget(self.run_button)
+        options.addWidget(self.cancel_button)
+        exports = QHBoxLayout()
+        exports.addWidget(self.progress, 1)
+        exports.addWidget(self.export_csv_button)
+        exports.addWidget(self.export_json_button)
+        exports.addWidget(self.shrink_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(lists)
+        layout.addLayout(options)
+        layout.addLayout(exports)
+        layout.addWidget(self.status)
+        measures = QWidget()
+        measures_layout = QVBoxLayout(measures)
+        measures_layout.setContentsMargins(0, 0, 0, 0)
+        measures_layout.addWidget(self.table, 2)
+        measures_layout.addWidget(self.chart, 1)
+        self.health_view = HealthView()
+        self.lm_panel = LmPanel()
+        self.views = QTabWidget()
+        self.views.addTab(measures, "Measures")
+        self.views.addTab(self.health_view, "Health")
+        self.views.addTab(self.lm_panel, "Language model")
+        layout.addWidget(self.views, 1)
+        self.health_view.check_button.clicked.connect(self.check_health)
+        self.health_view.error.connect(self.error)
+        self.lm_panel.run_button.clicked.connect(self.run_lm)
+        self.lm_panel.error.connect(self.error)
+
+        self.add_tokenizer_button.clicked.connect(self._add_tokenizer_dialog)
+        self.add_source_button.clicked.connect(self._add_source_dialog)
+        self.add_folder_button.clicked.connect(self._add_folder_dialog)
+        self.remove_button.clicked.connect(self._remove_selected)
+        self.shrink_button.clicked.connect(self._shrink_dialog)
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.export_csv_button.clicked.connect(lambda: self._export_dialog("csv"))
+        self.export_json_button.clicked.connect(lambda: self._export_dialog("json"))
+        self._update_buttons()
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    def set_current_tokenizer(self, tokenizer: object | None) -> None:
+        """The tokenizer just trained or opened, listed as "current"."""
+        self.current = tokenizer
+        items = [self.tokenizer_list.item(i).text() for i in range(self.tokenizer_list.count())]
+        if tokenizer is not None and CURRENT not in items:
+            self.tokenizer_list.insertItem(0, CURRENT)
+        elif tokenizer is None and CURRENT in items:
+            self.tokenizer_list.takeItem(items.index(CURRENT))
+        self._refresh_baselines()
+
+    def add_tokenizer(self, path: str) -> None:
+        self.tokenizer_list.addItem(str(path))
+        self._refresh_baselines()
+
+    def add_source(self, path: str) -> None:
+        self.source_list.addItem(str(path))
+        self._update_buttons()
+
+    def tokenizers(self) -> dict[str, Any]:
+        from core.evaluate.measures import _name
+
+        out: dict[str, Any] = {}
+        for i in range(self.tokenizer_list.count()):
+            text = self.tokenizer_list.item(i).text()
+            spec: Any = self.current if text == CURRENT else text
+            name = CURRENT if text == CURRENT else _name(text, i)
+            unique, n = name, 2
+            while unique in out:
+                unique, n = f"{name} ({n})", n + 1
+            out[unique] = spec
+        return out
+
+    def sources(self) -> list[str]:
+        return [self.source_list.item(i).text() for i in range(self.source_list.count())]
+
+    def _refresh_baselines(self) -> None:
+        chosen = self.baseline.currentText()
+        self.baseline.clear()
+        self.baseline.addItem("(none)")
+        names = list(self.tokenizers())
+        self.baseline.addItems(names)
+        if chosen in names:
+            self.baseline.setCurrentText(chosen)
+        elif len(names) > 1:
+            self.baseline.setCurrentText(names[-1])
+        self._update_buttons()
+
+    def _add_tokenizer_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Add a tokenizer", "",
+                                              "Tokenizers (*.json *.txt *.tiktoken *.model);;All files (*)")
+        if path:
+            self.add_tokenizer(path)
+
+    def _add_source_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add held-out text", "")
+        for path in paths:
+            self.add_source(path)
+
+    def _add_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Add a folder of held-out text")
+        if path:
+            self.add_source(path)
+
+    def _remove_selected(self) -> None:
+        for widget in (self.tokenizer_list, self.source_list):
+            for item in widget.selectedItems():
+                if widget is self.tokenizer_list and item.text() == CURRENT:
+                    self.current = None
+                widget.takeItem(widget.row(item))
+        self._refresh_baselines()
+
+    def _update_buttons(self) -> None:
+        running = self.job is not None and self.job.running
+        ready = self.tokenizer_list.count() > 0 and self.source_list.count() > 0
+        self.run_button.setEnabled(ready and not running)
+        self.cancel_button.setEnabled(running)
+        has_rows = self.result is not None and bool(self.result.rows)
+        self.export_csv_button.setEnabled(has_rows)
+        self.export_json_button.setEnabled(has_rows)
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Measure every tokenizer on every source in a worker thread."""
+        if self.job is not None and self.job.running:
+            return
+        baseline = self.baseline.currentText()
+        group_by = self.group_by.text().strip() or None
+        job = ThreadJob(_work, self.tokenizers(), self.sources(), group_by,
+                        None if baseline in ("", "(none)") else baseline, self.sizes.text().strip().lower() or None,
+                        what="evaluation", name="bpe-studio-evaluate", interval_ms=50)
+        job.yielded.connect(self._on_progress)
+        job.returned.connect(self._on_result)
+        job.failed.connect(self._on_failed)
+        job.stopped.connect(self._on_stopped)
+        self.job = job
+        self.progress.setRange(0, 0)
+        self.status.setText("Evaluating…")
+        job.start()
+        self._update_buttons()
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def shutdown(self) -> None:
+        """Stop every run (the window is closing)."""
+        for job in (self.job, self.shrink_job):
+            if job is not None:
+                job.shutdown()
+        self.health_view.shutdown()
+        self.lm_panel.shutdown()
+
+    def _first_tokenizer(self) -> Any:
+        specs = list(self.tokenizers().values())
+        if not specs:
+            self.error.emit("add a tokenizer first")
+            return None
+        return specs[0]
+
+    def _shrink_dialog(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        if self._first_tokenizer() is None:
+            return
+        size, ok = QInputDialog.getInt(self, "Shrink", "Vocabulary size", 4096, 257, 10_000_000)
+        if not ok:
+            return
+        out_dir = QFileDialog.getExistingDirectory(self, "Folder for the cut tokenizer")
+        if out_dir:
+            self.shrink_to(size, out_dir)
+
+    def shrink_to(self, size: int, out_dir: str) -> None:
+        """Write the first tokenizer cut to ``size`` tokens into ``out_dir`` (in the background)."""
+        spec = self._first_tokenizer()
+        if spec is None or (self.shrink_job is not None and self.shrink_job.running):
+            return
+        job = ThreadJob(_shrink_work, spec, size, out_dir, what="shrinking", name="bpe-studio-shrink")
+        job.returned.connect(self.status.setText)
+        job.failed.connect(self._on_failed)
+        job.stopped.connect(lambda _cancelled: self.finished.emit())
+        self.shrink_job = job
+        job.start()
+
+    def check_health(self) -> None:
+        """The Health view on the first tokenizer (unused tokens from the held-out sources)."""
+        spec = self._first_tokenizer()
+        if spec is not None:
+            self.health_view.check(spec, self.sources())
+
+    def run_lm(self) -> None:
+        """The language model on the first tokenizer, measured on the held-out sources."""
+        spec = self._first_tokenizer()
+        if spec is not None:
+            self.lm_panel.run(spec, self.sources())
+
+    def _on_progress(self, step: tuple[int, int, str]) -> None:
+        done, total, label = step
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+        self.status.setText(f"Evaluating… {done}/{total}: {label}")
+
+    def _on_result(self, result: Evaluation) -> None:
+        self.result = result
+        self.show_rows(result.rows)
+        self.status.setText(f"{len(result.rows)} rows.")
+
+    def _on_failed(self, message: str) -> None:
+        self.status.setText(message)
+        self.error.emit(message)
+
+    def _on_stopped(self, cancelled: bool) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1 if not cancelled else 0)
+        if cancelled:
+            self.status.setText("Cancelled.")
+        self._update_buttons()
+        self.finished.emit()
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def show_rows(self, rows: list[Row]) -> None:
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, text in enumerate(_cells(row)):
+                item = QTableWidgetItem(text)
+                if c >= 2:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        self._draw_chart(rows)
+        self._update_buttons()
+
+    def _draw_chart(self, rows: list[Row]) -> None:
+        self.chart.clear()
+        legend = self.chart.plotItem.legend
+        if legend is not None:
+            legend.clear()
+        if rows and all(" @ " in r.tokenizer for r in rows):
+            self._draw_ladder(rows)
+            return
+        self.chart.setLabel("bottom", "")
+        sources = list(dict.fromkeys(r.source for r in rows))
+        names = list(dict.fromkeys(r.tokenizer for r in rows))
+        width = 0.8 / max(len(names), 1)
+        for k, name in enumerate(names):
+            values = {r.source: r.bytes_per_token for r in rows if r.tokenizer == name}
+            xs = [i + (k - (len(names) - 1) / 2) * width for i, s in enumerate(sources) if s in values]
+            heights = [values[s] for s in sources if s in values]
+            bars = pg.BarGraphItem(x=xs, height=heights, width=width, brush=BAR_COLORS[k % len(BAR_COLORS)], name=name)
+            self.chart.addItem(bars)  # named: the legend lists it
+        axis = self.chart.getAxis("bottom")
+        axis.setTicks([[(i, Path(s.split(" [")[0]).name + (" [" + s.split(" [", 1)[1] if " [" in s else ""))
+                        for i, s in enumerate(sources)]])
+
+    def _draw_ladder(self, rows: list[Row]) -> None:
+        """Compression against vocabulary size, one line per source."""
+        self.chart.setLabel("bottom", "vocabulary size")
+        axis = self.chart.getAxis("bottom")
+        axis.setTicks(None)
+        sources = list(dict.fromkeys(r.source for r in rows))
+        for k, source in enumerate(sources):
+            points = sorted((r.vocab_size, r.bytes_per_token) for r in rows if r.source == source)
+            color = BAR_COLORS[k % len(BAR_COLORS)]
+            self.chart.plot([p[0] for p in points], [p[1] for p in points], pen=pg.mkPen(color, width=2),
+                            symbol="o", symbolBrush=color, name=Path(source.split(" [")[0]).name)
+
+    def _export_dialog(self, kind: str) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, f"Export the table as {kind.upper()}", f"evaluation.{kind}",
+                                              f"{kind.upper()} (*.{kind})")
+        if path:
+            self.export(path, kind)
+
+    def export(self, path: str, kind: str) -> None:
+        """Write the table to ``path`` as ``"csv"`` or ``"json"`` (atomically)."""
+        from core.formats.atomic import atomic_output
+
+        if self.result is None:
+            return
+        text = rows_csv(self.result.rows) if kind == "csv" else rows_json(self.result.rows)
+        try:
+            with atomic_output(Path(path)) as f:
+                f.write(text.encode("utf-8"))
+        except OSError as e:
+            self._on_failed(f"could not write {path}: {e.strerror or e}")
+            return
+        self.status.setText(f"Wrote {path}.")
