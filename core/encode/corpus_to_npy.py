@@ -154,7 +154,7 @@ def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -
                 yield decoder.decode(data)
         yield decoder.decode(b"", final=True)
 
-    for ids in tok._encode_blocks(blocks(), STREAM_BLOCK_CHARS, tok.encode_escaped_array):
+    for ids in tok.encode_blocks(blocks(), batch_chars=STREAM_BLOCK_CHARS, escaped=True):
         yield position, ids.astype(dtype)
 
 

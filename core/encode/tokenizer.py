@@ -427,7 +427,19 @@ class Tokenizer:
     def encode_escaped_array(self, text: str) -> np.ndarray:
         """The ids of the bytes ``text`` was decoded from with ``surrogateescape``
         (`encode_bytes`' ids, as an array), e.g. a corpus streamed block by block."""
-        return self.encode_bytes_array(text.encode("utf-8", errors="surrogateescape"))
+        # TEXT_ERRORS: U+DC80..U+DCFF are their byte, any other lone surrogate U+FFFD
+        return self.encode_bytes_array(text.encode("utf-8", errors=TEXT_ERRORS))
+
+    def encode_ordinary_bytes(self, data: bytes) -> list[int]:
+        """`encode_bytes` with special tokens treated as plain text."""
+        data = _check_bytes(data)
+        native = self._native_encoder()
+        if native is not None:
+            return native.encode_ordinary(data)
+        text = data.decode("utf-8", errors="surrogateescape")
+        with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
+            ids = self._pieces.encode_pieces(split_pieces(text, self.pattern), {})
+        return ids.tolist()  # type: ignore[no-any-return]
 
     def encode_bytes_array(self, data: bytes) -> np.ndarray:
         """`encode_bytes`, as a numpy ``int64`` array."""
@@ -455,9 +467,15 @@ class Tokenizer:
         for ids in self.encode_blocks(iterable):
             yield from ids.tolist()
 
-    def encode_blocks(self, iterable: Iterable[str], *, batch_chars: int | None = None) -> Iterator[np.ndarray]:
-        """`encode_iterable`, giving the ids in numpy arrays (one per stretch of text encoded)."""
-        return self._encode_blocks(iterable, batch_chars, self.encode_array)
+    def encode_blocks(
+        self, iterable: Iterable[str], *, batch_chars: int | None = None, escaped: bool = False
+    ) -> Iterator[np.ndarray]:
+        """`encode_iterable`, giving the ids in numpy arrays (one per stretch of text encoded).
+
+        ``escaped=True``: the text was decoded from bytes with ``surrogateescape`` (a file
+        with invalid UTF-8, say); the bytes it stands for are encoded, as `encode_bytes` does.
+        """
+        return self._encode_blocks(iterable, batch_chars, self.encode_escaped_array if escaped else self.encode_array)
 
     def _encode_blocks(
         self, iterable: Iterable[str], batch_chars: int | None, encode_array: Callable[[str], np.ndarray]
