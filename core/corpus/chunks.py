@@ -12,10 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
-import regex
-
 from core.pretokenize.patterns import Pattern
-from core.pretokenize.specials import special_token_regex
+from core.pretokenize.specials import SpecialMatcher, special_token_regex
 
 
 def _char_start(data: bytes, i: int) -> int:
@@ -77,7 +75,7 @@ def _cut_in(
     at_eof: bool,
     pattern: Pattern,
     special_tokens: list[str],
-    specials_re: regex.Pattern[str] | None,
+    specials_re: SpecialMatcher[str] | None,
     lookback: int,
 ) -> int | None:
     """`find_cut` within one window ``data``: the first boundary at or after ``pos``, or None."""

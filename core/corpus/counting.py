@@ -27,6 +27,7 @@ from core.corpus.documents import (
 )
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.corpus.sources import ReadOptions
+from core.pretokenize.counting import ChunkCounts, PretokenCounts
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
 __all__ = ["CountData", "CountStep", "count_documents", "count_task"]
@@ -34,9 +35,10 @@ __all__ = ["CountData", "CountStep", "count_documents", "count_task"]
 PROGRESS_INTERVAL = 0.1
 """Seconds between progress-only steps while the workers count."""
 
-CountData = Callable[[bytes, Pattern, list[str], dict[str, list[str]]], tuple[dict[bytes, int], int]]
+CountData = Callable[[bytes, Pattern, list[str], dict[str, list[str]]], ChunkCounts]
 """The per-chunk counter (`core.pretokenize.counting.count_chunk_bytes`): text bytes,
-pattern, special tokens, piece cache -> (pre-token counts, invalid UTF-8 bytes)."""
+pattern, special tokens, piece cache -> the chunk's pre-token counts, compact
+(`ChunkCounts`: packed by the native pre-tokenizer, with its invalid UTF-8 bytes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +47,11 @@ class CountStep:
 
     input_bytes: int
     documents: int
-    counts: dict[bytes, int] | None
+    counts: ChunkCounts | None
     invalid: int = 0
 
 
-Counted = tuple[dict[bytes, int], int, int, int, int]
+Counted = tuple[ChunkCounts, int, int, int, int]
 """A task's result: counts, invalid bytes, text bytes, documents, input bytes."""
 
 Job = tuple[Task, ReadOptions, str, list[str], CountData, "int | None"]
@@ -71,8 +73,8 @@ def _count_job(job: Job, _warm: object = None) -> Counted:
 def count_task(task: Task, options: ReadOptions, pattern: Pattern, specials: list[str], count_data: CountData,
                cache: dict[str, list[str]], limit: int | None = None) -> Counted:
     """Count one task's documents (at most ``limit`` bytes of their text)."""
-    total: dict[bytes, int] = {}
-    invalid = text_bytes = documents = 0
+    parts: list[ChunkCounts] = []  # a task of one part hands its counts on as they are
+    text_bytes = documents = 0
     for part, docs in read_documents(task, options, specials):
         if limit is not None:
             part, docs = _limited(part, docs, limit - text_bytes, specials)
@@ -84,22 +86,27 @@ def count_task(task: Task, options: ReadOptions, pattern: Pattern, specials: lis
                 for doc in part:
                     counted = count_task(Texts([doc], 0, 0), ReadOptions(options.field), pattern, specials,
                                          count_data, cache)
-                    _add(total, counted[0])
-                    invalid += counted[1]
+                    parts.append(counted[0])
                     text_bytes += counted[2]
                 documents += docs
                 continue
             blob = encode_text(sep.join(part))
             blob_specials = [*specials, sep] if sep else specials
             text = len(blob) - (len(part) - 1) * len(sep.encode()) if part else 0
-        counts, bad = count_data(blob, pattern, blob_specials, cache)
-        _add(total, counts)
-        invalid += bad
+        counts = count_data(blob, pattern, blob_specials, cache)
+        parts.append(counts)
         text_bytes += text
         documents += docs
         if limit is not None and text_bytes >= limit:
             break
-    return total, invalid, text_bytes, documents, task.input_bytes
+    if len(parts) == 1:
+        result = parts[0]
+    else:
+        total = PretokenCounts()
+        for part_counts in parts:
+            total.add(part_counts)
+        result = total.chunk()
+    return result, result.invalid, text_bytes, documents, task.input_bytes
 
 
 def _limited(part: bytes | list[str], docs: int, room: int, specials: Sequence[str]) -> Part:
@@ -121,15 +128,6 @@ def _limited(part: bytes | list[str], docs: int, room: int, specials: Sequence[s
         taken.append(doc)
         room -= size
     return taken, len(taken)
-
-
-def _add(total: dict[bytes, int], part: dict[bytes, int]) -> None:
-    if not total:
-        total.update(part)
-        return
-    get = total.get
-    for key, n in part.items():
-        total[key] = get(key, 0) + n
 
 
 def count_documents(

@@ -10,6 +10,10 @@
  * a str, char_lengths (an int64 buffer) characters each, each turned into the bytes the
  * tokenizer encodes (UTF-8, with surrogateescape's U+DC80..U+DCFF as their raw byte and
  * other lone surrogates as U+FFFD; bytes decoded with surrogateescape come back exact).
+ * Encoder(table, pattern, cache_entries).encode(data) encodes bytes: the native
+ * pre-tokenizer (core/pretokenize/_scanner.h) cuts them, each pre-token's ids come from a
+ * cache of its own or, on a miss, from merge_word; the GIL is released while it works.
+ *
  * Each word is merged as the one-word loop does: the adjacent pair with the lowest rank
  * first, the leftmost on ties, until no pair has a merge. Returns (ids, counts) as bytes of native int64: the
  * merged ids one word after another, and each word's number of ids. Words of up to
@@ -262,19 +266,19 @@ heap_pop(HeapItem *heap, Py_ssize_t *size)
     return top;
 }
 
-/* Merge one long word in place, as merge_short does; -1 with MemoryError set on failure. */
+/* Merge one long word in place, as merge_short does; -1 on running out of memory (no
+ * exception set: it may run without the GIL). */
 static Py_ssize_t
 merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
 {
     /* Each merge pushes at most two entries, on top of the n - 1 initial ones. */
-    Py_ssize_t *next = PyMem_Malloc(n * sizeof(Py_ssize_t));
-    Py_ssize_t *prev = PyMem_Malloc(n * sizeof(Py_ssize_t));
-    HeapItem *heap = PyMem_Malloc(3 * n * sizeof(HeapItem));
+    Py_ssize_t *next = PyMem_RawMalloc(n * sizeof(Py_ssize_t));
+    Py_ssize_t *prev = PyMem_RawMalloc(n * sizeof(Py_ssize_t));
+    HeapItem *heap = PyMem_RawMalloc(3 * n * sizeof(HeapItem));
     if (next == NULL || prev == NULL || heap == NULL) {
-        PyMem_Free(next);
-        PyMem_Free(prev);
-        PyMem_Free(heap);
-        PyErr_NoMemory();
+        PyMem_RawFree(next);
+        PyMem_RawFree(prev);
+        PyMem_RawFree(heap);
         return -1;
     }
     Py_ssize_t size = 0;
@@ -319,14 +323,14 @@ merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
     for (Py_ssize_t i = 0; i < n; i = next[i]) {
         ids[out++] = ids[i];
     }
-    PyMem_Free(next);
-    PyMem_Free(prev);
-    PyMem_Free(heap);
+    PyMem_RawFree(next);
+    PyMem_RawFree(prev);
+    PyMem_RawFree(heap);
     return out;
 }
 
 /* Merge the word bytes[0:n] into out (room for n ids); returns its number of ids, or -1
- * with MemoryError set. ranks has room for LONG_WORD entries. */
+ * when out of memory (no exception set). ranks has room for LONG_WORD entries. */
 static Py_ssize_t
 merge_word(const BpeTable *t, const unsigned char *bytes, Py_ssize_t n, int64_t *out, int32_t *ranks)
 {
@@ -453,6 +457,7 @@ BpeTable_encode_text(BpeTable *self, PyObject *args)
         }
         Py_ssize_t n = merge_word(self, word, nbytes, ids + out, o.ranks);
         if (n < 0) {
+            PyErr_NoMemory();
             goto done;
         }
         counts[w] = n;
@@ -483,6 +488,370 @@ static PyTypeObject BpeTableType = {
     .tp_new = PyType_GenericNew,
 };
 
+
+/* ---------- Encoder: the native pre-tokenizer, a pre-token cache, and merge_word on misses ---------- */
+
+#include "../pretokenize/_scanner.h"
+#include "pythread.h"
+
+#define CACHED_WORD 256 /* longer pre-tokens are merged every time, not cached */
+
+typedef struct {
+    PyObject_HEAD
+    BpeTable *table;
+    int pattern;
+    size_t capacity;         /* cache entries at most; the cache is emptied when full */
+    BpeMap cache;            /* pre-token bytes -> (a: offset in ids, b: number of ids) */
+    int64_t *ids;            /* the cached pre-tokens' ids */
+    size_t ids_len, ids_cap;
+    int32_t *ranks;          /* merge_word's scratch, LONG_WORD entries */
+    int64_t *out;            /* encode's output, kept between calls (a fresh large buffer */
+    size_t out_cap;          /* per call would cost page faults) */
+    PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
+} Encoder;
+
+static void
+Encoder_dealloc(Encoder *self)
+{
+    bpe_map_free(&self->cache);
+    PyMem_RawFree(self->ids);
+    PyMem_RawFree(self->ranks);
+    PyMem_RawFree(self->out);
+    if (self->lock) {
+        PyThread_free_lock(self->lock);
+    }
+    Py_XDECREF(self->table);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int
+Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"table", "pattern", "cache_entries", NULL};
+    PyObject *table;
+    int pattern;
+    Py_ssize_t capacity;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!in", kwlist, &BpeTableType, &table, &pattern, &capacity)) {
+        return -1;
+    }
+    if (pattern != BPE_GPT2 && pattern != BPE_GPT4) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 1 (GPT-2) or 2 (GPT-4)");
+        return -1;
+    }
+    if (self->table != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder is already initialised");
+        return -1;
+    }
+    Py_INCREF(table);
+    self->table = (BpeTable *)table;
+    self->pattern = pattern;
+    self->capacity = capacity < 1 ? 1 : (size_t)capacity;
+    self->ids_cap = 1 << 12;
+    self->ids = PyMem_RawMalloc(self->ids_cap * sizeof(int64_t));
+    self->ranks = PyMem_RawMalloc(LONG_WORD * sizeof(int32_t));
+    self->lock = PyThread_allocate_lock();
+    if (self->ids == NULL || self->ranks == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* A cache entry's b: its number of ids in the low 32 bits, its hits since the last
+ * eviction above them. */
+#define IDS_OF(b) ((Py_ssize_t)((b) & 0xFFFFFFFF))
+#define HITS_OF(b) ((b) >> 32)
+
+/* The cache is full: keep the entries used since the last eviction (the text's frequent
+ * pre-tokens) if they fill at most half of it, else empty it. 0, or -1 when out of memory. */
+static int
+encoder_evict(Encoder *self)
+{
+    BpeMap *old = &self->cache;
+    size_t keep = 0, keep_ids = 0;
+    for (size_t k = 0; k < old->n; k++) {
+        if (HITS_OF(old->entries[k].b) > 0) {
+            keep++;
+            keep_ids += (size_t)IDS_OF(old->entries[k].b);
+        }
+    }
+    if (keep == 0 || keep > self->capacity / 2) {
+        bpe_map_clear(old);
+        self->ids_len = 0;
+        return 0;
+    }
+    BpeMap fresh;
+    int64_t *ids = PyMem_RawMalloc((keep_ids ? keep_ids : 1) * sizeof(int64_t));
+    if (ids == NULL || bpe_map_init(&fresh, 2 * keep) < 0) {
+        PyMem_RawFree(ids);
+        return -1;
+    }
+    size_t at = 0;
+    int created;
+    for (size_t k = 0; k < old->n; k++) {
+        BpeEntry *e = &old->entries[k];
+        if (HITS_OF(e->b) == 0) {
+            continue;
+        }
+        BpeEntry *f = bpe_map_get_hashed(&fresh, old->keys + e->key, e->len, e->hash, &created);
+        if (f == NULL) {
+            bpe_map_free(&fresh);
+            PyMem_RawFree(ids);
+            return -1;
+        }
+        memcpy(ids + at, self->ids + e->a, (size_t)IDS_OF(e->b) * sizeof(int64_t));
+        f->a = (int64_t)at;
+        f->b = IDS_OF(e->b);
+        at += (size_t)IDS_OF(e->b);
+    }
+    bpe_map_free(old);
+    *old = fresh;
+    PyMem_RawFree(self->ids);
+    self->ids = ids;
+    self->ids_len = at;
+    self->ids_cap = keep_ids ? keep_ids : 1;
+    return 0;
+}
+
+/* The ids of the pre-token s[0:n], written to out (room for n); their number, or -1. */
+static Py_ssize_t
+encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+{
+    if (n > CACHED_WORD) {
+        return merge_word(self->table, s, n, out, self->ranks);
+    }
+    int created;
+    uint64_t hash = bpe_hash(s, (size_t)n);
+    BpeEntry *e = bpe_map_find(&self->cache, s, (size_t)n, hash);
+    if (e != NULL) {
+        Py_ssize_t k = IDS_OF(e->b);
+        memcpy(out, self->ids + e->a, (size_t)k * sizeof(int64_t));
+        if (HITS_OF(e->b) < 0x7FFFFFFF) {
+            e->b += (int64_t)1 << 32;
+        }
+        return k;
+    }
+    Py_ssize_t k = merge_word(self->table, s, n, out, self->ranks);
+    if (k < 0) {
+        return -1;
+    }
+    if (self->cache.n >= self->capacity && encoder_evict(self) < 0) {
+        return -1;
+    }
+    e = bpe_map_get_hashed(&self->cache, s, (size_t)n, hash, &created);
+    if (e == NULL) {
+        return -1;
+    }
+    if (self->ids_len + (size_t)k > self->ids_cap) {
+        size_t cap = self->ids_cap * 2;
+        while (cap < self->ids_len + (size_t)k) {
+            cap *= 2;
+        }
+        int64_t *ids = PyMem_RawRealloc(self->ids, cap * sizeof(int64_t));
+        if (ids == NULL) {
+            return -1;
+        }
+        self->ids = ids;
+        self->ids_cap = cap;
+    }
+    memcpy(self->ids + self->ids_len, out, (size_t)k * sizeof(int64_t));
+    e->a = (int64_t)self->ids_len;
+    e->b = k;
+    self->ids_len += (size_t)k;
+    return k;
+}
+
+/* Encode s[0:n] into out (room for n ids): the number of ids, or -1 when out of memory. */
+static Py_ssize_t
+encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+{
+    Py_ssize_t i = 0, written = 0;
+    while (i < n) {
+        Py_ssize_t j = bpe_next(self->pattern, s, i, n);
+        Py_ssize_t k = encode_pretoken(self, s + i, j - i, out + written);
+        if (k < 0) {
+            return -1;
+        }
+        written += k;
+        i = j;
+    }
+    return written;
+}
+
+/* The output buffer with room for n ids (the lock is held); NULL when out of memory. */
+static int64_t *
+encoder_out(Encoder *self, Py_ssize_t n)
+{
+    size_t need = n > 0 ? (size_t)n : 1;
+    if (need > self->out_cap) {
+        size_t cap = self->out_cap ? self->out_cap : 4096;
+        while (cap < need) {
+            cap *= 2;
+        }
+        int64_t *out = PyMem_RawRealloc(self->out, cap * sizeof(int64_t));
+        if (out == NULL) {
+            return NULL;
+        }
+        self->out = out;
+        self->out_cap = cap;
+    }
+    return self->out;
+}
+
+static PyObject *
+Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"data", "start", "end", "as_list", NULL};
+    Py_buffer view;
+    Py_ssize_t start = 0, end = -1;
+    int as_list = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|nnp", kwlist, &view, &start, &end, &as_list)) {
+        return NULL;
+    }
+    if (end < 0 || end > view.len) {
+        end = view.len;
+    }
+    if (start < 0 || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "start must be between 0 and end");
+        return NULL;
+    }
+    Py_ssize_t n = end - start, written = -1;
+    const unsigned char *s = (const unsigned char *)view.buf + start;
+    int64_t *out = NULL;
+    if (n < 4096) { /* small calls: not worth releasing the GIL */
+        if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+            Py_BEGIN_ALLOW_THREADS
+            PyThread_acquire_lock(self->lock, WAIT_LOCK);
+            Py_END_ALLOW_THREADS
+        }
+        out = encoder_out(self, n);
+        written = out ? encode_span(self, s, n, out) : -1;
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        out = encoder_out(self, n);
+        written = out ? encode_span(self, s, n, out) : -1;
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&view);
+    PyObject *result = NULL;
+    if (written < 0) {
+        PyErr_NoMemory();
+    } else if (as_list) {
+        result = PyList_New(written);
+        for (Py_ssize_t k = 0; result != NULL && k < written; k++) {
+            PyObject *v = PyLong_FromLongLong(out[k]);
+            if (v == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyList_SET_ITEM(result, k, v);
+        }
+    } else {
+        result = PyBytes_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
+    }
+    PyThread_release_lock(self->lock);
+    return result;
+}
+
+static PyObject *
+Encoder_encode_many(Encoder *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "encode_many takes a list of bytes");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq), got = 0, total = 0;
+    Py_buffer *views = PyMem_Calloc(count ? count : 1, sizeof(Py_buffer));
+    Py_ssize_t *lengths = PyMem_Calloc(count ? count : 1, sizeof(Py_ssize_t));
+    int64_t *out = NULL;
+    PyObject *result = NULL;
+    if (views == NULL || lengths == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; got < count; got++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), &views[got], PyBUF_SIMPLE) < 0) {
+            goto done;
+        }
+        total += views[got].len;
+    }
+    out = PyMem_RawMalloc((total ? total : 1) * sizeof(int64_t));
+    if (out == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    Py_ssize_t at = 0;
+    for (Py_ssize_t d = 0; d < count && !failed; d++) {
+        lengths[d] = encode_span(self, views[d].buf, views[d].len, out + at);
+        failed = lengths[d] < 0;
+        at += failed ? 0 : lengths[d];
+    }
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = PyList_New(count);
+    for (Py_ssize_t d = 0, k = 0; result != NULL && d < count; d++) {
+        PyObject *ids = PyList_New(lengths[d]);
+        if (ids == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, d, ids);
+        for (Py_ssize_t i = 0; i < lengths[d]; i++, k++) {
+            PyObject *v = PyLong_FromLongLong(out[k]);
+            if (v == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyList_SET_ITEM(ids, i, v);
+        }
+    }
+done:
+    for (Py_ssize_t d = 0; d < got; d++) {
+        PyBuffer_Release(&views[d]);
+    }
+    PyMem_Free(views);
+    PyMem_Free(lengths);
+    PyMem_RawFree(out);
+    Py_DECREF(seq);
+    return result;
+}
+
+static PyObject *
+Encoder_cache_size(Encoder *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromSize_t(self->cache.n);
+}
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))Encoder_encode, METH_VARARGS | METH_KEYWORDS,
+     "encode(data, start=0, end=-1, as_list=False) -> int64 bytes (or a list) of the ids of data[start:end]"},
+    {"encode_many", (PyCFunction)Encoder_encode_many, METH_O,
+     "encode_many(list of bytes) -> the ids of each, as lists (one release of the GIL for all)"},
+    {"cache_size", (PyCFunction)Encoder_cache_size, METH_NOARGS, "pre-tokens in the cache"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "core._bpe_kernel.Encoder",
+    .tp_basicsize = sizeof(Encoder),
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Encoder(table, pattern, cache_entries): bytes -> ids with the native pre-tokenizer.",
+    .tp_methods = Encoder_methods,
+    .tp_init = (initproc)Encoder_init,
+    .tp_new = PyType_GenericNew,
+};
+
 static struct PyModuleDef bpe_kernel_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "core._bpe_kernel",
@@ -493,7 +862,7 @@ static struct PyModuleDef bpe_kernel_module = {
 PyMODINIT_FUNC
 PyInit__bpe_kernel(void)
 {
-    if (PyType_Ready(&BpeTableType) < 0) {
+    if (PyType_Ready(&BpeTableType) < 0 || PyType_Ready(&EncoderType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&bpe_kernel_module);
@@ -503,6 +872,12 @@ PyInit__bpe_kernel(void)
     Py_INCREF(&BpeTableType);
     if (PyModule_AddObject(m, "BpeTable", (PyObject *)&BpeTableType) < 0) {
         Py_DECREF(&BpeTableType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&EncoderType);
+    if (PyModule_AddObject(m, "Encoder", (PyObject *)&EncoderType) < 0) {
+        Py_DECREF(&EncoderType);
         Py_DECREF(m);
         return NULL;
     }

@@ -1,6 +1,7 @@
 """Types of the compiled BPE kernel (``_bpe_kernel.c``), optional: `core.encode.piece_encoder` works without it."""
 
 from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,3 +13,18 @@ class BpeTable:
     def encode_text(self, text: str, char_lengths: object) -> tuple[bytes, bytes]:
         """Encode the text's consecutive parts (``char_lengths`` characters each): the ids
         of all parts one after another and the number of ids of each, as int64 bytes."""
+
+class Encoder:
+    """Bytes -> ids: the native pre-tokenizer, a pre-token cache, the BPE of misses."""
+
+    def __init__(self, table: BpeTable, pattern: int, cache_entries: int) -> None: ...
+    @overload
+    def encode(self, data: bytes | bytearray | memoryview, start: int = 0, end: int = -1, as_list: Literal[False] = False) -> bytes:
+        """The ids of ``data[start:end]`` (its end is the end of a text) as int64 bytes."""
+    @overload
+    def encode(self, data: bytes | bytearray | memoryview, start: int = 0, end: int = -1, *, as_list: Literal[True]) -> list[int]:
+        """The ids of ``data[start:end]`` as a list."""
+    def encode_many(self, datas: Sequence[bytes]) -> list[list[int]]:
+        """The ids of each of ``datas`` (each a whole text), the GIL released once for all."""
+    def cache_size(self) -> int:
+        """Pre-tokens in the cache."""

@@ -134,8 +134,7 @@ def _encode_chunk(tok: TextEncoder, path: str, start: int, end: int, dtype: str)
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    text = data.decode("utf-8", errors="surrogateescape")
-    return tok.encode_array(text).astype(dtype)
+    return tok.encode_bytes_array(data).astype(dtype)
 
 
 def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -> Iterator[tuple[int, np.ndarray]]:
@@ -155,7 +154,7 @@ def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -
                 yield decoder.decode(data)
         yield decoder.decode(b"", final=True)
 
-    for ids in tok.encode_blocks(blocks(), batch_chars=STREAM_BLOCK_CHARS):
+    for ids in tok.encode_blocks(blocks(), batch_chars=STREAM_BLOCK_CHARS, escaped=True):
         yield position, ids.astype(dtype)
 
 

@@ -88,7 +88,7 @@ def _encode_documents(encoder: TextEncoder, task: Task, options: ReadOptions, se
     specials = list(encoder.special_ids)
     for part, _documents in read_documents(task, options, []):
         if isinstance(part, bytes):
-            out.append(encoder.encode_array(part.decode("utf-8", errors="surrogateescape")))
+            out.append(encoder.encode_bytes_array(part))
             text_bytes += len(part)
             continue
         if not part:
@@ -97,9 +97,9 @@ def _encode_documents(encoder: TextEncoder, task: Task, options: ReadOptions, se
         sep = separator_for(part, specials)
         if sep:
             joined = TextEncoder(encoder.pieces, {**encoder.special_ids, sep: marker})
-            ids = joined.encode_array(sep.join(part) + sep)
+            ids = joined.encode_bytes_array(encode_text(sep.join(part) + sep))
         else:  # every candidate character is in the text: one document at a time
-            ids = np.concatenate([np.append(encoder.encode_array(doc), marker) for doc in part])
+            ids = np.concatenate([np.append(encoder.encode_bytes_array(encode_text(doc)), marker) for doc in part])
         out.append(ids[ids != _DROPPED] if sep_id is None else ids)
         text_bytes += sum(len(encode_text(doc)) for doc in part)
     ends_text_document = (isinstance(task, FileRange) and task.end == task.file.size) or (

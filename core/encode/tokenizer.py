@@ -19,7 +19,7 @@ import bisect
 import contextlib
 import gc
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,10 +29,12 @@ import regex
 from core import formats
 from core.errors import TokenizerError
 from core.formats.load import TokenizerFiles, load_gpt2_tokenizer, load_tokenizer_files
+from core.pretokenize.native import python_forced, scanner_for
 from core.pretokenize.patterns import Pattern, resolve_pattern
+from core.encode.native import NativeEncoder
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, EncoderState, PieceEncoder
 from core.pretokenize.pieces import split_pieces
-from core.pretokenize.specials import special_token_regex, split_with, validate_special_tokens
+from core.pretokenize.specials import SpecialMatcher, special_token_regex, split_with, validate_special_tokens
 
 __all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "Tokenizer", "TokenizerError"]
 
@@ -67,7 +69,7 @@ class TokenSpan:
 
 
 def _encode_array(
-    pieces: PieceEncoder, special_re: regex.Pattern[str] | None, special_ids: dict[str, int], text: str
+    pieces: PieceEncoder, special_re: SpecialMatcher[str] | None, special_ids: dict[str, int], text: str
 ) -> np.ndarray:
     with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
         if special_re is None:
@@ -95,9 +97,18 @@ class TextEncoder:
         self.pieces = pieces
         self.special_ids = dict(special_ids)
         self._special_re = special_token_regex(list(special_ids))
+        self._native: NativeEncoder | None = None
 
     def encode_array(self, text: str) -> np.ndarray:
         """Ids of ``text`` as ``Tokenizer.encode_array`` gives them."""
+        return _encode_array(self.pieces, self._special_re, self.special_ids, _tiktoken_text(text))
+
+    def encode_bytes_array(self, data: bytes) -> np.ndarray:
+        """Ids of ``data`` as ``Tokenizer.encode_bytes`` gives them, as an int64 array."""
+        native = self._native = _native_encoder(self.pieces, self.special_ids, self._native)
+        if native is not None:
+            return native.encode_array(_check_bytes(data))
+        text = data.decode("utf-8", errors="surrogateescape")
         return _encode_array(self.pieces, self._special_re, self.special_ids, text)
 
     def state(self) -> tuple[EncoderState, dict[str, int]]:
@@ -127,6 +138,48 @@ def _gc_paused(pause: bool) -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def _tiktoken_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, as tiktoken does (a pair of
+    surrogates becomes the one character it stands for)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _text_bytes(text: object) -> bytes:
+    """The UTF-8 bytes `Tokenizer.encode` encodes ``text`` as (see `_tiktoken_text`)."""
+    if not isinstance(text, str):
+        raise TypeError(
+            f"encode() takes text (str), got {type(text).__name__}"
+            + (": use encode_bytes() for bytes" if isinstance(text, (bytes, bytearray, memoryview)) else "")
+        )
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _tiktoken_text(text).encode("utf-8")
+
+
+def _check_bytes(data: object) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(
+        f"encode_bytes() takes bytes, got {type(data).__name__}"
+        + (": use encode() for text" if isinstance(data, str) else "")
+    )
+
+
+def _native_encoder(pieces: PieceEncoder, special_ids: dict[str, int], built: NativeEncoder | None) -> NativeEncoder | None:
+    """The native encoder to use now: ``built`` if there is one, else a new one (``None``:
+    the Python path, e.g. a custom pattern or ``BPE_STUDIO_PURE_PYTHON=1``)."""
+    if scanner_for(pieces.pattern) is None:
+        return None
+    return built if built is not None else NativeEncoder.build(pieces, special_ids, pieces.cache_entries)
 
 
 def _char_byte_len(ch: str) -> int:
@@ -216,6 +269,7 @@ class Tokenizer:
         else:
             self._last_cut = None
         self._pieces = PieceEncoder(self._byte_ids, pair_rank, new_id, self.pattern, cache_entries)
+        self._native: NativeEncoder | None = None  # built on first use
 
     # ------------------------------------------------------------------ loading
 
@@ -303,8 +357,20 @@ class Tokenizer:
         """``(segment, is_special)``: special tokens and the ordinary text between them."""
         return split_with(text, self._special_re)
 
+    def _native_encoder(self) -> NativeEncoder | None:
+        native = self._native
+        if native is not None and not python_forced():
+            return native
+        native = self._native = _native_encoder(self._pieces, self.special_ids, native)
+        return native
+
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` with special tokens treated as plain text."""
+        data = _text_bytes(text)
+        native = self._native_encoder()
+        if native is not None:
+            return native.encode_ordinary(data)
+        text = _tiktoken_text(text)
         with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
             ids = self._pieces.encode_pieces(split_pieces(text, self.pattern), {})
         return ids.tolist()  # type: ignore[no-any-return]
@@ -312,12 +378,76 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         """Encode ``text``; each special token becomes its one id.
 
-        ``Tokenizer.load("gpt2_dir").encode("Hello world") -> [15496, 995]``
+        ``Tokenizer.load("gpt2_dir").encode("Hello world") -> [15496, 995]``. As tiktoken
+        does, a lone surrogate (``"\\udcff"``) is encoded as U+FFFD; raw bytes, invalid
+        UTF-8 included, go through `encode_bytes`.
         """
+        data = _text_bytes(text)
+        native = self._native_encoder()
+        if native is not None:
+            return native.encode_list(data)
         return self.encode_array(text).tolist()  # type: ignore[no-any-return]
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Encode raw bytes, byte-exactly: bytes that are not valid UTF-8 are encoded as
+        themselves (as training counts them), e.g. ``encode_bytes(b"caf\\xff")``."""
+        data = _check_bytes(data)
+        native = self._native_encoder()
+        if native is not None:
+            return native.encode_list(data)
+        text = data.decode("utf-8", errors="surrogateescape")
+        return _encode_array(self._pieces, self._special_re, self.special_ids, text).tolist()  # type: ignore[no-any-return]
 
     def encode_array(self, text: str) -> np.ndarray:
         """`encode`, as a numpy ``int64`` array (no Python list of ints on the way)."""
+        data = _text_bytes(text)
+        native = self._native_encoder()
+        if native is not None:
+            return native.encode_array(data)
+        return _encode_array(self._pieces, self._special_re, self.special_ids, _tiktoken_text(text))
+
+    def encode_batch(self, texts: Sequence[str], *, workers: int | None = None) -> list[list[int]]:
+        """`encode` of each text, in ``workers`` threads (default: all cores).
+
+        ``tok.encode_batch(["Hello world", "Hi"]) -> [[15496, 995], [17250]]``. With the
+        native encoder the threads run at once (it releases the GIL); on the Python path
+        the texts are encoded one after another.
+        """
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("encode_batch() takes a list of texts; use encode() for one text")
+        datas = [_text_bytes(t) for t in texts]
+        workers = (os.cpu_count() or 1) if workers is None else workers
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be a positive integer, got {workers!r}")
+        native = self._native_encoder()
+        if native is not None:
+            return native.encode_batch(datas, workers)
+        return [self.encode(t) for t in texts]
+
+    def encode_escaped_array(self, text: str) -> np.ndarray:
+        """The ids of the bytes ``text`` was decoded from with ``surrogateescape``
+        (`encode_bytes`' ids, as an array), e.g. a corpus streamed block by block."""
+        # TEXT_ERRORS: U+DC80..U+DCFF are their byte, any other lone surrogate U+FFFD
+        return self.encode_bytes_array(text.encode("utf-8", errors=TEXT_ERRORS))
+
+    def encode_ordinary_bytes(self, data: bytes) -> list[int]:
+        """`encode_bytes` with special tokens treated as plain text."""
+        data = _check_bytes(data)
+        native = self._native_encoder()
+        if native is not None:
+            return native.encode_ordinary(data)
+        text = data.decode("utf-8", errors="surrogateescape")
+        with _gc_paused(len(text) >= _GC_PAUSE_CHARS):
+            ids = self._pieces.encode_pieces(split_pieces(text, self.pattern), {})
+        return ids.tolist()  # type: ignore[no-any-return]
+
+    def encode_bytes_array(self, data: bytes) -> np.ndarray:
+        """`encode_bytes`, as a numpy ``int64`` array."""
+        data = _check_bytes(data)
+        native = self._native_encoder()
+        if native is not None:
+            return native.encode_array(data)
+        text = data.decode("utf-8", errors="surrogateescape")
         return _encode_array(self._pieces, self._special_re, self.special_ids, text)
 
     def text_encoder(self, cache_entries: int) -> TextEncoder:
@@ -337,8 +467,21 @@ class Tokenizer:
         for ids in self.encode_blocks(iterable):
             yield from ids.tolist()
 
-    def encode_blocks(self, iterable: Iterable[str], *, batch_chars: int | None = None) -> Iterator[np.ndarray]:
-        """`encode_iterable`, giving the ids in numpy arrays (one per stretch of text encoded)."""
+    def encode_blocks(
+        self, iterable: Iterable[str], *, batch_chars: int | None = None, escaped: bool = False
+    ) -> Iterator[np.ndarray]:
+        """`encode_iterable`, giving the ids in numpy arrays (one per stretch of text encoded).
+
+        ``escaped=True``: the text was decoded from bytes with ``surrogateescape`` (a file
+        with invalid UTF-8, say); the bytes it stands for are encoded, as `encode_bytes` does.
+        """
+        return self._encode_blocks(iterable, batch_chars, self.encode_escaped_array if escaped else self.encode_array)
+
+    def _encode_blocks(
+        self, iterable: Iterable[str], batch_chars: int | None, encode_array: Callable[[str], np.ndarray]
+    ) -> Iterator[np.ndarray]:
+        """`encode_blocks` with ``encode_array`` encoding each stretch (`encode_escaped_array`
+        for text decoded from bytes with ``surrogateescape``)."""
         batch = _ITER_BATCH_CHARS if batch_chars is None else batch_chars
         buffer = ""
         pending: list[str] = []
@@ -354,14 +497,14 @@ class Tokenizer:
             pending_chars = 0
             cut = self._safe_end(buffer)
             if cut:
-                yield self.encode_array(buffer[:cut])
+                yield encode_array(buffer[:cut])
                 buffer = buffer[cut:]
                 retry_at = 0
             elif len(buffer) > _FALLBACK_CHARS:
                 retry_at = 2 * len(buffer)
         buffer += "".join(pending)
         if buffer:
-            yield self.encode_array(buffer)
+            yield encode_array(buffer)
 
     def _safe_end(self, text: str) -> int:
         """The largest ``i`` such that ``encode(text[:i] + rest) == encode(text[:i]) + encode(rest)``
@@ -387,10 +530,10 @@ class Tokenizer:
             # No exact cut (a custom pattern, or one enormous piece): end at a pre-token
             # boundary far enough from the end that more text cannot change it.
             end, bound = start, limit - _FALLBACK_MARGIN
-            for m in self.pattern.finditer(text, start, limit):
-                if m.end() > bound:
+            for found in self.pattern.finditer(text, start, limit):
+                if found.end() > bound:
                     break
-                end = m.end()
+                end = found.end()
             return end
         return start
 
@@ -440,16 +583,26 @@ class Tokenizer:
     # ------------------------------------------------------------------ decoding
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The bytes of ``ids`` joined; ``TokenizerError`` names an id not in the vocabulary."""
+        """The bytes of ``ids`` joined; ``TokenizerError`` names an id not in the vocabulary,
+        ``TypeError`` an id that is not an integer (``1.0``, ``True``)."""
         vocab = self.vocab
         if hasattr(ids, "tolist"):  # numpy arrays: plain ints look up faster
             ids = ids.tolist()
-        elif not isinstance(ids, Sequence):
+        elif not isinstance(ids, Sequence) or isinstance(ids, (str, bytes)):
+            if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+                raise TypeError(f"decode() takes a sequence of token ids, got {type(ids).__name__}")
             ids = list(ids)
+        if not set(map(type, ids)) <= {int}:
+            for position, i in enumerate(ids):
+                if type(i) is not int and (isinstance(i, bool) or not hasattr(i, "__index__")):
+                    raise TypeError(
+                        f"decode() takes token ids (integers); ids[{position}] is {i!r} ({type(i).__name__})"
+                    )
+            ids = [int(i) for i in ids]  # numpy integers and other int-like ids
         try:
             return b"".join([vocab[i] for i in ids])
-        except (KeyError, TypeError):
-            bad = next(i for i in ids if not isinstance(i, int) or i not in vocab)
+        except KeyError:
+            bad = next(i for i in ids if i not in vocab)
             raise self._unknown_id(bad) from None
 
     def decode(self, ids: Iterable[int]) -> str:

@@ -135,7 +135,7 @@ def measure(tokenizer: Tokenizer, texts: Iterable[str], stream: bool) -> tuple[i
     """``(tokens, id counts)`` of ``texts`` encoded (a stream's blocks as one text)."""
     counts = np.zeros(max(tokenizer.vocab) + 1, np.int64)
     tokens = 0
-    arrays = tokenizer.encode_blocks(texts) if stream else (tokenizer.encode_array(t) for t in texts)
+    arrays = tokenizer.encode_blocks(texts, escaped=True) if stream else (tokenizer.encode_escaped_array(t) for t in texts)
     for ids in arrays:
         tokens += len(ids)
         counts += np.bincount(ids, minlength=len(counts))

@@ -186,7 +186,7 @@ def encode_sources(tokenizer: Tokenizer, sources: Sequence[str | os.PathLike[str
     nbytes = 0
     for source in source_list:
         for _label, texts, _file in read_groups(source, field=field):
-            arrays = tokenizer.encode_blocks(texts) if is_stream(texts) else (tokenizer.encode_array(t) for t in texts)
+            arrays = tokenizer.encode_blocks(texts, escaped=True) if is_stream(texts) else (tokenizer.encode_escaped_array(t) for t in texts)
             for ids in arrays:
                 parts.append(ids)
                 nbytes += len(tokenizer.decode_bytes(ids))

@@ -1,9 +1,15 @@
-"""Counting pre-tokens: special tokens split the text, pieces are counted, the regex runs once per distinct piece.
+"""Counting pre-tokens: one chunk at a time (`count_chunk`), added up (`PretokenCounts`).
 
-``count_pretokens("ab ab<|e|>ab", gpt2, ["<|e|>"]) -> {"ab": 2, " ab": 1}``: the text is
-cut into pieces (`core.pretokenize.pieces`), the pieces counted with `collections.Counter`
-at C speed, and each distinct piece pre-tokenized once (through a cache kept across the
-chunks of one file), its pre-tokens counted as many times as the piece occurs.
+``count_chunk(b"ab ab<|e|>ab", gpt2, ["<|e|>"])`` counts ``{b"ab": 2, b" ab": 1}``:
+special tokens split the text and are not counted. Two ways, the same counts:
+
+- the native pre-tokenizer (`core.pretokenize.native`, GPT-2 and GPT-4 patterns): one
+  pass over the bytes in C, counting into the chunk's own hash table, handed back
+  *packed* — one bytes object, however many distinct pre-tokens — which
+  `PretokenCounts.add` adds into another C table in the parent;
+- the `regex` path (custom patterns, ``BPE_STUDIO_PURE_PYTHON=1``): `count_pretokens`
+  cuts the text into pieces (`core.pretokenize.pieces`), counts them with
+  `collections.Counter` and runs the regex once per distinct piece.
 """
 
 from __future__ import annotations
@@ -11,14 +17,137 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
 
+from core.pretokenize.native import native_module, scanner_for
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.pieces import split_pieces
-from core.pretokenize.specials import split_on_specials
+from core.pretokenize.specials import special_bytes_regex, split_on_specials
 
+if TYPE_CHECKING:
+    from core.pretokenize._native import Counts
+
+__all__ = ["ChunkCounts", "PretokenCounts", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
 
 PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
+
+
+@dataclass(frozen=True)
+class ChunkCounts:
+    """The pre-token counts of one chunk, compact enough to send between processes.
+
+    Attributes:
+        packed: the native path's counts (``_native.Counts.packed()``), or ``None``.
+        counts: the regex path's counts, ``{pre-token bytes: occurrences}``, or ``None``.
+        invalid: bytes of the chunk that were not valid UTF-8.
+    """
+
+    packed: bytes | None
+    counts: dict[bytes, int] | None
+    invalid: int
+
+
+def count_chunk(
+    data: bytes | str,
+    pattern: Pattern,
+    special_tokens: Sequence[str],
+    cache: dict[str, list[str]] | None = None,
+) -> ChunkCounts:
+    """Count the pre-tokens of one chunk of a corpus (special tokens split it, uncounted).
+
+    ``data`` is the chunk's bytes (invalid UTF-8 is kept byte-exact) or its text (decoded
+    with ``surrogateescape``). Its start and end are the start and end of a text: cut a
+    corpus only where `core.corpus.chunks` cuts it, so the chunks' counts add up to the
+    whole corpus's. ``cache`` (piece -> pre-tokens) serves the regex path only (see
+    `count_pretokens`); keep one per process and pass it to each call.
+
+    ``count_chunk(b"ab ab<|e|>ab", resolve_pattern("gpt2"), ["<|e|>"])`` counts
+    ``{b"ab": 2, b" ab": 1}``; add chunks up with `PretokenCounts`.
+    """
+    scanner = scanner_for(pattern)
+    if scanner is None:
+        text = data if isinstance(data, str) else data.decode("utf-8", errors="surrogateescape")
+        counts = count_pretokens(text, pattern, special_tokens, cache)
+        encoded = {t.encode("utf-8", errors="surrogateescape"): n for t, n in counts.items()}
+        return ChunkCounts(None, encoded, count_invalid_bytes(text))
+    if isinstance(data, str):
+        data = data.encode("utf-8", errors="surrogateescape")
+    native = native_module()
+    assert native is not None
+    counter = native.Counts()
+    splitter = special_bytes_regex(tuple(special_tokens))
+    if splitter is None:
+        counter.scan(data, scanner)
+    else:
+        pos = 0
+        for m in splitter.finditer(data):
+            if m.start() > pos:
+                counter.scan(data, scanner, pos, m.start())
+            pos = m.end()
+        if pos < len(data):
+            counter.scan(data, scanner, pos)
+    return ChunkCounts(counter.packed(), None, counter.invalid)
+
+
+class PretokenCounts:
+    """The pre-token counts of a whole corpus, added up one `ChunkCounts` at a time.
+
+    Packed (native) counts are added in C, with no Python object per pre-token until
+    `items` hands the totals over.
+    """
+
+    def __init__(self) -> None:
+        self._native: Counts | None = None  # once a packed chunk comes
+        self._dict: Counter[bytes] = Counter()
+        self.invalid = 0
+
+    def add(self, chunk: ChunkCounts) -> None:
+        """Add one chunk's counts."""
+        self.invalid += chunk.invalid
+        if chunk.packed is not None:
+            if self._native is None:
+                module = _counts_module()
+                self._native = module.Counts()
+            self._native.add_packed(chunk.packed)
+        if chunk.counts:
+            if not self._dict:
+                self._dict.update(chunk.counts)
+            else:
+                get = self._dict.get
+                for key, n in chunk.counts.items():
+                    self._dict[key] = get(key, 0) + n
+
+    def chunk(self) -> ChunkCounts:
+        """These counts as one `ChunkCounts` (packed where they came packed), to send on."""
+        packed = self._native.packed() if self._native is not None else None
+        return ChunkCounts(packed, dict(self._dict) if self._dict else None, self.invalid)
+
+    def items(self) -> tuple[list[bytes], list[int]]:
+        """``(pre-tokens, counts)``: every distinct pre-token and its total, in first-seen order."""
+        words: list[bytes] = []
+        counts: list[int] = []
+        if self._native is not None:
+            words, counts = self._native.items()
+        if self._dict:
+            if words:  # chunks counted both ways (not in practice): add the dict's in
+                merged = Counter(dict(zip(words, counts)))
+                merged.update(self._dict)
+                return list(merged), list(merged.values())
+            return list(self._dict), list(self._dict.values())
+        return words, counts
+
+
+def _counts_module() -> ModuleType:
+    """The compiled module, to add packed counts (made by a process that had it)."""
+    from core.pretokenize import native
+
+    module = native._native
+    if module is None:
+        raise RuntimeError("packed pre-token counts need the native pre-tokenizer, which is not built here")
+    return module
 
 
 def count_pretokens(
@@ -27,7 +156,8 @@ def count_pretokens(
     special_tokens: Sequence[str],
     cache: dict[str, list[str]] | None = None,
 ) -> dict[str, int]:
-    """Count the pre-tokens of ``text`` (special tokens split it and are not counted).
+    """Count the pre-tokens of ``text`` with the `regex` module (special tokens split the
+    text and are not counted).
 
     ``count_pretokens("ab ab<|e|>ab", gpt2, ["<|e|>"]) -> {"ab": 2, " ab": 1}``
 
@@ -69,10 +199,7 @@ def count_chunk_bytes(
     pattern: Pattern,
     special_tokens: Sequence[str],
     cache: dict[str, list[str]] | None = None,
-) -> tuple[dict[bytes, int], int]:
-    """Pre-token counts (as bytes) and invalid UTF-8 bytes of one chunk of a corpus: the one
-    per-chunk counter that training uses for every kind of input (`core.corpus.documents`)."""
-    text = data.decode("utf-8", errors="surrogateescape")
-    counts = count_pretokens(text, pattern, special_tokens, cache)
-    encoded = {t.encode("utf-8", errors="surrogateescape"): n for t, n in counts.items()}
-    return encoded, count_invalid_bytes(text)
+) -> ChunkCounts:
+    """Pre-token counts of one chunk of a corpus, compact (`count_chunk`): the one per-chunk
+    counter that training uses for every kind of input (`core.corpus.documents`)."""
+    return count_chunk(data, pattern, special_tokens, cache)

@@ -7,9 +7,10 @@ with ``["<|a|>", "<|a|><|b|>"]`` the text ``"<|a|><|b|>"`` is one special token.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
-
-import regex
+from functools import lru_cache
+from typing import AnyStr, Generic
 
 from core.errors import InvalidSpecialTokensError
 
@@ -41,12 +42,96 @@ def validate_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
     return tokens
 
 
-def special_token_regex(special_tokens: Sequence[str]) -> regex.Pattern[str] | None:
-    """A regex matching any of ``special_tokens``, longest first; ``None`` if there are none."""
+LONG_SPECIAL = 64
+"""Special tokens longer than this are found with substring searches, not a regex (compiling
+a regex of a million-character literal takes seconds)."""
+
+
+class SpecialMatch(Generic[AnyStr]):
+    """One occurrence of a special token (the part of a regex match object that is used)."""
+
+    __slots__ = ("_start", "_token")
+
+    def __init__(self, start: int, token: AnyStr) -> None:
+        self._start: int = start
+        self._token: AnyStr = token
+
+    def start(self) -> int:
+        return self._start
+
+    def end(self) -> int:
+        return self._start + len(self._token)
+
+    def group(self) -> AnyStr:
+        return self._token
+
+
+class SpecialMatcher(Generic[AnyStr]):
+    """Finds special tokens in text (`str`) or bytes, leftmost first, the longest where two start
+    at one place — as the regex ``"|".join(longest first)`` does, in time linear in the text
+    and the tokens' length: short tokens through that regex, long ones by substring search.
+    """
+
+    def __init__(self, tokens: Sequence[AnyStr]) -> None:
+        self.tokens: list[AnyStr] = sorted(tokens, key=len, reverse=True)
+        self._long = bool(self.tokens) and len(self.tokens[0]) > LONG_SPECIAL
+        self._regex: re.Pattern[AnyStr] | None = None
+        if self.tokens and not self._long:
+            escaped = [re.escape(t) for t in self.tokens]
+            self._regex = re.compile("|".join(escaped) if isinstance(self.tokens[0], str) else b"|".join(escaped))
+
+    def finditer(self, text: AnyStr, pos: int = 0, endpos: int | None = None) -> Iterator[SpecialMatch[AnyStr]]:
+        """The occurrences in ``text[pos:endpos]``, left to right, not overlapping."""
+        end = len(text) if endpos is None else min(endpos, len(text))
+        if self._regex is not None:
+            for m in self._regex.finditer(text, pos, end):
+                yield SpecialMatch(m.start(), m.group())
+            return
+        # next[k]: where token k occurs next at or after pos (-1: nowhere before end)
+        tokens = self.tokens
+        nexts = [text.find(t, pos, end) for t in tokens]
+        while True:
+            best = -1
+            for k, at in enumerate(nexts):  # tokens longest first: the first of the leftmost wins
+                if at >= 0 and (best < 0 or at < nexts[best]):
+                    best = k
+            if best < 0:
+                return
+            start = nexts[best]
+            yield SpecialMatch(start, tokens[best])
+            pos = start + len(tokens[best])
+            for k, at in enumerate(nexts):
+                if 0 <= at < pos:
+                    nexts[k] = text.find(tokens[k], pos, end)
+
+    def search(self, text: AnyStr) -> SpecialMatch[AnyStr] | None:
+        """The first occurrence in ``text``, or ``None``."""
+        return next(self.finditer(text), None)
+
+
+@lru_cache(maxsize=32)
+def _matcher(tokens: tuple[str, ...]) -> SpecialMatcher[str]:
+    return SpecialMatcher(list(tokens))
+
+
+def special_token_regex(special_tokens: Sequence[str]) -> SpecialMatcher[str] | None:
+    """A matcher of ``special_tokens`` (longest first at one place; `SpecialMatcher`), or
+    ``None`` if there are none."""
     if not special_tokens:
         return None
-    ordered = sorted(special_tokens, key=len, reverse=True)
-    return regex.compile("|".join(regex.escape(t) for t in ordered))
+    return _matcher(tuple(special_tokens))
+
+
+@lru_cache(maxsize=32)
+def special_bytes_regex(special_tokens: tuple[str, ...]) -> SpecialMatcher[bytes] | None:
+    """`special_token_regex` for UTF-8 bytes (``None`` if there are none).
+
+    A special token's first byte never continues a character, so its bytes match in a
+    corpus's bytes exactly where its text matches the text decoded with ``surrogateescape``.
+    """
+    if not special_tokens:
+        return None
+    return SpecialMatcher([t.encode("utf-8") for t in special_tokens])
 
 
 def split_on_specials(
@@ -59,7 +144,7 @@ def split_on_specials(
     return split_with(text, special_token_regex(special_tokens))
 
 
-def split_with(text: str, splitter: regex.Pattern[str] | None) -> Iterator[tuple[str, bool]]:
+def split_with(text: str, splitter: SpecialMatcher[str] | None) -> Iterator[tuple[str, bool]]:
     """`split_on_specials` with the regex of `special_token_regex` already compiled."""
     if splitter is None:
         if text:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import operator
 import os
 from array import array
-from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
 
@@ -41,7 +40,7 @@ from core.events import (
 from core.train.merge import merge_pairs
 from core.train.options import InitialTokenizer, TrainOptions, check_train_options
 from core.pretokenize.patterns import Pattern, resolve_pattern
-from core.pretokenize.counting import count_chunk_bytes
+from core.pretokenize.counting import PretokenCounts, count_chunk_bytes
 from core.pretokenize.specials import validate_special_tokens
 
 __all__ = [
@@ -325,24 +324,23 @@ def _train(
     train_options: TrainOptions,
 ) -> Generator[BatchedTrainEvent]:
     yield PretokenizeProgress(0, size)
-    counts: Counter[bytes] = Counter()
-    invalid = done = documents = 0
+    counts = PretokenCounts()
+    done = documents = 0
     if isinstance(corpus, Corpus):
         tasks: Iterator[Task] = plan_tasks(corpus, pattern, specials, chunk_size)
     else:
         tasks = text_tasks(corpus, chunk_size)
     for step in count_documents(tasks, options, pattern, specials, workers, count_chunk_bytes):
         if step.counts is not None:
-            _add_counts(counts, step.counts)
-            invalid += step.invalid
+            counts.add(step.counts)
             done += step.input_bytes
             documents += step.documents
         yield PretokenizeProgress(done, size if size else done, documents)
     if isinstance(corpus, Corpus):
         check_unchanged(corpus)
 
-    words = list(counts)
-    word_counts = list(counts.values())
+    words, word_counts = counts.items()
+    invalid = counts.invalid
     del counts
     frequencies = array("q", sorted(word_counts, reverse=True))
     corpus_bytes = sum(len(w) * c for w, c in zip(words, word_counts))
@@ -377,12 +375,3 @@ def _train(
         rank += len(new_ids)
     vocab = initial.final_vocab(token_bytes) if initial else dict(enumerate(token_bytes))
     yield Finished(vocab=vocab, merges=merges)
-
-
-def _add_counts(total: Counter[bytes], part: dict[bytes, int]) -> None:
-    if not total:
-        total.update(part)
-        return
-    get = total.get
-    for key, n in part.items():
-        total[key] = get(key, 0) + n

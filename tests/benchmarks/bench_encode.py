@@ -1,175 +1,199 @@
-"""Benchmark: our encoder against tiktoken on the GPT-2 vocabulary, side by side, one thread.
+"""Benchmark: encoding with GPT-2's vocabulary — ours against tiktoken, fastokens, tokendagger and HF.
 
-    python tests/benchmarks/bench_encode.py [CORPUS] [--repeats 3] [--workers 2] [--copies N]
+    python tests/benchmarks/make_corpus.py --size-mb 24 --out /tmp/bench24.txt
+    python tests/benchmarks/bench_encode.py /tmp/bench24.txt --rounds 3
 
-CORPUS defaults to ``../shared/corpora/pydocs.txt``; the GPT-2 files come from
-``../shared/fixtures``. Each run encodes the whole text with a fresh `core.Tokenizer` (cold
-caches) and with tiktoken's ``Encoding`` built offline from the same files (GPT-2 pattern,
-ranks = ids, ``<|endoftext|>`` = 50256); the ids are checked equal. Prints MB/s of each
-(best of the runs) and the ratio (target: ours/tiktoken >= 0.5). Then runs the parallel
-``bpe-studio encode`` itself (a fresh process each time, as a user runs it, with the same
-files saved as vocab.json/merges.txt) with ``--workers N`` and with ``--workers 1``, and
-compares the encoding time it reports with the single-thread rate above (target: >= 1.5x
-on 2 cores); ``--copies N`` runs that part on N copies of CORPUS joined. Tokenizers are
-built outside the timed parts, as tiktoken's ``Encoding`` is; all contenders take turns.
-Peak memory: each encoder once more, alone in a fresh process.
-Not part of the test run (pytest collects ``test_*.py`` only).
+Install the peers first: ``pip install -e '.[bench]'``. The GPT-2 files come from
+``../shared/fixtures``; every peer is built offline from them (tiktoken: ``Encoding`` from
+the ranks and GPT-2's pattern; fastokens: ``Tokenizer.from_tiktoken`` on the ranks written
+as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
+``tokenizer.json`` we export). The corpus is cut into documents at ``<|endoftext|>``.
+
+1. One thread, document by document: each tool in a fresh process (loading not timed)
+   encodes every document in turn with its plain ``encode``; the ids are checked equal
+   (a checksum of every tool's ids).
+2. Two threads: each tool's batch call on all the documents (tiktoken, tokendagger,
+   ours: ``encode_batch`` with 2 threads; fastokens: ``encode_batch`` and
+   ``encode_batch_flat`` with RAYON_NUM_THREADS=2), and ``bpe-studio encode`` on the
+   file with ``--workers 1`` and ``--workers 2`` (the time it reports).
+All contenders take turns, round after round; medians, MB/s, peak memory of each
+process tree (workers summed), and the ratios to tiktoken.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
+import base64
 import re
-import resource
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-import tiktoken
-
-from core.formats import load_gpt2_files, save_tokenizer
-from core.pretokenize.patterns import GPT2_PATTERN
-from core.encode.tokenizer import Tokenizer
+import harness
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-
-
-def timed(run: Callable[..., object], *args: object) -> float:
-    started = time.perf_counter()
-    run(*args)
-    return time.perf_counter() - started
-
-
 VOCAB_PATH, MERGES_PATH = SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt"
+SPECIAL = "<|endoftext|>"
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+NAMES = {
+    "ours": "BPE Studio", "tiktoken": "tiktoken", "fastokens": "fastokens", "tokendagger": "tokendagger",
+    "hf": "Hugging Face tokenizers",
+}
 
 
-def offline_tiktoken(vocab: dict[int, bytes]) -> tiktoken.Encoding:
-    """tiktoken's gpt2 encoding built from the GPT-2 files (ranks = ids), as it cannot download."""
-    ranks = {token: i for i, token in vocab.items() if i != 50256}
-    return tiktoken.Encoding(
-        name="gpt2_offline", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256}
-    )
+def documents(corpus: str) -> list[str]:
+    text = Path(corpus).read_bytes().decode("utf-8", errors="replace")
+    return [d for d in text.split(SPECIAL) if d]
 
 
-def peak_of(what: str, corpus: str, tokenizer_dir: str, workers: int) -> None:
-    """In a fresh process: one encoding of ``corpus``, then print the peak RSS in MB of the
-    largest process it took (for the CLI, the CLI or one of its workers)."""
-    if what == "cli":
-        command = [sys.executable, "-m", "bpe_studio.cli", "encode", corpus, "--tokenizer", tokenizer_dir,
-                   "--out", str(Path(tokenizer_dir) / "peak.npy"), "--workers", str(workers)]
-        subprocess.run(command, capture_output=True, check=True)
-        print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
-        return
-    text = Path(corpus).read_bytes().decode("utf-8", errors="surrogateescape")
-    vocab, merges = load_gpt2_files(VOCAB_PATH, MERGES_PATH, ["<|endoftext|>"])
-    if what == "tiktoken":
-        offline_tiktoken(vocab).encode(text, allowed_special="all")
+def build(name: str, files: Path):  # noqa: ANN201
+    """The encoder ``name`` and its encode-one-document function, built from the files."""
+    from core.formats import load_gpt2_files
+
+    vocab, merges = load_gpt2_files(VOCAB_PATH, MERGES_PATH, [SPECIAL])
+    ranks = {t: i for i, t in vocab.items() if i != 50256}
+    if name == "ours":
+        from core.encode.tokenizer import Tokenizer
+
+        tok = Tokenizer(vocab, merges, [SPECIAL])
+        return tok, tok.encode_ordinary
+    if name == "tiktoken":
+        import tiktoken
+
+        enc = tiktoken.Encoding(name="gpt2", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={SPECIAL: 50256})
+        return enc, enc.encode_ordinary
+    if name == "tokendagger":
+        import tokendagger
+
+        enc = tokendagger.Encoding("gpt2", pat_str=GPT2_PATTERN, mergeable_ranks=ranks, special_tokens={SPECIAL: 50256})
+        return enc, enc.encode_ordinary
+    if name == "fastokens":
+        import fastokens
+
+        model = files / "gpt2.tiktoken"
+        model.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for t, i in ranks.items()))
+        tok = fastokens.Tokenizer.from_tiktoken(str(model), pattern=GPT2_PATTERN, special_tokens={SPECIAL: 50256})
+        return tok, lambda doc: tok.encode(doc).ids
+    if name == "hf":
+        import tokenizers
+
+        tok = tokenizers.Tokenizer.from_file(str(files / "tokenizer.json"))
+        return tok, lambda doc: tok.encode(doc, add_special_tokens=False).ids
+    raise ValueError(name)
+
+
+def batch(name: str, encoder, docs: list[str]) -> list[list[int]]:  # noqa: ANN001
+    if name == "ours":
+        return encoder.encode_batch(docs, workers=2)
+    if name in ("tiktoken", "tokendagger"):
+        return encoder.encode_batch(docs, num_threads=2) if name == "tokendagger" else encoder.encode_ordinary_batch(docs, num_threads=2)
+    if name == "fastokens":
+        return [e.ids for e in encoder.encode_batch(docs)]
+    if name == "fastokens-flat":
+        import numpy as np
+
+        ids, offsets = encoder.encode_batch_flat(docs)
+        flat, bounds = np.frombuffer(ids, np.uint32), np.frombuffer(offsets, np.uint64)
+        return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]  # type: ignore[misc]
+    if name == "hf":
+        return [e.ids for e in encoder.encode_batch(docs, add_special_tokens=False)]
+    raise ValueError(name)
+
+
+def child(name: str, mode: str, corpus: str, files: Path) -> None:
+    docs = documents(corpus)
+    encoder, encode = build(name.removesuffix("-flat"), files)
+    encode("warm up")
+    if mode == "docs":
+        started = time.perf_counter()
+        ids = [encode(doc) for doc in docs]
     else:
-        Tokenizer(vocab, merges, ["<|endoftext|>"]).encode(text)
-    # Not ru_maxrss: Linux keeps it across exec, so it would include the (large) parent's.
-    status = Path("/proc/self/status").read_text()
-    print(int(re.search(r"VmHWM:\s*(\d+) kB", status).group(1)) / 1024)  # type: ignore[union-attr]
+        started = time.perf_counter()
+        ids = batch(name, encoder, docs)
+    seconds = time.perf_counter() - started
+    checksum = sum(int(sum(map(int, d))) * (k % 7 + 1) for k, d in enumerate(ids)) % (1 << 61)
+    harness.child_result(seconds, checksum=checksum, tokens=sum(len(d) for d in ids))
+
+
+def cli(corpus: str, files: Path, workers: int) -> dict[str, float]:
+    out = files / "ids.npy"
+    argv = ["-m", "bpe_studio", "encode", corpus, "--tokenizer", str(files), "--out", str(out), "--workers", str(workers)]
+    result: dict[str, float] = {}
+    process = harness.measure(["-c", _CLI_WRAPPER, *argv])
+    result.update(process)
+    return result
+
+
+# Runs the CLI and prints, as JSON, the encoding time it reports (size / its MB/s figure,
+# which has more digits than its seconds).
+_CLI_WRAPPER = """
+import json, os, re, subprocess, sys
+done = subprocess.run([sys.executable, *sys.argv[1:]], capture_output=True, text=True, check=True)
+rate = float(re.search(r"([0-9.]+) MB/s:", done.stdout).group(1))
+print(json.dumps({"seconds": os.path.getsize(sys.argv[4]) / 1e6 / rate}))
+"""
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", nargs="?", default=str(SHARED / "corpora" / "pydocs.txt"))
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--copies", type=int, default=1, help="copies of CORPUS for the parallel part")
-    parser.add_argument("--peak-of", choices=["tiktoken", "ours", "cli"], help=argparse.SUPPRESS)
-    parser.add_argument("--tokenizer-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default="ours,tiktoken,fastokens,tokendagger,hf")
+    parser.add_argument("--run", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=["docs", "batch"], help=argparse.SUPPRESS)
+    parser.add_argument("--files", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.peak_of:
-        peak_of(args.peak_of, args.corpus, args.tokenizer_dir, args.workers)
+    if args.run:
+        child(args.run, args.mode, args.corpus, Path(args.files))
         return 0
-    if not (VOCAB_PATH.is_file() and Path(args.corpus).is_file()):
-        print(f"needs {VOCAB_PATH} and {args.corpus}", file=sys.stderr)
-        return 2
+    from core.formats import load_gpt2_files, save_tokenizer
 
-    data = Path(args.corpus).read_bytes()
-    text = data.decode("utf-8", errors="surrogateescape")
-    mb = len(data) / 1e6
-    vocab, merges = load_gpt2_files(VOCAB_PATH, MERGES_PATH, ["<|endoftext|>"])
-    enc = offline_tiktoken(vocab)
-
-    def fresh() -> Tokenizer:  # cold caches; built outside the timed parts, like tiktoken's Encoding
-        return Tokenizer(vocab, merges, ["<|endoftext|>"])
-
+    chosen = [n for n in args.only.split(",") if n]
+    mb = len(Path(args.corpus).read_bytes()) / 1e6
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = Path(args.corpus)
-        if args.copies > 1:
-            corpus = Path(tmp) / "corpus.txt"
-            with corpus.open("wb") as f:
-                for _ in range(args.copies):
-                    f.write(data)
-        tokenizer_dir = Path(tmp) / "gpt2"
-        tokenizer_dir.mkdir()
-        save_tokenizer(tokenizer_dir, vocab, merges, ["<|endoftext|>"], "gpt2")
-        out = Path(tmp) / "ids.npy"
+        files = Path(tmp)
+        vocab, merges = load_gpt2_files(VOCAB_PATH, MERGES_PATH, [SPECIAL])
+        save_tokenizer(files, vocab, merges, [SPECIAL], "gpt2")
 
-        def cli(workers: int) -> float:
-            """``bpe-studio encode`` in a fresh process, as a user runs it: its own figure for
-            the encoding (the tokenizer's loading and Python's start are not in it)."""
-            command = [sys.executable, "-m", "bpe_studio.cli", "encode", str(corpus), "--tokenizer",
-                       str(tokenizer_dir), "--out", str(out), "--workers", str(workers)]
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
-            return float(re.search(r"\(([0-9.]+) s\)", done.stdout).group(1))  # type: ignore[union-attr]
+        def run(name: str, mode: str, env: dict[str, str] | None = None):  # noqa: ANN202
+            return lambda: harness.measure([__file__, args.corpus, "--run", name, "--mode", mode, "--files", tmp], env)
 
-        # The contenders take turns, round after round, so a slower minute of this shared
-        # machine hits them all; each keeps its best time.
-        contenders: dict[str, Callable[[], float]] = {
-            "tiktoken": lambda: timed(lambda: enc.encode(text, allowed_special="all")),
-            "ours": lambda: timed(fresh().encode, text),
-            "cli 1": lambda: cli(1),
-            "cli N": lambda: cli(args.workers),
-        }
-        best = dict.fromkeys(contenders, float("inf"))
-        theirs = np.array(enc.encode(text, allowed_special="all"), dtype=np.int64)
-        ours = fresh().encode_array(text)
-        assert np.array_equal(ours, theirs), "the ids differ from tiktoken's"
-        for _ in range(args.repeats):
-            for name, run in contenders.items():
-                gc.collect()
-                best[name] = min(best[name], run())
-            written = np.load(out, mmap_mode="r")  # the parallel run's
-            assert len(written) == len(ours) * args.copies and np.array_equal(written[: len(ours)], ours), "ids differ"
-            del written
+        two = {"RAYON_NUM_THREADS": "2", "RAYON_RS_NUM_THREADS": "2"}
+        one = {"RAYON_NUM_THREADS": "1", "RAYON_RS_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+        contenders = {f"{n} docs": run(n, "docs", one) for n in chosen}
+        for n in chosen:
+            contenders[f"{n} batch"] = run(n, "batch", two)
+            if n == "fastokens":
+                contenders["fastokens-flat batch"] = run("fastokens-flat", "batch", two)
+        if "ours" in chosen:
+            contenders["cli 1"] = lambda: cli(args.corpus, files, 1)
+            contenders["cli 2"] = lambda: cli(args.corpus, files, 2)
+        results = harness.rounds(contenders, args.rounds)
 
-        def peak(what: str) -> float:
-            command = [sys.executable, __file__, str(corpus if what == "cli" else args.corpus), "--peak-of", what,
-                       "--tokenizer-dir", str(tokenizer_dir), "--workers", str(args.workers)]
-            return float(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
-
-        peaks = {what: peak(what) for what in ("tiktoken", "ours", "cli")}
-    t_tiktoken, t_ours, t_one, t_par = best.values()
-    t_warm = timed(fresh)  # construction alone
-
-    print(f"corpus: {args.corpus} ({mb:.1f} MB, {len(ours):,} tokens); best of {args.repeats}, one thread")
-    print(f"{'encoder':<34}{'seconds':>9}{'MB/s':>9}")
-    print(f"{'tiktoken (gpt2, offline)':<34}{t_tiktoken:>9.2f}{mb / t_tiktoken:>9.2f}")
-    print(f"{'core.Tokenizer.encode (cold cache)':<34}{t_ours:>9.2f}{mb / t_ours:>9.2f}")
-    print(f"ratio ours/tiktoken: {t_tiktoken / t_ours:.2f}  (target >= 0.5; construction {t_warm:.2f} s not timed)")
-    print(
-        f"peak RSS, each alone in a fresh process (files loaded, text read, ids as a list): tiktoken "
-        f"{peaks['tiktoken']:.0f} MB, ours {peaks['ours']:.0f} MB ({peaks['ours'] / peaks['tiktoken']:.2f}x)"
-    )
-    total = mb * args.copies
+    sums = {results[k][0]["checksum"] for k in results if "checksum" in results[k][0]}
+    same = "all tools gave the same ids" if len(sums) == 1 else f"THE IDS DIFFER between tools: {sums}"
+    print(f"corpus {args.corpus} ({mb:.1f} MB, {len(documents(args.corpus)):,} documents), GPT-2; medians of "
+          f"{args.rounds} alternating rounds, each run in a fresh process; {same}")
+    base = harness.median(results["tiktoken docs"], "seconds") if "tiktoken docs" in results else None
     print()
-    print(f"bpe-studio encode on {total:.1f} MB ({args.copies} cop{'ies' if args.copies > 1 else 'y'}), as it reports")
-    print(f"{'--workers':<34}{'seconds':>9}{'MB/s':>9}")
-    print(f"{'1':<34}{t_one:>9.2f}{total / t_one:>9.2f}")
-    print(f"{args.workers:<34}{t_par:>9.2f}{total / t_par:>9.2f}")
-    print(
-        f"parallel speed-up: {t_one / t_par:.2f}x over --workers 1; {total / t_par / (mb / t_ours):.2f}x over "
-        "single-thread Tokenizer.encode's MB/s (target >= 1.5x; includes starting the workers)"
-    )
-    print(f"peak RSS of its largest process (--workers {args.workers}): {peaks['cli']:.0f} MB")
+    print("| encoder | one thread, document by document | two threads (batch) | peak memory (batch) |")
+    print("|---|---|---|---|")
+    for n in chosen + (["fastokens-flat"] if "fastokens" in chosen else []):
+        docs = results.get(f"{n} docs")
+        cell = "—"
+        if docs:
+            s = harness.median(docs, "seconds")
+            cell = f"{mb / s:.1f} MB/s" + (f" ({base / s:.2f}× tiktoken)" if base else "")
+        b = results[f"{n} batch"]
+        print(f"| {NAMES.get(n, n)} | {cell} | {mb / harness.median(b, 'seconds'):.1f} MB/s | "
+              f"{harness.median(b, 'peak_mb'):.0f} MB |")
+    if "cli 1" in results:
+        one_s, two_s = harness.median(results["cli 1"], "seconds"), harness.median(results["cli 2"], "seconds")
+        print()
+        print(f"bpe-studio encode (the time it reports): --workers 1 {mb / one_s:.1f} MB/s, --workers 2 "
+              f"{mb / two_s:.1f} MB/s ({one_s / two_s:.2f}x), peak memory {harness.median(results['cli 2'], 'peak_mb'):.0f} MB")
     return 0
 
 

@@ -204,11 +204,49 @@ def test_bad_vocabularies_are_rejected() -> None:
         Tokenizer(vocab, [(b"a", b"b")])
 
 
-def test_surrogate_escapes_become_their_bytes() -> None:
+def test_raw_bytes_are_encoded_byte_exactly(merging: str) -> None:
     tok = _byte_tokenizer()
-    raw = b"ok \xff\xfe hello"
-    text = raw.decode("utf-8", "surrogateescape")
-    assert tok.decode_bytes(tok.encode(text)) == raw
+    raw = b"ok \xff\xfe hello \xed\xa0\x80"
+    assert tok.decode_bytes(tok.encode_bytes(raw)) == raw
+    assert tok.encode_bytes(bytearray(raw)) == tok.encode_bytes(memoryview(raw)) == tok.encode_bytes(raw)
+    assert tok.encode_bytes_array(raw).tolist() == tok.encode_bytes(raw)
+
+
+def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> None:
+    """As tiktoken does: a lone surrogate is U+FFFD; a surrogate pair is its character."""
+    tok = _byte_tokenizer()
+    assert tok.decode_bytes(tok.encode("a\udcffb")) == "a\ufffdb".encode()
+    assert tok.decode_bytes(tok.encode("x\ud83d\ude00\ud800")) == "x\U0001f600\ufffd".encode()
+    assert tok.encode_array("a\udcffb").tolist() == tok.encode("a\udcffb") == tok.encode_ordinary("a\udcffb")
+
+
+@pytest.mark.parametrize(
+    ("call", "argument", "message"),
+    [
+        ("encode", None, r"encode\(\) takes text \(str\), got NoneType"),
+        ("encode", b"", r"encode\(\) takes text \(str\), got bytes: use encode_bytes\(\) for bytes"),
+        ("encode_array", 5, r"encode\(\) takes text \(str\), got int"),
+        ("encode_ordinary", b"x", r"got bytes: use encode_bytes"),
+        ("encode_bytes", "text", r"encode_bytes\(\) takes bytes, got str: use encode\(\) for text"),
+        ("encode_bytes", None, r"encode_bytes\(\) takes bytes, got NoneType"),
+        ("encode_batch", "text", r"encode_batch\(\) takes a list of texts"),
+        ("encode_batch", [b"x"], r"got bytes: use encode_bytes"),
+        ("decode", [1.0, True], r"ids\[0\] is 1.0 \(float\)"),
+        ("decode", [1, True], r"ids\[1\] is True \(bool\)"),
+        ("decode_bytes", "abc", r"decode\(\) takes a sequence of token ids, got str"),
+    ],
+)
+def test_arguments_that_are_not_text_or_ids_are_refused(merging: str, call: str, argument: object, message: str) -> None:
+    tok = _byte_tokenizer()
+    with pytest.raises(TypeError, match=message):
+        getattr(tok, call)(argument)
+
+
+def test_integer_like_ids_decode(merging: str) -> None:
+    tok = _byte_tokenizer()
+    assert tok.decode([np.int64(104), 105]) == "hi"
+    assert tok.decode(np.array([104, 105])) == "hi"
+    assert tok.decode(iter([104, 105])) == "hi"
 
 
 def test_batch_kernels_equal_one_word_loop(trained: Tokenizer, merging: str) -> None:
@@ -399,3 +437,22 @@ def test_exported_tokenizer_json_encodes_the_same_in_hf(trained: Tokenizer, tmp_
         assert hf.encode(text, add_special_tokens=False).ids == ids, text
         if trained.pattern.name != "custom":
             assert hf.decode(ids, skip_special_tokens=False) == trained.decode(ids)
+
+
+def test_native_cache_eviction_changes_no_id(trained: Tokenizer) -> None:
+    """The compiled encoder's pre-token cache, tiny so that it is evicted again and again
+    (keeping the pre-tokens used since the last eviction), gives the ids of a large one."""
+    kernel = pytest.importorskip("core.encode._bpe_kernel")
+    if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
+        pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
+    table = trained._pieces._compiled()
+    number = 1 if trained.pattern.name == "gpt2" else 2
+    data = generated_corpus(3, 20_000).encode("utf-8") + b" \xff\xfe caf\xc3"
+    want = kernel.Encoder(table, number, 1 << 16).encode(data, as_list=True)
+    for capacity in (1, 2, 7, 64):
+        small = kernel.Encoder(table, number, capacity)
+        assert small.encode(data, as_list=True) == want
+        assert small.encode(data, as_list=True) == want  # again, with what the cache kept
+        assert small.cache_size() <= capacity
+        assert small.encode_many([data, data[:100]]) == [want, small.encode(data[:100], as_list=True)]
+    assert trained.decode_bytes(want) == data

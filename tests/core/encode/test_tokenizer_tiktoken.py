@@ -3,7 +3,8 @@
 tiktoken cannot download here, so the reference `Encoding` is built offline from the same
 files (ranks = ids, GPT-2's pattern, ``<|endoftext|>`` = 50256). Vocabularies trained by
 `core.train_bpe` (ids in merge order, so ranks = ids too) are checked the same way, with
-the GPT-2 and GPT-4 patterns. The GPT-2 tests skip when ``../shared`` is absent.
+the GPT-2 and GPT-4 patterns. The GPT-2 tests skip when ``../shared`` is absent. Every
+test runs twice: on the native encoder and on the Python path (``BPE_STUDIO_PURE_PYTHON=1``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN
 from core.encode.tokenizer import Tokenizer
 
 tiktoken = pytest.importorskip("tiktoken")
+
+
+@pytest.fixture(autouse=True, params=["native", "pure"])
+def encoder_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The native encoder (when built) or the Python path, for each test."""
+    if request.param == "pure":
+        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    else:
+        monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
+    return str(request.param)
 
 
 # Any text, except code points unassigned in Python's Unicode database: `regex` and
@@ -88,6 +99,26 @@ def test_gpt2_reference_texts(gpt2: tuple[Tokenizer, tiktoken.Encoding], shared_
 def test_gpt2_any_text(gpt2: tuple[Tokenizer, tiktoken.Encoding], text: str) -> None:
     tok, enc = gpt2
     assert tok.encode(text) == enc.encode(text, allowed_special="all")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.characters(exclude_categories=("Cn",)), max_size=12))
+def test_gpt2_lone_surrogates_follow_tiktoken(gpt2: tuple[Tokenizer, tiktoken.Encoding], text: str) -> None:
+    """tiktoken encodes a lone surrogate as U+FFFD (and a surrogate pair as its character)."""
+    tok, enc = gpt2
+    assert tok.encode(text) == enc.encode(text, allowed_special="all")
+    assert tok.encode("a\udcffb") == enc.encode("a\udcffb") == [64, 4210, 65]
+
+
+def test_gpt2_encode_batch(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
+    tok, enc = gpt2
+    texts = HARD_STRINGS * 5 + ["", "<|endoftext|>", "a\udcffb"]
+    want = [enc.encode(t, allowed_special="all") for t in texts]
+    for workers in (1, 2, 3):
+        assert tok.encode_batch(texts, workers=workers) == want
+    assert tok.encode_batch([]) == []
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        tok.encode_batch(texts, workers=0)
 
 
 def test_gpt2_export_loads_in_hf(gpt2: tuple[Tokenizer, tiktoken.Encoding], tmp_path: Path) -> None:

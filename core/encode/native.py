@@ -1,0 +1,194 @@
+"""Encoding bytes on the native pre-tokenizer: special tokens, then one C call per stretch of text.
+
+`NativeEncoder` is the fast path of `Tokenizer.encode` / `encode_bytes` / `encode_batch` and
+of corpus encoding for the built-in GPT-2 and GPT-4 patterns: special tokens split the
+bytes (`core.pretokenize.specials.special_bytes_regex`); each stretch between them goes to
+the compiled ``Encoder`` (``_bpe_kernel.c``), which cuts it with the native pre-tokenizer
+(``core/pretokenize/_scanner.h``), looks each pre-token up in its own cache and merges only
+the misses — no Python object per pre-token. `NativeEncoder.build` gives ``None`` when the
+pattern is custom, ``BPE_STUDIO_PURE_PYTHON=1`` is set, or the kernels are not built; the
+callers then take the Python path (`core.encode.piece_encoder`), which gives the same ids.
+"""
+
+from __future__ import annotations
+
+import array
+import itertools
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from core.encode.piece_encoder import PieceEncoder
+from core.pretokenize.native import scanner_for
+from core.pretokenize.specials import special_bytes_regex
+
+try:
+    from core.encode._bpe_kernel import Encoder as _Encoder
+except ImportError:  # built without a C compiler (or an older build without Encoder)
+    _Encoder = None  # type: ignore[assignment,misc]
+
+__all__ = ["NativeEncoder"]
+
+NATIVE_CACHE_ENTRIES = 1 << 17
+"""The native cache's least size: ~80 bytes an entry (its pre-token, ids and hash slot), so
+~10 MB holds the distinct pre-tokens of most corpora (emptied when full)."""
+
+
+class NativeEncoder:
+    """Bytes -> ids for one vocabulary, pattern and set of special tokens, with its own cache.
+
+    Not for use from two threads at once (each call waits for the previous one); give each
+    thread its own (`copy`).
+    """
+
+    def __init__(self, pieces: PieceEncoder, scanner: int, special_ids: dict[str, int], cache_entries: int) -> None:
+        table = pieces._compiled()
+        assert table is not None and _Encoder is not None
+        self._pieces = pieces
+        self._scanner = scanner
+        self._cache_entries = cache_entries
+        self._encoder = _Encoder(table, scanner, max(cache_entries, NATIVE_CACHE_ENTRIES))
+        self._special_ids = dict(special_ids)
+        self._splitter = special_bytes_regex(tuple(special_ids))
+        self._by_bytes = {t.encode("utf-8"): i for t, i in special_ids.items()}
+        # a few special tokens: `in` (a fast substring search) tells sooner than the regex
+        # whether a short text holds any at all
+        self._few = list(self._by_bytes) if len(self._by_bytes) <= 4 else None
+
+    def _has_special(self, data: bytes) -> bool:
+        few = self._few
+        if few is None:
+            assert self._splitter is not None
+            return self._splitter.search(data) is not None
+        for token in few:
+            if token in data:
+                return True
+        return False
+
+    @classmethod
+    def build(cls, pieces: PieceEncoder, special_ids: dict[str, int], cache_entries: int) -> NativeEncoder | None:
+        """The native encoder, or ``None`` when the Python path must encode (see the module)."""
+        scanner = scanner_for(pieces.pattern)
+        if scanner is None or _Encoder is None or pieces._compiled() is None:
+            return None
+        return cls(pieces, scanner, special_ids, cache_entries)
+
+    def copy(self) -> NativeEncoder:
+        """An encoder of the same vocabulary with an empty cache of its own (for another thread)."""
+        return NativeEncoder(self._pieces, self._scanner, self._special_ids, self._cache_entries)
+
+    def encode_list(self, data: bytes) -> list[int]:
+        """The ids of ``data`` (special tokens are their one id each)."""
+        splitter = self._splitter
+        if splitter is None or not self._has_special(data):
+            return self._encoder.encode(data, as_list=True)
+        ids: list[int] = []
+        pos = 0
+        for m in splitter.finditer(data):
+            if m.start() > pos:
+                ids += self._encoder.encode(data, pos, m.start(), as_list=True)
+            ids.append(self._by_bytes[m.group()])
+            pos = m.end()
+        if pos < len(data):
+            ids += self._encoder.encode(data, pos, as_list=True)
+        return ids
+
+    def encode_ordinary(self, data: bytes) -> list[int]:
+        """The ids of ``data`` with special tokens as plain text."""
+        return self._encoder.encode(data, as_list=True)
+
+    def encode_array(self, data: bytes) -> np.ndarray:
+        """`encode_list` as an int64 numpy array (no Python int per id)."""
+        splitter = self._splitter
+        if splitter is None or not self._has_special(data):
+            packed = self._encoder.encode(data)
+            return np.frombuffer(bytearray(packed), np.int64)
+        parts: list[bytes] = []
+        pos = 0
+        for m in splitter.finditer(data):
+            if m.start() > pos:
+                parts.append(self._encoder.encode(data, pos, m.start()))
+            parts.append(array.array("q", (self._by_bytes[m.group()],)).tobytes())
+            pos = m.end()
+        if pos < len(data):
+            parts.append(self._encoder.encode(data, pos))
+        return np.frombuffer(bytearray(b"".join(parts)), np.int64)
+
+    def encode_many(self, datas: Sequence[bytes]) -> list[list[int]]:
+        """The ids of each of ``datas``, encoded in one C call without the GIL."""
+        splitter = self._splitter
+        if splitter is None:
+            return self._encoder.encode_many(datas)
+        # Cut each text at its special tokens; encode all ordinary stretches at once.
+        stretches: list[bytes] = []
+        plans: list[list[int | None] | None] = []  # None: the text is one stretch
+        for data in datas:
+            if not self._has_special(data):
+                stretches.append(data)
+                plans.append(None)
+                continue
+            steps: list[int | None] = []  # a special token's id, or None for the next stretch
+            pos = 0
+            for m in splitter.finditer(data):
+                if m.start() > pos:
+                    stretches.append(data[pos : m.start()])
+                    steps.append(None)
+                steps.append(self._by_bytes[m.group()])
+                pos = m.end()
+            if pos < len(data):
+                stretches.append(data[pos:])
+                steps.append(None)
+            plans.append(steps)
+        encoded = iter(self._encoder.encode_many(stretches))
+        out: list[list[int]] = []
+        for plan in plans:
+            if plan is None:
+                out.append(next(encoded))
+                continue
+            ids: list[int] = []
+            for item in plan:
+                if item is None:
+                    ids += next(encoded)
+                else:
+                    ids.append(item)
+            out.append(ids)
+        return out
+
+    def encode_batch(self, datas: Sequence[bytes], workers: int) -> list[list[int]]:
+        """`encode_many` in ``workers`` threads, each with its own encoder (the C code runs
+        without the GIL, so the threads run at once)."""
+        if workers <= 1 or len(datas) < 2:
+            return self.encode_many(datas)
+        workers = min(workers, len(datas))
+        # contiguous slices of about equal bytes, more slices than threads to even out
+        slices = _balanced_slices(datas, 4 * workers)
+        encoders = [self] + [self.copy() for _ in range(workers - 1)]
+        free = list(encoders)
+
+        def run(bounds: tuple[int, int]) -> list[list[int]]:
+            encoder = free.pop()  # list.pop is atomic; one encoder per running task
+            try:
+                return encoder.encode_many(datas[bounds[0] : bounds[1]])
+            finally:
+                free.append(encoder)
+
+        with ThreadPoolExecutor(workers, thread_name_prefix="bpe-studio-encode") as pool:
+            return list(itertools.chain.from_iterable(pool.map(run, slices)))
+
+
+def _balanced_slices(datas: Sequence[bytes], parts: int) -> list[tuple[int, int]]:
+    """Cut ``range(len(datas))`` into up to ``parts`` contiguous slices of about equal bytes."""
+    sizes = list(itertools.accumulate(len(d) + 16 for d in datas))
+    total = sizes[-1]
+    bounds = [0]
+    for k in range(1, parts):
+        target = total * k // parts
+        i = bounds[-1]
+        while i < len(datas) and sizes[i] <= target:
+            i += 1
+        if i > bounds[-1]:
+            bounds.append(i)
+    if bounds[-1] < len(datas):
+        bounds.append(len(datas))
+    return list(zip(bounds, bounds[1:]))

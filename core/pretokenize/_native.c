@@ -1,0 +1,306 @@
+/* The native pre-tokenizer for the GPT-2 and GPT-4 patterns, and counting in the same pass.
+ *
+ * Optional C extension core.pretokenize._native (see core/pretokenize/native.py, which
+ * decides when it may be used). The scanner itself is _scanner.h.
+ *
+ *   pretokenize(data, pattern) -> list[bytes]      the pre-tokens of data (for the tests)
+ *   Counts()                                       pre-token bytes -> occurrences
+ *     .scan(data, pattern, start=0, end=-1)        count the pre-tokens of data[start:end]
+ *     .packed() -> bytes                           the counts, compact (one bytes object)
+ *     .add_packed(packed)                          add counts given by packed()
+ *     .items() -> (list[bytes], list[int])         the pre-tokens and their counts
+ *     .invalid                                     bytes that were not valid UTF-8
+ *   class_flags() -> bytes                         the table's flags of every code point
+ *   tables_info() -> (regex version, digest)       where the tables came from
+ *
+ * packed(): int64 n, int64 invalid, int64 n counts, uint32 n key lengths, the keys.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+#include <stdlib.h>
+#include "_scanner.h"
+
+typedef struct {
+    PyObject_HEAD
+    BpeMap map;
+    int64_t invalid;
+} Counts;
+
+static int check_pattern(int pattern)
+{
+    if (pattern != BPE_GPT2 && pattern != BPE_GPT4) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 1 (GPT-2) or 2 (GPT-4)");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+Counts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    Counts *self = (Counts *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    if (bpe_map_init(&self->map, 1 << 14) < 0) {
+        Py_DECREF(self);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)self;
+}
+
+static void
+Counts_dealloc(Counts *self)
+{
+    bpe_map_free(&self->map);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"data", "pattern", "start", "end", NULL};
+    Py_buffer view;
+    int pattern;
+    Py_ssize_t start = 0, end = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*i|nn", kwlist, &view, &pattern, &start, &end))
+        return NULL;
+    if (check_pattern(pattern) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (end < 0 || end > view.len)
+        end = view.len;
+    if (start < 0 || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "start must be between 0 and end");
+        return NULL;
+    }
+    const unsigned char *s = (const unsigned char *)view.buf + start;
+    ptrdiff_t n = end - start;
+    int failed;
+    Py_BEGIN_ALLOW_THREADS
+    self->invalid += bpe_invalid_bytes(s, n);
+    failed = bpe_count(&self->map, pattern, s, n) < 0;
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (failed)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Counts_packed(Counts *self, PyObject *Py_UNUSED(ignored))
+{
+    const BpeMap *m = &self->map;
+    size_t size = 3 * 8 + m->n * 12 + m->keys_len;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (!out)
+        return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+    int64_t header[3] = {(int64_t)m->n, self->invalid, (int64_t)m->keys_len};
+    memcpy(p, header, sizeof(header));
+    p += sizeof(header);
+    for (size_t e = 0; e < m->n; e++, p += 8)
+        memcpy(p, &m->entries[e].a, 8);
+    for (size_t e = 0; e < m->n; e++, p += 4)
+        memcpy(p, &m->entries[e].len, 4);
+    /* the keys lie in the arena in insertion order, one after another */
+    memcpy(p, m->keys, m->keys_len);
+    return out;
+}
+
+static PyObject *
+Counts_add_packed(Counts *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *p = (const unsigned char *)view.buf;
+    int64_t header[3];
+    int bad = view.len < 24;
+    if (!bad) {
+        memcpy(header, p, sizeof(header));
+        bad = header[0] < 0 || header[2] < 0 || (uint64_t)view.len != 24 + (uint64_t)header[0] * 12 + (uint64_t)header[2];
+    }
+    if (bad) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "not the packed counts of Counts.packed()");
+        return NULL;
+    }
+    while (self->map.cap < self->map.n + (size_t)header[0] && bpe_map_grow(&self->map) == 0)
+        ; /* room for all at once: no growing half-way */
+    const unsigned char *counts = p + 24, *lens = counts + header[0] * 8, *key = lens + header[0] * 4;
+    const unsigned char *keys_end = key + header[2];
+    int failed = 0, created;
+    for (int64_t e = 0; e < header[0]; e++) {
+        int64_t c;
+        uint32_t len;
+        memcpy(&c, counts + 8 * e, 8);
+        memcpy(&len, lens + 4 * e, 4);
+        if (key + len > keys_end) {
+            failed = 2;
+            break;
+        }
+        BpeEntry *entry = bpe_map_get(&self->map, key, len, &created);
+        if (!entry) {
+            failed = 1;
+            break;
+        }
+        entry->a += c;
+        key += len;
+    }
+    if (!failed)
+        self->invalid += header[1];
+    PyBuffer_Release(&view);
+    if (failed == 1)
+        return PyErr_NoMemory();
+    if (failed == 2) {
+        PyErr_SetString(PyExc_ValueError, "not the packed counts of Counts.packed()");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+Counts_items(Counts *self, PyObject *Py_UNUSED(ignored))
+{
+    const BpeMap *m = &self->map;
+    PyObject *words = PyList_New((Py_ssize_t)m->n), *counts = PyList_New((Py_ssize_t)m->n);
+    if (!words || !counts)
+        goto fail;
+    for (size_t e = 0; e < m->n; e++) {
+        PyObject *w = PyBytes_FromStringAndSize((const char *)m->keys + m->entries[e].key, m->entries[e].len);
+        PyObject *c = PyLong_FromLongLong(m->entries[e].a);
+        if (!w || !c) {
+            Py_XDECREF(w);
+            Py_XDECREF(c);
+            goto fail;
+        }
+        PyList_SET_ITEM(words, (Py_ssize_t)e, w);
+        PyList_SET_ITEM(counts, (Py_ssize_t)e, c);
+    }
+    return Py_BuildValue("(NN)", words, counts);
+fail:
+    Py_XDECREF(words);
+    Py_XDECREF(counts);
+    return NULL;
+}
+
+static Py_ssize_t
+Counts_len(Counts *self)
+{
+    return (Py_ssize_t)self->map.n;
+}
+
+static PyObject *
+Counts_get_invalid(Counts *self, void *closure)
+{
+    return PyLong_FromLongLong(self->invalid);
+}
+
+static PyMethodDef Counts_methods[] = {
+    {"scan", (PyCFunction)(void (*)(void))Counts_scan, METH_VARARGS | METH_KEYWORDS,
+     "scan(data, pattern, start=0, end=-1): count the pre-tokens of data[start:end]"},
+    {"packed", (PyCFunction)Counts_packed, METH_NOARGS, "the counts as one bytes object"},
+    {"add_packed", (PyCFunction)Counts_add_packed, METH_O, "add the counts of packed()"},
+    {"items", (PyCFunction)Counts_items, METH_NOARGS, "(pre-tokens, counts), in first-seen order"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Counts_getset[] = {
+    {"invalid", (getter)Counts_get_invalid, NULL, "bytes that were not valid UTF-8", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods Counts_as_sequence = {
+    .sq_length = (lenfunc)Counts_len,
+};
+
+static PyTypeObject CountsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "core.pretokenize._native.Counts",
+    .tp_basicsize = sizeof(Counts),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Pre-token bytes -> occurrences, counted by the native scanner.",
+    .tp_new = Counts_new,
+    .tp_dealloc = (destructor)Counts_dealloc,
+    .tp_methods = Counts_methods,
+    .tp_getset = Counts_getset,
+    .tp_as_sequence = &Counts_as_sequence,
+};
+
+static PyObject *
+native_pretokenize(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    int pattern;
+    if (!PyArg_ParseTuple(args, "y*i", &view, &pattern))
+        return NULL;
+    if (check_pattern(pattern) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    const unsigned char *s = (const unsigned char *)view.buf;
+    ptrdiff_t i = 0, n = view.len;
+    while (out && i < n) {
+        ptrdiff_t j = bpe_next(pattern, s, i, n);
+        PyObject *token = PyBytes_FromStringAndSize((const char *)s + i, j - i);
+        if (!token || PyList_Append(out, token) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(token);
+        i = j;
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static PyObject *
+native_class_flags(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 0x110000);
+    if (!out)
+        return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+    for (uint32_t cp = 0; cp < 0x110000; cp++)
+        p[cp] = (unsigned char)bpe_flags_of(cp);
+    return out;
+}
+
+static PyObject *
+native_tables_info(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    return Py_BuildValue("(ss)", BPE_TABLES_REGEX_VERSION, BPE_TABLES_DIGEST);
+}
+
+static PyMethodDef native_methods[] = {
+    {"pretokenize", native_pretokenize, METH_VARARGS, "pretokenize(data, pattern) -> the pre-tokens of data"},
+    {"class_flags", native_class_flags, METH_NOARGS, "the tables' flags of every code point"},
+    {"tables_info", native_tables_info, METH_NOARGS, "(regex version, digest) of the tables"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef native_module = {
+    PyModuleDef_HEAD_INIT, "_native",
+    "The native pre-tokenizer for the GPT-2 and GPT-4 patterns (see core/pretokenize/native.py).",
+    -1, native_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+    if (PyType_Ready(&CountsType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&native_module);
+    if (!m)
+        return NULL;
+    Py_INCREF(&CountsType);
+    if (PyModule_AddObject(m, "Counts", (PyObject *)&CountsType) < 0 ||
+        PyModule_AddIntConstant(m, "GPT2", BPE_GPT2) < 0 || PyModule_AddIntConstant(m, "GPT4", BPE_GPT4) < 0) {
+        Py_DECREF(&CountsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,28 @@
+"""Types of the native pre-tokenizer (``_native.c``), optional: `core.pretokenize.native` says when it is used."""
+
+GPT2: int
+GPT4: int
+
+class Counts:
+    """Pre-token bytes -> occurrences, counted by the native scanner."""
+
+    invalid: int
+    def __init__(self) -> None: ...
+    def scan(self, data: bytes | bytearray | memoryview, pattern: int, start: int = 0, end: int = -1) -> None:
+        """Count the pre-tokens of ``data[start:end]`` (its end is the end of the text)."""
+    def packed(self) -> bytes:
+        """The counts as one bytes object, for `add_packed` (in another process)."""
+    def add_packed(self, packed: bytes) -> None:
+        """Add counts given by `packed`."""
+    def items(self) -> tuple[list[bytes], list[int]]:
+        """The pre-tokens and their counts, in the order first seen."""
+    def __len__(self) -> int: ...
+
+def pretokenize(data: bytes, pattern: int) -> list[bytes]:
+    """The pre-tokens of ``data``."""
+
+def class_flags() -> bytes:
+    """The tables' class flags of every code point (`core.pretokenize.unicode_classes`)."""
+
+def tables_info() -> tuple[str, str]:
+    """``(regex version, digest)`` of the tables."""

@@ -1,0 +1,447 @@
+/* The native pre-tokenizer: the GPT-2 and GPT-4 patterns as hand-written scanners over UTF-8.
+ *
+ * Included by core/pretokenize/_native.c (counting) and core/encode/_bpe_kernel.c (encoding).
+ * `bpe_next_gpt2` / `bpe_next_gpt4` return where the pre-token starting at byte `i` of
+ * `s[0:end]` ends: exactly where the `regex` module's match of the pattern at `i` ends,
+ * with `end` as the end of the string (the callers cut text only at special tokens and at
+ * the patterns' safe cut points, see core/pretokenize/patterns.py). Bytes that are not
+ * valid UTF-8 are one "character" each with no class: Python decodes them with
+ * surrogateescape to U+DC80..U+DCFF, which are neither letters, numbers nor spaces.
+ *
+ * The patterns, alternative by alternative:
+ *   GPT-2  '(?:[sdmt]|ll|ve|re) | ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ *   GPT-4  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
+ *          | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
+ * The character classes come from _unicode_tables.h (tools/gen_unicode_tables.py).
+ */
+#ifndef BPE_SCANNER_H
+#define BPE_SCANNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "_unicode_tables.h"
+
+#define BPE_L 1u
+#define BPE_N 2u
+#define BPE_S 4u
+#define BPE_CLASSES 7u
+/* letter codes (flags >> 4) of the GPT-4 contractions: 1 + "sdmtlvre".index(c) */
+enum { BPE_CS = 1, BPE_CD, BPE_CM, BPE_CT, BPE_CL, BPE_CV, BPE_CR, BPE_CE };
+
+enum { BPE_GPT2 = 1, BPE_GPT4 = 2 };
+
+static inline unsigned bpe_flags_of(uint32_t cp)
+{
+    return bpe_class_blocks[bpe_class_index[cp >> 8]][cp & 0xFF];
+}
+
+/* The flags of the character at s[i] (i < end) and its length in bytes. A byte that does
+ * not start a well-formed UTF-8 sequence (Python's decoder rejects overlongs, surrogates
+ * and code points past U+10FFFF too) is one character of its own, with no class. */
+static inline unsigned bpe_char(const unsigned char *s, ptrdiff_t i, ptrdiff_t end, int *len)
+{
+    unsigned c = s[i];
+    if (c < 0x80) {
+        *len = 1;
+        return bpe_class_blocks[bpe_class_index[0]][c];
+    }
+    *len = 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        if (i + 1 < end && (s[i + 1] & 0xC0) == 0x80) {
+            *len = 2;
+            return bpe_flags_of(((c & 0x1Fu) << 6) | (s[i + 1] & 0x3Fu));
+        }
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        if (i + 2 < end) {
+            unsigned b1 = s[i + 1], b2 = s[i + 2];
+            unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+            if (b1 >= lo && b1 <= hi && (b2 & 0xC0) == 0x80) {
+                *len = 3;
+                return bpe_flags_of(((c & 0x0Fu) << 12) | ((b1 & 0x3Fu) << 6) | (b2 & 0x3Fu));
+            }
+        }
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        if (i + 3 < end) {
+            unsigned b1 = s[i + 1], b2 = s[i + 2], b3 = s[i + 3];
+            unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+            if (b1 >= lo && b1 <= hi && (b2 & 0xC0) == 0x80 && (b3 & 0xC0) == 0x80) {
+                *len = 4;
+                return bpe_flags_of(((c & 0x07u) << 18) | ((b1 & 0x3Fu) << 12) | ((b2 & 0x3Fu) << 6) | (b3 & 0x3Fu));
+            }
+        }
+    }
+    return 0; /* an invalid byte: surrogate-escaped, class "other" */
+}
+
+/* Bytes of s[0:end] that are not valid UTF-8 (each is one surrogate escape in Python). */
+static inline ptrdiff_t bpe_invalid_bytes(const unsigned char *s, ptrdiff_t end)
+{
+    ptrdiff_t i = 0, bad = 0;
+    int n;
+    while (i < end) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        unsigned c = s[i];
+        (void)bpe_char(s, i, end, &n);
+        /* bpe_char gives length 1 and class 0 for an invalid byte; a valid 1-byte
+         * character >= 0x80 does not exist, so length 1 here means invalid */
+        if (n == 1 && c >= 0x80)
+            bad++;
+        i += n;
+    }
+    return bad;
+}
+
+/* The end of the run of characters, from i, whose flags satisfy (flags & mask) == want. */
+static inline ptrdiff_t bpe_run(const unsigned char *s, ptrdiff_t i, ptrdiff_t end, unsigned mask, unsigned want)
+{
+    int n;
+    while (i < end) {
+        if (s[i] < 0x80) { /* fast ASCII path */
+            if ((bpe_class_blocks[bpe_class_index[0]][s[i]] & mask) != want)
+                break;
+            i++;
+            continue;
+        }
+        if ((bpe_char(s, i, end, &n) & mask) != want)
+            break;
+        i += n;
+    }
+    return i;
+}
+
+/* A whitespace run from i (s[i] is whitespace): its end, the start of its last character,
+ * its length in characters and the position just after its last \r or \n (0 if none). */
+static inline ptrdiff_t bpe_space_run(const unsigned char *s, ptrdiff_t i, ptrdiff_t end,
+                                      ptrdiff_t *last, ptrdiff_t *count, ptrdiff_t *after_newline)
+{
+    int n;
+    *count = 0;
+    *after_newline = 0;
+    while (i < end) {
+        unsigned f = bpe_char(s, i, end, &n);
+        if (!(f & BPE_S))
+            break;
+        *last = i;
+        (*count)++;
+        if (s[i] == '\r' || s[i] == '\n')
+            *after_newline = i + 1;
+        i += n;
+    }
+    return i;
+}
+
+static inline ptrdiff_t bpe_next_gpt2(const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
+{
+    int n, m;
+    unsigned c = s[i];
+    if (c == '\'' && i + 1 < end) { /* '(?:[sdmt]|ll|ve|re) */
+        unsigned d = s[i + 1];
+        if (d == 's' || d == 'd' || d == 'm' || d == 't')
+            return i + 2;
+        if (i + 2 < end) {
+            unsigned e = s[i + 2];
+            if ((d == 'l' && e == 'l') || (d == 'v' && e == 'e') || (d == 'r' && e == 'e'))
+                return i + 3;
+        }
+    }
+    unsigned f = bpe_char(s, i, end, &n);
+    ptrdiff_t j = i;
+    if (c == ' ' && i + 1 < end) { /* the optional space of the next three */
+        unsigned g = bpe_char(s, i + 1, end, &m);
+        if (!(g & BPE_S)) {
+            j = i + 1;
+            f = g;
+            n = m;
+        }
+    }
+    if (f & BPE_L)
+        return bpe_run(s, j + n, end, BPE_L, BPE_L);
+    if (f & BPE_N)
+        return bpe_run(s, j + n, end, BPE_N, BPE_N);
+    if (!(f & BPE_S))
+        return bpe_run(s, j + n, end, BPE_CLASSES, 0);
+    /* \s+(?!\S)|\s+ : the whole run at the end of the text or before more text...
+     * ...but a run of two or more before text leaves its last character to it */
+    ptrdiff_t last = i, count, nl;
+    ptrdiff_t k = bpe_space_run(s, i, end, &last, &count, &nl);
+    if (k == end || count == 1)
+        return k;
+    return last;
+}
+
+static inline unsigned bpe_letter(const unsigned char *s, ptrdiff_t i, ptrdiff_t end, int *n)
+{
+    return bpe_char(s, i, end, n) >> 4;
+}
+
+static inline ptrdiff_t bpe_next_gpt4(const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
+{
+    int n, m;
+    unsigned c = s[i];
+    if (c == '\'' && i + 1 < end) { /* '(?i:[sdmt]|ll|ve|re) */
+        unsigned d = bpe_letter(s, i + 1, end, &n);
+        if (d >= BPE_CS && d <= BPE_CT)
+            return i + 1 + n;
+        if ((d == BPE_CL || d == BPE_CV || d == BPE_CR) && i + 1 + n < end) {
+            unsigned e = bpe_letter(s, i + 1 + n, end, &m);
+            if ((d == BPE_CL && e == BPE_CL) || ((d == BPE_CV || d == BPE_CR) && e == BPE_CE))
+                return i + 1 + n + m;
+        }
+    }
+    unsigned f = bpe_char(s, i, end, &n) & BPE_CLASSES;
+    if (f & BPE_L) /* [^\r\n\p{L}\p{N}]?+\p{L}++ without its first character */
+        return bpe_run(s, i + n, end, BPE_L, BPE_L);
+    if (!(f & BPE_N) && c != '\r' && c != '\n' && i + n < end && (bpe_char(s, i + n, end, &m) & BPE_L))
+        return bpe_run(s, i + n + m, end, BPE_L, BPE_L);
+    if (f & BPE_N) { /* \p{N}{1,3}+ */
+        ptrdiff_t k = i + n;
+        for (int digits = 1; digits < 3 && k < end; digits++) {
+            if (!(bpe_char(s, k, end, &m) & BPE_N))
+                break;
+            k += m;
+        }
+        return k;
+    }
+    ptrdiff_t j = i;
+    if (c == ' ' && i + 1 < end) {
+        unsigned g = bpe_char(s, i + 1, end, &m) & BPE_CLASSES;
+        if (g == 0) {
+            j = i + 1;
+            f = 0;
+            n = m;
+        }
+    }
+    if (f == 0) { /*  ?[^\s\p{L}\p{N}]++[\r\n]*+ */
+        ptrdiff_t k = bpe_run(s, j + n, end, BPE_CLASSES, 0);
+        while (k < end && (s[k] == '\r' || s[k] == '\n'))
+            k++;
+        return k;
+    }
+    /* whitespace: \s++$ | \s*[\r\n] | \s+(?!\S) | \s */
+    ptrdiff_t last = i, count, after_newline;
+    ptrdiff_t k = bpe_space_run(s, i, end, &last, &count, &after_newline);
+    if (k == end)
+        return k;
+    if (after_newline)
+        return after_newline;
+    if (count >= 2)
+        return last;
+    return i + n;
+}
+
+static inline ptrdiff_t bpe_next(int pattern, const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
+{
+    return pattern == BPE_GPT4 ? bpe_next_gpt4(s, i, end) : bpe_next_gpt2(s, i, end);
+}
+
+/* ---------------------------------------------------------------- a map: byte strings -> two int64 */
+
+typedef struct {
+    uint64_t hash;
+    size_t key;     /* offset of the key in the key arena */
+    uint32_t len;
+    int64_t a, b;   /* the values */
+} BpeEntry;
+
+typedef struct {
+    BpeEntry *entries; /* in insertion order */
+    size_t n, cap;
+    uint64_t *slots;   /* open addressing: the hash's high 32 bits << 32 | entry index + 1; 0 = empty
+                        * (the high bits tell most non-matching slots without reading the entry) */
+    size_t mask;
+    unsigned char *keys;
+    size_t keys_len, keys_cap;
+} BpeMap;
+
+static inline uint64_t bpe_hash(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 29;
+    h *= 0x94D049BB133111EBull;
+    h ^= h >> 32;
+    return h;
+}
+
+static int bpe_map_init(BpeMap *m, size_t slots)
+{
+    memset(m, 0, sizeof(*m));
+    size_t s = 1024;
+    while (s < slots)
+        s <<= 1;
+    m->slots = (uint64_t *)calloc(s, sizeof(uint64_t));
+    m->mask = s - 1;
+    m->cap = s / 2;
+    m->entries = (BpeEntry *)malloc(m->cap * sizeof(BpeEntry));
+    m->keys_cap = 1 << 16;
+    m->keys = (unsigned char *)malloc(m->keys_cap);
+    if (!m->slots || !m->entries || !m->keys) {
+        free(m->slots);
+        free(m->entries);
+        free(m->keys);
+        memset(m, 0, sizeof(*m));
+        return -1;
+    }
+    return 0;
+}
+
+static void bpe_map_free(BpeMap *m)
+{
+    free(m->slots);
+    free(m->entries);
+    free(m->keys);
+    memset(m, 0, sizeof(*m));
+}
+
+static void bpe_map_clear(BpeMap *m)
+{
+    memset(m->slots, 0, (m->mask + 1) * sizeof(uint64_t));
+    m->n = 0;
+    m->keys_len = 0;
+}
+
+static int bpe_map_grow(BpeMap *m)
+{
+    size_t size = (m->mask + 1) * 2;
+    if (size > ((size_t)1 << 31))
+        return -1;
+    uint64_t *slots = (uint64_t *)calloc(size, sizeof(uint64_t));
+    BpeEntry *entries = (BpeEntry *)realloc(m->entries, size / 2 * sizeof(BpeEntry));
+    if (!slots || !entries) {
+        free(slots);
+        if (entries)
+            m->entries = entries;
+        return -1;
+    }
+    m->entries = entries;
+    free(m->slots);
+    m->slots = slots;
+    m->mask = size - 1;
+    m->cap = size / 2;
+    for (size_t e = 0; e < m->n; e++) {
+        size_t h = (size_t)entries[e].hash & m->mask;
+        while (slots[h])
+            h = (h + 1) & m->mask;
+        slots[h] = (entries[e].hash & 0xFFFFFFFF00000000ull) | (uint64_t)(e + 1);
+    }
+    return 0;
+}
+
+static inline int bpe_key_eq(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return 0;
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+    while (n--)
+        if (*a++ != *b++)
+            return 0;
+    return 1;
+}
+
+/* The entry of key p[0:n] (whose bpe_hash is `hash`), or NULL if there is none. */
+static inline BpeEntry *bpe_map_find(const BpeMap *m, const unsigned char *p, size_t n, uint64_t hash)
+{
+    size_t h = (size_t)hash & m->mask;
+    uint64_t slot, tag = hash & 0xFFFFFFFF00000000ull;
+    while ((slot = m->slots[h]) != 0) {
+        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
+            BpeEntry *e = &m->entries[(uint32_t)slot - 1];
+            if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n))
+                return e;
+        }
+        h = (h + 1) & m->mask;
+    }
+    return NULL;
+}
+
+/* The entry of key p[0:n] (whose bpe_hash is `hash`), created with values (0, 0) if
+ * absent; NULL when out of memory. */
+static inline BpeEntry *bpe_map_get_hashed(BpeMap *m, const unsigned char *p, size_t n, uint64_t hash, int *created)
+{
+    size_t h = (size_t)hash & m->mask;
+    uint64_t slot, tag = hash & 0xFFFFFFFF00000000ull;
+    *created = 0;
+    while ((slot = m->slots[h]) != 0) {
+        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
+            BpeEntry *e = &m->entries[(uint32_t)slot - 1];
+            if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n))
+                return e;
+        }
+        h = (h + 1) & m->mask;
+    }
+    if (m->n >= m->cap) {
+        if (bpe_map_grow(m) < 0)
+            return NULL;
+        h = (size_t)hash & m->mask;
+        while (m->slots[h])
+            h = (h + 1) & m->mask;
+    }
+    if (m->keys_len + n > m->keys_cap) {
+        size_t cap = m->keys_cap * 2;
+        while (cap < m->keys_len + n)
+            cap *= 2;
+        unsigned char *keys = (unsigned char *)realloc(m->keys, cap);
+        if (!keys)
+            return NULL;
+        m->keys = keys;
+        m->keys_cap = cap;
+    }
+    memcpy(m->keys + m->keys_len, p, n);
+    BpeEntry *e = &m->entries[m->n];
+    e->hash = hash;
+    e->key = m->keys_len;
+    e->len = (uint32_t)n;
+    e->a = e->b = 0;
+    m->keys_len += n;
+    m->n++;
+    m->slots[h] = tag | (uint64_t)m->n;
+    *created = 1;
+    return e;
+}
+
+static inline BpeEntry *bpe_map_get(BpeMap *m, const unsigned char *p, size_t n, int *created)
+{
+    return bpe_map_get_hashed(m, p, n, bpe_hash(p, n), created);
+}
+
+/* Count the pre-tokens of s[0:n] (pattern BPE_GPT2 or BPE_GPT4) into m; -1: out of memory.
+ * (A small direct-mapped cache of the hottest pre-tokens in front of the map was tried:
+ * its evictions cost more than it saved.) */
+static int bpe_count(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t n)
+{
+    ptrdiff_t i = 0;
+    int created;
+    while (i < n) {
+        ptrdiff_t j = pattern == BPE_GPT4 ? bpe_next_gpt4(s, i, n) : bpe_next_gpt2(s, i, n);
+        BpeEntry *e = bpe_map_get(m, s + i, (size_t)(j - i), &created);
+        if (!e)
+            return -1;
+        e->a++;
+        i = j;
+    }
+    return 0;
+}
+
+#endif

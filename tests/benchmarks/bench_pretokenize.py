@@ -1,0 +1,85 @@
+"""Benchmark: pre-tokenization and counting alone — MB/s in one process, and 1 worker against 2.
+
+    python tests/benchmarks/bench_pretokenize.py /work/shared/corpora/pydocs.txt --rounds 3
+    python tests/benchmarks/bench_pretokenize.py /tmp/bench24.txt --pattern gpt4
+
+Three measurements, each in a fresh process, taking turns round after round (medians):
+
+- ``scan``: `core.pretokenize.counting.count_chunk` over the whole file in one call and
+  one process — the native scanner and its hash table alone (MB/s per core);
+- ``train 1`` / ``train 2``: the trainer's counting stage (`core.train_bpe_batches` until
+  `CountingDone`: chunking, workers, adding up the packed counts) with ``workers=1`` and
+  ``workers=2``; the ratio is the speed-up of a second worker;
+- ``regex``: the same `count_chunk` with ``BPE_STUDIO_PURE_PYTHON=1`` (the `regex` path), for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import harness
+
+SPECIAL = "<|endoftext|>"
+
+
+def child(mode: str, corpus: str, pattern: str) -> None:
+    import core
+    from core.pretokenize.counting import PretokenCounts, count_chunk
+    from core.pretokenize.patterns import resolve_pattern
+
+    if mode in ("scan", "regex"):
+        data = Path(corpus).read_bytes()
+        compiled = resolve_pattern(pattern)
+        started = time.perf_counter()
+        total = PretokenCounts()
+        total.add(count_chunk(data, compiled, [SPECIAL]))
+        words, _ = total.items()
+        harness.child_result(time.perf_counter() - started, distinct=len(words))
+        return
+    workers = int(mode.split()[1])
+    started = time.perf_counter()
+    for event in core.train_bpe_batches(corpus, 257, [SPECIAL], pattern=pattern, workers=workers):
+        if isinstance(event, core.CountingDone):
+            harness.child_result(time.perf_counter() - started, distinct=event.distinct)
+            return
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pattern", default="gpt2", choices=["gpt2", "gpt4"])
+    parser.add_argument("--run", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run:
+        child(args.run, args.corpus, args.pattern)
+        return 0
+    mb = Path(args.corpus).stat().st_size / 1e6
+
+    def run(mode: str, env: dict[str, str] | None = None):  # noqa: ANN202
+        return lambda: harness.measure([__file__, args.corpus, "--pattern", args.pattern, "--run", mode], env)
+
+    contenders = {
+        "scan": run("scan"), "train 1": run("train 1"), "train 2": run("train 2"),
+        "regex": run("regex", {"BPE_STUDIO_PURE_PYTHON": "1"}),
+    }
+    results = harness.rounds(contenders, args.rounds)
+    seconds = {name: harness.median(runs, "seconds") for name, runs in results.items()}
+    distinct = {results[name][0]["distinct"] for name in results}
+    print(f"corpus {args.corpus} ({mb:.1f} MB), pattern {args.pattern}, medians of {args.rounds} rounds; "
+          f"{'the same' if len(distinct) == 1 else 'DIFFERENT'} distinct pre-tokens: {sorted(distinct)}")
+    print(f"native scan + count, one process:   {mb / seconds['scan']:7.1f} MB/s")
+    print(f"regex path, one process:            {mb / seconds['regex']:7.1f} MB/s "
+          f"({seconds['regex'] / seconds['scan']:.1f}x slower)")
+    print(f"trainer's counting stage, 1 worker: {mb / seconds['train 1']:7.1f} MB/s")
+    print(f"trainer's counting stage, 2 workers:{mb / seconds['train 2']:7.1f} MB/s "
+          f"({seconds['train 1'] / seconds['train 2']:.2f}x one worker; peak memory "
+          f"{harness.median(results['train 2'], 'peak_mb'):.0f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

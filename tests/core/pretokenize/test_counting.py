@@ -1,0 +1,95 @@
+"""`count_chunk` and `PretokenCounts` count exactly what the reference trainer counts, on
+both paths (the native pre-tokenizer and ``BPE_STUDIO_PURE_PYTHON=1``'s `regex` path),
+chunk by chunk at the trainer's cut points, with special tokens and invalid bytes."""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import core
+from core.corpus.chunks import plan_chunks
+from core.pretokenize.counting import ChunkCounts, PretokenCounts, count_chunk
+from core.pretokenize.patterns import resolve_pattern
+from core.train.reference import count_invalid_bytes, count_pretokens, read_corpus, train_bpe_reference
+
+PATHS = ["native", "pure"]
+SPECIALS = [[], ["<|e|>"], ["<|a|>", "<|a|><|b|>"], ["a b", "\n\n"]]
+fragments = st.one_of(
+    st.sampled_from(["hi", " there", "  ", "\n", "\r\n", "don't", "DON'T", "12345", "٣٤", "日本", "!!", "\u3000",
+                     "<|e|>", "<|a|>", "<|a|><|b|>", "a b", "\n\n", "naïve", "👍🏽", " \xa0"]),
+    st.text(max_size=3).map(lambda s: s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")),
+).map(lambda s: s.encode("utf-8"))
+corpora = st.lists(st.one_of(fragments, st.binary(min_size=1, max_size=2)), max_size=50).map(b"".join)
+
+
+@pytest.fixture(params=PATHS)
+def path_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "pure":
+        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    else:
+        pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+        monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
+    return str(request.param)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=corpora, specials=st.sampled_from(SPECIALS), name=st.sampled_from(["gpt2", "gpt4"]),
+       chunk_size=st.sampled_from([1, 7, 64, 1 << 20]))
+def test_chunks_add_up_to_the_reference_counts(tmp_path, path_kind, data, specials, name, chunk_size) -> None:
+    pattern = resolve_pattern(name)
+    file = tmp_path / "c.bin"
+    file.write_bytes(data)
+    total = PretokenCounts()
+    for start, end in plan_chunks(file, len(data), pattern, specials, chunk_size):
+        chunk = count_chunk(data[start:end], pattern, specials)
+        assert (chunk.packed is not None) == (path_kind == "native")
+        total.add(pickle.loads(pickle.dumps(chunk)))  # as it comes back from a worker
+    words, counts = total.items()
+    assert len(set(words)) == len(words)
+    assert dict(zip(words, counts)) == count_pretokens(data, specials, pattern=name)
+    assert total.invalid == count_invalid_bytes(read_corpus(data))
+
+
+def test_count_chunk_takes_text_or_bytes(path_kind) -> None:
+    gpt2 = resolve_pattern("gpt2")
+    for data in (b"ab ab<|e|>ab \xff", "ab ab<|e|>ab \udcff"):
+        total = PretokenCounts()
+        total.add(count_chunk(data, gpt2, ["<|e|>"]))
+        assert dict(zip(*total.items())) == {b"ab": 2, b" ab": 1, b" \xff": 1}
+        assert total.invalid == 1
+
+
+def test_native_and_regex_chunks_add_together() -> None:
+    pytest.importorskip("core.pretokenize._native")
+    gpt2 = resolve_pattern("gpt2")
+    total = PretokenCounts()
+    total.add(count_chunk(b"a b", gpt2, []))
+    total.add(ChunkCounts(None, {b" b": 2, b"c": 1}, 3))
+    assert dict(zip(*total.items())) == {b"a": 1, b" b": 3, b"c": 1}
+    assert total.invalid == 3
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+def test_training_in_parallel_equals_the_reference_on_both_paths(tmp_path, path_kind, name) -> None:
+    specials = ["<|endoftext|>"]
+    parts = ["Hello world", " it's", " 2024", "\n\n", "<|endoftext|>", " naïve", " 日本語", "\xff", "  x", "DON'T"]
+    data = b"".join(p.encode("utf-8", "surrogateescape") if p != "\xff" else b"\xff" for p in parts * 3000)
+    file = tmp_path / "c.txt"
+    file.write_bytes(data)
+    events = list(core.train_bpe_events(file, 400, specials, pattern=name, workers=2, chunk_size=4096))
+    counting = next(e for e in events if isinstance(e, core.CountingDone))
+    assert counting.invalid_bytes == 3000
+    want = train_bpe_reference(data, 400, specials, pattern=name)
+    assert (events[-1].vocab, events[-1].merges) == want
+    assert Counter(dict(zip(*_items(data, name, specials)))) == count_pretokens(data, specials, pattern=name)
+
+
+def _items(data: bytes, name: str, specials: list[str]) -> tuple[list[bytes], list[int]]:
+    total = PretokenCounts()
+    total.add(count_chunk(data, resolve_pattern(name), specials))
+    return total.items()

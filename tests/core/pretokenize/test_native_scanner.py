@@ -1,0 +1,177 @@
+"""The native pre-tokenizer equals the `regex` module on the GPT-2 and GPT-4 patterns.
+
+The oracle is `regex` itself: the text's bytes are decoded as the trainer decodes a file
+(``surrogateescape``), the pattern's ``findall`` cuts it, and the pre-tokens are encoded
+back to bytes; the scanner gets the raw bytes. Checked for every code point (the tables,
+and each code point in contexts that reach every alternative of both patterns), and on
+generated text drawing from every general category, every White_Space character,
+combining marks, digits of every script, invalid bytes, encoded lone surrogates and long runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+import warnings
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.pretokenize import native
+from core.pretokenize.patterns import resolve_pattern
+from core.pretokenize.unicode_classes import CODE_POINTS, class_flags
+
+_native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+
+NAMES = {"gpt2": 1, "gpt4": 2}
+
+
+def oracle(data: bytes, name: str) -> list[bytes]:
+    text = data.decode("utf-8", "surrogateescape")
+    return [t.encode("utf-8", "surrogateescape") for t in resolve_pattern(name).findall(text)]
+
+
+def scan(data: bytes, name: str) -> list[bytes]:
+    return _native.pretokenize(data, NAMES[name])
+
+
+def test_tables_equal_regex_for_every_code_point() -> None:
+    table, expected = _native.class_flags(), class_flags()
+    assert len(table) == len(expected) == CODE_POINTS
+    wrong = [cp for cp in range(CODE_POINTS) if table[cp] != expected[cp]]
+    assert wrong == [], f"{len(wrong)} code points differ, first U+{wrong[0]:04X}"
+
+
+def test_tables_know_the_classes_the_patterns_need() -> None:
+    flags = _native.class_flags()
+    assert flags[ord("a")] & 1 and flags[ord("٣")] & 2 and flags[0x3000] & 4
+    assert flags[0x17F] >> 4 == 1  # ſ matches (?i:s)
+    assert flags[ord("E")] >> 4 == 8 and flags[ord("x")] >> 4 == 0
+
+
+# Contexts that put each code point c next to letters, digits, spaces, newlines, an
+# apostrophe and punctuation, at the start and the end of runs.
+TEMPLATES = ["x{c}y", " {c}", "'{c}{c}", "{c}1 ", "!{c}\n", "  {c}", "\t{c}a", "'{c}e", "{c}\r\n ", "{c}  ;"]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+def test_every_code_point_in_every_context(name: str) -> None:
+    points = [chr(cp) for cp in range(CODE_POINTS) if not 0xD800 <= cp < 0xE000]
+    step = 1 << 15
+    for start in range(0, len(points), step):
+        text = "".join(t.format(c=c) for c in points[start : start + step] for t in TEMPLATES)
+        data = text.encode("utf-8")
+        got, want = scan(data, name), oracle(data, name)
+        if got != want:
+            i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+            pytest.fail(f"{name}: first difference at pre-token {i}: {got[i - 2 : i + 3]} != {want[i - 2 : i + 3]}")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+def test_every_byte_alone_and_invalid_sequences(name: str) -> None:
+    """Every byte value in contexts, truncated and overlong sequences, encoded surrogates."""
+    pieces = [bytes([b]) for b in range(256)]
+    pieces += [b"\xe2\x82", b"\xf0\x9f\x98", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xed\xa0\x80", b"\xed\xbf\xbf",
+               b"\xf4\x90\x80\x80", b"\xf8\x88\x80\x80\x80", b"\xc3", b"\xbf\xbf"]
+    contexts = [b"a%sb", b" %s", b"%s ", b"'%s", b"1%s2", b"%s\n", b"  %s  x", b"!%s!"]
+    for piece in pieces:
+        for ctx in contexts:
+            data = ctx.replace(b"%s", piece)
+            assert scan(data, name) == oracle(data, name), data
+    data = b"".join(ctx.replace(b"%s", p) for p in pieces for ctx in contexts)
+    assert scan(data, name) == oracle(data, name)
+
+
+CATEGORIES = ["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi",
+              "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn"]
+WHITE_SPACE = "".join(regex.findall(r"\s", "".join(map(chr, range(0x3100)))))
+DIGITS = [chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Nd"]
+COMBINING = [chr(cp) for cp in range(0x300, 0x370)] + ["\u0e31", "\u094d", "\u20dd", "\ufe0f", "\U000e0100"]
+
+chars = st.one_of(
+    st.characters(categories=CATEGORIES, codec="utf-8"),  # type: ignore[arg-type]
+    st.sampled_from(list(WHITE_SPACE)),
+    st.sampled_from(COMBINING),
+    st.sampled_from(DIGITS),
+    st.sampled_from(list("aZ0 '\r\n!.sStTlLvVrReEſ")),
+)
+fragments = st.one_of(
+    chars.map(lambda c: c.encode("utf-8")),
+    st.sampled_from([b"'s", b"'S", b"'ll", b"'LL", b"'Ve", b"'re", b"'\xc5\xbf", b"\r\n", b"   ", b"\n\n"]),
+    st.binary(min_size=1, max_size=3),  # mostly invalid UTF-8
+    st.sampled_from([b"\xed\xa0\x80", b"\xed\xb3\xbf", b"\xed\xb2\x80"]),  # lone surrogates, encoded
+    st.tuples(chars, st.integers(2, 40)).map(lambda t: (t[0] * t[1]).encode("utf-8")),  # long runs
+)
+texts = st.lists(fragments, max_size=60).map(b"".join)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(data=texts, name=st.sampled_from(["gpt2", "gpt4"]))
+def test_scanner_equals_regex_on_generated_text(data: bytes, name: str) -> None:
+    assert scan(data, name) == oracle(data, name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=texts, cut=st.integers(0, 200), name=st.sampled_from(["gpt2", "gpt4"]))
+def test_counts_equal_regex_across_chunk_boundaries(data: bytes, cut: int, name: str) -> None:
+    """Counting two chunks cut at an exact boundary (as the trainer cuts) gives the
+    whole text's counts; packed counts added up give the same."""
+    from collections import Counter
+
+    from core.corpus.chunks import find_cut
+    import io
+
+    pattern = resolve_pattern(name)
+    cut = find_cut(io.BytesIO(data), min(cut, len(data)), len(data), pattern, [])
+    total = _native.Counts()
+    for part in (data[:cut], data[cut:]):
+        counts = _native.Counts()
+        counts.scan(part, NAMES[name])
+        total.add_packed(counts.packed())
+    words, numbers = total.items()
+    assert dict(zip(words, numbers)) == Counter(oracle(data, name))
+    text = data.decode("utf-8", "surrogateescape")
+    assert total.invalid == len(regex.findall("[\udc80-\udcff]", text))
+
+
+def test_scan_range_treats_its_end_as_the_end_of_the_text() -> None:
+    counts = _native.Counts()
+    counts.scan(b"ab  <|e|>cd", 1, 0, 4)  # "ab  " then a special token
+    counts.scan(b"ab  <|e|>cd", 1, 9)
+    assert dict(zip(*counts.items())) == {b"ab": 1, b"  ": 1, b"cd": 1}
+    with pytest.raises(ValueError, match="pattern"):
+        counts.scan(b"x", 3)
+    with pytest.raises(ValueError, match="packed"):
+        counts.add_packed(b"\x01" * 30)
+
+
+def test_pure_python_and_custom_patterns_keep_the_regex_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
+    assert native.scanner_for(resolve_pattern("gpt2")) == 1
+    assert native.scanner_for(resolve_pattern("gpt4")) == 2
+    assert native.scanner_for(resolve_pattern(r"\w+|\W")) is None
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    assert native.scanner_for(resolve_pattern("gpt2")) is None
+
+
+def test_other_unicode_tables_make_the_fast_path_stand_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A regex of another version with the same classes keeps the fast path; different
+    classes make it stand down, saying so once."""
+    monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
+    native._tables_current.cache_clear()
+    monkeypatch.setattr(native.regex, "__version__", "0.0.0")
+    try:
+        assert native.scanner_for(resolve_pattern("gpt2")) == 1
+        native._tables_current.cache_clear()
+        monkeypatch.setattr(_native, "tables_info", lambda: ("0.0.0-other", "not-the-digest"))
+        with pytest.warns(native.NativeScannerWarning, match="gen_unicode_tables"):
+            assert native.scanner_for(resolve_pattern("gpt2")) is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert native.scanner_for(resolve_pattern("gpt4")) is None  # said once
+    finally:
+        monkeypatch.undo()
+        native._tables_current.cache_clear()
+    assert sys.modules["core.pretokenize.native"] is native
