@@ -7,7 +7,8 @@ import multiprocessing
 import os
 import random
 import signal
-import threading
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -224,20 +225,27 @@ def test_encode_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert not (tmp_path / "ids.npy").exists() and not (tmp_path / "ids.txt").exists()
 
 
-def test_workers_are_forked_only_when_that_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(processes.sys, "platform", "linux")
-    monkeypatch.delitem(processes.sys.modules, "PySide6.QtCore", raising=False)
-    assert processes.can_fork()
-    monkeypatch.setitem(processes.sys.modules, "PySide6.QtCore", object())  # Qt runs threads of its own
-    assert not processes.can_fork()
-    monkeypatch.delitem(processes.sys.modules, "PySide6.QtCore")
-    stop = threading.Event()
-    thread = threading.Thread(target=stop.wait)
-    thread.start()
-    try:
-        assert not processes.can_fork()  # another Python thread
-    finally:
-        stop.set()
-        thread.join()
-    monkeypatch.setattr(processes.sys, "platform", "darwin")
-    assert not processes.can_fork()
+FORK_CHECKS = """
+import sys, threading
+from core.corpus import processes
+sys.platform = "linux"
+assert processes.can_fork()
+sys.modules["PySide6.QtCore"] = object()  # Qt runs threads of its own
+assert not processes.can_fork()
+del sys.modules["PySide6.QtCore"]
+stop = threading.Event()
+thread = threading.Thread(target=stop.wait)
+thread.start()
+assert not processes.can_fork()  # another Python thread
+stop.set()
+thread.join()
+sys.platform = "darwin"
+assert not processes.can_fork()
+"""
+
+
+def test_workers_are_forked_only_when_that_is_safe() -> None:
+    # In a fresh interpreter: this one has seen Qt's threads run Python (earlier GUI tests),
+    # and threading keeps counting those for good, as can_fork should.
+    run = subprocess.run([sys.executable, "-c", FORK_CHECKS], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
