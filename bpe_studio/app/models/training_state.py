@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
@@ -24,6 +24,15 @@ from core.progress import RateMeter, bytes_progress, format_duration, merges_pro
 
 RATE_WINDOW_SECONDS = 3.0
 FREQUENCY_POINTS = 2000
+SILENCE_SECONDS = 20.0
+"""A running trainer that sends nothing for this long is reported as silent."""
+
+
+@dataclass(frozen=True)
+class TrainerStarted:
+    """The first event of every run, sent by the training process once it is up: the window
+    can then tell "starting the process" from "opening the corpus", and notice a process
+    that never starts or goes silent."""
 
 
 def thin_log(n: int, max_points: int = FREQUENCY_POINTS) -> np.ndarray:
@@ -101,6 +110,8 @@ class TrainingState:
         self.session: Session | None = None
         self._merge_rate = RateMeter(RATE_WINDOW_SECONDS)
         self._merge_started: float | None = None
+        self.process_started = False  # the training process sent its first event
+        self.last_heard = 0.0  # when the training process last sent anything
         self.version = 0
 
     # -- changes -------------------------------------------------------------------------
@@ -110,6 +121,7 @@ class TrainingState:
         self.reset(settings)
         self.stage = Stage.READING
         self.started = time.monotonic() if now is None else now
+        self.last_heard = self.started
         self.version += 1
 
     def load(self, session: Session) -> None:
@@ -141,8 +153,11 @@ class TrainingState:
     def apply(self, events: Iterable[object], now: float | None = None) -> None:
         """Apply a batch of trainer events (in order)."""
         now = time.monotonic() if now is None else now
+        self.last_heard = now
         for event in events:
-            if isinstance(event, MergeBatch):
+            if isinstance(event, TrainerStarted):
+                self.process_started = True
+            elif isinstance(event, MergeBatch):
                 self._append_merges(event)
             elif isinstance(event, PretokenizeProgress):
                 self.bytes_done, self.bytes_total = event.done, event.total
@@ -221,9 +236,38 @@ class TrainingState:
         settings = self.settings
         max_merges = settings.max_merges if settings else len(self.token_ids)
         k = len(self.token_ids)
+        progress = self._running_progress(now, elapsed)
+        if progress is not None and now - self.last_heard >= SILENCE_SECONDS:
+            return replace(progress, detail=progress.detail + " — " + self.silence_note(now))
+        if progress is not None:
+            return progress
+        if stage is Stage.FINISHED:
+            return Progress(stage.value, f"{k:,} merges in {format_duration(elapsed)}", 1.0, elapsed)
+        if stage is Stage.CANCELLED:
+            detail = f"partial result: {k:,} of {max_merges:,} merges"
+            return Progress(stage.value, detail, k / max_merges if max_merges else 0.0, elapsed)
+        if stage is Stage.FAILED:
+            return Progress(stage.value, self.error, 0.0, elapsed)
+        return Progress(stage.value, "choose a corpus and press Train", 0.0, 0.0)
+
+    def silence_note(self, now: float | None = None) -> str:
+        """What the window says when the running trainer has sent nothing for a while."""
+        silent = (time.monotonic() if now is None else now) - self.last_heard
+        if not self.process_started:
+            return (f"the training process has not started after {format_duration(silent)}; "
+                    "Esc cancels")
+        return f"no word from the training process for {format_duration(silent)}; it may be stuck (Esc cancels)"
+
+    def _running_progress(self, now: float, elapsed: float) -> Progress | None:
+        """The progress of a running stage (None when no run is going)."""
+        stage = self.stage
+        settings = self.settings
+        max_merges = settings.max_merges if settings else len(self.token_ids)
+        k = len(self.token_ids)
         if stage is Stage.READING:
             if not self.bytes_total:
-                return Progress(stage.value, "opening the corpus…", None, elapsed)
+                what = "opening the corpus…" if self.process_started else "starting the training process…"
+                return Progress(stage.value, what, None, elapsed)
             detail = bytes_progress(self.bytes_done, self.bytes_total, elapsed)
             return Progress(stage.value, detail, self.bytes_done / self.bytes_total, elapsed)
         if stage is Stage.COUNTED:
@@ -233,14 +277,7 @@ class TrainingState:
         if stage is Stage.MERGING:
             detail = merges_progress(k, max_merges, self.merge_rate())
             return Progress(stage.value, detail, k / max_merges if max_merges else 1.0, elapsed)
-        if stage is Stage.FINISHED:
-            return Progress(stage.value, f"{k:,} merges in {format_duration(elapsed)}", 1.0, elapsed)
-        if stage is Stage.CANCELLED:
-            detail = f"partial result: {k:,} of {max_merges:,} merges"
-            return Progress(stage.value, detail, k / max_merges if max_merges else 0.0, elapsed)
-        if stage is Stage.FAILED:
-            return Progress(stage.value, self.error, 0.0, elapsed)
-        return Progress(stage.value, "choose a corpus and press Train", 0.0, 0.0)
+        return None
 
     def bytes_per_token(self) -> tuple[np.ndarray, np.ndarray]:
         """(vocabulary size, bytes per token) after each merge, for the compression chart."""
