@@ -84,7 +84,9 @@ class SettingsPanel(QWidget):
         self.corpus_info.setWordWrap(True)
 
         self.vocab_spin = QSpinBox()
-        self.vocab_spin.setRange(257, 10_000_000)
+        # Any size can be typed: one below the minimum is shown as it is and refused (see
+        # `vocab_error`), never silently replaced by the spin box.
+        self.vocab_spin.setRange(1, 10_000_000)
         self.vocab_spin.setSingleStep(500)
         self.vocab_spin.setGroupSeparatorShown(True)
         self.vocab_spin.setValue(DEFAULT_VOCAB_SIZE)
@@ -191,11 +193,24 @@ class SettingsPanel(QWidget):
         self._set_pattern(settings.pattern)
         self.workers_spin.setValue(settings.workers or 0)
 
+    def minimum_vocab_size(self) -> int:
+        """The smallest vocabulary the settings allow: 256 bytes + the special tokens."""
+        return 256 + len(self.special_tokens())
+
+    def vocab_error(self) -> str | None:
+        """Why the vocabulary size is refused (the trainer's own words), or ``None``."""
+        size, minimum = self.vocab_spin.value(), self.minimum_vocab_size()
+        if size >= minimum:
+            return None
+        specials = len(self.special_tokens())
+        return (f"Vocabulary size {size:,} is too small: it needs at least 256 byte tokens + {specials} special "
+                f"token{'' if specials == 1 else 's'} = {minimum:,}.")
+
     def validation_error(self) -> str | None:
         """What is wrong with the inputs before training starts, or ``None``.
 
-        The trainer checks the corpus and sizes itself; this catches what the panel can
-        tell at once (no corpus, a bad regex, bad special tokens).
+        The trainer checks the corpus itself; this catches what the panel can tell at once
+        (no corpus, a vocabulary below the minimum, a bad regex, bad special tokens).
         """
         if not self.corpus():
             return "Choose a corpus first: Browse… (Ctrl+O), drop a file on the window, or use the sample corpus."
@@ -204,7 +219,7 @@ class SettingsPanel(QWidget):
             core.resolve_pattern(self.pattern())
         except ValueError as e:
             return str(e)
-        return None
+        return self.vocab_error()
 
     # -- running state -----------------------------------------------------------------------
 
@@ -295,11 +310,19 @@ class SettingsPanel(QWidget):
             widget.style().polish(widget)
 
     def _update_merges_hint(self) -> None:
-        merges = self.vocab_spin.value() - 256 - len(self.special_tokens())
-        if merges >= 0:
-            self.merges_hint.setText(f"{merges:,} merges")
+        minimum = self.minimum_vocab_size()
+        merges = self.vocab_spin.value() - minimum
+        too_small = merges < 0
+        if too_small:
+            self.merges_hint.setText(f"too small: at least {minimum:,} (256 bytes + special tokens)")
         else:
-            self.merges_hint.setText("too small: 256 bytes + special tokens come first")
+            self.merges_hint.setText(f"{merges:,} merges · minimum {minimum:,}")
+        self.vocab_spin.setToolTip(f"256 byte tokens + special tokens + merges: at least {minimum:,}")
+        for widget in (self.vocab_spin, self.merges_hint):
+            if widget.property("invalid") != too_small:
+                widget.setProperty("invalid", too_small)
+                widget.style().unpolish(widget)
+                widget.style().polish(widget)
 
     # -- persistence ---------------------------------------------------------------------------
 
