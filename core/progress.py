@@ -16,7 +16,7 @@ from core.readable import readable
 
 __all__ = [
     "RateMeter", "bytes_progress", "encode_progress", "encode_summary", "format_bytes", "format_duration",
-    "merges_progress", "training_summary",
+    "merges_progress", "stopped_early", "training_summary",
 ]
 
 
@@ -94,6 +94,11 @@ def encode_summary(corpus_bytes: int, tokens: int, dtype: str, seconds: float, p
     )
 
 
+def stopped_early(merges: int, planned: int) -> str:
+    """``stopped_early(253, 4743) -> "stopped early: no pair left (253 of 4,743 merges)"``."""
+    return f"stopped early: no pair left ({merges:,} of {planned:,} merges)"
+
+
 def training_summary(
     *,
     seconds: float,
@@ -105,15 +110,24 @@ def training_summary(
     corpus_bytes: int = 0,
     corpus_tokens: int | None = None,
     invalid_bytes: int = 0,
+    planned: int | None = None,
 ) -> list[tuple[str, str]]:
     """``(label, value)`` rows describing a finished (or, ``partial``, cancelled) training run.
 
     Args:
+        planned: the merges the vocabulary size asked for; a finished run with fewer ran
+            out of pairs: "stopped early: no pair left (253 of 4,743 merges)".
         distinct, total: distinct and all pre-tokens (``None`` when not known).
         corpus_bytes, corpus_tokens: the pre-token part of the corpus in bytes, and in
             tokens after the last merge (bytes per token shown when both are known).
     """
-    rows = [("Result", "partial (cancelled)" if partial else "complete"), ("Time", format_duration(seconds))]
+    if partial:
+        result = "partial (cancelled)"
+    elif planned is not None and len(merges) < planned:
+        result = stopped_early(len(merges), planned)
+    else:
+        result = "complete"
+    rows = [("Result", result), ("Time", format_duration(seconds))]
     if distinct is not None and total is not None:
         rows.append(("Pre-tokens", f"{distinct:,} distinct · {total:,} in all"))
     rows.append(("Vocabulary", f"{vocab_size:,} tokens ({len(merges):,} merges)"))

@@ -20,7 +20,9 @@ import numpy as np
 
 from bpe_studio.app.models.session import Session, TrainSettings
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, initial_token_bytes
-from core.progress import RateMeter, bytes_progress, format_duration, merges_progress, training_summary
+from core.progress import (
+    RateMeter, bytes_progress, format_duration, merges_progress, stopped_early, training_summary,
+)
 
 RATE_WINDOW_SECONDS = 3.0
 FREQUENCY_POINTS = 2000
@@ -242,6 +244,8 @@ class TrainingState:
         if progress is not None:
             return progress
         if stage is Stage.FINISHED:
+            if k < max_merges:  # the corpus ran out of pairs
+                return Progress(stage.value, f"{stopped_early(k, max_merges)} in {format_duration(elapsed)}", 1.0, elapsed)
             return Progress(stage.value, f"{k:,} merges in {format_duration(elapsed)}", 1.0, elapsed)
         if stage is Stage.CANCELLED:
             detail = f"partial result: {k:,} of {max_merges:,} merges"
@@ -316,6 +320,7 @@ class TrainingState:
             corpus_bytes=int(stats.get("corpus_bytes", 0)),
             corpus_tokens=session.corpus_tokens[-1] if session.corpus_tokens else None,
             invalid_bytes=int(stats.get("invalid_bytes", 0)),
+            planned=session.settings.max_merges,
         )
 
     def _make_session(self, partial: bool) -> Session | None:

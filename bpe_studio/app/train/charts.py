@@ -188,14 +188,18 @@ class ChartsPanel(QWidget):
         x, y = sizes[idx], bpt[idx]
         self.bpt_curve.setData(x, y)
         settings = self._state.settings
-        right = max(float(settings.vocab_size) if settings else 0.0, float(x[-1]))
+        # While it runs the axis holds the planned size; after, the vocabulary it reached.
+        planned = float(settings.vocab_size) if settings and self._state.stage.running else 0.0
+        right = max(planned, float(x[-1]))
         low, high = float(y.min()), float(y.max())
         bottom = math.floor(low * 4) / 4  # bytes per token starts near 1: a quarter is round enough
         self._set_range(self.bpt_plot, (float(x[0]) - 1, right), (bottom, max(round_up(high), bottom + 0.25)))
 
     def _planned_merges(self) -> int:
+        """The merges planned while a run goes (0 after it: the axis then fits the merges made,
+        e.g. a corpus that ran out of pairs after 253 of 4,743)."""
         settings = self._state.settings
-        return settings.max_merges if settings else 0
+        return settings.max_merges if settings and self._state.stage.running else 0
 
     def _set_range(self, plot: pg.PlotWidget, x: tuple[float, float], y: tuple[float, float]) -> None:
         """Set ``plot``'s view to ``x`` × ``y`` (this turns auto-range off), only if it changed."""
