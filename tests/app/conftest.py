@@ -80,14 +80,18 @@ def make_corpus(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def make_window(qtbot, settings_file: Path) -> Callable[..., object]:
-    """``make_window(corpus=None, vocab_size=None)``: a shown MainWindow with test settings."""
+    """``make_window(corpus=None, vocab_size=None, special_tokens=None)``: a shown MainWindow with
+    test settings (``special_tokens`` typed into the panel when given; else its default, none)."""
     from bpe_studio import MainWindow
 
-    def make(corpus: str | os.PathLike[str] | None = None, vocab_size: int | None = None):
+    def make(corpus: str | os.PathLike[str] | None = None, vocab_size: int | None = None,
+             special_tokens: list[str] | None = None):
         qsettings = QSettings(str(settings_file), QSettings.Format.IniFormat)
         window = MainWindow(
             corpus=None if corpus is None else str(corpus), vocab_size=vocab_size, settings=qsettings
         )
+        if special_tokens is not None:
+            window.settings_panel.specials_edit.setPlainText("\n".join(special_tokens))
         qtbot.addWidget(window)
         window.show()
         return window

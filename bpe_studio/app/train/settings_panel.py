@@ -40,7 +40,9 @@ from core.pretokenize.specials import validate_special_tokens
 from core.progress import format_bytes
 
 DEFAULT_VOCAB_SIZE = 2000
-DEFAULT_SPECIAL_TOKENS = ("<|endoftext|>",)
+DEFAULT_SPECIAL_TOKENS: tuple[str, ...] = ()
+"""None, as in `bpe-studio train` (each ``--special-token`` adds one): the same corpus and size
+give the same tokenizer in the window and on the command line."""
 PATTERN_CHOICES = [("GPT-2", "gpt2"), ("GPT-4 (cl100k)", "gpt4"), ("Custom regex", "custom")]
 CORPUS_FILTER = "Text files (*.txt *.text *.md *.jsonl *.csv *.tsv);;All files (*)"
 
@@ -96,7 +98,9 @@ class SettingsPanel(QWidget):
         self.merges_hint.setObjectName("hint")
 
         self.specials_edit = QPlainTextEdit("\n".join(DEFAULT_SPECIAL_TOKENS))
-        self.specials_edit.setToolTip("One special token per line; they split the text and are never merged")
+        self.specials_edit.setPlaceholderText("none (as on the command line) — e.g. <|endoftext|>, one per line")
+        self.specials_edit.setToolTip("One special token per line; they split the text and are never merged. "
+                                      "None by default, as with bpe-studio train.")
         self.specials_edit.setTabChangesFocus(True)
         self.specials_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 14)
         self.specials_edit.textChanged.connect(self._update_merges_hint)

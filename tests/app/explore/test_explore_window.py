@@ -11,7 +11,7 @@ import core  # noqa: E402
 
 def test_training_result_reaches_the_explore_tab(qtbot, make_window, make_corpus, tmp_path) -> None:
     corpus = make_corpus(60_000, seed=3)
-    window = make_window(corpus, 400)
+    window = make_window(corpus, 400, ["<|endoftext|>"])
     window.settings_panel.workers_spin.setValue(1)
     explore = window.explore_panel
     assert window.tabs.indexOf(explore) >= 0

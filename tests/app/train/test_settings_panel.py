@@ -37,3 +37,14 @@ def test_a_typed_vocabulary_below_the_minimum_stays_and_is_refused(qtbot, make_w
     assert spin.property("invalid") is False
     assert panel.merges_hint.text().startswith("43 merges")
     assert panel.validation_error() is None
+
+
+def test_the_default_special_tokens_are_the_command_lines(qtbot, make_window, tmp_path):
+    from bpe_studio.cli import _command_parser
+
+    args = _command_parser().parse_args(["train", "corpus.txt", "--vocab-size", "300", "--out", str(tmp_path)])
+    window = make_window()  # first launch: nothing restored
+    assert window.settings_panel.settings().special_tokens == tuple(args.special_tokens) == ()
+    # Stated where it is chosen.
+    panel = window.settings_panel
+    assert "none" in panel.specials_edit.placeholderText() and "command line" in panel.specials_edit.placeholderText()

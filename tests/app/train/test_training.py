@@ -70,7 +70,7 @@ def child_pids() -> set[int]:
 
 def test_training_to_completion_shows_exactly_core_merges(qtbot, make_window, make_corpus):
     corpus = make_corpus(60_000, seed=1)
-    window = make_window(corpus, 700)
+    window = make_window(corpus, 700, [EOT])
     window.start_training()
     assert window.is_training()
     assert window.settings_panel.train_button.text() == "Cancel"
@@ -98,7 +98,7 @@ def test_training_to_completion_shows_exactly_core_merges(qtbot, make_window, ma
 
 def test_cancel_keeps_a_partial_result_equal_to_a_shorter_run(qtbot, make_window, make_corpus, slow_merges):
     corpus = make_corpus(1_000_000, seed=2)
-    window = make_window(corpus, 40_000)
+    window = make_window(corpus, 40_000, [EOT])
     cancelled_at: list[float] = []
 
     def cancel_once_merging(_batch: object) -> None:
@@ -196,7 +196,7 @@ def test_gui_thread_stays_responsive_while_training_3mb(qtbot, make_window, make
 
 
 def test_training_the_sample_corpus_preselected_on_first_launch(qtbot, make_window):
-    window = make_window(vocab_size=500)
+    window = make_window(vocab_size=500, special_tokens=[EOT])
     from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 
     assert window.settings_panel.corpus() == str(SAMPLE_CORPUS_PATH)
