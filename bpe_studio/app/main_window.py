@@ -22,7 +22,6 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIc
 from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
-    QScrollArea,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -39,6 +38,7 @@ from bpe_studio.app.train.merges_table import MergesTable
 from bpe_studio.app.train.progress_panel import ProgressPanel
 from bpe_studio.app.models.session import Session, load_session, save_session
 from bpe_studio.app.train.settings_panel import SettingsPanel
+from bpe_studio.app.widgets.side_scroll import SideScrollArea
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.train.summary_panel import SummaryPanel
 from bpe_studio.app.workers.tokenizer_builder import TokenizerBuilder
@@ -145,12 +145,8 @@ class MainWindow(QMainWindow):
         left_layout.addWidget(self.settings_panel)
         left_layout.addWidget(self.summary_panel)
         left_layout.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(260)
+        scroll = SideScrollArea(left)  # never narrower than its controls need
+        self.left_scroll = scroll
 
         work = splitter(
             Qt.Orientation.Horizontal, [self.merges_table, self.charts],

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSpinBox,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -74,10 +73,10 @@ class SettingsPanel(QWidget):
         self.browse_button = QPushButton("Browse…")
         self.browse_button.setToolTip("Choose a text file to train on (Ctrl+O)")
         self.browse_button.clicked.connect(self.browse)
-        self.recent_button = QToolButton()
-        self.recent_button.setText("Recent")
+        # A push button with a menu: it sizes itself for the text and the arrow (a tool
+        # button's arrow was drawn over its text).
+        self.recent_button = QPushButton("Recent")
         self.recent_button.setToolTip("Recent corpora and the sample corpus")
-        self.recent_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.recent_menu = QMenu(self.recent_button)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.recent_button.setMenu(self.recent_menu)

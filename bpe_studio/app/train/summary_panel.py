@@ -1,5 +1,6 @@
 """The summary of a finished or cancelled run: time, pre-tokens, vocabulary, longest token,
 bytes per token; a clear "partial" notice after a cancel; Export and Save session buttons.
+Each value is one line, elided to the panel's width with the full value in its tooltip.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from bpe_studio.app.models.training_state import TrainingState
+from bpe_studio.app.widgets.elided_label import ElidedLabel
 
 REFRESH_MS = 200
 
@@ -59,7 +61,7 @@ class SummaryPanel(QGroupBox):
         """The (label, value) rows shown."""
         return [
             (self._form.itemAt(i, QFormLayout.ItemRole.LabelRole).widget().text(),
-             self._form.itemAt(i, QFormLayout.ItemRole.FieldRole).widget().text())
+             self._form.itemAt(i, QFormLayout.ItemRole.FieldRole).widget().full_text())
             for i in range(self._form.rowCount())
         ]
 
@@ -86,7 +88,7 @@ class SummaryPanel(QGroupBox):
         if not has_result:
             return
         for label, value in state.summary():
-            field = QLabel(value)
-            field.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            field.setWordWrap(True)
+            # One line each, elided: a 150-byte "+-----…" token must not widen the panel.
+            field = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
+            field.set_full_text(value)
             self._form.addRow(f"{label}:", field)
