@@ -54,6 +54,7 @@ SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
 NPY_FILTER = "NumPy arrays (*.npy);;All files (*)"
 CORPUS_FILTER = "Text files (*.txt *.md *.jsonl *.csv);;All files (*)"
 DEFAULT_SIZE = (1360, 860)
+APP_NAME = "BPE Studio"
 
 
 def default_qsettings() -> QSettings:
@@ -461,13 +462,13 @@ class MainWindow(QMainWindow):
             self.settings_panel.set_corpus(path)
 
     def _update_title(self, *_args: object) -> None:
+        # "pydocs.txt — BPE Studio": the name last, as Qt puts the application's display
+        # name after any title that does not already end with it.
         corpus = self.settings_panel.corpus()
-        title = "BPE Studio"
-        if corpus:
-            title += f" — {os.path.basename(corpus)}"
+        parts = [os.path.basename(corpus)] if corpus else []
         if self.state.session is not None and self.state.session.partial:
-            title += " (partial result)"
-        self.setWindowTitle(title)
+            parts = [" ".join(parts + ["(partial result)"])]
+        self.setWindowTitle(" — ".join(parts + [APP_NAME]))
 
     # -- Qt events ---------------------------------------------------------------------------------
 

@@ -68,7 +68,7 @@ class ExplorePanel(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.hide()
         self.open_button = QPushButton("Open tokenizer…")
-        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, or a tokenizer.json (Ctrl+Shift+O)")
+        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, or a tokenizer.json (Ctrl+Shift+T)")
 
         self.browser = VocabBrowser()
         self.tree = MergeTreeView()

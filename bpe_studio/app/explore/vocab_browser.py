@@ -80,8 +80,13 @@ class VocabBrowser(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         widths = {COL_ID: 60, COL_READABLE: 130, 2: 120, COL_HEX: 130, 4: 56, 5: 84, COL_PARTS: 140}
+        # Never narrower than the title plus the sort arrow ("Length ▲" was cut).
+        style, metrics = header.style(), header.fontMetrics()
+        arrow = style.pixelMetric(style.PixelMetric.PM_HeaderMarkSize, None, header)
+        margin = style.pixelMetric(style.PixelMetric.PM_HeaderMargin, None, header)
         for column, width in widths.items():
-            self.table.setColumnWidth(column, width)
+            title = str(self.model.headerData(column, Qt.Orientation.Horizontal))
+            self.table.setColumnWidth(column, max(width, metrics.horizontalAdvance(title) + arrow + 4 * margin + 8))
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
