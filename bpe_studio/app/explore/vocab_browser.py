@@ -42,7 +42,7 @@ class VocabBrowser(QWidget):
         self.last_filter_ms = 0.0
 
         self.filter_edit = QLineEdit()
-        self.filter_edit.setPlaceholderText("Filter tokens…  (e.g. ·the, ing↵, E2 80)")
+        self.filter_edit.setPlaceholderText("Filter tokens…  (e.g. \" the\" or ·the, ing↵, E2 80; regex \\sthe)")
         self.filter_edit.setClearButtonEnabled(True)
         self.regex_box = QCheckBox("Regex")
         self.case_box = QCheckBox("Match case")

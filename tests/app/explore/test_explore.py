@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import regex
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -183,3 +184,30 @@ def test_a_failure_building_the_columns_is_shown_in_the_panel(qtbot, panel: Expl
     assert panel.error_label.text() == "Cannot show Broken one: reading the vocabulary failed unexpectedly (KeyError: 'readable')"
     assert panel.tokenizer is None and ready == []
     assert "reading" not in panel.heading.text()
+
+
+def shown_ids(browser) -> list[int]:
+    model = browser.model
+    return sorted(model.data(model.index(r, 0), Qt.ItemDataRole.UserRole + 1) for r in range(model.rowCount()))
+
+
+def test_filter_matches_a_typed_space_and_regex_whitespace(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
+    out, tok = trained_files
+    open_and_wait(qtbot, panel, out)
+    browser = panel.browser
+    with_space_th = sorted(i for i, b in tok.vocab.items() if b" th" in b)
+    assert with_space_th
+    browser.filter_edit.setFocus()
+    qtbot.keyClicks(browser.filter_edit, " th")  # what a keyboard gives: a real space
+    qtbot.waitUntil(lambda: shown_ids(browser) == with_space_th, timeout=2000)
+    # Regex mode: \s finds the tokens holding whitespace (spaces, newlines).
+    browser.regex_box.setChecked(True)
+    browser.filter_edit.setText(r"\sth")
+    browser.apply_filter()
+    assert browser.error_label.isHidden()
+    assert shown_ids(browser) == with_space_th
+    browser.filter_edit.setText(r"^\s")
+    browser.apply_filter()
+    starts_with_space = sorted(i for i, b in tok.vocab.items() if regex.match(r"\s", b.decode("utf-8", "replace")))
+    assert {9, 10, 32} <= set(starts_with_space)
+    assert shown_ids(browser) == starts_with_space
