@@ -14,6 +14,7 @@ spawned processes) that a strip under the banner follows.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,35 @@ from core.formats import save_tokenizer
 
 if TYPE_CHECKING:
     from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
+
+NOTHING_TO_EXPORT = "Nothing to export yet: train a tokenizer, open a session, or open a tokenizer first."
+
+
+@dataclass(frozen=True)
+class CurrentTokenizer:
+    """The tokenizer Export, Save session and Encode act on: the one last trained (or opened
+    as a session), or opened from files in Explore — whichever came last.
+
+    Attributes:
+        tokenizer: the `core.Tokenizer` (None while a trained one is still being built).
+        title: its name in menus, dialogs and messages ("Trained on pydocs.txt", "gpt2 (50,257 tokens)").
+        session: the training result it comes from (None for one opened from files).
+    """
+
+    tokenizer: object | None = None
+    title: str = ""
+    session: Session | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.tokenizer is not None or self.session is not None
+
+
+def trained_title(session: Session) -> str:
+    """``"Trained on pydocs.txt (10,000 tokens)"``, ``"… partial"`` for a cancelled run."""
+    name = os.path.basename(session.settings.corpus) or "a corpus"
+    partial = ", partial" if session.partial else ""
+    return f"Trained on {name} ({len(session.vocab):,} tokens{partial})"
 
 SESSION_SUFFIX = ".bpesession"
 SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
@@ -85,9 +115,9 @@ class MainWindow(QMainWindow):
         self.state = TrainingState()
         self.job: TrainJob | None = None
         self.encode_job: EncodeJob | None = None
-        self.tokenizer: object | None = None
-        self._encode_tokenizer: object | None = None  # the latest trained or opened tokenizer
+        self.tokenizer: object | None = None  # the latest trained one
         self.merge_counts: dict[int, int] | None = None
+        self.current = CurrentTokenizer()  # what Export, Save session and Encode act on
         self.tokenizer_builder = TokenizerBuilder(self)
 
         self.banner = ErrorBanner()
@@ -271,21 +301,37 @@ class MainWindow(QMainWindow):
             self._publish(self.state.session, prebuilt)
 
     def _publish(self, session: Session, prebuilt: object | None = None) -> None:
-        """A result exists: build its tokenizer (in the background; `_on_tokenizer_ready` follows)."""
+        """A result exists: it becomes the current tokenizer; build its tokenizer (in the
+        background; `_on_tokenizer_ready` follows)."""
         self._update_title()
+        self._set_current(CurrentTokenizer(None, trained_title(session), session))
         self.tokenizer_builder.build(session, prebuilt)
 
     def _on_tokenizer_ready(self, tokenizer: object, merge_counts: dict[int, int]) -> None:
-        """A tokenizer is ready (trained, cancelled with a partial result, or opened)."""
+        """A trained tokenizer is ready (finished, cancelled with a partial result, or a session opened)."""
         self.tokenizer = tokenizer
         self.merge_counts = merge_counts
-        self._encode_tokenizer = tokenizer
-        self._update_encode_action()
-        self.explore_panel.set_tokenizer(tokenizer, merge_counts=merge_counts, title="Trained tokenizer")
+        if self.current.session is not None:
+            self._set_current(CurrentTokenizer(tokenizer, self.current.title, self.current.session))
+        self.explore_panel.set_tokenizer(tokenizer, merge_counts=merge_counts, title=self.current.title)
 
-    def _on_explore_tokenizer(self, _title: str) -> None:
-        """The Explore tab shows another tokenizer (e.g. one opened from files): encode with it."""
-        self._encode_tokenizer = self.explore_panel.tokenizer
+    def _on_explore_tokenizer(self, title: str) -> None:
+        """The Explore tab shows another tokenizer: the trained one, or one opened from files,
+        which then becomes the current tokenizer (exported and encoded with, by name)."""
+        tokenizer = self.explore_panel.tokenizer
+        if tokenizer is self.current.tokenizer:
+            return
+        self._set_current(CurrentTokenizer(tokenizer, title, None))
+
+    def _set_current(self, current: CurrentTokenizer) -> None:
+        """One rule for Export, Save session and Encode: they act on ``current``, named in the
+        menus, the dialogs, the encode strip and every result message."""
+        self.current = current
+        name = f"“{current.title}”"
+        self.export_action.setText(f"&Export {name}…")
+        self.encode_action.setText(f"Encode a &corpus to .npy with {name}…")
+        self.save_session_action.setText(f"Sa&ve session of {name}…" if current.session else "Sa&ve session…")
+        self.summary_panel.export_button.setToolTip(f"Write {name}'s vocab.json, merges.txt and tokenizer.json (Ctrl+E)")
         self._update_encode_action()
 
     def open_tokenizer_dialog(self) -> None:
@@ -299,31 +345,40 @@ class MainWindow(QMainWindow):
         return str(self.qsettings.value(key, "") or str(Path.home()))
 
     def export_dialog(self) -> None:
-        if self.state.session is None or self.state.stage.running:
-            self.banner.show_error("Nothing to export yet: train a tokenizer or open a session first.")
+        current = self.current
+        if not current.exists:
+            self.banner.show_error(NOTHING_TO_EXPORT)
             return
-        folder = QFileDialog.getExistingDirectory(self, "Export tokenizer to folder", self._last_folder("paths/export_folder"))
+        folder = QFileDialog.getExistingDirectory(
+            self, f"Export “{current.title}” to folder", self._last_folder("paths/export_folder")
+        )
         if folder:
             self.export_to(folder)
 
     def export_to(self, folder: str | os.PathLike[str]) -> list[Path]:
-        """Write vocab.json, merges.txt, tokenizer.json (and its config) into ``folder``."""
-        session = self.state.session
-        if session is None or self.state.stage.running:
-            self.banner.show_error("Nothing to export yet: train a tokenizer or open a session first.")
+        """Write the current tokenizer's vocab.json, merges.txt, tokenizer.json (and its config) into ``folder``."""
+        current = self.current
+        if not current.exists:
+            self.banner.show_error(NOTHING_TO_EXPORT)
             return []
+        session, tokenizer = current.session, current.tokenizer
         try:
-            paths = save_tokenizer(
-                folder, session.vocab, session.merges, list(session.settings.special_tokens),
-                session.settings.pattern,
-            )
+            if session is not None:
+                paths = save_tokenizer(
+                    folder, session.vocab, session.merges, list(session.settings.special_tokens),
+                    session.settings.pattern,
+                )
+            else:
+                paths = save_tokenizer(folder, tokenizer.vocab, tokenizer.merges,  # type: ignore[union-attr]
+                                       list(tokenizer.special_tokens), tokenizer.pattern)  # type: ignore[union-attr]
         except (OSError, ValueError) as e:
             self.banner.show_error(f"Export failed: {e}")
             return []
         self.qsettings.setValue("paths/export_folder", str(folder))
-        kind = (f"partial tokenizer ({len(session.merges):,} of {session.settings.max_merges:,} merges)"
-                if session.partial else "tokenizer")
-        self.banner.show_info(f"Exported the {kind} to {folder}: {', '.join(p.name for p in paths)}")
+        kind = "tokenizer"
+        if session is not None and session.partial:
+            kind = f"partial tokenizer ({len(session.merges):,} of {session.settings.max_merges:,} merges)"
+        self.banner.show_info(f"Exported the {kind} “{current.title}” to {folder}: {', '.join(p.name for p in paths)}")
         return list(paths)
 
     # -- encoding a corpus ----------------------------------------------------------------------
@@ -332,21 +387,24 @@ class MainWindow(QMainWindow):
         return self.encode_job is not None and self.encode_job.running
 
     def _update_encode_action(self) -> None:
-        self.encode_action.setEnabled(self._encode_tokenizer is not None and not self.is_encoding())
+        self.encode_action.setEnabled(self.current.tokenizer is not None and not self.is_encoding())
 
     def encode_corpus_dialog(self) -> None:
         """Ask for a corpus and a ``.npy`` to write, then encode (in the background)."""
-        if self._encode_tokenizer is None or self.is_encoding():
+        if self.current.tokenizer is None or self.is_encoding():
             return
+        name = f"“{self.current.title}”"
         # The corpus encoded last, else the training corpus, else the last folder used.
         candidates = [str(self.qsettings.value("paths/encode_corpus", "") or ""), self.settings_panel.corpus()]
         start = next((c for c in candidates if c and os.path.isfile(c)), self._last_folder())
-        corpus, _ = QFileDialog.getOpenFileName(self, "Encode a corpus: choose the text file", start, CORPUS_FILTER)
+        corpus, _ = QFileDialog.getOpenFileName(self, f"Encode a corpus with {name}: choose the text file", start, CORPUS_FILTER)
         if not corpus:
             return
-        name = Path(corpus).stem + ".npy"
+        npy = Path(corpus).stem + ".npy"
         folder = self.qsettings.value("paths/encode_folder", "") or str(Path(corpus).parent)
-        out, _ = QFileDialog.getSaveFileName(self, "Encode a corpus: save the token ids as", os.path.join(folder, name), NPY_FILTER)
+        out, _ = QFileDialog.getSaveFileName(
+            self, f"Encode a corpus with {name}: save the token ids as", os.path.join(folder, npy), NPY_FILTER
+        )
         if out:
             if not out.endswith(".npy"):
                 out += ".npy"
@@ -361,7 +419,7 @@ class MainWindow(QMainWindow):
         if self.is_encoding():
             self.banner.show_error("A corpus is being encoded already: wait for it or cancel it first.")
             return None
-        if self._encode_tokenizer is None:
+        if self.current.tokenizer is None:
             self.banner.show_error("Nothing to encode with yet: train a tokenizer or open one first.")
             return None
         if Path(out).resolve() == Path(corpus).resolve():
@@ -370,13 +428,14 @@ class MainWindow(QMainWindow):
         self.banner.clear()
         self.qsettings.setValue("paths/encode_corpus", str(corpus))
         self.qsettings.setValue("paths/encode_folder", str(Path(out).parent))
-        job = EncodeJob(corpus, self._encode_tokenizer, out)
+        job = EncodeJob(corpus, self.current.tokenizer, out)
+        self._encoding_with = self.current.title
         job.progress.connect(self._on_encode_progress)
         job.finished.connect(self._on_encode_finished)
         job.failed.connect(self._on_encode_failed)
         job.stopped.connect(self._on_encode_stopped)
         self.encode_job = job
-        self.encode_strip.start(job.corpus, job.out)
+        self.encode_strip.start(job.corpus, job.out, self.current.title)
         job.start()
         self._update_encode_action()
         return job
@@ -392,7 +451,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Encoding: {self.encode_strip.text()}")
 
     def _on_encode_finished(self, f: EncodeFinished) -> None:
-        self.banner.show_info(f.summary())
+        self.banner.show_info(f"{f.summary()} — tokenizer “{self._encoding_with}”")
 
     def _on_encode_failed(self, message: str) -> None:
         self.banner.show_error(message)  # "Encoding failed: …", a user error or a bug alike
@@ -404,18 +463,33 @@ class MainWindow(QMainWindow):
             self.banner.show_info("Encoding cancelled: no .npy was written.")
         self._update_encode_action()
 
-    def save_session_dialog(self) -> None:
-        if self.state.session is None or self.state.stage.running:
+    def _session_to_save(self) -> Session | None:
+        """The current tokenizer's session, or None (the banner says why)."""
+        current = self.current
+        if current.session is not None:
+            return current.session
+        if current.tokenizer is not None:
+            self.banner.show_error(
+                f"“{current.title}” was opened from files, not trained here: a session holds a training "
+                "result. Export (Ctrl+E) writes its files; train to make a session."
+            )
+        else:
             self.banner.show_error("Nothing to save yet: train a tokenizer first.")
+        return None
+
+    def save_session_dialog(self) -> None:
+        session = self._session_to_save()
+        if session is None:
             return
-        name = Path(self.state.session.settings.corpus).stem or "tokenizer"
+        name = Path(session.settings.corpus).stem or "tokenizer"
         start = os.path.join(self._last_folder("paths/session_folder"), name + SESSION_SUFFIX)
         path, _ = QFileDialog.getSaveFileName(self, "Save session", start, SESSION_FILTER)
         if path:
             self.save_session_to(path)
 
     def save_session_to(self, path: str | os.PathLike[str]) -> Path | None:
-        session = self.state.session
+        """Save the current tokenizer's training result (the banner says why not, if it has none)."""
+        session = self._session_to_save()
         if session is None:
             return None
         try:
@@ -424,7 +498,7 @@ class MainWindow(QMainWindow):
             self.banner.show_error(f"The session could not be saved: {e}")
             return None
         self.qsettings.setValue("paths/session_folder", str(written.parent))
-        self.banner.show_info(f"Session saved to {written}")
+        self.banner.show_info(f"Session of “{self.current.title}” saved to {written}")
         return written
 
     def open_session_dialog(self) -> None:

@@ -13,18 +13,23 @@ class ElidedLabel(QLabel):
     Args:
         mode: where the "…" goes (the middle by default: a path keeps both ends).
 
-    While the text is shortened, its tooltip is the full text.
+    While the text is shortened, its tooltip is the full text (unless `set_tip` gave one).
     """
 
     def __init__(self, parent: QWidget | None = None, *, mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> None:
         super().__init__(parent)
         self._full = ""
         self._mode = mode
-        self._own_tooltip = ""
+        self._tip = ""
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
     def set_full_text(self, text: str) -> None:
         self._full = text
+        self._elide()
+
+    def set_tip(self, tip: str) -> None:
+        """A tooltip of its own, shown whether or not the text is shortened."""
+        self._tip = tip
         self._elide()
 
     def full_text(self) -> str:
@@ -46,4 +51,4 @@ class ElidedLabel(QLabel):
     def _elide(self) -> None:
         shown = self.fontMetrics().elidedText(self._full, self._mode, max(self.width(), 0))
         self.setText(shown)
-        self.setToolTip(self._full if shown != self._full else "")
+        self.setToolTip(self._tip or (self._full if shown != self._full else ""))
