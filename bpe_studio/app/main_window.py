@@ -23,6 +23,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIc
 from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
+    QMessageBox,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -73,6 +74,10 @@ class CurrentTokenizer:
         return self.tokenizer is not None or self.session is not None
 
 
+def _is_empty_partial(session: Session | None) -> bool:
+    return session is not None and session.partial and not session.merges
+
+
 def trained_title(session: Session) -> str:
     """``"Trained on pydocs.txt (10,000 tokens)"``, ``"… partial"`` for a cancelled run."""
     name = os.path.basename(session.settings.corpus) or "a corpus"
@@ -114,6 +119,7 @@ class MainWindow(QMainWindow):
         self.qsettings = settings if settings is not None else default_qsettings()
         self.state = TrainingState()
         self.job: TrainJob | None = None
+        self._previous_session: Session | None = None
         self.encode_job: EncodeJob | None = None
         self.tokenizer: object | None = None  # the latest trained one
         self.merge_counts: dict[int, int] | None = None
@@ -261,6 +267,9 @@ class MainWindow(QMainWindow):
         settings = self.settings_panel.settings()
         if os.path.isfile(settings.corpus):
             self.settings_panel.recent.add(settings.corpus)
+        # Kept until the new run has something to show: a cancel before its first merge restores it.
+        previous = self.state.session
+        self._previous_session = previous if previous is not None and not self.state.stage.running else None
         self.state.start(settings)
         self.merges_table.refresh()  # drop the previous run's rows now
         self.job = TrainJob(settings)
@@ -292,6 +301,8 @@ class MainWindow(QMainWindow):
         self.settings_panel.set_running(False)
         if cancelled:
             self.state.cancel()
+            if self._restore_previous_result():
+                return
         for panel in (self.progress_panel, self.merges_table, self.summary_panel):
             panel.refresh()  # show the end at once, not at the next timer tick
         # The charts catch up one per tick (as while training): redrawing all four here
@@ -299,6 +310,21 @@ class MainWindow(QMainWindow):
         if self.state.session is not None and not self.state.stage.running:
             prebuilt = self.job.tokenizer if self.job is not None and not cancelled else None
             self._publish(self.state.session, prebuilt)
+
+    def _restore_previous_result(self) -> bool:
+        """After a cancel before the first merge, show the previous result again (not an
+        empty partial one). Returns whether it did."""
+        session, previous = self.state.session, self._previous_session
+        if previous is None or session is None or session.merges:
+            return False
+        self.state.load(previous)
+        for panel in (self.progress_panel, self.merges_table, self.summary_panel):
+            panel.refresh()
+        self._update_title()
+        self.banner.show_info(
+            f"Training cancelled before its first merge: the previous result ({trained_title(previous)}) is kept."
+        )
+        return True
 
     def _publish(self, session: Session, prebuilt: object | None = None) -> None:
         """A result exists: it becomes the current tokenizer; build its tokenizer (in the
@@ -349,19 +375,39 @@ class MainWindow(QMainWindow):
         if not current.exists:
             self.banner.show_error(NOTHING_TO_EXPORT)
             return
+        allow_empty = False
+        if _is_empty_partial(current.session):
+            answer = QMessageBox.question(
+                self, "Export an empty result?",
+                "Training was cancelled before its first merge: this tokenizer has only the 256 byte "
+                "tokens and the special tokens. Export it anyway?",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+            allow_empty = True
         folder = QFileDialog.getExistingDirectory(
             self, f"Export “{current.title}” to folder", self._last_folder("paths/export_folder")
         )
         if folder:
-            self.export_to(folder)
+            self.export_to(folder, allow_empty=allow_empty)
 
-    def export_to(self, folder: str | os.PathLike[str]) -> list[Path]:
-        """Write the current tokenizer's vocab.json, merges.txt, tokenizer.json (and its config) into ``folder``."""
+    def export_to(self, folder: str | os.PathLike[str], *, allow_empty: bool = False) -> list[Path]:
+        """Write the current tokenizer's vocab.json, merges.txt, tokenizer.json (and its config) into ``folder``.
+
+        A partial result without a single merge is only written with ``allow_empty`` (the
+        Export dialog asks first).
+        """
         current = self.current
         if not current.exists:
             self.banner.show_error(NOTHING_TO_EXPORT)
             return []
         session, tokenizer = current.session, current.tokenizer
+        if _is_empty_partial(session) and not allow_empty:
+            self.banner.show_error(
+                "Not exported: training was cancelled before its first merge, so the result holds no merge. "
+                "Train again, or confirm in File › Export… to write it anyway."
+            )
+            return []
         try:
             if session is not None:
                 paths = save_tokenizer(

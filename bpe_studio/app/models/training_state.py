@@ -114,7 +114,8 @@ class TrainingState:
         self._merge_started: float | None = None
         self.process_started = False  # the training process sent its first event
         self.last_heard = 0.0  # when the training process last sent anything
-        self.version = 0
+        # Never back to 0: a view that drew version 1 of the last run must see this one as new.
+        self.version = getattr(self, "version", 0) + 1
 
     # -- changes -------------------------------------------------------------------------
 
