@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QSettings, Qt
+from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -44,6 +44,7 @@ from bpe_studio.app.widgets.side_scroll import SideScrollArea
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.train.summary_panel import SummaryPanel
 from bpe_studio.app.workers.tokenizer_builder import TokenizerBuilder
+from bpe_studio.app.workers.thread_job import LatestJob
 from bpe_studio.app.workers.train_job import TrainJob
 from bpe_studio.app.models.training_state import TrainingState
 from core.formats import save_tokenizer
@@ -89,6 +90,7 @@ SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
 NPY_FILTER = "NumPy arrays (*.npy);;All files (*)"
 CORPUS_FILTER = "Text files (*.txt *.md *.jsonl *.csv);;All files (*)"
 DEFAULT_SIZE = (1360, 860)
+CLOSE_POLL_MS = 50
 APP_NAME = "BPE Studio"
 
 
@@ -120,6 +122,7 @@ class MainWindow(QMainWindow):
         self.state = TrainingState()
         self.job: TrainJob | None = None
         self._previous_session: Session | None = None
+        self._close_timer: QTimer | None = None
         self.encode_job: EncodeJob | None = None
         self.tokenizer: object | None = None  # the latest trained one
         self.merge_counts: dict[int, int] | None = None
@@ -606,8 +609,49 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
         self.open_path(files[0])
 
+    def _background_jobs(self) -> list[LatestJob]:
+        return self.findChildren(LatestJob)
+
+    def _ready_to_close(self) -> bool:
+        """Cancel every job; True once none runs. Until then the window stays up (and
+        responsive), says what it waits for, and closes itself when the last one stops —
+        waiting here for the training process to stop froze it for 0.6-1.1 s."""
+        for job in (self.job, self.encode_job):
+            if job is not None:
+                job.cancel()
+        background = self._background_jobs()
+        for latest in background:
+            latest.cancel()
+        busy = self.is_training() or self.is_encoding() or any(latest.busy for latest in background)
+        if busy and self._close_timer is None:
+            what = "the training" if self.is_training() else "the encoding" if self.is_encoding() else "background work"
+            self.banner.show_info(f"Closing: stopping {what} first…")
+            self.statusBar().showMessage(f"Closing: stopping {what}…")
+            self.centralWidget().setEnabled(False)
+            self._close_timer = QTimer(self)
+            self._close_timer.setInterval(CLOSE_POLL_MS)
+            self._close_timer.timeout.connect(self._close_when_idle)
+            self._close_timer.start()
+        return not busy
+
+    def _close_when_idle(self) -> None:
+        if self.is_training() or self.is_encoding() or any(latest.busy for latest in self._background_jobs()):
+            return
+        assert self._close_timer is not None
+        self._close_timer.stop()
+        self.close()
+
+    @property
+    def closing(self) -> bool:
+        """True from a close asked while work was running until the window closes."""
+        return self._close_timer is not None
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        # Every job is cancelled, then waited for: no thread or worker process outlives the window.
+        if not self._ready_to_close():
+            event.ignore()
+            return
+        # Nothing runs any more; the waits below return at once: no thread or worker
+        # process outlives the window.
         for job in (self.job, self.encode_job):
             if job is not None:
                 job.shutdown()

@@ -11,6 +11,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import random
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -108,3 +109,38 @@ def slow_merges(monkeypatch: pytest.MonkeyPatch) -> None:
     process inherits the environment).
     """
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+
+
+class Heartbeat:
+    """A 5 ms timer in the GUI thread; ``worst`` is the longest gap between its ticks (a
+    frozen window shows as a long gap)."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self._timer = QTimer()
+        self._timer.setInterval(5)
+        self._timer.timeout.connect(self._tick)
+        self.restart()
+        self._timer.start()
+
+    def restart(self) -> None:
+        self.worst = 0.0
+        self._last = time.perf_counter()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self._last)
+        self._last = now
+
+    def stop(self) -> None:
+        self._tick()
+        self._timer.stop()
+
+
+@pytest.fixture
+def heartbeat(qtbot) -> Iterator[Heartbeat]:
+    """A running `Heartbeat`; call ``restart()`` right before what is measured."""
+    beat = Heartbeat()
+    yield beat
+    beat.stop()

@@ -102,7 +102,9 @@ def test_closing_the_window_stops_the_encoding(qtbot, make_window, make_corpus, 
     job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
     assert job is not None
     qtbot.waitSignal(job.progress, timeout=10_000).wait()
-    window.close()
+    window.close()  # stops the encoding first, then closes (the window stays responsive meanwhile)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=30_000)
+    assert not job.running
     assert multiprocessing.active_children() == []
     assert leftovers(tmp_path, {"big.txt", "settings.ini"}) == []
 

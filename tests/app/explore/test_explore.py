@@ -73,14 +73,15 @@ def test_open_directory_tokenizer_json_or_merges(qtbot, panel: ExplorePanel, tra
     assert panel.tokenizer.encode("the category 😀") == original.encode("the category 😀")
 
 
-def test_open_a_broken_file_shows_the_reason(panel: ExplorePanel, tmp_path: Path) -> None:
+def test_open_a_broken_file_shows_the_reason(qtbot, panel: ExplorePanel, tmp_path: Path) -> None:
     # A vocabulary lacking a byte: core refuses it; the panel says why, no traceback.
     vocab = {chr(0x41 + i) if i < 26 else f"t{i}": i for i in range(30)}
     (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (tmp_path / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
-    assert not panel.open_tokenizer(tmp_path / "vocab.json")
+    with qtbot.waitSignal(panel.open_failed, timeout=10_000):
+        panel.open_tokenizer(tmp_path / "vocab.json")  # read in the background
     assert not panel.error_label.isHidden()
-    assert "byte" in panel.error_label.text()
+    assert "byte" in panel.error_label.text() and "Cannot open" in panel.error_label.text()
     assert not panel.open_tokenizer(tmp_path / "nothing-here.json")
     assert "Cannot open" in panel.error_label.text()
 
