@@ -45,9 +45,18 @@ def _per_second(amount: float, seconds: float) -> float:
     return amount / seconds if seconds > 0 else 0.0
 
 
-def bytes_progress(done: int, total: int, seconds: float) -> str:
-    """``"3.5 MB of 11.1 MB · 4.5 MB/s"`` (the rate left out until there is one)."""
+def bytes_progress(done: int, total: int, seconds: float, *, rate: float | None = None) -> str:
+    """``"3.5 MB of 11.1 MB · 4.5 MB/s"`` (the rate left out until there is one).
+
+    With ``rate`` (bytes per second, measured by the caller, e.g. from the first bytes read
+    rather than from the start) it is shown instead, with the time left:
+    ``"3.5 MB of 11.1 MB · 4.5 MB/s · ETA 1.7 s"``.
+    """
     text = f"{format_bytes(done)} of {format_bytes(total)}"
+    if rate is not None:
+        if rate <= 0:
+            return text
+        return f"{text} · {rate / 1e6:,.1f} MB/s · ETA {format_duration(max(total - done, 0) / rate)}"
     rate = _per_second(done, seconds)
     return f"{text} · {rate / 1e6:,.1f} MB/s" if rate > 0 else text
 

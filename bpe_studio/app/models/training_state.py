@@ -25,6 +25,11 @@ from core.progress import (
 )
 
 RATE_WINDOW_SECONDS = 3.0
+ETA_SETTLE_SECONDS = 1.0
+"""No merge ETA in a run's first second of merging: the first merges are the slowest, and
+an ETA from them was 50 times too long (3 min predicted, 4 s taken)."""
+RATE_SMOOTHING = 0.3
+"""Weight of the newest rate in the smoothed merge rate the ETA uses."""
 FREQUENCY_POINTS = 2000
 SILENCE_SECONDS = 20.0
 """A running trainer that sends nothing for this long is reported as silent."""
@@ -112,6 +117,8 @@ class TrainingState:
         self.session: Session | None = None
         self._merge_rate = RateMeter(RATE_WINDOW_SECONDS)
         self._merge_started: float | None = None
+        self._smoothed_rate = 0.0  # merges per second, for the ETA
+        self._reading_from: tuple[float, int] | None = None  # (time, bytes) of the first progress
         self.process_started = False  # the training process sent its first event
         self.last_heard = 0.0  # when the training process last sent anything
         # Never back to 0: a view that drew version 1 of the last run must see this one as new.
@@ -164,6 +171,8 @@ class TrainingState:
                 self._append_merges(event)
             elif isinstance(event, PretokenizeProgress):
                 self.bytes_done, self.bytes_total = event.done, event.total
+                if self._reading_from is None:  # MB/s from here: opening the corpus is not reading
+                    self._reading_from = (now, event.done)
             elif isinstance(event, CountingDone):
                 self.counting = event
                 idx = thin_log(len(event.frequencies))
@@ -178,6 +187,10 @@ class TrainingState:
             self._merge_started = now
         if self.stage is Stage.MERGING:
             self._merge_rate.add(now, len(self.token_ids))
+            rate = self._merge_rate.rate()
+            if rate > 0:
+                old = self._smoothed_rate
+                self._smoothed_rate = rate if old <= 0 else old + RATE_SMOOTHING * (rate - old)
         self.version += 1
 
     def _append_merges(self, batch: MergeBatch) -> None:
@@ -231,6 +244,21 @@ class TrainingState:
         """Merges per second over the last few seconds (0 when unknown)."""
         return self._merge_rate.rate()
 
+    def eta_merge_rate(self, now: float | None = None) -> float:
+        """The smoothed merge rate the ETA uses; 0 (no ETA yet) in the first second of merging."""
+        now = time.monotonic() if now is None else now
+        if self._merge_started is None or now - self._merge_started < ETA_SETTLE_SECONDS:
+            return 0.0
+        return self._smoothed_rate
+
+    def reading_rate(self, now: float | None = None) -> float:
+        """Bytes read per second since the first bytes (0 until there is a measure)."""
+        if self._reading_from is None:
+            return 0.0
+        since, done = self._reading_from
+        seconds = (time.monotonic() if now is None else now) - since
+        return (self.bytes_done - done) / seconds if seconds > 0.2 and self.bytes_done > done else 0.0
+
     def progress(self, now: float | None = None) -> Progress:
         """The stage, its figures and the bar's fraction at time ``now``."""
         now = time.monotonic() if now is None else now
@@ -273,14 +301,14 @@ class TrainingState:
             if not self.bytes_total:
                 what = "opening the corpus…" if self.process_started else "starting the training process…"
                 return Progress(stage.value, what, None, elapsed)
-            detail = bytes_progress(self.bytes_done, self.bytes_total, elapsed)
+            detail = bytes_progress(self.bytes_done, self.bytes_total, elapsed, rate=self.reading_rate(now))
             return Progress(stage.value, detail, self.bytes_done / self.bytes_total, elapsed)
         if stage is Stage.COUNTED:
             c = self.counting
             detail = f"{c.distinct:,} distinct pre-tokens · {c.total:,} in all" if c else ""
             return Progress(stage.value, detail, None, elapsed)
         if stage is Stage.MERGING:
-            detail = merges_progress(k, max_merges, self.merge_rate())
+            detail = merges_progress(k, max_merges, self.eta_merge_rate(now))
             return Progress(stage.value, detail, k / max_merges if max_merges else 1.0, elapsed)
         return None
 
