@@ -158,6 +158,7 @@ class MainWindow(QMainWindow):
         self.settings_panel.trainClicked.connect(self.start_training)
         self.settings_panel.cancelClicked.connect(self.cancel_training)
         self.settings_panel.corpusChanged.connect(self._update_title)
+        self.settings_panel.corpusChanged.connect(self.summary_panel.set_chosen_corpus)
         self.summary_panel.exportClicked.connect(self.export_dialog)
         self.summary_panel.saveClicked.connect(self.save_session_dialog)
         self.progress_panel.statusChanged.connect(self.statusBar().showMessage)

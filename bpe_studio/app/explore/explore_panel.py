@@ -255,6 +255,12 @@ class ExplorePanel(QWidget):
 
     # -- selection links ----------------------------------------------------------------
     def _on_token_selected(self, token_id: int) -> None:
+        if token_id < 0:  # none selected (e.g. the filter hid it)
+            self.tree.show_token(None)
+            self.inspector.set_highlight_id(None)
+            self.occurrences_label.setText("Select a token to see how it was built.")
+            self.show_in_inspector.setEnabled(False)
+            return
         self.tree.show_token(token_id)
         self.inspector.set_highlight_id(token_id)
         self._update_occurrences()

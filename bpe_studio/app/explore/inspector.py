@@ -36,6 +36,7 @@ from bpe_studio.app.widgets.token_view import TokenView
 
 ENCODING = "encoding the text"  # for messages: "encoding the text failed unexpectedly (…)"
 DEBOUNCE_MS = 250
+HOVER_HINT = "Hover or click a token to see its id, bytes and merge rank."
 BACKGROUND_CHARS = 20_000  # longer texts are encoded off the GUI thread
 MAX_IDS_SHOWN = 2_000  # the ids pane shows this many (as many as the tokens drawn); Copy copies them all
 MAX_FILE_BYTES = 20_000_000
@@ -100,7 +101,7 @@ class InspectorPanel(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
-        self.detail_label = QLabel("Hover or click a token to see its id, bytes and merge rank.")
+        self.detail_label = QLabel(HOVER_HINT)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail_label.setFont(mono)
         self.detail_label.setWordWrap(True)
@@ -159,6 +160,7 @@ class InspectorPanel(QWidget):
 
     def set_tokenizer(self, tokenizer: Any) -> None:
         self._tokenizer = tokenizer
+        self.detail_label.setText(HOVER_HINT)  # a line about the previous tokenizer's token would mislead
         if not self.editor.toPlainText():
             self.editor.setPlainText(SAMPLE_TEXT)  # textChanged schedules the encoding
         self.encode_now()

@@ -161,7 +161,11 @@ class VocabBrowser(QWidget):
 
     def _restore(self, token_id: int) -> None:
         if self._selected_id == token_id and not self.select_token(token_id):
+            # The filter hides it now: nothing is selected any more, and the views that
+            # followed the selection (merge tree, inspector highlight) are told so.
             self.table.clearSelection()
+            self._selected_id = None
+            self.token_selected.emit(-1)
 
     def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
         indexes = self.table.selectionModel().selectedRows(COL_ID)

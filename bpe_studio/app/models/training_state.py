@@ -281,7 +281,7 @@ class TrainingState:
             return Progress(stage.value, detail, k / max_merges if max_merges else 0.0, elapsed)
         if stage is Stage.FAILED:
             return Progress(stage.value, self.error, 0.0, elapsed)
-        return Progress(stage.value, "choose a corpus and press Train", 0.0, 0.0)
+        return Progress(stage.value, "press Train (Ctrl+Enter) to start", 0.0, 0.0)
 
     def silence_note(self, now: float | None = None) -> str:
         """What the window says when the running trainer has sent nothing for a while."""

@@ -56,6 +56,11 @@ def round_up(value: float) -> float:
     return 10 * scale
 
 
+def _decades(value: float) -> float:
+    """The log10 axis end for ``value``: whole decades, at least one (``_decades(350) -> 3.0``)."""
+    return max(1.0, math.ceil(math.log10(max(value, 1.0)) - 1e-9))
+
+
 def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground: QColor) -> pg.PlotWidget:
     widget = pg.PlotWidget(background=background)
     item = widget.getPlotItem()
@@ -87,7 +92,7 @@ class ChartsPanel(QWidget):
     def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._frequency_points: object | None = None
+        self._frequency_points: object | None = object()  # never the state's: the first tick draws
         palette = self.palette()
         bg = palette.color(QPalette.ColorRole.Base)
         fg = palette.color(QPalette.ColorRole.Text)
@@ -150,8 +155,9 @@ class ChartsPanel(QWidget):
     def _refresh_pairs(self) -> None:
         counts = self._state.counts
         n = len(counts)
-        if not n:
+        if not n:  # axes for the run to come (or a neutral 1-1000), not 0.2-0.8 or the last run's
             self.pair_curve.setData([], [])
+            self._set_range(self.pair_plot, (0.0, float(self._planned_merges() or 1000)), (0.0, 3.0))
             return
         idx = thin(n)
         y = np.maximum(np.asarray(counts, dtype=np.float64)[idx], 1.0)
@@ -166,15 +172,21 @@ class ChartsPanel(QWidget):
         self._frequency_points = points
         if points is None or not len(points[0]):
             self.freq_curve.setData([], [])
+            self._set_range(self.freq_plot, (0.0, 3.0), (0.0, 3.0))
         else:
             ranks, counts = points
-            self.freq_curve.setData(ranks.astype(np.float64), np.maximum(counts.astype(np.float64), 1.0))
+            y = np.maximum(counts.astype(np.float64), 1.0)
+            self.freq_curve.setData(ranks.astype(np.float64), y)
+            # Whole decades, at least one: with few pre-tokens an auto range spanned a fraction
+            # of a decade and its 2·10⁰, 3·10⁰, … labels ran into each other.
+            self._set_range(self.freq_plot, (0.0, _decades(float(ranks.max()))), (0.0, _decades(float(y.max()))))
         return True
 
     def _refresh_lengths(self) -> None:
         state = self._state
         if not state.token_ids:  # 256 one-byte tokens alone make one wall-to-wall bar
             self.length_bars.setData([], [])
+            self._set_range(self.length_plot, (0.5, 10.5), (0.0, 100.0))
             return
         counts = np.bincount(state.token_lengths())[1:]  # lengths 1, 2, ...
         edges = np.arange(len(counts) + 1, dtype=np.float64) + 0.5
@@ -185,6 +197,8 @@ class ChartsPanel(QWidget):
         sizes, bpt = self._state.bytes_per_token()
         if not len(sizes):
             self.bpt_curve.setData([], [])
+            settings = self._state.settings
+            self._set_range(self.bpt_plot, (256.0, float(settings.vocab_size if settings else 1000)), (1.0, 2.0))
             return
         idx = thin(len(sizes))
         x, y = sizes[idx], bpt[idx]
