@@ -56,13 +56,32 @@ def round_up(value: float) -> float:
     return 10 * scale
 
 
+class CompactAxis(pg.AxisItem):
+    """An axis whose thousands read "2k", "40k", "1.5M": in a chart 170 pixels wide (a
+    1024-pixel window) "2000 4000 6000 8000" ran together."""
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        if self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        out = []
+        for value in values:
+            v = value * scale
+            if abs(v) >= 1e6:
+                out.append(f"{v / 1e6:g}M")
+            elif abs(v) >= 1e3:
+                out.append(f"{v / 1e3:g}k")
+            else:
+                out.append(f"{v:g}")
+        return out
+
+
 def _decades(value: float) -> float:
     """The log10 axis end for ``value``: whole decades, at least one (``_decades(350) -> 3.0``)."""
     return max(1.0, math.ceil(math.log10(max(value, 1.0)) - 1e-9))
 
 
 def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground: QColor) -> pg.PlotWidget:
-    widget = pg.PlotWidget(background=background)
+    widget = pg.PlotWidget(background=background, axisItems={"bottom": CompactAxis("bottom")})
     item = widget.getPlotItem()
     item.setTitle(title, color=foreground.name(), size="10pt")
     for name, label in (("bottom", x_label), ("left", y_label)):
@@ -102,7 +121,7 @@ class ChartsPanel(QWidget):
         _label_decades_only(self.pair_plot, "left")
         self.pair_curve = self.pair_plot.plot(pen=pg.mkPen(ACCENT, width=2))
 
-        self.freq_plot = _plot("Pre-token frequency", "rank", "count", bg, fg)
+        self.freq_plot = _plot("Pre-token counts", "rank", "count", bg, fg)
         self.freq_plot.setLogMode(x=True, y=True)
         _label_decades_only(self.freq_plot, "left")
         _label_decades_only(self.freq_plot, "bottom")
