@@ -1,13 +1,16 @@
 """BPE Studio's core: exact, fast byte-level BPE training and tokenization. No Qt.
 
 Public API:
-    train_bpe(input_path, vocab_size, special_tokens, *, pattern="gpt2", workers=None)
-        -> (vocab, merges)
+    train_bpe(source, vocab_size, special_tokens, *, pattern="gpt2", workers=None, field="text",
+              max_bytes=None, sample=None, seed=0, doc_max_chars=None,
+              max_token_length=None, min_frequency=1, initial=None) -> (vocab, merges)
+        source: files, folders, globs; plain text, JSONL, Parquet; .gz/.bz2/.xz/.zst
+    train_bpe_from_iterator(texts, vocab_size, special_tokens, ...) -> (vocab, merges): each str a document
     train_bpe_events(...) -> Iterator of PretokenizeProgress | CountingDone | MergeEvent | Finished
     train_bpe_batches(...) -> the same, with the merges in batches of id columns (MergeBatch);
         MergeBatch.extend_vocab(token_bytes) grows initial_token_bytes(special_tokens)
     resolve_pattern(name_or_regex) -> Pattern; GPT2_PATTERN, GPT4_PATTERN
-    Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
+    Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path) (also .tiktoken)
         .encode / .encode_iterable / .encode_with_spans -> [TokenSpan] / .decode
     save_tokenizer(out_dir, vocab, merges, special_tokens, pattern); load_gpt2_files(vocab, merges)
     encode_file(corpus, tokenizer, out_npy, *, workers=None, progress=None) -> EncodeFinished
@@ -30,7 +33,13 @@ from core.events import (
 )
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
 from core.pretokenize.specials import split_on_specials
-from core.train.trainer import train_bpe, train_bpe_batches, train_bpe_events
+from core.train.trainer import (
+    train_bpe,
+    train_bpe_batches,
+    train_bpe_batches_from_iterator,
+    train_bpe_events,
+    train_bpe_from_iterator,
+)
 
 if TYPE_CHECKING:
     from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events
@@ -92,5 +101,7 @@ __all__ = [
     "split_on_specials",
     "train_bpe",
     "train_bpe_batches",
+    "train_bpe_batches_from_iterator",
     "train_bpe_events",
+    "train_bpe_from_iterator",
 ]

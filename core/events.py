@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class PretokenizeProgress:
-    """Reading and pre-tokenizing: ``done`` of ``total`` input bytes are counted."""
+    """Reading and pre-tokenizing: ``done`` of ``total`` input bytes are counted (bytes on
+    disk: compressed bytes for a compressed file), in ``documents`` documents so far."""
 
     done: int
     total: int
+    documents: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,8 @@ class CountingDone:
         frequencies: counts of the distinct pre-tokens, sorted descending, as a compact
             ``array('q')`` (``numpy.asarray(frequencies)`` views it without a copy).
         longest_pretoken: the longest pre-token in bytes.
+        documents: documents read (plain files, JSONL records, Parquet rows, texts), after sampling.
+        input_bytes: bytes of input read (on disk: compressed bytes for compressed files).
     """
 
     distinct: int
@@ -45,6 +49,8 @@ class CountingDone:
     corpus_bytes: int
     frequencies: array[int]
     longest_pretoken: bytes
+    documents: int = 0
+    input_bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)

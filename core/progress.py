@@ -119,6 +119,8 @@ def training_summary(
     corpus_bytes: int = 0,
     corpus_tokens: int | None = None,
     invalid_bytes: int = 0,
+    documents: int = 0,
+    input_bytes: int = 0,
     planned: int | None = None,
 ) -> list[tuple[str, str]]:
     """``(label, value)`` rows describing a finished (or, ``partial``, cancelled) training run.
@@ -129,6 +131,7 @@ def training_summary(
         distinct, total: distinct and all pre-tokens (``None`` when not known).
         corpus_bytes, corpus_tokens: the pre-token part of the corpus in bytes, and in
             tokens after the last merge (bytes per token shown when both are known).
+        documents, input_bytes: documents and bytes (on disk) read (shown when known).
     """
     if partial:
         result = "partial (cancelled)"
@@ -137,6 +140,8 @@ def training_summary(
     else:
         result = "complete"
     rows = [("Result", result), ("Time", format_duration(seconds))]
+    if documents or input_bytes:
+        rows.append(("Read", f"{documents:,} document{'s' * (documents != 1)} · {format_bytes(input_bytes)}"))
     if distinct is not None and total is not None:
         rows.append(("Pre-tokens", f"{distinct:,} distinct · {total:,} in all"))
     rows.append(("Vocabulary", f"{vocab_size:,} tokens ({len(merges):,} merges)"))

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from bpe_studio.app.resources import resource, style_sheet
 from bpe_studio.app.train.charts import ChartsPanel
+from bpe_studio.app.train.corpus_picker import join_sources
 from bpe_studio.app.encode.encode_strip import EncodeStrip
 from bpe_studio.app.workers.encode_job import EncodeJob
 from bpe_studio.app.widgets.error_banner import ErrorBanner
@@ -219,7 +220,7 @@ class MainWindow(QMainWindow):
         self.open_session_action = self._action("Open &session…", self.open_session_dialog, ["Ctrl+Shift+O"])
         self.save_session_action = self._action("Sa&ve session…", self.save_session_dialog, ["Ctrl+S"])
         self.export_action = self._action("&Export tokenizer…", self.export_dialog, ["Ctrl+E"],
-                                          "Write vocab.json, merges.txt and tokenizer.json")
+                                          "Write vocab.json, merges.txt, tokenizer.json and tokenizer.tiktoken")
         self.encode_action = self._action(
             "Encode a &corpus to .npy…", self.encode_corpus_dialog, ["Ctrl+Shift+E"],
             "Encode a text file with the current tokenizer into a .npy of token ids",
@@ -229,7 +230,7 @@ class MainWindow(QMainWindow):
         # Ctrl+Shift+O is Open session, so the tokenizer gets Ctrl+Shift+T.
         self.open_tokenizer_action = self._action(
             "Open &tokenizer…", self.open_tokenizer_dialog, ["Ctrl+Shift+T"],
-            "Browse and inspect GPT-2 vocab.json + merges.txt or a tokenizer.json without training",
+            "Browse and inspect GPT-2 vocab.json + merges.txt, a tokenizer.json or a .tiktoken file without training",
         )
         self.train_action = self._action("&Train", self.start_training, ["Ctrl+Return", "Ctrl+Enter"])
         self.cancel_action = self._action("&Cancel", self.cancel_running, ["Esc"],
@@ -608,7 +609,10 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         event.acceptProposedAction()
-        self.open_path(files[0])
+        if len(files) > 1 and not any(f.endswith(SESSION_SUFFIX) for f in files):
+            self.open_path(join_sources(files))  # several files: one corpus
+        else:
+            self.open_path(files[0])
 
     def _background_jobs(self) -> list[LatestJob]:
         return self.findChildren(LatestJob)
@@ -658,6 +662,7 @@ class MainWindow(QMainWindow):
                 job.shutdown()
         self.tokenizer_builder.shutdown()
         self.explore_panel.shutdown()
+        self.settings_panel.trainer_options.shutdown()
         self.settings_panel.save()
         self.qsettings.setValue("window/geometry", self.saveGeometry())
         self.qsettings.sync()

@@ -1,6 +1,10 @@
 """``bpe-studio encode``: a corpus to a ``.npy`` of token ids, in parallel, with progress.
 
     bpe-studio encode corpus.txt --tokenizer tok/ --out ids.npy [--workers K]
+    bpe-studio encode shards/ 'more/*.jsonl.zst' --field text --tokenizer tok/ --out ids.npy
+
+Documents (plain files, JSONL records, Parquet rows) are encoded in order, each followed by
+the id of ``--doc-separator`` (default ``<|endoftext|>`` when the tokenizer has it).
 
 Progress (MB/s) goes to stderr; a one-line summary (tokens, bytes per token, MB/s) to stdout.
 The ``.npy`` appears only when encoding has finished (``uint16`` ids when the vocabulary
@@ -17,7 +21,9 @@ from typing import Any, TextIO
 
 from bpe_studio.cli.terminal import ProgressLine, bar
 from core.progress import encode_progress
-from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, check_paths, encode_file_events
+from core.corpus.sources import ReadOptions, open_corpus
+from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
+from core.encode.documents_to_npy import check_output, encode_source_events
 from core.encode.tokenizer import Tokenizer
 
 
@@ -25,14 +31,25 @@ def add_encode_parser(commands: Any) -> None:
     """Register the ``encode`` subcommand on an argparse subparsers object."""
     parser = commands.add_parser(
         "encode",
-        help="encode a text file into a .npy of token ids",
-        description="Encode CORPUS with the tokenizer in DIR into a .npy of token ids.",
+        help="encode a corpus into a .npy of token ids",
+        description="Encode SOURCE(s) with the tokenizer in DIR into a .npy of token ids. A source is a file, "
+        "a folder or a glob; plain text (invalid UTF-8 bytes are encoded as bytes), JSONL or Parquet, "
+        "optionally compressed (.gz, .bz2, .xz, .zst). Documents are encoded in order, each followed by "
+        "the separator's id.",
     )
-    parser.add_argument("corpus", help="a text file (UTF-8; invalid bytes are encoded as bytes)")
+    parser.add_argument("corpus", nargs="+", metavar="SOURCE", help="files, folders or glob patterns")
     parser.add_argument("--tokenizer", required=True, metavar="DIR",
-                        help="a tokenizer directory (vocab.json + merges.txt, or tokenizer.json) or file")
+                        help="a tokenizer directory (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) or file")
     parser.add_argument("--out", required=True, metavar="IDS.npy", help="the .npy file to write")
     parser.add_argument("--workers", type=int, metavar="K", help="encoding processes (default: all cores)")
+    parser.add_argument("--field", default="text", metavar="NAME",
+                        help="the JSONL field / Parquet column holding the text (default: text)")
+    separator = parser.add_mutually_exclusive_group()
+    separator.add_argument("--doc-separator", metavar="TOKEN", default=True,
+                           help="the token whose id follows each document (default: <|endoftext|> if the "
+                           "tokenizer has it)")
+    separator.add_argument("--no-doc-separator", dest="doc_separator", action="store_const", const=None,
+                           help="write no id between documents")
     parser.set_defaults(run=run_encode)
 
 
@@ -43,9 +60,12 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if not str(args.out).endswith(".npy"):
         raise ValueError(f"--out {args.out} must end in .npy")
-    check_paths(Path(args.corpus), Path(args.out))  # before the (slower) tokenizer load
+    # the corpus and output before the (slower) tokenizer load: the same checks as training
+    open_corpus(args.corpus, ReadOptions(args.field), purpose="encode")
+    check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)
-    events = encode_file_events(args.corpus, tokenizer, args.out, workers=args.workers)
+    events = encode_source_events(args.corpus, tokenizer, args.out, field=args.field,
+                                  doc_separator=args.doc_separator, workers=args.workers)
     progress = ProgressLine(err)
     finished: EncodeFinished | None = None
     started = time.monotonic()
@@ -58,8 +78,11 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
                 )
             else:
                 finished = event
+    except BaseException:
+        progress.discard()
+        raise
     finally:
-        events.close()
+        events.close()  # type: ignore[attr-defined]
         progress.close()
     assert finished is not None
     out.write(finished.summary() + "\n")

@@ -50,6 +50,14 @@ class ProgressLine:
         self.stream.flush()
         self._width = 0
 
+    def discard(self) -> None:
+        """End after an error: on a terminal the line stays (a newline ends it); in a log the
+        unfinished state is dropped, so the error is the one line the run leaves there."""
+        if self._stage and self.interactive:
+            self.stream.write("\n")
+            self.stream.flush()
+        self._stage = ""
+
     def close(self) -> None:
         """Leave the last state on screen and move to a new line."""
         if self._stage:

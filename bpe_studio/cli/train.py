@@ -1,9 +1,10 @@
 """``bpe-studio train``: headless training with terminal progress and a summary.
 
     bpe-studio train corpus.txt --vocab-size 10000 --special-token '<|endoftext|>' --out tok/
+    bpe-studio train shards/ 'more/*.jsonl.zst' --field text --max-bytes 2GiB --sample 0.1 --out tok/
 
-Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json and tokenizer.json
-into the output directory, only once training has finished. Follows the batched stream
+Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json, tokenizer.json and
+tokenizer.tiktoken into the output directory, only once training has finished. Follows the batched stream
 (`core.train_bpe_batches`): the progress line moves once per batch of merges.
 """
 
@@ -25,35 +26,103 @@ from core.progress import bytes_progress, merges_progress, training_summary
 def add_train_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "train",
-        help="train a tokenizer on a text file",
-        description="Train a byte-level BPE tokenizer on CORPUS and write it into DIR.",
+        help="train a tokenizer on a corpus",
+        description="Train a byte-level BPE tokenizer on SOURCE(s) and write it into DIR. A source is a "
+        "file, a folder (read recursively, hidden files skipped) or a glob; plain text, JSONL (.jsonl, "
+        ".ndjson) or Parquet, optionally compressed (.gz, .bz2, .xz, .zst). Each plain file, JSONL record "
+        "and Parquet row is a document: nothing is merged across documents.",
     )
-    parser.add_argument("corpus", help="a UTF-8 text file")
+    parser.add_argument("corpus", nargs="+", metavar="SOURCE", help="files, folders or glob patterns")
     parser.add_argument("--vocab-size", type=int, required=True, metavar="N",
                         help="vocabulary size: 256 bytes + special tokens + merges")
     parser.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
                         help="a special token (repeat for several), e.g. '<|endoftext|>'")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to write the tokenizer files into")
     parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization processes (default: all cores)")
-    parser.add_argument("--pattern", default="gpt2", metavar="gpt2|gpt4|REGEX",
-                        help="pre-tokenization pattern (default: gpt2)")
+    parser.add_argument("--pattern", metavar="gpt2|gpt4|REGEX",
+                        help="pre-tokenization pattern (default: gpt2, or --init's)")
+    add_source_options(parser)
+    options = parser.add_argument_group("trainer options (docs/semantics.md)")
+    options.add_argument("--max-token-length", type=int, metavar="L",
+                         help="never merge a pair whose token would be longer than L bytes (L >= 2)")
+    options.add_argument("--min-frequency", type=int, default=1, metavar="F",
+                         help="stop when the best pair occurs fewer than F times (default: 1)")
+    options.add_argument("--init", metavar="DIR",
+                         help="continue training this tokenizer (folder or file): its merges and ids stay, "
+                         "new merges follow; its pattern is used")
     parser.set_defaults(run=run_train)
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """--field, --max-bytes, --sample, --seed, --doc-max-chars (also `bpe-studio encode`'s --field)."""
+    parser.add_argument("--field", default="text", metavar="NAME",
+                        help="the JSONL field / Parquet column holding the text (default: text)")
+    parser.add_argument("--max-bytes", type=_size, metavar="SIZE",
+                        help="read at most this much text, e.g. 500MB or 2GiB")
+    parser.add_argument("--sample", type=_fraction, metavar="FRACTION",
+                        help="keep this fraction of the documents, e.g. 0.1 (reproducible with --seed)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default: 0)")
+    parser.add_argument("--doc-max-chars", type=_positive, metavar="N", help="cut each document after N characters")
+
+
+def _size(text: str) -> int:
+    from core.corpus.sources import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction in (0, 1]; write e.g. 0.1 or 10%")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
+    return value
 
 
 def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     out = stream or sys.stdout
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
+    from bpe_studio.cli import UsageError
+
+    if args.max_token_length is not None and args.max_token_length < 2:
+        raise UsageError(f"--max-token-length must be at least 2 (bytes), got {args.max_token_length}")
+    if args.min_frequency < 1:
+        raise UsageError(f"--min-frequency must be at least 1, got {args.min_frequency}")
     started = time.monotonic()
+    initial = core.Tokenizer.load(args.init) if args.init else None
+    pattern = args.pattern or (initial.pattern.source if initial else "gpt2")
+    specials = list(args.special_tokens)
+    if initial:  # its special tokens (by id) come first
+        inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
+        specials = inherited + [t for t in specials if t not in inherited]
     events = core.train_bpe_batches(
-        args.corpus, args.vocab_size, args.special_tokens, pattern=args.pattern, workers=args.workers
+        args.corpus, args.vocab_size, args.special_tokens, pattern=pattern, workers=args.workers,
+        field=args.field, max_bytes=args.max_bytes, sample=args.sample, seed=args.seed,
+        doc_max_chars=args.doc_max_chars,
+        max_token_length=args.max_token_length, min_frequency=args.min_frequency, initial=initial,
     )
     progress = ProgressLine()
     counting: CountingDone | None = None
     finished: Finished | None = None
     last_merge: MergeBatch | None = None
     merge_start = 0.0
-    planned = args.vocab_size - 256 - len(args.special_tokens)
+    planned = args.vocab_size - 256 - len(specials)
     try:
         for event in events:
             now = time.monotonic()
@@ -71,11 +140,14 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                 progress.update("merging", f"{bar(done / max(planned, 1))} {figures}")
             elif isinstance(event, Finished):
                 finished = event
+    except BaseException:
+        progress.discard()
+        raise
     finally:
         events.close()
         progress.close()
     assert finished is not None and counting is not None
-    paths = save_tokenizer(args.out, finished.vocab, finished.merges, args.special_tokens, args.pattern)
+    paths = save_tokenizer(args.out, finished.vocab, finished.merges, specials, pattern)
     _print_summary(out, time.monotonic() - started, counting, finished, last_merge, paths)
     return 0
 
@@ -97,6 +169,8 @@ def _print_summary(
         corpus_bytes=counting.corpus_bytes,
         corpus_tokens=last_merge.corpus_tokens[-1] if last_merge else counting.corpus_bytes,
         invalid_bytes=counting.invalid_bytes,
+        documents=counting.documents,
+        input_bytes=counting.input_bytes,
     )
     rows.append(("Wrote", ", ".join(str(p) for p in paths)))
     out.write("".join(f"{label.lower()}: {value}\n" for label, value in rows))

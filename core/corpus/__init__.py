@@ -1,6 +1,9 @@
-"""Stage 0 — the corpus on disk: checking it, cutting it into exact chunks, running chunks in parallel.
+"""Stage 0 — the corpus: what the user names, checked, read as documents, cut into exact chunks, run in parallel.
 
+- `core.corpus.sources`: paths, folders, globs -> checked files (text, JSONL, Parquet; compressed);
+- `core.corpus.documents`: the corpus as tasks of documents; sampling and caps;
+- `core.corpus.counting`: counting the documents in parallel, in order;
 - `core.corpus.check`: the one check of a corpus file before any work;
 - `core.corpus.chunks`: byte ranges that end at exact pre-token boundaries;
-- `core.corpus.processes`: worker pools started safely from scripts, threads and GUIs.
+- `core.corpus.scheduler`, `core.corpus.processes`: worker pools started safely from scripts, threads and GUIs.
 """

@@ -1,13 +1,16 @@
 """The one check of a corpus file before any work, for training and encoding alike.
 
-A corpus must be an existing, non-empty, readable file that is text rather than binary
-(a sample of its start holding more than 1% NUL bytes). The check reads at most 1 MB, so
-a mistake is reported at once, before any worker starts.
+A corpus file must be an existing, non-empty, readable regular file that is text rather
+than binary (a sample of its start holding more than 1% NUL bytes). A FIFO, a terminal or
+a device (``/dev/stdin``, ``/dev/zero``) is refused at once, by its file type, without
+opening it: opening a FIFO with no writer would wait forever, and a device has no size.
+The check reads at most 1 MB, so a mistake is reported at once, before any worker starts.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from core.errors import CorpusError
@@ -19,6 +22,39 @@ BINARY_NUL_FRACTION = 0.01
 """More NUL bytes than this fraction of the sample means the file is binary, not text."""
 
 
+def check_regular_file(path: Path) -> os.stat_result:
+    """Stat ``path`` (following links) and refuse anything but a regular file.
+
+    Raises:
+        FileNotFoundError, IsADirectoryError: the path is missing or a directory.
+        CorpusError: a FIFO, socket or device.
+    """
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"corpus file not found: {path}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(f"{path} is a directory; choose a text file")
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO (pipe)" if stat.S_ISFIFO(info.st_mode) else "a device or socket"
+        raise CorpusError(
+            f"{path} is {kind}, not a regular file; save the text to a file first and give its path"
+        )
+    return info
+
+
+def check_sample(path: Path, sample: bytes, *, purpose: str = "train on") -> None:
+    """Refuse an empty ``sample`` of a corpus (its start, decompressed) or a binary one."""
+    if not sample:
+        raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
+    nuls = sample.count(0)
+    if nuls > BINARY_NUL_FRACTION * len(sample):
+        raise CorpusError(
+            f"{path} looks like a binary file ({nuls} NUL bytes in its first "
+            f"{len(sample)} bytes); choose a text file"
+        )
+
+
 def check_corpus(path: str | os.PathLike[str], *, purpose: str = "train on") -> tuple[Path, int]:
     """Check that ``path`` is a non-empty text file; return it and its size in bytes.
 
@@ -27,22 +63,13 @@ def check_corpus(path: str | os.PathLike[str], *, purpose: str = "train on") -> 
 
     Raises:
         FileNotFoundError, IsADirectoryError, PermissionError: the file cannot be read.
-        CorpusError: the file is empty or looks binary.
+        CorpusError: the file is empty, looks binary, or is not a regular file.
     """
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"corpus file not found: {path}")
-    if path.is_dir():
-        raise IsADirectoryError(f"{path} is a directory; choose a text file")
-    size = path.stat().st_size
+    size = check_regular_file(path).st_size
+    if size == 0:
+        raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
     with path.open("rb") as f:
         sample = f.read(BINARY_SAMPLE_BYTES)
-    if size == 0 or not sample:
-        raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
-    nuls = sample.count(0)
-    if nuls > BINARY_NUL_FRACTION * len(sample):
-        raise CorpusError(
-            f"{path} looks like a binary file ({nuls} NUL bytes in its first "
-            f"{len(sample)} bytes); choose a text file"
-        )
+    check_sample(path, sample, purpose=purpose)
     return path, size

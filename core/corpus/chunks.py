@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
+import regex
+
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.specials import special_token_regex
 
@@ -49,26 +51,53 @@ def find_cut(
         base = max(0, pos - lookback)
         f.seek(base)
         data = f.read(pos - base + window)
-        start = _char_start(data, 0)
-        text = data[start:].decode("utf-8", errors="surrogateescape")
-        head = data[start : max(start, _char_start(data, pos - base))]
-        first = len(head.decode("utf-8", errors="surrogateescape"))
         at_eof = base + len(data) >= size
-        # Do not trust the last few characters: a multi-byte character may be cut off.
-        limit = len(text) if at_eof else max(first, len(text) - max(lookback, 4))
-        candidates = []
-        if specials_re is not None:
-            candidates += [m.start() for m in specials_re.finditer(text, first, limit)]
-        if pattern.cut_before is not None:
-            m = pattern.cut_before.search(text, max(first, 1), limit)
-            if m is not None:
-                candidates.append(m.start())
-        for i in sorted(candidates):
-            if 0 < i < len(text) and not _straddles(text, i, special_tokens):
-                return base + start + len(text[:i].encode("utf-8", errors="surrogateescape"))
+        cut = _cut_in(data, pos - base, at_eof, pattern, special_tokens, specials_re, lookback)
+        if cut is not None:
+            return base + cut
         if at_eof:
             return size
         window *= 4
+
+
+def find_cut_in_buffer(data: bytes, pos: int, pattern: Pattern, special_tokens: list[str]) -> int | None:
+    """The first exact chunk boundary at or after ``pos`` in ``data``, a stretch of a
+    longer text (a decompressed stream) that goes on after it; ``None`` if none can be
+    told from ``data`` alone (the last few characters are not trusted)."""
+    lookback = max((len(t.encode("utf-8")) for t in special_tokens), default=0)
+    base = max(0, pos - lookback)
+    cut = _cut_in(data[base:], pos - base, False, pattern, special_tokens,
+                  special_token_regex(special_tokens), lookback)
+    return None if cut is None else base + cut
+
+
+def _cut_in(
+    data: bytes,
+    pos: int,
+    at_eof: bool,
+    pattern: Pattern,
+    special_tokens: list[str],
+    specials_re: regex.Pattern[str] | None,
+    lookback: int,
+) -> int | None:
+    """`find_cut` within one window ``data``: the first boundary at or after ``pos``, or None."""
+    start = _char_start(data, 0)
+    text = data[start:].decode("utf-8", errors="surrogateescape")
+    head = data[start : max(start, _char_start(data, pos))]
+    first = len(head.decode("utf-8", errors="surrogateescape"))
+    # Do not trust the last few characters: a multi-byte character may be cut off.
+    limit = len(text) if at_eof else max(first, len(text) - max(lookback, 4))
+    candidates = []
+    if specials_re is not None:
+        candidates += [m.start() for m in specials_re.finditer(text, first, limit)]
+    if pattern.cut_before is not None:
+        m = pattern.cut_before.search(text, max(first, 1), limit)
+        if m is not None:
+            candidates.append(m.start())
+    for i in sorted(candidates):
+        if 0 < i < len(text) and not _straddles(text, i, special_tokens):
+            return start + len(text[:i].encode("utf-8", errors="surrogateescape"))
+    return None
 
 
 def plan_chunks(

@@ -244,16 +244,30 @@ class Tokenizer:
         return cls(vocab, merges, specials, pattern=pattern)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        encoding: str | None = None,
+        pattern: str | Pattern | None = None,
+        special_tokens: list[str] | dict[str, int] | None = None,
+    ) -> Tokenizer:
         """Load from a folder or file, as `core.formats.load.load_tokenizer_files` finds it:
         GPT-2 ``vocab.json`` + ``merges.txt`` (also prefixed, such as ``gpt2_vocab.json``),
-        or a ``tokenizer.json``.
+        a ``tokenizer.json``, or a tiktoken ``.tiktoken`` rank file.
+
+        A ``.tiktoken`` file holds only token ranks: its pattern and special tokens come
+        from ``encoding`` (``"cl100k_base"``, ``"o200k_base"``, ``"r50k_base"``,
+        ``"p50k_base"``), ``pattern`` and ``special_tokens`` (a list fills the ids the ranks
+        leave free, a dict gives them), else a ``tokenizer_config.json`` beside it, else
+        the file's name (``cl100k_base.tiktoken``).
+        ``Tokenizer.load("o200k_base.tiktoken")``, ``Tokenizer.load("llama3.tiktoken", pattern=PAT, special_tokens={...})``
 
         Raises:
             FileNotFoundError: nothing loadable is there.
             FormatError: a file is malformed.
         """
-        return cls._from(load_tokenizer_files(path))
+        return cls._from(load_tokenizer_files(path, encoding=encoding, pattern=pattern, special_tokens=special_tokens))
 
     @classmethod
     def _from(cls, files: TokenizerFiles) -> Tokenizer:

@@ -1,9 +1,11 @@
-"""Tokenizer files: GPT-2 ``vocab.json`` + ``merges.txt``, a settings sidecar, and HF ``tokenizer.json``.
+"""Tokenizer files: GPT-2 ``vocab.json`` + ``merges.txt``, a settings sidecar, HF ``tokenizer.json``
+and tiktoken's ``tokenizer.tiktoken``.
 
 The one place to import them from. The formats live in `core.formats.gpt2_files` (GPT-2 files and
-the ``tokenizer_config.json`` sidecar) and `core.formats.hf_json` (``tokenizer.json``), on what
-they share in `core.formats.base`; this module adds `save_tokenizer`, which writes all four
-files of a tokenizer at once.
+the ``tokenizer_config.json`` sidecar), `core.formats.hf_json` (``tokenizer.json``) and
+`core.formats.tiktoken_file` (``.tiktoken`` rank files), on what they share in
+`core.formats.base`; this module adds `save_tokenizer`, which writes all five files of a
+tokenizer at once.
 
 Every write is atomic: each file is written to a temporary file in the target directory
 and renamed over the target only once all of them were written, so a failed export leaves
@@ -41,14 +43,17 @@ from core.formats.gpt2_files import (
     vocab_json_text,
 )
 from core.formats.hf_json import load_tokenizer_json, oniguruma_source, save_tokenizer_json, tokenizer_json_dict, tokenizer_json_text
+from core.formats.tiktoken_file import KNOWN_ENCODINGS, TIKTOKEN_NAME, load_tiktoken_ranks, tiktoken_text
 from core.pretokenize.patterns import Pattern
 
 __all__ = [
     "CONFIG_NAME",
     "FormatError",
+    "KNOWN_ENCODINGS",
     "MERGES_HEADER",
     "MERGES_NAME",
     "Merges",
+    "TIKTOKEN_NAME",
     "TOKENIZER_JSON_NAME",
     "VOCAB_NAME",
     "Vocab",
@@ -57,6 +62,7 @@ __all__ = [
     "load_gpt2_files",
     "load_gpt2_merges",
     "load_gpt2_vocab",
+    "load_tiktoken_ranks",
     "load_tokenizer_config",
     "load_tokenizer_json",
     "new_file_mode",
@@ -64,6 +70,7 @@ __all__ = [
     "save_gpt2_files",
     "save_tokenizer",
     "save_tokenizer_json",
+    "tiktoken_text",
     "tokenizer_json_dict",
 ]
 
@@ -75,9 +82,10 @@ def save_tokenizer(
     special_tokens: Sequence[str] | None,
     pattern: str | Pattern,
 ) -> list[Path]:
-    """Write every format into ``out_dir``: vocab.json, merges.txt, tokenizer_config.json, tokenizer.json.
+    """Write every format into ``out_dir``: vocab.json, merges.txt, tokenizer_config.json,
+    tokenizer.json, tokenizer.tiktoken.
 
-    Nothing is replaced unless all four files could be written.
+    Nothing is replaced unless all five files could be written.
 
     Args:
         out_dir: the directory (created if missing).
@@ -87,7 +95,7 @@ def save_tokenizer(
         pattern: ``"gpt2"``, ``"gpt4"``, a regex string or a resolved `Pattern`.
 
     Returns:
-        The four paths written.
+        The five paths written.
 
     Raises:
         FormatError: the tokenizer cannot be written (a merge or special token that is not
@@ -104,7 +112,8 @@ def save_tokenizer(
     texts = [
         (out / VOCAB_NAME, vocab_json_text(vocab, special_ids)),
         (out / MERGES_NAME, merges_text(vocab, merges)),
-        (out / CONFIG_NAME, config_text(specials, pat)),
+        (out / CONFIG_NAME, config_text(specials, pat, special_ids)),
         (out / TOKENIZER_JSON_NAME, tokenizer_json_text(vocab, merges, specials, pat)),
+        (out / TIKTOKEN_NAME, tiktoken_text(vocab, special_ids)),
     ]
     return write_atomically(texts)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, unicode_to_bytes
@@ -36,7 +36,7 @@ from core.pretokenize.patterns import BUILTIN_PATTERNS, GPT2_PATTERN, Pattern, r
 
 __all__ = [
     "MERGES_HEADER", "config_text", "load_gpt2_files", "load_gpt2_merges", "load_gpt2_vocab",
-    "load_tokenizer_config", "merges_text", "save_gpt2_files", "vocab_json_text",
+    "load_special_token_ids", "load_tokenizer_config", "merges_text", "save_gpt2_files", "vocab_json_text",
 ]
 
 MERGES_HEADER = "#version: 0.2"
@@ -203,15 +203,40 @@ def load_gpt2_files(
     return vocab, load_gpt2_merges(merges_path, vocab)
 
 
-def config_text(special_tokens: Sequence[str], pattern: Pattern) -> str:
-    config = {
+def config_text(special_tokens: Sequence[str], pattern: Pattern, special_ids: Mapping[str, int] | None = None) -> str:
+    config: dict[str, object] = {
         "tokenizer_type": "byte_level_bpe",
         "created_by": "bpe-studio",
         "pattern_name": pattern.name,
         "pattern": pattern.source,
         "special_tokens": list(special_tokens),
     }
+    if special_ids is not None:
+        # tokenizer.tiktoken holds no special tokens: an Encoding takes them with these ids
+        config["special_token_ids"] = {t: special_ids[t] for t in special_tokens}
     return json.dumps(config, ensure_ascii=False, indent=2) + "\n"
+
+
+def load_special_token_ids(path: str | os.PathLike[str]) -> dict[str, int] | None:
+    """The ``special_token_ids`` of a ``tokenizer_config.json`` (``None`` when it has none).
+
+    Raises:
+        FormatError: not an object of special token -> non-negative integer id, or a token
+            that is not in ``special_tokens``.
+    """
+    p = Path(path)
+    data, _ = load_json(p)
+    ids = data.get("special_token_ids") if isinstance(data, dict) else None
+    if ids is None:
+        return None
+    if not isinstance(ids, dict) or not all(
+        isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids.values()
+    ):
+        raise FormatError(f"{p}: key 'special_token_ids' must map each special token to a non-negative integer id")
+    specials, _ = load_tokenizer_config(p)
+    if set(ids) != set(specials):
+        raise FormatError(f"{p}: 'special_token_ids' and 'special_tokens' list different tokens")
+    return {t: ids[t] for t in specials}
 
 
 def load_tokenizer_config(path: str | os.PathLike[str]) -> tuple[list[str], Pattern]:

@@ -5,6 +5,12 @@
 - a directory holding ``vocab.json`` + ``merges.txt`` (GPT-2 format; a BPE Studio export), or
   one prefixed pair such as ``gpt2_vocab.json`` + ``gpt2_merges.txt``, or ``tokenizer.json``;
 - a ``vocab.json`` or ``merges.txt`` file (prefixed or not) with its partner beside it;
+- a tiktoken ``.tiktoken`` rank file (or a file of another name whose first line is
+  ``BASE64 RANK``, like Llama 3's ``tokenizer.model``), or a directory holding only ``tokenizer.tiktoken``
+  (`core.formats.tiktoken_file`): its pattern and special tokens come from the
+  ``encoding``/``pattern``/``special_tokens`` arguments, else from a
+  ``tokenizer_config.json`` beside it, else from its name when that is a known tiktoken
+  encoding (``cl100k_base.tiktoken``); with none of them it is refused, never guessed;
 - a Hugging Face ``tokenizer.json`` (any other file name: it is read as one).
 
 GPT-2 files take their pattern and special tokens from a ``tokenizer_config.json`` beside
@@ -18,15 +24,30 @@ map cannot spell (``<｜begin▁of▁sentence｜>``) is such a token's own text.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.formats.base import CONFIG_NAME, MERGES_NAME, TOKENIZER_JSON_NAME, VOCAB_NAME, Merges, Vocab, pattern_of
-from core.formats.gpt2_files import load_gpt2_files, load_tokenizer_config
+from core.formats.base import FormatError
+from core.formats.gpt2_files import load_gpt2_files, load_special_token_ids, load_tokenizer_config
 from core.formats.hf_json import load_tokenizer_json
+from core.formats.tiktoken_file import (
+    KNOWN_ENCODINGS,
+    TIKTOKEN_NAME,
+    known_encoding,
+    load_tiktoken_ranks,
+    merges_from_ranks,
+    place_special_tokens,
+    resolve_tiktoken_pattern,
+    vocab_from_ranks,
+)
 from core.pretokenize.patterns import Pattern
 
-__all__ = ["TokenizerFiles", "find_gpt2_pair", "load_gpt2_tokenizer", "load_tokenizer_files", "unreachable_tokens"]
+__all__ = [
+    "TokenizerFiles", "find_gpt2_pair", "load_gpt2_tokenizer", "load_tiktoken_tokenizer", "load_tokenizer_files",
+    "unreachable_tokens",
+]
 
 
 @dataclass(frozen=True)
@@ -97,8 +118,18 @@ def _partner(path: Path, suffix: str, partner_suffix: str) -> Path:
     return path.with_name(path.name[: -len(suffix)] + partner_suffix)
 
 
-def load_tokenizer_files(path: str | os.PathLike[str]) -> TokenizerFiles:
+def load_tokenizer_files(
+    path: str | os.PathLike[str],
+    *,
+    encoding: str | None = None,
+    pattern: str | Pattern | None = None,
+    special_tokens: list[str] | dict[str, int] | None = None,
+) -> TokenizerFiles:
     """Read the tokenizer at ``path`` (a folder or a file; see the module docstring).
+
+    Args:
+        encoding, pattern, special_tokens: for a ``.tiktoken`` file only, as
+            `load_tiktoken_tokenizer` takes them (other formats carry their own).
 
     Raises:
         FileNotFoundError: nothing loadable is there (the message says what was expected).
@@ -111,9 +142,13 @@ def load_tokenizer_files(path: str | os.PathLike[str]) -> TokenizerFiles:
             return load_gpt2_tokenizer(*pair)
         if (p / TOKENIZER_JSON_NAME).is_file():
             return _load_json(p / TOKENIZER_JSON_NAME)
+        if (p / TIKTOKEN_NAME).is_file():
+            return load_tiktoken_tokenizer(
+                p / TIKTOKEN_NAME, encoding=encoding, pattern=pattern, special_tokens=special_tokens
+            )
         raise FileNotFoundError(
             f"{p} holds no tokenizer: expected vocab.json and merges.txt (or a prefixed pair "
-            "such as gpt2_vocab.json and gpt2_merges.txt), or tokenizer.json"
+            "such as gpt2_vocab.json and gpt2_merges.txt), tokenizer.json or tokenizer.tiktoken"
         )
     if not p.is_file():
         raise FileNotFoundError(f"{p} does not exist; give a tokenizer folder or file")
@@ -127,7 +162,70 @@ def load_tokenizer_files(path: str | os.PathLike[str]) -> TokenizerFiles:
         if not merges.is_file():
             raise FileNotFoundError(f"{merges} is missing; it must be beside {p.name}")
         return load_gpt2_tokenizer(p, merges)
+    if p.suffix == ".tiktoken" or _looks_like_ranks(p):
+        return load_tiktoken_tokenizer(p, encoding=encoding, pattern=pattern, special_tokens=special_tokens)
     return _load_json(p)
+
+
+def _looks_like_ranks(path: Path) -> bool:
+    """A rank file under another name (Llama 3's ``tokenizer.model``): ``BASE64 RANK`` first."""
+    with open(path, "rb") as f:
+        head = f.read(512).split(b"\n", 1)[0]
+    return re.fullmatch(rb"[A-Za-z0-9+/]+={0,2} [0-9]+\r?", head) is not None
+
+
+def load_tiktoken_tokenizer(
+    path: str | os.PathLike[str],
+    *,
+    encoding: str | None = None,
+    pattern: str | Pattern | None = None,
+    special_tokens: list[str] | dict[str, int] | None = None,
+) -> TokenizerFiles:
+    """Read a ``.tiktoken`` rank file as a byte-level BPE tokenizer.
+
+    Args:
+        path: the rank file.
+        encoding: a known tiktoken encoding (``"cl100k_base"``, ``"o200k_base"``,
+            ``"r50k_base"``, ``"p50k_base"``) whose pattern and special tokens to take.
+        pattern: the pre-tokenization pattern (``"gpt2"``, ``"gpt4"``, a regex).
+        special_tokens: the special tokens, with their ids (a dict) or in the order they
+            fill the ids the ranks leave free, then follow them (a list).
+
+    What is not given comes from ``encoding``, else from a ``tokenizer_config.json``
+    beside the file, else from the file's name when it is a known encoding's
+    (``cl100k_base.tiktoken``). Without a pattern from any of them the file is refused.
+
+    Raises:
+        FormatError: a malformed line (named), ranks with a gap or given twice, a token
+            that no two lower-ranked tokens make, or no pattern to be found.
+    """
+    p = Path(path)
+    config = p.with_name(CONFIG_NAME)
+    if encoding is not None and encoding not in KNOWN_ENCODINGS:
+        raise FormatError(f"unknown tiktoken encoding {encoding!r}; known: {', '.join(KNOWN_ENCODINGS)}")
+    known = KNOWN_ENCODINGS[encoding] if encoding is not None else None
+    if known is None and not config.is_file():
+        known = known_encoding(p)
+    specials: list[str] | dict[str, int] | None = special_tokens
+    if known is not None:
+        pattern = known.pattern if pattern is None else pattern
+        specials = dict(known.special_tokens) if specials is None else specials
+    elif config.is_file() and (pattern is None or specials is None):
+        config_specials, config_pattern = load_tokenizer_config(config)
+        pattern = config_pattern if pattern is None else pattern
+        if specials is None:
+            specials = load_special_token_ids(config) or config_specials
+    if pattern is None:
+        names = ", ".join(KNOWN_ENCODINGS)
+        raise FormatError(
+            f"{p}: a .tiktoken file holds no pre-tokenization pattern and there is no {CONFIG_NAME} beside it; "
+            f"name the encoding ({names}) or give the pattern and special tokens"
+        )
+    ranks = load_tiktoken_ranks(p)
+    special_ids = place_special_tokens(ranks, specials or [], str(p))
+    merges = merges_from_ranks(ranks, str(p))
+    vocab = vocab_from_ranks(ranks, special_ids)
+    return TokenizerFiles(vocab, merges, list(special_ids), resolve_tiktoken_pattern(pattern))
 
 
 def _load_json(path: Path) -> TokenizerFiles:

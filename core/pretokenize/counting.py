@@ -62,3 +62,17 @@ _INVALID_BYTE = re.compile("[\udc80-\udcff]")
 def count_invalid_bytes(text: str) -> int:
     """Bytes that were not valid UTF-8, as surrogate escapes in ``text``."""
     return len(_INVALID_BYTE.findall(text))
+
+
+def count_chunk_bytes(
+    data: bytes,
+    pattern: Pattern,
+    special_tokens: Sequence[str],
+    cache: dict[str, list[str]] | None = None,
+) -> tuple[dict[bytes, int], int]:
+    """Pre-token counts (as bytes) and invalid UTF-8 bytes of one chunk of a corpus: the one
+    per-chunk counter that training uses for every kind of input (`core.corpus.documents`)."""
+    text = data.decode("utf-8", errors="surrogateescape")
+    counts = count_pretokens(text, pattern, special_tokens, cache)
+    encoded = {t.encode("utf-8", errors="surrogateescape"): n for t, n in counts.items()}
+    return encoded, count_invalid_bytes(text)

@@ -15,6 +15,10 @@
  *   is pushed back with its real one (or dropped at 0);
  * - the index pair -> words may list words that no longer hold the pair; they are
  *   skipped.
+ * Training options (keyword-only, docs/semantics.md): max_token_length (a pair whose
+ * merged token would be longer is never chosen: dropped from the heap when it reaches
+ * the top), min_frequency (no merge once the best pair occurs fewer times) and forced
+ * (pairs of ids merged first, in order, whatever their counts: continued training).
  * CPython API only, C99.
  */
 #define PY_SSIZE_T_CLEAN
@@ -207,6 +211,11 @@ typedef struct {
     size_t capnew;
     int64_t merges_done;
     int finished;
+    Py_ssize_t max_token_length; /* 0: no limit */
+    int64_t min_frequency;
+    int32_t *forced;             /* left, right ids of the merges to make first */
+    Py_ssize_t nforced;
+    Py_ssize_t forced_done;
 } MergeState;
 
 /* 1 if item x must be popped before item y. */
@@ -336,18 +345,43 @@ MergeState_dealloc(MergeState *s)
     map_free(&s->map);
     PyMem_Free(s->heap);
     PyMem_Free(s->new_pairs);
+    PyMem_Free(s->forced);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
 static int
 MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"words", "counts", "token_bytes", NULL};
+    static char *kwlist[] = {"words", "counts", "token_bytes", "max_token_length", "min_frequency",
+                             "forced", NULL};
     PyObject *words, *counts, *token_list;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!:MergeState", kwlist, &PyList_Type,
-                                     &words, &PyList_Type, &counts, &PyList_Type, &token_list)) {
+    Py_ssize_t max_token_length = 0;
+    long long min_frequency = 0;
+    Py_buffer forced = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!|$nLy*:MergeState", kwlist, &PyList_Type,
+                                     &words, &PyList_Type, &counts, &PyList_Type, &token_list,
+                                     &max_token_length, &min_frequency, &forced)) {
         return -1;
     }
+    if (forced.buf != NULL) {
+        /* native int32 (left, right) pairs, as array('i', ...).tobytes() gives them */
+        if (forced.len % (2 * (Py_ssize_t)sizeof(int32_t)) != 0 || s->forced != NULL) {
+            PyBuffer_Release(&forced);
+            PyErr_SetString(PyExc_ValueError, "forced must hold int32 (left, right) pairs");
+            return -1;
+        }
+        s->forced = PyMem_Malloc(forced.len > 0 ? (size_t)forced.len : 1);
+        if (s->forced == NULL) {
+            PyBuffer_Release(&forced);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(s->forced, forced.buf, (size_t)forced.len);
+        s->nforced = forced.len / (2 * (Py_ssize_t)sizeof(int32_t));
+        PyBuffer_Release(&forced);
+    }
+    s->max_token_length = max_token_length;
+    s->min_frequency = min_frequency;
     if (s->words != NULL || s->token_list != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "MergeState is already initialized");
         return -1;
@@ -514,7 +548,20 @@ static int
 merge_once(MergeState *s, int64_t *out)
 {
     HeapItem top;
-    for (;;) {
+    int forced = s->forced_done < s->nforced;
+    if (forced) {
+        /* a forced merge: made whatever its count (0 if the pair does not occur) */
+        top.left = s->forced[2 * s->forced_done];
+        top.right = s->forced[2 * s->forced_done + 1];
+        s->forced_done++;
+        if (top.left < 0 || top.right < 0 || top.left >= s->ntokens || top.right >= s->ntokens) {
+            PyErr_SetString(PyExc_ValueError, "a forced merge uses a token id that does not exist yet");
+            return -1;
+        }
+        PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
+        top.count = e ? e->count : 0;
+    }
+    while (!forced) {
         if (s->heaplen == 0) {
             return 0;
         }
@@ -522,6 +569,12 @@ merge_once(MergeState *s, int64_t *out)
         PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
         int64_t actual = e ? e->count : 0;
         if (actual == top.count) {
+            if (s->max_token_length > 0 &&
+                PyBytes_GET_SIZE(s->tokens[top.left]) + PyBytes_GET_SIZE(s->tokens[top.right]) >
+                    s->max_token_length) {
+                heap_pop(s); /* never chosen; its count only goes down, so never pushed again */
+                continue;
+            }
             break;
         }
         heap_pop(s);
@@ -529,7 +582,12 @@ merge_once(MergeState *s, int64_t *out)
             return -1;
         }
     }
-    heap_pop(s);
+    if (!forced) {
+        if (top.count < s->min_frequency) {
+            return 0;
+        }
+        heap_pop(s);
+    }
     int32_t a = top.left, b = top.right;
     if (s->ntokens >= INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "too many tokens");
@@ -565,11 +623,16 @@ merge_once(MergeState *s, int64_t *out)
 
     /* take the holders of the merged pair; its count is gone with its occurrences */
     PairEntry *best = map_find(&s->map, pair_key(a, b));
-    int32_t *holders = best->holders;
-    int32_t nholders = best->nholders;
-    best->holders = NULL;
-    best->nholders = best->capholders = 0;
-    best->count = 0;
+    int32_t *holders = NULL;
+    int32_t nholders = 0;
+    int occurs = best != NULL;
+    if (occurs) { /* a forced pair may not occur at all */
+        holders = best->holders;
+        nholders = best->nholders;
+        best->holders = NULL;
+        best->nholders = best->capholders = 0;
+        best->count = 0;
+    }
 
     s->nnew = 0;
     int64_t removed = 0;
@@ -610,6 +673,11 @@ merge_once(MergeState *s, int64_t *out)
     if (failed) {
         PyErr_NoMemory();
         return -1;
+    }
+    if (occurs) {
+        /* overlapping occurrences (a a a) shifted counts off the merged pair itself; it is
+         * gone (the map may have moved: find it again) */
+        map_find(&s->map, pair_key(a, b))->count = 0;
     }
     s->merges_done++;
     for (size_t k = 0; k < s->nnew; k++) {

@@ -3,7 +3,18 @@
 class MergeState:
     """Words, counts and the pair index of one training run, for `step`."""
 
-    def __init__(self, words: list[bytes], counts: list[int], token_bytes: list[bytes]) -> None: ...
+    def __init__(
+        self,
+        words: list[bytes],
+        counts: list[int],
+        token_bytes: list[bytes],
+        *,
+        max_token_length: int = 0,
+        min_frequency: int = 0,
+        forced: bytes = b"",
+    ) -> None:
+        """``max_token_length`` 0: no limit; ``forced``: native int32 (left, right) id pairs
+        merged first, in order (``array('i', ...).tobytes()``)."""
     def step(self, max_merges: int) -> tuple[bytes, bytes, bytes, bytes, bytes]:
         """Run up to ``max_merges`` merges: five columns of native int64 values (left ids,
         right ids, new ids, counts, tokens removed); empty columns when no pair is left."""

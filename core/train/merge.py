@@ -14,6 +14,12 @@ lexicographically greater ``(left_bytes, right_bytes)`` pair, via `tie_break_key
 Example: words ``[[97, 98, 97, 98], [97, 98]]`` (``"abab"``, ``"ab"``), counts ``[1, 2]``:
 the first merge is (97, 98) -> 256 with count 4, leaving ``[[256, 256], [256]]``.
 
+Options (docs/semantics.md): ``max_token_length`` — a pair whose merged token would be
+longer in bytes is never chosen (popped and dropped: its count can only go down, so it
+never returns); ``min_frequency`` — no merge once the best pair occurs fewer times;
+``forced`` — pairs of ids merged first, in order, whatever their counts (continued
+training replays an existing tokenizer's merges this way).
+
 `merge_pairs` hands the merges over in batches of columns (``array('q')`` of left ids,
 right ids, new ids, counts and tokens removed), as the kernel's ``step`` returns them; the
 Python loop's merges are grouped the same way.
@@ -21,12 +27,13 @@ Python loop's merges are grouped the same way.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
 import time
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import numpy as np
@@ -119,6 +126,10 @@ def merge_pairs(
     counts: list[int],
     token_bytes: list[bytes],
     num_merges: int,
+    *,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    forced: Sequence[tuple[int, int]] = (),
 ) -> Iterator[MergeColumns]:
     """Run up to ``num_merges`` merges; yield them in batches of columns.
 
@@ -133,13 +144,16 @@ def merge_pairs(
     in 64 bits) the Python loop runs. With the kernel, ``words`` are left unchanged. Each
     count and tokens_removed must fit in 64 bits (``array('q')``).
     """
+    python_loop = functools.partial(
+        merge_pairs_python, max_token_length=max_token_length, min_frequency=min_frequency, forced=forced
+    )
     if _MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
-        yield from _as_batches(merge_pairs_python(words, counts, token_bytes, num_merges))
+        yield from _as_batches(python_loop(words, counts, token_bytes, num_merges))
         return
     try:
-        state = _MergeState(words, counts, token_bytes)
+        state = _MergeState(words, counts, token_bytes, **_kernel_options(max_token_length, min_frequency, forced))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
-        yield from _as_batches(merge_pairs_python(words, counts, token_bytes, num_merges))
+        yield from _as_batches(python_loop(words, counts, token_bytes, num_merges))
         return
     remaining = num_merges
     while remaining > 0:
@@ -149,6 +163,18 @@ def merge_pairs(
         lefts, rights, new_ids, pair_counts, removed = (array("q", column) for column in columns)
         yield lefts, rights, new_ids, pair_counts, removed
         remaining -= len(new_ids)
+
+
+def _kernel_options(max_token_length: int | None, min_frequency: int, forced: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    """The kernel's keyword arguments for the options that are set (none by default)."""
+    options: dict[str, Any] = {}
+    if max_token_length:
+        options["max_token_length"] = max_token_length
+    if min_frequency > 1:
+        options["min_frequency"] = min_frequency
+    if forced:
+        options["forced"] = array("i", [i for pair in forced for i in pair]).tobytes()
+    return options
 
 
 def _as_batches(merges: Iterator[tuple[int, int, int, int, int]]) -> Iterator[MergeColumns]:
@@ -171,6 +197,10 @@ def merge_pairs_python(
     counts: list[int],
     token_bytes: list[bytes],
     num_merges: int,
+    *,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    forced: Sequence[tuple[int, int]] = (),
 ) -> Iterator[tuple[int, int, int, int, int]]:
     """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``.
 
@@ -178,7 +208,7 @@ def merge_pairs_python(
     of ids as merges reach them. ``token_bytes`` (id -> bytes) grows by one entry per
     merge and new ids follow its current length. ``tokens_removed`` is how many tokens
     the merge took off the corpus (count-weighted merged occurrences). Stops early when
-    no pair is left.
+    no pair is left (or none occurs ``min_frequency`` times). Options: see the module docstring.
     """
     pair_counts, pair_words = count_pairs(words, counts)
     keys = [tie_break_key(t) for t in token_bytes]
@@ -188,25 +218,34 @@ def merge_pairs_python(
     heappop, heappush = heapq.heappop, heapq.heappush
     get = pair_counts.get
 
-    for _ in range(num_merges):
-        while heap:
-            neg, _key, best = heap[0]
-            actual = get(best, 0)
-            if actual == -neg:
-                break
-            heappop(heap)
-            if actual > 0:
-                heappush(heap, (-actual, _key, best))
+    for step in range(num_merges):
+        if step < len(forced):  # made whatever its count, even 0
+            best = forced[step][0] << _SHIFT | forced[step][1]
+            neg = -get(best, 0)
         else:
-            return
-        heappop(heap)
+            while heap:
+                neg, _key, best = heap[0]
+                actual = get(best, 0)
+                if actual == -neg:
+                    if max_token_length and len(token_bytes[best >> _SHIFT]) + len(token_bytes[best & _MASK]) > max_token_length:
+                        heappop(heap)  # never chosen; its count only goes down, so it never returns
+                        continue
+                    break
+                heappop(heap)
+                if actual > 0:
+                    heappush(heap, (-actual, _key, best))
+            else:
+                return
+            if -neg < min_frequency:
+                return
+            heappop(heap)
         a, b = best >> _SHIFT, best & _MASK
         z = len(token_bytes)
         token_bytes.append(token_bytes[a] + token_bytes[b])
         keys.append(tie_break_key(token_bytes[z]))
         removed = 0
         new_pairs: set[int] = set()
-        holders = pair_words.pop(best)
+        holders = pair_words.pop(best, [])
         # pairs of bytes come from count_pairs as arrays; pairs with merged tokens are
         # created here, as lists
         for w in holders.tolist() if not isinstance(holders, list) else holders:
@@ -259,7 +298,7 @@ def merge_pairs_python(
                 out.extend(word[pos:])
                 word_ids[w] = out
         # what is left of the merged pair's count is stale: every occurrence is gone
-        del pair_counts[best]
+        pair_counts.pop(best, None)
         for code in new_pairs:
             c = pair_counts[code]
             if c > 0:

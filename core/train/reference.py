@@ -18,6 +18,12 @@ A tiny worked example (pattern "gpt2", no special tokens, vocab_size=259)::
             -> (aaa, b, d, aaa, b, a, c)            # id 257
     step 2: (aaa,b)=2 -> merge -> (aaab, d, aaab, a, c)  # id 258; vocab is full
     merges == [(b"a", b"a"), (b"aa", b"a"), (b"aaa", b"b")]
+
+Options (docs/semantics.md, "Trainer options"), each a line or two below:
+``max_token_length`` leaves out of the choice the pairs whose token would be longer;
+``min_frequency`` stops when the best pair is rarer; ``initial`` (vocab, merges and
+special token ids of an existing tokenizer) makes its merges first, in rank order, then
+learns new ones, which take the ids after its largest.
 """
 
 from __future__ import annotations
@@ -128,17 +134,36 @@ def best_pair(pairs: Counter[Pair]) -> Pair:
     return max(pairs, key=lambda pair: (pairs[pair], pair))
 
 
-def reference_merges(pretoken_counts: Counter[bytes], num_merges: int) -> list[ReferenceMerge]:
-    """Up to ``num_merges`` merges learned from pre-token counts (fewer if pairs run out)."""
+def reference_merges(
+    pretoken_counts: Counter[bytes],
+    num_merges: int,
+    *,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    forced: list[Pair] | None = None,
+) -> list[ReferenceMerge]:
+    """Up to ``num_merges`` merges learned from pre-token counts (fewer if pairs run out).
+
+    ``forced`` pairs are merged first, in order, whatever their counts; they are among the
+    ``num_merges`` and are not subject to the two limits.
+    """
     words: dict[Word, int] = {
         tuple(bytes([b]) for b in token): n for token, n in pretoken_counts.items()
     }
     steps: list[ReferenceMerge] = []
+    forced = forced or []
     while len(steps) < num_merges:
         pairs = count_pairs(words)
-        if not pairs:
-            break
-        pair = best_pair(pairs)
+        if len(steps) < len(forced):
+            pair = forced[len(steps)]
+        else:
+            if max_token_length is not None:
+                pairs = Counter({p: n for p, n in pairs.items() if len(p[0]) + len(p[1]) <= max_token_length})
+            if not pairs:
+                break
+            pair = best_pair(pairs)
+            if pairs[pair] < min_frequency:
+                break
         merged: Counter[Word] = Counter()
         for word, n in words.items():
             merged[merge_word(word, pair)] += n
@@ -154,6 +179,9 @@ def train_bpe_reference(
     special_tokens: list[str],
     *,
     pattern: str = "gpt2",
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: tuple[dict[int, bytes], list[Pair], dict[str, int]] | None = None,
 ) -> tuple[dict[int, bytes], list[Pair]]:
     """Train byte-level BPE exactly per docs/semantics.md; see the module docstring for an example.
 
@@ -162,18 +190,37 @@ def train_bpe_reference(
         vocab_size: final vocabulary size (256 bytes + specials + merges).
         special_tokens: split the text and get ids 256, 257, ... in the order given.
         pattern: ``"gpt2"``, ``"gpt4"`` or a regex.
+        max_token_length: pairs whose merged token would be longer (bytes) are never chosen.
+        min_frequency: stop when the best pair occurs fewer times.
+        initial: ``(vocab, merges, special_ids)`` of a tokenizer to continue: its vocab
+            stays as it is, its special tokens come first, new special tokens and then
+            new merges take the ids after its largest; ``vocab_size`` counts them all.
     """
     if len(set(special_tokens)) != len(special_tokens) or "" in special_tokens:
         raise ValueError("special tokens must be distinct and non-empty")
     if vocab_size < 256 + len(special_tokens):
         raise ValueError("vocab_size must be at least 256 + the number of special tokens")
     vocab = {i: bytes([i]) for i in range(256)}
-    for token in special_tokens:
-        vocab[len(vocab)] = token.encode("utf-8")
+    inherited: list[Pair] = []
+    if initial is not None:
+        vocab, inherited, initial_specials = dict(initial[0]), list(initial[1]), initial[2]
+        special_tokens = list(initial_specials) + [t for t in special_tokens if t not in initial_specials]
+        new_specials = special_tokens[len(initial_specials):]
+    else:
+        new_specials = special_tokens
+    next_id = max(vocab) + 1
+    for token in new_specials:
+        vocab[next_id] = token.encode("utf-8")
+        next_id += 1
     steps = reference_merges(
-        count_pretokens(text_or_path, special_tokens, pattern=pattern), vocab_size - len(vocab)
+        count_pretokens(text_or_path, special_tokens, pattern=pattern),
+        vocab_size - len(vocab) + len(inherited),
+        max_token_length=max_token_length,
+        min_frequency=min_frequency,
+        forced=inherited,
     )
     merges = [step.pair for step in steps]
-    for left, right in merges:
-        vocab[len(vocab)] = left + right
+    for left, right in merges[len(inherited):]:
+        vocab[next_id] = left + right
+        next_id += 1
     return vocab, merges

@@ -2,10 +2,13 @@
 
 The recipe (the exact rules: docs/semantics.md):
 1. Check the input: the file, the vocabulary size, the special tokens, the pattern.
-2. Cut the file into chunks at exact pre-token boundaries (`core.corpus.chunks`).
-3. Count pre-tokens per chunk in worker processes (`core.pretokenize.pieces`); add the counts.
+2. Read the corpus as tasks of documents (`core.corpus.documents`): files cut into chunks at
+   exact pre-token boundaries (`core.corpus.chunks`), JSONL at line ends, Parquet by row
+   group, compressed streams read once here and handed over in blocks.
+3. Count pre-tokens per task in worker processes (`core.pretokenize.counting`); add the counts.
 4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
-   the vocabulary is full.
+   the vocabulary is full — after an initial tokenizer's merges, within the options
+   (`core.train.options`: ``max_token_length``, ``min_frequency``, ``initial``).
 
 `train_bpe_batches` yields an event after each step of the way (`core.events`), the merges
 in batches of columns (`MergeBatch`) as the merge loop hands them over; `train_bpe` runs it
@@ -17,15 +20,14 @@ from __future__ import annotations
 
 import operator
 import os
-import signal
 from array import array
 from collections import Counter
 from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
-from pathlib import Path
 
-from core.corpus.check import check_corpus
-from core.corpus.chunks import plan_chunks
+from core.corpus.counting import count_documents
+from core.corpus.documents import Task, check_unchanged, plan_tasks, text_tasks
+from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
 from core.errors import CorpusError
 from core.events import (
     BatchedTrainEvent,
@@ -37,34 +39,61 @@ from core.events import (
     initial_token_bytes,
 )
 from core.train.merge import merge_pairs
+from core.train.options import InitialTokenizer, TrainOptions, check_train_options
 from core.pretokenize.patterns import Pattern, resolve_pattern
-from core.pretokenize.counting import count_invalid_bytes, count_pretokens
-from core.corpus.scheduler import WorkerPool, results_in_order
+from core.pretokenize.counting import count_chunk_bytes
 from core.pretokenize.specials import validate_special_tokens
 
-__all__ = ["CorpusError", "train_bpe", "train_bpe_batches", "train_bpe_events"]
+__all__ = [
+    "CorpusError", "train_bpe", "train_bpe_batches", "train_bpe_batches_from_iterator", "train_bpe_events",
+    "train_bpe_from_iterator",
+]
 
 MIN_CHUNK_BYTES = 1 << 20
 MAX_CHUNK_BYTES = 2 << 20
-PROGRESS_INTERVAL = 0.1  # seconds between progress events while workers count
 
 
 def train_bpe(
-    input_path: str | os.PathLike[str],
+    source: Source,
     vocab_size: int,
     special_tokens: Iterable[str] | None = None,
     *,
     pattern: str = "gpt2",
     workers: int | None = None,
+    field: str = "text",
+    max_bytes: int | None = None,
+    sample: float | None = None,
+    seed: int = 0,
+    doc_max_chars: int | None = None,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """Train a byte-level BPE tokenizer on a text file.
+    """Train a byte-level BPE tokenizer on a corpus.
 
     Args:
-        input_path: the corpus, a UTF-8 text file (invalid bytes are kept byte-exact).
+        source: a file, a directory (its files, recursively, in sorted order, hidden ones
+            skipped), a glob pattern, or a list of them. Plain UTF-8 text (invalid bytes
+            are kept byte-exact), JSONL (``.jsonl``, ``.ndjson``) or Parquet, any but
+            Parquet optionally ``.gz``, ``.bz2``, ``.xz`` or ``.zst``. Each plain file,
+            JSONL record and Parquet row is a document: nothing is counted or merged
+            across a document boundary, as if a special token stood there.
         vocab_size: the vocabulary size to reach: 256 bytes + special tokens + merges.
         special_tokens: strings that split the text and get their own ids (256, 257, ...).
         pattern: ``"gpt2"``, ``"gpt4"`` or a regex for pre-tokenization.
         workers: processes for pre-tokenization (default: all cores).
+        field: the JSONL field / Parquet column holding the text.
+        max_bytes: stop reading after this many bytes of text (the last document is cut there).
+        sample: keep this fraction of the documents, chosen by a hash of ``seed`` and each
+            document's position (reproducible whatever the workers).
+        seed: the sampling seed.
+        doc_max_chars: cut each document after this many characters.
+        max_token_length: never merge a pair whose token would be longer (bytes); at least 2.
+        min_frequency: stop when the best pair occurs fewer times; at least 1.
+        initial: continue training this byte-level tokenizer (a `Tokenizer` or a path
+            `Tokenizer.load` opens): its merges first, in rank order, then new ones up to
+            ``vocab_size``; its ids and special tokens' ids stay. Its pattern must be
+            ``pattern``. See docs/semantics.md, "Trainer options".
 
     Returns:
         ``(vocab, merges)``: id -> token bytes, and the merges in the order learned.
@@ -74,10 +103,44 @@ def train_bpe(
     [(b"o", b"w"), (b"l", b"ow")]`` — ``(l, o)`` and ``(o, w)`` both occur twice and the
     tie goes to the greater pair.
     """
+    return _finish(train_bpe_batches(
+        source, vocab_size, special_tokens, pattern=pattern, workers=workers, field=field,
+        max_bytes=max_bytes, sample=sample, seed=seed, doc_max_chars=doc_max_chars,
+        max_token_length=max_token_length, min_frequency=min_frequency, initial=initial,
+    ))
+
+
+def train_bpe_from_iterator(
+    texts: Iterable[str],
+    vocab_size: int,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    pattern: str = "gpt2",
+    workers: int | None = None,
+    max_bytes: int | None = None,
+    sample: float | None = None,
+    seed: int = 0,
+    doc_max_chars: int | None = None,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Train like `train_bpe` on an iterable of strings, each one a document.
+
+    The iterable is read once, in order, a few MB ahead of the workers (so a streamed
+    Hugging Face dataset works: ``(row["text"] for row in dataset)``). A document's
+    position, for ``sample``, is its index.
+    """
+    return _finish(train_bpe_batches_from_iterator(
+        texts, vocab_size, special_tokens, pattern=pattern, workers=workers,
+        max_bytes=max_bytes, sample=sample, seed=seed, doc_max_chars=doc_max_chars,
+        max_token_length=max_token_length, min_frequency=min_frequency, initial=initial,
+    ))
+
+
+def _finish(stream: Iterator[BatchedTrainEvent]) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
     finished = None
-    for event in train_bpe_batches(
-        input_path, vocab_size, special_tokens, pattern=pattern, workers=workers
-    ):
+    for event in stream:
         if isinstance(event, Finished):
             finished = event
     assert finished is not None
@@ -85,41 +148,60 @@ def train_bpe(
 
 
 def train_bpe_events(
-    input_path: str | os.PathLike[str],
+    source: Source,
     vocab_size: int,
     special_tokens: Iterable[str] | None = None,
     *,
     pattern: str = "gpt2",
     workers: int | None = None,
+    field: str = "text",
+    max_bytes: int | None = None,
+    sample: float | None = None,
+    seed: int = 0,
+    doc_max_chars: int | None = None,
     chunk_size: int | None = None,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
 ) -> Iterator[TrainEvent]:
     """Train like `train_bpe`, yielding events as it goes, one per merge.
 
-    The input is checked at once (this call raises on bad input, before any work); the
-    returned iterator then yields `PretokenizeProgress` (several), `CountingDone`, one
-    `MergeEvent` per merge and a final `Finished`. Closing the iterator (or dropping it)
-    cancels training and stops the worker processes. `train_bpe_batches` yields the same
-    merges in batches of columns, which is cheaper when merges come by the thousand.
+    The input is checked at once (this call raises on bad input, before any work: every
+    file of the corpus, and the first record of each JSONL or Parquet file); the returned
+    iterator then yields `PretokenizeProgress` (several), `CountingDone`, one `MergeEvent`
+    per merge and a final `Finished`. What is found only while reading (a bad line deep in
+    a file, a corrupt compressed stream, a file changed during the run) raises from the
+    iterator, before any result. Closing the iterator (or dropping it) cancels training
+    and stops the worker processes. `train_bpe_batches` yields the same merges in batches
+    of columns, which is cheaper when merges come by the thousand.
 
     Args:
-        chunk_size: bytes per pre-tokenization chunk (default: sized from the file and
+        chunk_size: bytes per pre-tokenization chunk (default: sized from the corpus and
             the number of workers). Any value gives the same result.
+        max_token_length, min_frequency, initial: as `train_bpe` takes them.
     """
-    path, size, vocab_size, specials, compiled, workers, chunk_size = _check_run(
-        input_path, vocab_size, special_tokens, pattern, workers, chunk_size
-    )
-    stream = _train(path, size, vocab_size, specials, compiled, workers, chunk_size)
-    return _one_event_per_merge(stream, initial_token_bytes(specials))
+    run = _check_run(source, None, vocab_size, special_tokens, pattern, workers, chunk_size,
+                     ReadOptions(field, sample, seed, doc_max_chars, max_bytes),
+                     TrainOptions(max_token_length, min_frequency), initial)
+    return _one_event_per_merge(_train(*run), initial_token_bytes(run[3]))
 
 
 def train_bpe_batches(
-    input_path: str | os.PathLike[str],
+    source: Source,
     vocab_size: int,
     special_tokens: Iterable[str] | None = None,
     *,
     pattern: str = "gpt2",
     workers: int | None = None,
+    field: str = "text",
+    max_bytes: int | None = None,
+    sample: float | None = None,
+    seed: int = 0,
+    doc_max_chars: int | None = None,
     chunk_size: int | None = None,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
 ) -> Iterator[BatchedTrainEvent]:
     """Train like `train_bpe_events`, yielding the merges in batches (`MergeBatch`).
 
@@ -132,20 +214,61 @@ def train_bpe_batches(
         for event in core.train_bpe_batches(path, 10_000, specials):
             if isinstance(event, core.MergeBatch):
                 event.extend_vocab(tokens)   # tokens[event.token_ids[-1]] is the newest token
+
+    With ``initial``, the batches number tokens as training does (the 256 bytes, the
+    special tokens — the initial tokenizer's first — then one id per merge, its merges
+    first), from ``initial_token_bytes(the initial tokenizer's specials + the new ones)``;
+    `Finished` has the tokenizer's own ids, the same ones when it was trained here.
     """
-    return _train(*_check_run(input_path, vocab_size, special_tokens, pattern, workers, chunk_size))
+    return _train(*_check_run(source, None, vocab_size, special_tokens, pattern, workers, chunk_size,
+                              ReadOptions(field, sample, seed, doc_max_chars, max_bytes),
+                              TrainOptions(max_token_length, min_frequency), initial))
+
+
+def train_bpe_batches_from_iterator(
+    texts: Iterable[str],
+    vocab_size: int,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    pattern: str = "gpt2",
+    workers: int | None = None,
+    max_bytes: int | None = None,
+    sample: float | None = None,
+    seed: int = 0,
+    doc_max_chars: int | None = None,
+    chunk_size: int | None = None,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
+) -> Iterator[BatchedTrainEvent]:
+    """`train_bpe_batches` on an iterable of strings, each one a document (see
+    `train_bpe_from_iterator`); a progress event's total is the bytes read so far (the
+    length is not known)."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("texts must be an iterable of strings (documents), not a single string")
+    return _train(*_check_run(None, iter(texts), vocab_size, special_tokens, pattern, workers, chunk_size,
+                              ReadOptions("text", sample, seed, doc_max_chars, max_bytes),
+                              TrainOptions(max_token_length, min_frequency), initial))
+
+
+_Run = tuple["Corpus | Iterator[str]", int, int, list[str], Pattern, int, int, ReadOptions, TrainOptions]
 
 
 def _check_run(
-    input_path: str | os.PathLike[str],
+    source: Source | None,
+    texts: Iterator[str] | None,
     vocab_size: int,
     special_tokens: Iterable[str] | None,
     pattern: str,
     workers: int | None,
     chunk_size: int | None,
-) -> tuple[Path, int, int, list[str], Pattern, int, int]:
-    """Check the input (raising on a bad one) and give `_train`'s arguments."""
-    path, size = check_corpus(input_path)
+    options: ReadOptions,
+    train_options: TrainOptions,
+    initial: InitialTokenizer | None,
+) -> _Run:
+    """Check everything but the corpus, then the corpus (raising on a bad one), and give
+    `_train`'s arguments (``train_options`` completed with the ``initial`` tokenizer,
+    whose special tokens come first)."""
     specials = validate_special_tokens(special_tokens)
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TypeError(f"vocab_size must be an integer, got {vocab_size!r}")
@@ -155,16 +278,27 @@ def _check_run(
             f"+ {len(specials)} special tokens = {256 + len(specials)}"
         )
     compiled = resolve_pattern(pattern)
+    train_options, specials = check_train_options(
+        max_token_length=train_options.max_token_length, min_frequency=train_options.min_frequency,
+        initial=initial, special_tokens=specials, pattern=compiled, vocab_size=vocab_size,
+    )
     workers = (os.cpu_count() or 1) if workers is None else workers
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+    corpus: Corpus | Iterator[str]
+    if texts is not None:
+        corpus, size = texts, 0
+    else:
+        assert source is not None
+        corpus = open_corpus(source, options)
+        size = corpus.input_bytes
     if chunk_size is None:
         # in one process a chunk is also the longest stretch without an event to cancel at
         largest = MAX_CHUNK_BYTES if workers > 1 else MIN_CHUNK_BYTES
         chunk_size = min(largest, max(MIN_CHUNK_BYTES, size // (8 * workers)))
-    elif chunk_size < 1:
-        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-    return path, size, vocab_size, specials, compiled, workers, chunk_size
+    return corpus, size, vocab_size, specials, compiled, workers, chunk_size, options, train_options
 
 
 def _one_event_per_merge(stream: Generator[BatchedTrainEvent], token_bytes: list[bytes]) -> Iterator[TrainEvent]:
@@ -180,23 +314,32 @@ def _one_event_per_merge(stream: Generator[BatchedTrainEvent], token_bytes: list
 
 
 def _train(
-    path: Path,
+    corpus: Corpus | Iterator[str],
     size: int,
     vocab_size: int,
     specials: list[str],
     pattern: Pattern,
     workers: int,
     chunk_size: int,
+    options: ReadOptions,
+    train_options: TrainOptions,
 ) -> Generator[BatchedTrainEvent]:
     yield PretokenizeProgress(0, size)
     counts: Counter[bytes] = Counter()
-    invalid = 0
-    chunks = plan_chunks(path, size, pattern, specials, chunk_size)
-    for done, (chunk_counts, chunk_invalid) in _count_chunks(path, chunks, pattern, specials, workers):
-        if chunk_counts is not None:
-            _add_counts(counts, chunk_counts)
-            invalid += chunk_invalid
-        yield PretokenizeProgress(done, size)
+    invalid = done = documents = 0
+    if isinstance(corpus, Corpus):
+        tasks: Iterator[Task] = plan_tasks(corpus, pattern, specials, chunk_size)
+    else:
+        tasks = text_tasks(corpus, chunk_size)
+    for step in count_documents(tasks, options, pattern, specials, workers, count_chunk_bytes):
+        if step.counts is not None:
+            _add_counts(counts, step.counts)
+            invalid += step.invalid
+            done += step.input_bytes
+            documents += step.documents
+        yield PretokenizeProgress(done, size if size else done, documents)
+    if isinstance(corpus, Corpus):
+        check_unchanged(corpus)
 
     words = list(counts)
     word_counts = list(counts.values())
@@ -211,13 +354,19 @@ def _train(
         corpus_bytes=corpus_bytes,
         frequencies=frequencies,
         longest_pretoken=max(words, key=len, default=b""),
+        documents=documents,
+        input_bytes=done,
     )
 
     token_bytes = initial_token_bytes(specials)
     merges: list[tuple[bytes, bytes]] = []
-    num_merges = vocab_size - len(token_bytes)
+    num_merges = vocab_size - len(token_bytes)  # an initial tokenizer's merges included
+    initial = train_options.initial
     rank = 0
-    for lefts, rights, new_ids, pair_counts, removed in merge_pairs(words, word_counts, token_bytes, num_merges):
+    for lefts, rights, new_ids, pair_counts, removed in merge_pairs(
+        words, word_counts, token_bytes, num_merges, max_token_length=train_options.max_token_length,
+        min_frequency=train_options.min_frequency, forced=initial.forced if initial else (),
+    ):
         # all at C speed: no Python work per merge
         after = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))
         del after[0]
@@ -226,7 +375,8 @@ def _train(
         merges += zip(map(token_bytes.__getitem__, lefts), map(token_bytes.__getitem__, rights))
         yield MergeBatch(rank, new_ids, lefts, rights, pair_counts, after)
         rank += len(new_ids)
-    yield Finished(vocab=dict(enumerate(token_bytes)), merges=merges)
+    vocab = initial.final_vocab(token_bytes) if initial else dict(enumerate(token_bytes))
+    yield Finished(vocab=vocab, merges=merges)
 
 
 def _add_counts(total: Counter[bytes], part: dict[bytes, int]) -> None:
@@ -236,82 +386,3 @@ def _add_counts(total: Counter[bytes], part: dict[bytes, int]) -> None:
     get = total.get
     for key, n in part.items():
         total[key] = get(key, 0) + n
-
-
-def _count_chunk(
-    path: str,
-    start: int,
-    end: int,
-    pattern: Pattern,
-    specials: list[str],
-    cache: dict[str, list[str]],
-) -> tuple[dict[bytes, int], int]:
-    """Pre-token counts (as bytes) and invalid UTF-8 bytes of one chunk of the file."""
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
-    text = data.decode("utf-8", errors="surrogateescape")
-    del data
-    counts = count_pretokens(text, pattern, specials, cache)
-    encoded = {t.encode("utf-8", errors="surrogateescape"): n for t, n in counts.items()}
-    return encoded, count_invalid_bytes(text)
-
-
-def _init_worker() -> None:
-    """Let a worker whose parent has gone die quietly (not with a BrokenPipeError traceback)."""
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-
-
-_worker_cache: dict[str, list[str]] = {}
-"""Each worker process's piece cache, kept across the chunks it counts."""
-
-ChunkTask = tuple[str, int, int, str, list[str]]
-"""A chunk to count: ``(path, start, end, pattern source, special tokens)``."""
-
-
-def _count_chunk_task(task: ChunkTask, _warm: object = None) -> tuple[dict[bytes, int], int]:
-    path, start, end, pattern_source, specials = task
-    return _count_chunk(path, start, end, resolve_pattern(pattern_source), specials, _worker_cache)
-
-
-def _count_chunks(
-    path: Path,
-    chunks: list[tuple[int, int]],
-    pattern: Pattern,
-    specials: list[str],
-    workers: int,
-) -> Iterator[tuple[int, tuple[dict[bytes, int] | None, int]]]:
-    """Yield ``(bytes done, (counts, invalid))`` per chunk, in order, and ``(done, (None, 0))``
-    every `PROGRESS_INTERVAL` while waiting, so a consumer can cancel between events.
-
-    This process is one of the ``workers``: it counts chunks itself from the start, while
-    the other ``workers - 1`` processes are still starting (spawning and importing takes a
-    few tenths of a second), and takes the next chunk whenever none of theirs is ready
-    (`core.corpus.scheduler`).
-    """
-    cache: dict[str, list[str]] = {}
-    tasks: list[ChunkTask] = [(str(path), start, end, pattern.source, specials) for start, end in chunks]
-
-    def count_here(task: ChunkTask) -> tuple[dict[bytes, int], int]:
-        return _count_chunk(task[0], task[1], task[2], pattern, specials, cache)
-
-    done = 0
-    helpers = min(workers, len(chunks)) - 1
-    if helpers == 0:
-        for task in tasks:
-            done += task[2] - task[1]
-            yield done, count_here(task)
-        return
-    pool = WorkerPool(helpers, fork=False, initializer=_init_worker)
-    try:
-        position = 0
-        for counted in results_in_order(tasks, pool, _count_chunk_task, run_here=count_here, poll=PROGRESS_INTERVAL):
-            if counted is None:
-                yield done, (None, 0)
-                continue
-            done += tasks[position][2] - tasks[position][1]
-            position += 1
-            yield done, counted
-    finally:
-        pool.close()

@@ -26,7 +26,7 @@ def banner_error(window) -> str:
     "make_input, expected",
     [
         (lambda tmp: tmp / "missing.txt", "missing.txt"),
-        (lambda tmp: tmp, "director"),
+        (lambda tmp: tmp, "holds no files"),  # an empty folder (a folder is a corpus of its files)
         (lambda tmp: (tmp / "blob.bin").write_bytes(b"\x00\x01\x02\x00" * 4096) and tmp / "blob.bin", "binary"),
         (lambda tmp: (tmp / "empty.txt").write_bytes(b"") == 0 and tmp / "empty.txt", "empty"),
     ],

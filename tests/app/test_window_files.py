@@ -176,7 +176,7 @@ def test_keyboard_shortcuts(qtbot, make_window, make_corpus, tmp_path, monkeypat
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
     corpus = make_corpus(1_000_000, seed=10)
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(corpus), ""))
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *a, **k: ([str(corpus)], ""))
     QTest.keyClick(window, Qt.Key.Key_O, Qt.KeyboardModifier.ControlModifier)
     assert window.settings_panel.corpus() == str(corpus)
 

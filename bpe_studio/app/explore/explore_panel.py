@@ -35,7 +35,7 @@ from bpe_studio.app.models.vocab_data import VocabData
 from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob
 
-_FILE_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json);;All files (*)"
+_FILE_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json *.tiktoken *.model);;All files (*)"
 NO_TOKENIZER = "No tokenizer yet: train one, or open existing files."
 
 
@@ -63,7 +63,7 @@ def _open_tokenizer(path: Path, for_compare: bool) -> tuple[Any, str, VocabData 
             tokenizer = Tokenizer.load(path)
     except (OSError, ValueError) as e:
         raise CannotOpen(f"Cannot open {path}: {e}") from e
-    name = path.name if path.is_dir() or path.name not in ("vocab.json", "merges.txt", "tokenizer.json") else path.parent.name
+    name = path.name if path.is_dir() or path.name not in ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer.tiktoken") else path.parent.name
     title = f"{name} ({len(tokenizer):,} tokens)"
     if for_compare:
         return tokenizer, title, None
@@ -100,7 +100,7 @@ class ExplorePanel(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.hide()
         self.open_button = QPushButton("Open tokenizer…")
-        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, or a tokenizer.json (Ctrl+Shift+T)")
+        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, a tokenizer.json or a .tiktoken file (Ctrl+Shift+T)")
 
         self.browser = VocabBrowser()
         self.tree = MergeTreeView()

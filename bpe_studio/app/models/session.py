@@ -34,11 +34,19 @@ class TrainSettings:
     """What the user chose in the settings panel.
 
     Attributes:
-        corpus: path of the training text.
+        corpus: the corpus: a file, a folder or a glob, or several separated by ``;``
+            (`sources`).
         vocab_size: target vocabulary size (256 bytes + special tokens + merges).
         special_tokens: special tokens in id order.
         pattern: ``"gpt2"``, ``"gpt4"`` or a custom regex.
         workers: pre-tokenization processes (``None``: all cores).
+        max_token_length, min_frequency: the trainer options (docs/semantics.md).
+        initial: the tokenizer continued (a path), or ``None``; its special tokens come
+            first in ``special_tokens`` and its pattern is ``pattern``.
+        inherited_merges: how many of the merges are the initial tokenizer's.
+        field: the JSONL field / Parquet column holding the text.
+        max_bytes: read at most this much text (``None``: all).
+        sample: keep this fraction of the documents (``None``: all), with ``seed``.
     """
 
     corpus: str
@@ -46,11 +54,41 @@ class TrainSettings:
     special_tokens: tuple[str, ...] = ()  # none by default, as in `bpe-studio train`
     pattern: str = "gpt2"
     workers: int | None = None
+    max_token_length: int | None = None
+    min_frequency: int = 1
+    initial: str | None = None
+    inherited_merges: int = 0
+    field: str = "text"
+    max_bytes: int | None = None
+    sample: float | None = None
+    seed: int = 0
+
+    @property
+    def sources(self) -> list[str]:
+        """The corpus as a list of sources (`split_sources`)."""
+        return split_sources(self.corpus)
+
+    def source_options(self) -> dict[str, Any]:
+        """The keywords `core.train_bpe` takes for how the corpus is read."""
+        return {"field": self.field, "max_bytes": self.max_bytes, "sample": self.sample, "seed": self.seed}
 
     @property
     def max_merges(self) -> int:
         """The number of merges a run makes if pairs do not run out first."""
         return max(0, self.vocab_size - 256 - len(self.special_tokens))
+
+
+SOURCE_SEPARATOR = ";"
+"""Several sources in one corpus text: ``"a.jsonl; shards/; more/*.txt"``."""
+
+
+def split_sources(text: str) -> list[str]:
+    """``"a.jsonl; b/"`` -> ``["a.jsonl", "b/"]`` (a path that exists as given, ``;`` and
+    all, stays whole)."""
+    text = text.strip()
+    if os.path.exists(text) or SOURCE_SEPARATOR not in text:
+        return [text] if text else []
+    return [part.strip() for part in text.split(SOURCE_SEPARATOR) if part.strip()]
 
 
 @dataclass
@@ -79,7 +117,15 @@ class Session:
     def merge_counts_by_id(self) -> dict[int, int]:
         """Token id -> pair count at the merge that created it."""
         first = len(self.vocab) - len(self.merges)
-        return {first + rank: count for rank, count in enumerate(self.merge_counts)}
+        by_rank = {first + rank: count for rank, count in enumerate(self.merge_counts)}
+        if all(self.vocab.get(first + r) == left + right for r, (left, right) in enumerate(self.merges)):
+            return by_rank
+        # a continued tokenizer with ids of its own (GPT-2's bytes are not ids 0-255): by bytes
+        ids: dict[bytes, int] = {}
+        for token_id, token in sorted(self.vocab.items()):
+            ids.setdefault(token, token_id)
+        return {ids[left + right]: count for (left, right), count in zip(self.merges, self.merge_counts)
+                if left + right in ids}
 
 
 def _b64(data: bytes) -> str:
@@ -126,6 +172,14 @@ def session_from_json(data: Any, source: str = "session") -> Session:
             special_tokens=tuple(str(t) for t in raw["special_tokens"]),
             pattern=str(raw["pattern"]),
             workers=None if raw.get("workers") is None else int(raw["workers"]),
+            max_token_length=None if raw.get("max_token_length") is None else int(raw["max_token_length"]),
+            min_frequency=int(raw.get("min_frequency", 1)),
+            initial=None if raw.get("initial") is None else str(raw["initial"]),
+            inherited_merges=int(raw.get("inherited_merges", 0)),
+            field=str(raw.get("field", "text")),
+            max_bytes=None if raw.get("max_bytes") is None else int(raw["max_bytes"]),
+            sample=None if raw.get("sample") is None else float(raw["sample"]),
+            seed=int(raw.get("seed", 0)),
         )
         vocab = {int(token_id): _unb64(token) for token_id, token in data["vocab"]}
         merges = [(_unb64(left), _unb64(right)) for left, right in data["merges"]]

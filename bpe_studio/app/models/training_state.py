@@ -349,6 +349,8 @@ class TrainingState:
             corpus_bytes=int(stats.get("corpus_bytes", 0)),
             corpus_tokens=session.corpus_tokens[-1] if session.corpus_tokens else None,
             invalid_bytes=int(stats.get("invalid_bytes", 0)),
+            documents=int(stats.get("documents", 0)),
+            input_bytes=int(stats.get("input_bytes", 0)),
             planned=session.settings.max_merges,
         )
 
@@ -366,6 +368,8 @@ class TrainingState:
                 total=c.total,
                 invalid_bytes=c.invalid_bytes,
                 corpus_bytes=c.corpus_bytes,
+                documents=c.documents,
+                input_bytes=c.input_bytes,
             )
         if self.frequency_points is not None:  # thinned, for the chart after reopening
             stats["frequency_ranks"] = self.frequency_points[0].tolist()

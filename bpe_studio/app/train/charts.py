@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
 
@@ -120,6 +120,11 @@ class ChartsPanel(QWidget):
         self.pair_plot.setLogMode(x=False, y=True)
         _label_decades_only(self.pair_plot, "left")
         self.pair_curve = self.pair_plot.plot(pen=pg.mkPen(ACCENT, width=2))
+        # continued training: the merges left of this line are the initial tokenizer's
+        self.kept_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(fg, style=Qt.PenStyle.DashLine),
+                                         label="kept | new", labelOpts={"position": 0.9, "color": fg.name()})
+        self.kept_line.setVisible(False)
+        self.pair_plot.addItem(self.kept_line)
 
         self.freq_plot = _plot("Pre-token counts", "rank", "count", bg, fg)
         self.freq_plot.setLogMode(x=True, y=True)
@@ -178,6 +183,10 @@ class ChartsPanel(QWidget):
             self.pair_curve.setData([], [])
             self._set_range(self.pair_plot, (0.0, float(self._planned_merges() or 1000)), (0.0, 3.0))
             return
+        settings = self._state.settings
+        kept = settings.inherited_merges if settings else 0
+        self.kept_line.setVisible(kept > 0)
+        self.kept_line.setPos(kept)
         idx = thin(n)
         y = np.maximum(np.asarray(counts, dtype=np.float64)[idx], 1.0)
         self.pair_curve.setData(idx.astype(np.float64), y)

@@ -4,13 +4,14 @@
 up in its ``token_bytes``); a timer appends the new rows in one ``beginInsertRows`` batch
 (never one per merge). Tokens are shown readably (visible whitespace, escapes, hex chips
 for partial characters; `core.readable`), with the exact bytes in the tooltip. The view
-follows the newest row unless the user has scrolled up.
+follows the newest row unless the user has scrolled up. When training continues a
+tokenizer, its inherited merges come first, greyed and in italics, "kept" in their tooltips.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QBrush, QFont, QFontDatabase, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from core.readable import gpt2_form, hex_form, readable
@@ -27,6 +28,7 @@ _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 _FONT = int(Qt.ItemDataRole.FontRole)
 _ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
 _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _RAW = int(RAW_BYTES_ROLE)
 _TOKEN_ID = int(TOKEN_ID_ROLE)
 _RIGHT_ALIGNED = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -43,11 +45,18 @@ class MergesModel(QAbstractTableModel):
         self._take_columns()
         self._rows = 0
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._kept_brush = QBrush(QPalette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+        self._kept_mono = QFont(self._mono)
+        self._kept_mono.setItalic(True)
+        self._kept_font = QFont()
+        self._kept_font.setItalic(True)
 
     def _take_columns(self) -> None:
         state = self._state
         self._token_ids, self._left_ids, self._right_ids = state.token_ids, state.left_ids, state.right_ids
         self._counts, self._tokens = state.counts, state.token_bytes
+        self.inherited = state.settings.inherited_merges if state.settings else 0
+        """Rows before this are the continued tokenizer's own merges."""
 
     def sync(self) -> int:
         """Show merges that arrived since the last call; returns how many rows were added."""
@@ -92,7 +101,11 @@ class MergesModel(QAbstractTableModel):
             if column == 4:
                 return f"{self._counts[row]:,}"
             return readable(self._token(row, column))
+        if role == _FOREGROUND:
+            return self._kept_brush if row < self.inherited else None
         if role == _FONT:
+            if row < self.inherited:
+                return self._kept_mono if column in _TOKEN_COLUMNS else self._kept_font
             return self._mono if column in _TOKEN_COLUMNS else None
         if role == _ALIGNMENT:
             return _RIGHT_ALIGNED if column in (0, 4) else None
@@ -102,10 +115,13 @@ class MergesModel(QAbstractTableModel):
             return (row, None, None, None, self._counts[row])[column]
         if role == _TOKEN_ID:
             return self._token_ids[row]
-        if role == _TOOLTIP and column in _TOKEN_COLUMNS:
+        if role == _TOOLTIP and column not in _TOKEN_COLUMNS:
+            return "kept from the tokenizer being continued" if row < self.inherited else None
+        if role == _TOOLTIP:
             token = self._token(row, column)
             tip = f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
-            return tip + (f"\nnew token id {self._token_ids[row]}" if column == 3 else "")
+            tip += f"\nnew token id {self._token_ids[row]}" if column == 3 else ""
+            return tip + ("\nkept from the tokenizer being continued" if row < self.inherited else "")
         return None
 
     def _token(self, row: int, column: int) -> bytes:

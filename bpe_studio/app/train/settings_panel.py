@@ -32,7 +32,9 @@ from PySide6.QtWidgets import (
 )
 
 import core
+from bpe_studio.app.train.corpus_picker import CorpusOptions, describe, join_sources, sources_exist
 from bpe_studio.app.train.recent_files import RecentFiles
+from bpe_studio.app.train.trainer_options import InitialInfo, TrainerOptions
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings
 from core.pretokenize.specials import validate_special_tokens
@@ -43,7 +45,9 @@ DEFAULT_SPECIAL_TOKENS: tuple[str, ...] = ()
 """None, as in `bpe-studio train` (each ``--special-token`` adds one): the same corpus and size
 give the same tokenizer in the window and on the command line."""
 PATTERN_CHOICES = [("GPT-2", "gpt2"), ("GPT-4 (cl100k)", "gpt4"), ("Custom regex", "custom")]
-CORPUS_FILTER = "Text files (*.txt *.text *.md *.jsonl *.csv *.tsv);;All files (*)"
+CORPUS_FILTER = (
+    "Corpora (*.txt *.text *.md *.jsonl *.ndjson *.parquet *.gz *.bz2 *.xz *.zst *.csv *.tsv);;All files (*)"
+)
 
 
 class SettingsPanel(QWidget):
@@ -83,6 +87,8 @@ class SettingsPanel(QWidget):
         self.corpus_info = QLabel()
         self.corpus_info.setObjectName("hint")
         self.corpus_info.setWordWrap(True)
+        self.corpus_options = CorpusOptions()
+        self.corpus_options.folderChosen.connect(self.set_corpus)
 
         self.vocab_spin = QSpinBox()
         # Any size can be typed: one below the minimum is shown as it is and refused (see
@@ -135,6 +141,7 @@ class SettingsPanel(QWidget):
         corpus_layout = QVBoxLayout(corpus_box)
         corpus_layout.addLayout(corpus_row)
         corpus_layout.addWidget(self.corpus_info)
+        corpus_layout.addWidget(self.corpus_options)
 
         form_box = QGroupBox("Tokenizer")
         form = QFormLayout(form_box)
@@ -146,6 +153,9 @@ class SettingsPanel(QWidget):
         form.addRow("", self.regex_edit)
         form.addRow("", self.regex_status)
         form.addRow("Workers", self.workers_spin)
+        self.trainer_options = TrainerOptions(self)
+        self.trainer_options.initialRead.connect(self._on_initial_read)
+        self.trainer_options.add_rows(form)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -180,12 +190,23 @@ class SettingsPanel(QWidget):
 
     def settings(self) -> TrainSettings:
         workers = self.workers_spin.value()
+        specials = self.special_tokens()
+        kept = self.trainer_options.info
+        if kept is not None:  # a continued tokenizer's special tokens come first, whatever was edited
+            specials = [*kept.special_tokens, *(t for t in specials if t not in kept.special_tokens)]
         return TrainSettings(
             corpus=self.corpus(),
             vocab_size=self.vocab_spin.value(),
-            special_tokens=tuple(self.special_tokens()),
+            special_tokens=tuple(specials),
             pattern=self.pattern(),
             workers=workers or None,
+            max_token_length=self.trainer_options.max_token_length(),
+            min_frequency=self.trainer_options.min_frequency(),
+            initial=self.trainer_options.initial(),
+            inherited_merges=self.trainer_options.info.merges if self.trainer_options.info else 0,
+            field=self.corpus_options.field(),
+            max_bytes=self.corpus_options.max_bytes(),
+            sample=self.corpus_options.sample(),
         )
 
     def set_settings(self, settings: TrainSettings) -> None:
@@ -195,6 +216,8 @@ class SettingsPanel(QWidget):
         self.specials_edit.setPlainText("\n".join(settings.special_tokens))
         self._set_pattern(settings.pattern)
         self.workers_spin.setValue(settings.workers or 0)
+        self.trainer_options.set_values(settings.max_token_length, settings.min_frequency, settings.initial)
+        self.corpus_options.set_values(settings)
 
     def minimum_vocab_size(self) -> int:
         """The smallest vocabulary the settings allow: 256 bytes + the special tokens."""
@@ -217,6 +240,8 @@ class SettingsPanel(QWidget):
         """
         if not self.corpus():
             return "Choose a corpus first: Browse… (Ctrl+O), drop a file on the window, or use the sample corpus."
+        if self.trainer_options.pending:
+            return "The tokenizer to continue is still being read; train again in a moment."
         try:
             validate_special_tokens(self.special_tokens())
             core.resolve_pattern(self.pattern())
@@ -235,8 +260,10 @@ class SettingsPanel(QWidget):
         self.train_button.style().unpolish(self.train_button)
         self.train_button.style().polish(self.train_button)
         for widget in (self.corpus_edit, self.browse_button, self.recent_button, self.vocab_spin,
-                       self.specials_edit, self.pattern_combo, self.regex_edit, self.workers_spin):
+                       self.specials_edit, self.pattern_combo, self.regex_edit, self.workers_spin,
+                       self.corpus_options):
             widget.setEnabled(not running)
+        self.trainer_options.set_running(running)
         if not running:
             self._on_pattern_choice()
 
@@ -250,9 +277,9 @@ class SettingsPanel(QWidget):
         if self._running:
             return
         start = str(self._qsettings.value("paths/last_folder", "") or os.path.dirname(self.corpus()))
-        path, _ = QFileDialog.getOpenFileName(self, "Open corpus", start, CORPUS_FILTER)
-        if path:
-            self.set_corpus(path)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open corpus (one or several files)", start, CORPUS_FILTER)
+        if paths:
+            self.set_corpus(join_sources(paths))
 
     def _fill_recent_menu(self) -> None:
         self.recent.fill_menu(self.recent_menu, self.set_corpus)
@@ -272,10 +299,9 @@ class SettingsPanel(QWidget):
             sample = os.path.abspath(path) == str(SAMPLE_CORPUS_PATH)
             self.corpus_info.setText(f"{size} · the built-in sample corpus" if sample else size)
             self._qsettings.setValue("paths/last_folder", os.path.dirname(os.path.abspath(path)))
-        elif os.path.isdir(path):
-            self.corpus_info.setText("This is a folder; choose a text file.")
         else:
-            self.corpus_info.setText("No such file.")
+            self.corpus_info.setText(describe(path))
+        self.corpus_options.update_for(path)
         self.corpusChanged.emit(path)
 
     # -- pattern -------------------------------------------------------------------------------
@@ -337,12 +363,14 @@ class SettingsPanel(QWidget):
         s.setValue("train/pattern", str(self.pattern_combo.currentData()))
         s.setValue("train/custom_pattern", self.regex_edit.text())
         s.setValue("train/workers", self.workers_spin.value())
+        self.trainer_options.save(s)
+        self.corpus_options.save(s)
 
     def restore(self) -> None:
         """Restore the last values; on first launch preselect the sample corpus."""
         s = self._qsettings
         corpus = str(s.value("train/corpus", "") or "")
-        self.set_corpus(corpus if corpus and os.path.isfile(corpus) else str(SAMPLE_CORPUS_PATH))
+        self.set_corpus(corpus if sources_exist(corpus) else str(SAMPLE_CORPUS_PATH))
         self.vocab_spin.setValue(_int(s.value("train/vocab_size"), DEFAULT_VOCAB_SIZE))
         try:
             specials = json.loads(str(s.value("train/special_tokens", "")))
@@ -355,6 +383,16 @@ class SettingsPanel(QWidget):
         index = self.pattern_combo.findData(choice)
         self.pattern_combo.setCurrentIndex(max(index, 0))
         self.workers_spin.setValue(_int(s.value("train/workers"), 0))
+        self.trainer_options.restore(s)
+        self.corpus_options.restore(s)
+
+    def _on_initial_read(self, info: InitialInfo | None) -> None:
+        """A continued tokenizer's special tokens come first, and its pattern is the run's."""
+        if info is None:
+            return
+        extra = [t for t in self.special_tokens() if t not in info.special_tokens]
+        self.specials_edit.setPlainText("\n".join([*info.special_tokens, *extra]))
+        self._set_pattern(info.pattern)
 
 
 def _int(value: object, default: int) -> int:

@@ -31,17 +31,26 @@ PROGRESS_INTERVAL = 0.25
 def encode_corpus(
     corpus: Path, tokenizer: Any, out: Path, workers: int | None,
 ) -> Generator[EncodeProgress, None, EncodeFinished]:
-    """Encode ``corpus`` into ``out``, yielding progress; return the `EncodeFinished`."""
-    from core.encode.corpus_to_npy import EncodeFinished, encode_file_events  # not at the GUI's start
+    """Encode ``corpus`` into ``out``, yielding progress; return the `EncodeFinished`.
 
-    events = encode_file_events(corpus, tokenizer, out, workers=workers, start_method="spawn")
+    JSONL and Parquet files (and compressed ones) are read as documents, each followed by
+    ``<|endoftext|>`` when the tokenizer has it (`core.encode.documents_to_npy`); a plain
+    text file gives exactly the ids of its text.
+    """
+    # not at the GUI's start
+    from core.encode.corpus_to_npy import EncodeFinished
+    from core.encode.documents_to_npy import encode_source_events
+
+    plain = not str(corpus).lower().endswith((".jsonl", ".ndjson", ".parquet", ".gz", ".bz2", ".xz", ".zst"))
+    events = encode_source_events(corpus, tokenizer, out, workers=workers, start_method="spawn",
+                                  doc_separator=None if plain else True)
     try:
         for event in events:
             if isinstance(event, EncodeFinished):
                 return event  # the file is in place: a cancel now is too late to matter
             yield event
     finally:
-        events.close()  # on cancel: stops the processes and removes the temporary file
+        events.close()  # type: ignore[attr-defined]  # on cancel: stops the processes and removes the temporary file
     raise RuntimeError("the encoder ended without saying it finished")
 
 

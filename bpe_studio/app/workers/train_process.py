@@ -69,10 +69,19 @@ def check_settings(settings: TrainSettings) -> None:
     """Raise the trainer's own error for bad input (missing/binary file, vocabulary too
     small, bad pattern or special tokens) without doing any work."""
     stream = core.train_bpe_batches(
-        settings.corpus, settings.vocab_size, list(settings.special_tokens),
-        pattern=settings.pattern, workers=settings.workers,
+        settings.sources, settings.vocab_size, list(settings.special_tokens),
+        pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
+        **_trainer_options(settings),
     )
     stream.close()
+
+
+def _trainer_options(settings: TrainSettings) -> dict[str, Any]:
+    return {
+        "max_token_length": settings.max_token_length,
+        "min_frequency": settings.min_frequency,
+        "initial": settings.initial,
+    }
 
 
 def _yield_cpu_to_the_gui(pid: int) -> None:
@@ -110,8 +119,9 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
     try:
         conn.send(("events", [TrainerStarted()]))
         stream = core.train_bpe_batches(
-            settings.corpus, settings.vocab_size, list(settings.special_tokens),
-            pattern=settings.pattern, workers=settings.workers,
+            settings.sources, settings.vocab_size, list(settings.special_tokens),
+            pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
+            **_trainer_options(settings),
         )
         try:
             last = time.monotonic()

@@ -66,11 +66,19 @@ def test_open_gpt2_files_written_by_the_project(qtbot, panel: ExplorePanel, trai
     assert panel.inspector.result["ids"] == original.encode(text)
 
 
-@pytest.mark.parametrize("name", ["", "tokenizer.json", "merges.txt"])
+@pytest.mark.parametrize("name", ["", "tokenizer.json", "merges.txt", "tokenizer.tiktoken"])
 def test_open_directory_tokenizer_json_or_merges(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer], name: str) -> None:
     out, original = trained_files
     open_and_wait(qtbot, panel, out / name if name else out)
     assert panel.tokenizer.encode("the category 😀") == original.encode("the category 😀")
+
+
+def test_open_a_tiktoken_file_without_settings_says_what_is_missing(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer], tmp_path: Path) -> None:
+    out, _ = trained_files
+    (tmp_path / "ranks.tiktoken").write_bytes((out / "tokenizer.tiktoken").read_bytes())
+    with qtbot.waitSignal(panel.open_failed, timeout=10_000):
+        panel.open_tokenizer(tmp_path / "ranks.tiktoken")  # read in the background
+    assert "holds no pre-tokenization pattern" in panel.error_label.text()
 
 
 def test_open_a_broken_file_shows_the_reason(qtbot, panel: ExplorePanel, tmp_path: Path) -> None:

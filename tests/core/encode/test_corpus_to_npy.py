@@ -194,7 +194,8 @@ def test_encode_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
                    "--out", str(out), "--workers", "2"])
     captured = capsys.readouterr()
     assert status == 0
-    assert np.load(out).tolist() == expected_ids(tok, data)
+    # the file is one document: <|endoftext|> follows it (bpe-studio encode --doc-separator)
+    assert np.load(out).tolist() == expected_ids(tok, data) + [tok.special_ids["<|endoftext|>"]]
     assert "bytes per token" in captured.out and "MB/s" in captured.out
     assert "MB/s" in captured.err  # the progress line
 

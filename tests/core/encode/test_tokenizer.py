@@ -373,6 +373,8 @@ def test_load_restores_pattern_and_specials(trained: Tokenizer, tmp_path: Path) 
     with pytest.raises(FileNotFoundError):
         Tokenizer.load(tmp_path / "missing")
     (tmp_path / "tokenizer.json").unlink()
+    assert Tokenizer.load(tmp_path).encode(text) == trained.encode(text)  # then to tokenizer.tiktoken
+    (tmp_path / "tokenizer.tiktoken").unlink()
     with pytest.raises(FileNotFoundError, match="holds no tokenizer"):
         Tokenizer.load(tmp_path)
 

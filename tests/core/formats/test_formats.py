@@ -67,13 +67,13 @@ def test_single_bytes_are_written_in_gpt2_order(tmp_path: Path) -> None:
     assert keys[256:258] == specials  # special tokens as their own text
 
 
-def test_save_tokenizer_writes_four_loadable_files(tmp_path: Path) -> None:
+def test_save_tokenizer_writes_five_loadable_files(tmp_path: Path) -> None:
     tokenizers = pytest.importorskip("tokenizers")
     vocab, merges, specials = tiny_tokenizer()
     out = tmp_path / "new" / "dir"
     paths = save_tokenizer(out, vocab, merges, specials, "gpt4")
     assert sorted(p.name for p in paths) == sorted(
-        ["vocab.json", "merges.txt", "tokenizer_config.json", "tokenizer.json"]
+        ["vocab.json", "merges.txt", "tokenizer_config.json", "tokenizer.json", "tokenizer.tiktoken"]
     )
     assert sorted(os.listdir(out)) == sorted(p.name for p in paths)  # no temporary files left
     assert load_gpt2_files(out / "vocab.json", out / "merges.txt", specials) == (vocab, merges)

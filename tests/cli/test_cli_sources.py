@@ -1,0 +1,163 @@
+"""`bpe-studio train` / `encode` on corpus sources, as a user runs them (real subprocesses).
+
+Several sources, folders and globs, ``--field``, sizes such as ``500KB``/``2GiB``,
+``--sample``/``--seed``, ``--doc-separator``; and every bad source gives one line on
+stderr, exit status 2, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zstandard
+
+from core.train.reference import train_bpe_reference
+
+REPO = Path(__file__).resolve().parents[2]
+EOT = "<|endoftext|>"
+
+
+def run_cli(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run([sys.executable, "-m", "bpe_studio", *map(str, args)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _assert_user_error(result: subprocess.CompletedProcess[str], *words: str) -> str:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("bpe-studio: error: ")
+    for word in words:
+        assert word in lines[0]
+    return lines[0]
+
+
+def _docs(n: int, offset: int = 0) -> list[str]:
+    return [f"record {i + offset}: the cat sat on the mat " + "ab " * (i % 7) for i in range(n)]
+
+
+@pytest.fixture()
+def shards(tmp_path: Path) -> tuple[Path, list[str]]:
+    root = tmp_path / "corpus"
+    (root / "part").mkdir(parents=True)
+    a, b = _docs(300), _docs(300, 300)
+    (root / "a.jsonl").write_text("".join(json.dumps({"body": d}) + "\n" for d in a))
+    raw = "".join(json.dumps({"body": d}) + "\n" for d in b).encode()
+    (root / "part" / "b.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(raw))
+    return root, a + b
+
+
+def test_train_on_a_folder_and_a_glob_with_a_field(tmp_path: Path, shards, gpt2_files) -> None:
+    root, docs = shards
+    out = tmp_path / "tok"
+    result = run_cli("train", root / "a.jsonl", str(root / "part" / "*.zst"), "--field", "body",
+                     "--vocab-size", "330", "--special-token", EOT, "--out", out, "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert "read: 600 documents" in result.stdout
+    load_vocab, load_merges = gpt2_files
+    assert load_merges(out / "merges.txt") == train_bpe_reference(EOT.join(docs), 330, [EOT])[1]
+    folder = run_cli("train", root, "--field", "body", "--vocab-size", "330", "--special-token", EOT,
+                     "--out", tmp_path / "tok2")
+    assert folder.returncode == 0, folder.stderr
+    assert (tmp_path / "tok2" / "merges.txt").read_text() == (out / "merges.txt").read_text()
+
+
+def test_sizes_and_samples_on_the_command_line(tmp_path: Path, shards) -> None:
+    root, _ = shards
+    runs = [run_cli("train", root, "--field", "body", "--vocab-size", "300", "--out", tmp_path / name, *extra)
+            for name, extra in (("a", ["--max-bytes", "5KB", "--sample", "50%", "--seed", "3"]),
+                                ("b", ["--max-bytes", "5000", "--sample", "0.5", "--seed", "3", "--workers", "1"]))]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    assert (tmp_path / "a" / "merges.txt").read_text() == (tmp_path / "b" / "merges.txt").read_text()
+
+
+@pytest.mark.parametrize(("option", "value", "words"), [
+    ("--max-bytes", "5XB", "is not a size"),
+    ("--max-bytes", "0", "at least 1 byte"),
+    ("--sample", "1.5", "not a fraction"),
+    ("--doc-max-chars", "-3", "not a positive whole number"),
+])
+def test_bad_option_values(tmp_path: Path, shards, option: str, value: str, words: str) -> None:
+    result = run_cli("train", shards[0], "--vocab-size", "300", "--out", tmp_path / "o", option, value)
+    _assert_user_error(result, words)
+    assert not (tmp_path / "o").exists()
+
+
+def test_mixed_good_and_bad_shards_write_nothing(tmp_path: Path, shards) -> None:
+    root, _ = shards
+    bad = [json.dumps({"body": "fine"})] * 2000 + ['{"body": 12}']
+    (root / "z.jsonl").write_text("\n".join(bad) + "\n")
+    out = tmp_path / "tok"
+    result = run_cli("train", root, "--field", "body", "--vocab-size", "300", "--out", out)
+    _assert_user_error(result, "z.jsonl, line 2001", "'body'", "not a string")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("setup", "words"), [
+    ("missing-field", "line 1: no field 'text' (its fields: body)"),
+    ("empty-folder", "holds no files"),
+    ("no-match", "no file matches"),
+    ("corrupt", "is corrupt or truncated"),
+    ("fifo", "is a FIFO (pipe), not a regular file"),
+])
+def test_bad_sources(tmp_path: Path, shards, setup: str, words: str) -> None:
+    root, _ = shards
+    source: Path | str = root / "a.jsonl"
+    if setup == "empty-folder":
+        source = tmp_path / "empty"
+        source.mkdir()
+    elif setup == "no-match":
+        source = str(tmp_path / "*.parquet")
+    elif setup == "corrupt":
+        source = tmp_path / "c.txt.gz"
+        source.write_bytes(b"\x1f\x8b\x08 then garbage")
+    elif setup == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        source = tmp_path / "pipe"
+        os.mkfifo(source)
+    for command in (["train", source, "--vocab-size", "300", "--out", tmp_path / "o"],
+                    ["encode", source, "--tokenizer", tmp_path / "no-tokenizer", "--out", tmp_path / "o.npy"]):
+        _assert_user_error(run_cli(*command, timeout=60), words)
+    assert not (tmp_path / "o").exists() and not (tmp_path / "o.npy").exists()
+
+
+def test_encode_several_sources_with_separators(tmp_path: Path, shards) -> None:
+    root, docs = shards
+    tok = tmp_path / "tok"
+    assert run_cli("train", root, "--field", "body", "--vocab-size", "320", "--special-token", EOT,
+                   "--special-token", "<|sep|>", "--out", tok).returncode == 0
+    import core
+
+    tokenizer = core.Tokenizer.load(tok)
+    for extra, sep in (([], tokenizer.special_ids[EOT]), (["--doc-separator", "<|sep|>"], tokenizer.special_ids["<|sep|>"]),
+                       (["--no-doc-separator"], None)):
+        out = tmp_path / "ids.npy"
+        result = run_cli("encode", root / "a.jsonl", root / "part", "--field", "body", "--tokenizer", tok,
+                         "--out", out, *extra)
+        assert result.returncode == 0, result.stderr
+        expected: list[int] = []
+        for doc in docs:
+            expected += tokenizer.encode(doc) + ([sep] if sep is not None else [])
+        assert np.load(out).tolist() == expected
+    bad = run_cli("encode", root, "--field", "body", "--tokenizer", tok, "--out", tmp_path / "x.npy",
+                  "--doc-separator", "<|nope|>")
+    _assert_user_error(bad, "<|nope|>", "not one token")
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/bin/ls"])
+def test_encode_refuses_what_train_refuses(tmp_path: Path, device: str) -> None:
+    if not Path(device).exists():
+        pytest.skip(f"no {device}")
+    for command in (["train", device, "--vocab-size", "300", "--out", tmp_path / "o"],
+                    ["encode", device, "--tokenizer", tmp_path, "--out", tmp_path / "o.npy"]):
+        _assert_user_error(run_cli(*command), device)
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,89 @@
+"""`bpe-studio train --max-token-length / --min-frequency / --init`, run as a user would.
+
+The files written equal the oracle's result with the same options; every mistake is one
+line on stderr, exit status 2, nothing written.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.encode.tokenizer import Tokenizer
+from core.train.reference import train_bpe_reference
+
+REPO = Path(__file__).resolve().parents[2]
+TEXT = "The cat sat on the mat. ========== ----------\nThe dog sat on the log, didn't it?\n" * 20 + "naïve café 123\n"
+MORE = "Der Hund sass auf dem Teppich. ========== Die Katze auch!\n" * 20
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bpe_studio", "train", *map(str, args)],
+        cwd=REPO, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True, timeout=120,
+    )
+
+
+@pytest.fixture()
+def corpora(tmp_path: Path) -> tuple[Path, Path]:
+    first, second = tmp_path / "en.txt", tmp_path / "de.txt"
+    first.write_text(TEXT, encoding="utf-8")
+    second.write_text(MORE, encoding="utf-8")
+    return first, second
+
+
+def test_max_token_length_and_min_frequency(tmp_path: Path, corpora: tuple[Path, Path]) -> None:
+    out = tmp_path / "out"
+    result = run_cli(corpora[0], "--vocab-size", "400", "--out", out, "--special-token", "<|endoftext|>",
+                     "--max-token-length", "4", "--min-frequency", "3", "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    tok = Tokenizer.load(out)
+    vocab, merges = train_bpe_reference(corpora[0], 400, ["<|endoftext|>"], max_token_length=4, min_frequency=3)
+    assert tok.merges == merges and tok.vocab == vocab
+    assert len(merges) < 400 - 257  # stopped by --min-frequency
+
+
+def test_init_continues_a_tokenizer(tmp_path: Path, corpora: tuple[Path, Path]) -> None:
+    first, second = corpora
+    base_dir, out = tmp_path / "base", tmp_path / "more"
+    assert run_cli(first, "--vocab-size", "300", "--out", base_dir, "--special-token", "<|endoftext|>",
+                   "--pattern", "gpt4").returncode == 0
+    result = run_cli(second, "--vocab-size", "340", "--out", out, "--init", base_dir, "--special-token", "<|de|>")
+    assert result.returncode == 0, result.stderr
+    base, tok = Tokenizer.load(base_dir), Tokenizer.load(out)
+    assert tok.pattern.name == "gpt4"  # --init's pattern when --pattern is not given
+    assert all(tok.vocab[i] == t for i, t in base.vocab.items())
+    assert tok.special_ids == {"<|endoftext|>": 256, "<|de|>": 300}
+    vocab, merges = train_bpe_reference(
+        second, 340, ["<|de|>"], pattern="gpt4", initial=(base.vocab, base.merges, base.special_ids)
+    )
+    assert tok.merges == merges and tok.vocab == vocab
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-token-length", "1"], "--max-token-length must be at least 2"),
+        (["--min-frequency", "0"], "--min-frequency must be at least 1"),
+        (["--max-token-length", "x"], "argument --max-token-length: invalid int value"),
+        (["--init", "{missing}"], "does not exist; give a tokenizer folder or file"),
+        (["--init", "{base}", "--pattern", "gpt2"], "the initial tokenizer splits text with the pattern 'gpt4', not 'gpt2'"),
+        (["--init", "{base}", "--vocab-size", "299"], "vocab_size 299 is too small: the initial tokenizer"),
+    ],
+)
+def test_mistakes_are_one_line_and_exit_2(tmp_path: Path, corpora: tuple[Path, Path], args: list[str], message: str) -> None:
+    base = tmp_path / "base"
+    assert run_cli(corpora[0], "--vocab-size", "300", "--out", base, "--pattern", "gpt4").returncode == 0
+    args = [a.format(missing=tmp_path / "missing", base=base) for a in args]
+    if "--vocab-size" not in args:
+        args += ["--vocab-size", "400"]
+    out = tmp_path / "out"
+    result = run_cli(corpora[1], "--out", out, *args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bpe-studio: error: ") and message in lines[0], result.stderr
+    assert not out.exists()

@@ -1,0 +1,209 @@
+"""Bad corpora get one clear error naming the file (and line, field or columns), before any result.
+
+What can be seen from a file's start (an empty or binary file, a first record without the
+field, a Parquet file without the column, a bad compressed header, a FIFO) is refused by
+the call itself, before any worker starts; what is deeper (line 3,000 is not JSON, a
+compressed file cut short, a file changed during the run) stops the run with the same
+kind of message before any result is produced.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import zstandard
+
+import core
+from core.errors import CorpusError
+
+
+def _train(source, workers: int = 1, **kw):
+    return list(core.train_bpe_events(source, 300, ["<|endoftext|>"], workers=workers, **kw))
+
+
+def _lines(n: int, bad_at: int | None = None, bad: str = "{not json") -> str:
+    return "".join(bad + "\n" if i == bad_at else json.dumps({"text": f"line {i} text"}) + "\n" for i in range(n))
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".jsonl.zst"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_line_deep_in_the_file_that_is_not_json(tmp_path: Path, suffix: str, workers: int) -> None:
+    raw = _lines(5000, bad_at=3210).encode()
+    path = tmp_path / f"c{suffix}"
+    path.write_bytes({".jsonl": raw, ".jsonl.gz": gzip.compress(raw),
+                      ".jsonl.zst": zstandard.ZstdCompressor().compress(raw)}[suffix])
+    with pytest.raises(CorpusError, match=rf"c{suffix}, line 3211: not valid JSON"):
+        _train(path, workers=workers, chunk_size=4096)
+
+
+def test_first_line_without_the_field_is_refused_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"content": "x", "id": 3}) + "\n")
+    with pytest.raises(CorpusError) as error:
+        core.train_bpe_events(path, 300, [])  # the call itself raises
+    assert "c.jsonl, line 1: no field 'text' (its fields: content, id)" in str(error.value)
+    assert "--field" in str(error.value)
+    assert core.train_bpe(path, 300, [], field="content", workers=1)[0]
+
+
+def test_a_later_record_without_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(_lines(50) + json.dumps({"body": "x"}) + "\n")
+    with pytest.raises(CorpusError, match=r"c\.jsonl, line 51: no field 'text' \(its fields: body\)"):
+        _train(path)
+
+
+@pytest.mark.parametrize(("line", "words"), [("[1, 2]", "a JSON list, not an object"),
+                                             ('{"text": 5}', "holds a int, not a string")])
+def test_records_of_the_wrong_shape(tmp_path: Path, line: str, words: str) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(CorpusError, match=words):
+        _train(path)
+
+
+def test_parquet_without_the_column_lists_its_columns(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"content": ["a b"], "url": ["u"], "n": [1]}), tmp_path / "p.parquet")
+    with pytest.raises(CorpusError, match=r"p\.parquet: no column 'text' \(its columns: content, url, n\)"):
+        core.train_bpe_events(tmp_path / "p.parquet", 300, [])
+    with pytest.raises(CorpusError, match="'n' holds int64, not strings; choose a text column.*content, url"):
+        core.train_bpe_events(tmp_path / "p.parquet", 300, [], field="n")
+
+
+def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "p.parquet").write_bytes(b"PAR1 not really")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(CorpusError, match=r"p\.parquet: reading Parquet needs pyarrow.*bpe-studio\[parquet\]"):
+        core.train_bpe_events(tmp_path / "p.parquet", 300, [])
+
+
+def test_not_a_parquet_file(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    (tmp_path / "p.parquet").write_text("hello")
+    with pytest.raises(CorpusError, match=r"p\.parquet is not a valid Parquet file"):
+        core.train_bpe_events(tmp_path / "p.parquet", 300, [])
+
+
+@pytest.mark.parametrize("name", ["c.txt.gz", "c.jsonl.gz", "c.txt.zst", "c.txt.bz2", "c.txt.xz"])
+def test_a_corrupt_compressed_file(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_bytes(b"this is not compressed data at all" * 10)
+    with pytest.raises(CorpusError, match=rf"{name} is corrupt or truncated"):
+        core.train_bpe_events(tmp_path / name, 300, [])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("name", ["c.txt.gz", "c.jsonl.zst"])
+def test_a_truncated_compressed_file(tmp_path: Path, name: str, workers: int) -> None:
+    raw = _lines(40_000).encode()
+    data = gzip.compress(raw) if name.endswith(".gz") else zstandard.ZstdCompressor().compress(raw)
+    (tmp_path / name).write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(CorpusError, match=rf"{name} is corrupt or truncated"):
+        _train(tmp_path / name, workers=workers, chunk_size=1 << 16)
+
+
+def test_an_empty_folder_and_a_glob_matching_nothing(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / ".hidden").write_text("hidden files are skipped")
+    with pytest.raises(FileNotFoundError, match="holds no files"):
+        core.train_bpe_events(tmp_path / "empty", 300, [])
+    with pytest.raises(FileNotFoundError, match=r"no file matches .*\*\.jsonl"):
+        core.train_bpe_events(str(tmp_path / "*.jsonl"), 300, [])
+
+
+def test_a_folder_of_binary_files(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    for name in ("a.bin", "b.dat"):
+        (tmp_path / "bin" / name).write_bytes(bytes(range(256)) * 10 + bytes(100))
+    with pytest.raises(CorpusError, match=r"a\.bin looks like a binary file"):
+        core.train_bpe_events(tmp_path / "bin", 300, [])
+
+
+def test_a_compressed_binary_file(tmp_path: Path) -> None:
+    (tmp_path / "x.txt.gz").write_bytes(gzip.compress(bytes(4000)))
+    with pytest.raises(CorpusError, match="looks like a binary file"):
+        core.train_bpe_events(tmp_path / "x.txt.gz", 300, [])
+
+
+def test_mixed_good_and_bad_shards_fail_before_any_result(tmp_path: Path) -> None:
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for i in range(3):
+        (shards / f"{i}.jsonl").write_text(_lines(2000))
+    (shards / "3.jsonl").write_text(_lines(2000, bad_at=1500))
+    events = core.train_bpe_events(shards, 300, [], workers=2, chunk_size=8192)
+    seen = []
+    with pytest.raises(CorpusError, match=r"3\.jsonl, line 1501"):
+        for event in events:
+            seen.append(event)
+    assert not any(isinstance(e, (core.CountingDone, core.Finished)) for e in seen)
+
+
+def test_an_empty_file_among_shards(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("text")
+    (tmp_path / "b.txt").write_text("")
+    with pytest.raises(CorpusError, match=r"b\.txt is empty"):
+        core.train_bpe_events(tmp_path, 300, [])
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_is_refused_at_once_without_hanging(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def attempt() -> None:
+        try:
+            core.train_bpe_events(fifo, 300, [])
+        except BaseException as e:  # noqa: BLE001
+            outcome.append(e)
+
+    thread = threading.Thread(target=attempt, daemon=True)
+    thread.start()
+    thread.join(10)
+    if thread.is_alive():  # unblock the open() it is stuck in, then fail
+        with open(fifo, "wb"):
+            pass
+        pytest.fail("opening a FIFO without a writer hung")
+    assert isinstance(outcome[0], CorpusError)
+    assert "pipe.txt is a FIFO (pipe), not a regular file" in str(outcome[0])
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_a_device_is_refused(device: str) -> None:
+    if not os.path.exists(device):
+        pytest.skip(f"no {device}")
+    with pytest.raises(CorpusError, match="not a regular file"):
+        core.train_bpe_events(device, 300, [])
+
+
+def test_a_corpus_that_changes_during_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "c.txt"
+    path.write_text("some words and more words\n" * 20_000)
+    events = core.train_bpe_events(path, 300, [], workers=1, chunk_size=1 << 16)
+    with pytest.raises(CorpusError, match=r"c\.txt changed while it was being read"):
+        for event in events:
+            if isinstance(event, core.PretokenizeProgress) and event.done > 0:
+                with open(path, "r+b") as f:
+                    f.truncate(100_000)
+                os.utime(path, ns=(time.time_ns(), time.time_ns()))
+
+
+def test_a_corpus_touched_during_the_run(tmp_path: Path) -> None:
+    """Same size, new modification time: still noticed."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(_lines(20_000))
+    events = core.train_bpe_events(path, 300, [], workers=1, chunk_size=1 << 16)
+    with pytest.raises(CorpusError, match="changed while it was being read"):
+        for event in events:
+            if isinstance(event, core.PretokenizeProgress) and event.done > 0:
+                os.utime(path, ns=(1, 1))
