@@ -50,5 +50,6 @@ def test_closing_the_window_ends_every_background_thread(qtbot, make_window, mak
     explore.inspector.set_text(corpus.read_text(encoding="utf-8"))  # long: encoded by a job
     jobs = explore._columns._jobs + explore.inspector._encoding._jobs
     assert len(jobs) == 2
-    window.close()
+    window.close()  # cancels them; the window closes itself once they have ended (never blocking)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=30_000)
     assert all(job._thread.isFinished() for job in jobs)
