@@ -144,3 +144,15 @@ def heartbeat(qtbot) -> Iterator[Heartbeat]:
     beat = Heartbeat()
     yield beat
     beat.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_job_outlives_its_test() -> Iterator[None]:
+    """Wait, after each test, for the background jobs it started (superseded renderings and
+    encodings end on their own): a thread left running made later tests see a threaded
+    process (``core.corpus.processes.can_fork`` then refuses to fork)."""
+    yield
+    from bpe_studio.app.workers import thread_job
+
+    for job in list(thread_job._live):
+        job.shutdown(30_000)
