@@ -16,7 +16,7 @@ from core.readable import readable
 
 __all__ = [
     "RateMeter", "bytes_progress", "encode_progress", "encode_summary", "format_bytes", "format_duration",
-    "merges_progress", "training_summary",
+    "merges_progress", "stopped_early", "training_summary",
 ]
 
 
@@ -45,9 +45,18 @@ def _per_second(amount: float, seconds: float) -> float:
     return amount / seconds if seconds > 0 else 0.0
 
 
-def bytes_progress(done: int, total: int, seconds: float) -> str:
-    """``"3.5 MB of 11.1 MB · 4.5 MB/s"`` (the rate left out until there is one)."""
+def bytes_progress(done: int, total: int, seconds: float, *, rate: float | None = None) -> str:
+    """``"3.5 MB of 11.1 MB · 4.5 MB/s"`` (the rate left out until there is one).
+
+    With ``rate`` (bytes per second, measured by the caller, e.g. from the first bytes read
+    rather than from the start) it is shown instead, with the time left:
+    ``"3.5 MB of 11.1 MB · 4.5 MB/s · ETA 1.7 s"``.
+    """
     text = f"{format_bytes(done)} of {format_bytes(total)}"
+    if rate is not None:
+        if rate <= 0:
+            return text
+        return f"{text} · {rate / 1e6:,.1f} MB/s · ETA {format_duration(max(total - done, 0) / rate)}"
     rate = _per_second(done, seconds)
     return f"{text} · {rate / 1e6:,.1f} MB/s" if rate > 0 else text
 
@@ -98,6 +107,11 @@ SUMMARY_TOKEN_BYTES = 48
 """A summary shows at most this many bytes of a token, then ``…`` (a token can be 20 MB)."""
 
 
+def stopped_early(merges: int, planned: int) -> str:
+    """``stopped_early(253, 4743) -> "stopped early: no pair left (253 of 4,743 merges)"``."""
+    return f"stopped early: no pair left ({merges:,} of {planned:,} merges)"
+
+
 def training_summary(
     *,
     seconds: float,
@@ -111,16 +125,25 @@ def training_summary(
     invalid_bytes: int = 0,
     documents: int = 0,
     input_bytes: int = 0,
+    planned: int | None = None,
 ) -> list[tuple[str, str]]:
     """``(label, value)`` rows describing a finished (or, ``partial``, cancelled) training run.
 
     Args:
+        planned: the merges the vocabulary size asked for; a finished run with fewer ran
+            out of pairs: "stopped early: no pair left (253 of 4,743 merges)".
         distinct, total: distinct and all pre-tokens (``None`` when not known).
         corpus_bytes, corpus_tokens: the pre-token part of the corpus in bytes, and in
             tokens after the last merge (bytes per token shown when both are known).
         documents, input_bytes: documents and bytes (on disk) read (shown when known).
     """
-    rows = [("Result", "partial (cancelled)" if partial else "complete"), ("Time", format_duration(seconds))]
+    if partial:
+        result = "partial (cancelled)"
+    elif planned is not None and len(merges) < planned:
+        result = stopped_early(len(merges), planned)
+    else:
+        result = "complete"
+    rows = [("Result", result), ("Time", format_duration(seconds))]
     if documents or input_bytes:
         rows.append(("Read", f"{documents:,} document{'s' * (documents != 1)} · {format_bytes(input_bytes)}"))
     if distinct is not None and total is not None:

@@ -12,6 +12,24 @@ from bpe_studio.app.resources import resource
 
 ORGANIZATION = "BPE Studio"
 APPLICATION = "BPE Studio"
+XCB_LIBRARIES = (
+    "libgl1 libegl1 libfontconfig1 libglib2.0-0 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 "
+    "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0 libxcb-image0 libxcb-render-util0"
+)
+PLATFORM_HINT = (
+    "bpe-studio: hint: Qt could not open a window. On Debian or Ubuntu, install the libraries its X11 "
+    f"plugin needs:\n    sudo apt-get install {XCB_LIBRARIES}\n"
+    "  QT_DEBUG_PLUGINS=1 bpe-studio names the missing one; without a display (no DISPLAY or "
+    "WAYLAND_DISPLAY), use bpe-studio train/encode, or QT_QPA_PLATFORM=offscreen."
+)
+
+
+def _hint_when_the_platform_fails(mode: object, _context: object, message: str) -> None:
+    """Qt's messages while the QApplication starts, plus the hint when its platform plugin fails
+    (Qt names only the first missing library, then aborts)."""
+    print(message, file=sys.stderr, flush=True)
+    if "platform plugin" in message.lower() and "could not" in message.lower():
+        print(PLATFORM_HINT, file=sys.stderr, flush=True)
 
 
 def run_app(corpus: str | None = None, vocab_size: int | None = None) -> int:
@@ -21,12 +39,17 @@ def run_app(corpus: str | None = None, vocab_size: int | None = None) -> int:
         The process exit code.
     """
     multiprocessing.freeze_support()  # harmless normally; needed if frozen into an executable
+    from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
     from bpe_studio.app.main_window import MainWindow
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    previous = qInstallMessageHandler(_hint_when_the_platform_fails)
+    try:
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+    finally:
+        qInstallMessageHandler(previous)
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName(APPLICATION)

@@ -154,7 +154,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         progress.close()
     assert finished is not None and counting is not None
     paths = save_tokenizer(args.out, finished.vocab, finished.merges, specials, pattern)
-    _print_summary(out, time.monotonic() - started, counting, finished, last_merge, paths)
+    _print_summary(out, time.monotonic() - started, counting, finished, last_merge, paths, planned)
     return 0
 
 
@@ -179,6 +179,7 @@ def _print_summary(
     finished: Finished,
     last_merge: MergeBatch | None,
     paths: list[Any],
+    planned: int,
 ) -> None:
     rows = training_summary(
         seconds=wall,
@@ -191,6 +192,7 @@ def _print_summary(
         invalid_bytes=counting.invalid_bytes,
         documents=counting.documents,
         input_bytes=counting.input_bytes,
+        planned=planned,
     )
     rows.append(("Wrote", ", ".join(str(p) for p in paths)))
     write_result(out, "".join(f"{label.lower()}: {value}\n" for label, value in rows))

@@ -11,6 +11,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import random
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -80,14 +81,18 @@ def make_corpus(tmp_path: Path) -> Callable[..., Path]:
 
 @pytest.fixture
 def make_window(qtbot, settings_file: Path) -> Callable[..., object]:
-    """``make_window(corpus=None, vocab_size=None)``: a shown MainWindow with test settings."""
+    """``make_window(corpus=None, vocab_size=None, special_tokens=None)``: a shown MainWindow with
+    test settings (``special_tokens`` typed into the panel when given; else its default, none)."""
     from bpe_studio import MainWindow
 
-    def make(corpus: str | os.PathLike[str] | None = None, vocab_size: int | None = None):
+    def make(corpus: str | os.PathLike[str] | None = None, vocab_size: int | None = None,
+             special_tokens: list[str] | None = None):
         qsettings = QSettings(str(settings_file), QSettings.Format.IniFormat)
         window = MainWindow(
             corpus=None if corpus is None else str(corpus), vocab_size=vocab_size, settings=qsettings
         )
+        if special_tokens is not None:
+            window.settings_panel.specials_edit.setPlainText("\n".join(special_tokens))
         qtbot.addWidget(window)
         window.show()
         return window
@@ -104,3 +109,50 @@ def slow_merges(monkeypatch: pytest.MonkeyPatch) -> None:
     process inherits the environment).
     """
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+
+
+class Heartbeat:
+    """A 5 ms timer in the GUI thread; ``worst`` is the longest gap between its ticks (a
+    frozen window shows as a long gap)."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self._timer = QTimer()
+        self._timer.setInterval(5)
+        self._timer.timeout.connect(self._tick)
+        self.restart()
+        self._timer.start()
+
+    def restart(self) -> None:
+        self.worst = 0.0
+        self._last = time.perf_counter()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self._last)
+        self._last = now
+
+    def stop(self) -> None:
+        self._tick()
+        self._timer.stop()
+
+
+@pytest.fixture
+def heartbeat(qtbot) -> Iterator[Heartbeat]:
+    """A running `Heartbeat`; call ``restart()`` right before what is measured."""
+    beat = Heartbeat()
+    yield beat
+    beat.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_job_outlives_its_test() -> Iterator[None]:
+    """Wait, after each test, for the background jobs it started (superseded renderings and
+    encodings end on their own): a thread left running made later tests see a threaded
+    process (``core.corpus.processes.can_fork`` then refuses to fork)."""
+    yield
+    from bpe_studio.app.workers import thread_job
+
+    for job in list(thread_job._live):
+        job.shutdown(30_000)

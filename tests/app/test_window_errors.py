@@ -91,5 +91,6 @@ def test_a_crashed_training_process_is_reported(qtbot, make_window, make_corpus)
     qtbot.waitUntil(lambda: window.job.process_pid is not None and window.state.bytes_total > 0, timeout=30_000)
     os.kill(window.job.process_pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: not window.is_training(), timeout=30_000)
-    assert "stopped unexpectedly" in banner_error(window)
+    message = banner_error(window)
+    assert "stopped unexpectedly" in message and "killed by SIGKILL" in message
     assert window.state.stage is Stage.FAILED

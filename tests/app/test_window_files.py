@@ -56,7 +56,7 @@ def test_dropping_a_file_chooses_it_as_corpus(qtbot, make_window, make_corpus):
 
 def test_export_writes_files_that_tokenizer_from_files_loads(qtbot, make_window, make_corpus, tmp_path):
     corpus = make_corpus(40_000, seed=7)
-    window = make_window(corpus, 600)
+    window = make_window(corpus, 600, [EOT])
     train_and_wait(qtbot, window)
     out = tmp_path / "export"
     paths = window.export_to(out)
@@ -92,7 +92,7 @@ def test_export_before_training_says_what_to_do(qtbot, make_window, tmp_path):
 
 def test_session_round_trip_reopens_the_result_without_training(qtbot, make_window, make_corpus, tmp_path, settings_file):
     corpus = make_corpus(30_000, seed=9)
-    window = make_window(corpus, 500)
+    window = make_window(corpus, 500, [EOT])
     window.settings_panel.pattern_combo.setCurrentIndex(window.settings_panel.pattern_combo.findData("gpt4"))
     train_and_wait(qtbot, window)
     path = window.save_session_to(tmp_path / "run.bpesession")

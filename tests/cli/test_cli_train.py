@@ -127,3 +127,13 @@ def test_existing_out_dir_is_untouched_on_error(tmp_path: Path) -> None:
     assert result.stderr.startswith("bpe-studio: error:")
     assert sorted(p.name for p in out.iterdir()) == ["merges.txt"]
     assert (out / "merges.txt").read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_a_run_that_runs_out_of_pairs_says_it_stopped_early(tmp_path: Path) -> None:
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("abab cd", encoding="utf-8")
+    result = run_cli(corpus, "--vocab-size", "400", "--out", tmp_path / "out", "--workers", "1")
+    assert result.returncode == 0, result.stderr
+    merges = (tmp_path / "out" / "merges.txt").read_text(encoding="utf-8").splitlines()[1:]
+    assert f"result: stopped early: no pair left ({len(merges)} of 144 merges)" in result.stdout
+    assert "result: complete" not in result.stdout

@@ -3,7 +3,9 @@
 One text pane; under it the two renderings (tokenizer A left, B right) with their token
 counts and bytes per token. A token is "cut differently" when the other tokenizer has no
 token with exactly the same byte span; those are tinted red/orange and underlined, the
-shared ones grey, so the places where the two disagree stand out.
+shared ones grey, so the places where the two disagree stand out. Texts beyond a couple
+of thousand characters are encoded and compared in a background job (`LatestJob`: the
+latest text wins), like the inspector's, and only the first tokens are drawn.
 """
 
 from __future__ import annotations
@@ -26,9 +28,12 @@ from PySide6.QtWidgets import (
 from bpe_studio.app.explore.inspector import SAMPLE_TEXT
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.widgets.token_view import TokenView
+from bpe_studio.app.workers.heap import collections_paused
+from bpe_studio.app.workers.thread_job import LatestJob, one_line
 
 DEBOUNCE_MS = 250
 MAX_CHARS = 200_000  # compare is for reading; longer texts are cut with a note
+BACKGROUND_CHARS = 2_000  # longer texts are compared off the GUI thread
 
 
 def differing_indices(spans: Sequence[Any], other: Sequence[Any]) -> set[int]:
@@ -38,6 +43,30 @@ def differing_indices(spans: Sequence[Any], other: Sequence[Any]) -> set[int]:
     """
     theirs = {(s.byte_start, s.byte_end) for s in other}
     return {k for k, s in enumerate(spans) if (s.byte_start, s.byte_end) not in theirs}
+
+
+def compare_texts(text: str, tokenizer_a: Any, tokenizer_b: Any) -> dict[str, Any]:
+    """Encode ``text`` with both tokenizers and find the tokens each cuts differently (any
+    thread). An encoding error is kept as that side's message, never raised."""
+    with collections_paused():
+        return _compare_texts(text, tokenizer_a, tokenizer_b)
+
+
+def _compare_texts(text: str, tokenizer_a: Any, tokenizer_b: Any) -> dict[str, Any]:
+    spans: list[Any] = []
+    errors: list[str | None] = []
+    for tokenizer in (tokenizer_a, tokenizer_b):
+        try:
+            spans.append(tokenizer.encode_with_spans(text))
+            errors.append(None)
+        except Exception as e:  # noqa: BLE001 - shown to the user, never raised
+            spans.append(None)
+            errors.append(one_line(e))
+    result: dict[str, Any] = {"text": text, "spans": spans, "errors": errors}
+    if None not in spans:
+        result["diff"] = (differing_indices(spans[0], spans[1]), differing_indices(spans[1], spans[0]))
+        result["bytes"] = len(text.encode("utf-8", errors="surrogatepass"))
+    return result
 
 
 class _Side(QWidget):
@@ -71,6 +100,10 @@ class CompareView(QWidget):
         super().__init__(parent)
         self._choices: list[tuple[str, Any]] = []
         self.stats: dict[str, Any] = {}
+        self._note = ""
+        self._titles: tuple[str, str] = ("", "")
+        self._comparing = LatestJob("comparing the tokenizers", name="bpe-studio-compare", parent=self)
+        self._comparing.returned.connect(self._show)
         self.combo_a = QComboBox()
         self.combo_b = QComboBox()
         for combo in (self.combo_a, self.combo_b):
@@ -79,6 +112,7 @@ class CompareView(QWidget):
         self.open_button = QPushButton("Open tokenizer to compare…")
         self.summary = QLabel("Open or train two tokenizers to compare them.")
         self.summary.setWordWrap(True)
+        self._comparing.failed.connect(self.summary.setText)  # a bug while comparing, in words
         self.editor = QPlainTextEdit(SAMPLE_TEXT)
         self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.editor.setPlaceholderText("Text to tokenize with both tokenizers…")
@@ -129,36 +163,54 @@ class CompareView(QWidget):
         self.editor.setPlainText(text)
         self.compare_now()
 
+    @property
+    def comparing(self) -> bool:
+        """True while a long text is being compared in the background."""
+        return self._comparing.running
+
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Stop the background work (the window is closing)."""
+        done = self._comparing.shutdown(timeout_ms)
+        return all([done, self.side_a.view.shutdown(timeout_ms), self.side_b.view.shutdown(timeout_ms)])
+
     def compare_now(self) -> None:
-        """Encode the text with both tokenizers and mark where they cut differently."""
+        """Encode the text with both tokenizers and mark where they cut differently (in the
+        background for long texts; `compared` follows)."""
         self._debounce.stop()
         ia, ib = self.combo_a.currentIndex(), self.combo_b.currentIndex()
         if not self._choices or ia < 0 or ib < 0:
             return
         text = self.editor.toPlainText()
-        note = ""
+        self._note = ""
         if len(text) > MAX_CHARS:
-            text, note = text[:MAX_CHARS], f" (first {MAX_CHARS:,} characters compared)"
-        results = []
-        for side, index in ((self.side_a, ia), (self.side_b, ib)):
-            title, tokenizer = self._choices[index]
-            try:
-                spans = tokenizer.encode_with_spans(text)
-            except Exception as e:  # noqa: BLE001 - shown to the user, never raised
+            text, self._note = text[:MAX_CHARS], f" (first {MAX_CHARS:,} characters compared)"
+        (title_a, tokenizer_a), (title_b, tokenizer_b) = self._choices[ia], self._choices[ib]
+        self._titles = (title_a, title_b)
+        self._tokenizers = (tokenizer_a, tokenizer_b)
+        if len(text) >= BACKGROUND_CHARS:
+            self.summary.setText(f"Comparing {len(text):,} characters…")
+            self._comparing.start(compare_texts, text, tokenizer_a, tokenizer_b)
+            return
+        self._comparing.cancel()  # an older, longer text still comparing must not replace this one
+        self._show(compare_texts(text, tokenizer_a, tokenizer_b))
+
+    def _show(self, result: dict[str, Any]) -> None:
+        text, (spans_a, spans_b), errors = result["text"], result["spans"], result["errors"]
+        (title_a, title_b), note = self._titles, self._note
+        diff_a, diff_b = result.get("diff", (set(), set()))
+        for side, title, tokenizer, spans, error, diff in (
+            (self.side_a, title_a, self._tokenizers[0], spans_a, errors[0], diff_a),
+            (self.side_b, title_b, self._tokenizers[1], spans_b, errors[1], diff_b),
+        ):
+            if error is not None:
                 side.view.clear_encoding()
-                side.heading.setText(f"<b>{side.name}: {title}</b> — <span style='color:#c62828'>cannot encode: {e}</span>")
-                results.append(None)
-                continue
-            side.view.set_encoding(text, spans, tokenizer)
-            results.append((title, spans))
-        if None in results:
+                side.heading.setText(f"<b>{side.name}: {title}</b> — <span style='color:#c62828'>cannot encode: {error}</span>")
+            else:
+                side.view.set_encoding(text, spans, tokenizer, differing=diff)
+        if "diff" not in result:
             self.stats = {}
             return
-        (title_a, spans_a), (title_b, spans_b) = results  # type: ignore[misc]
-        diff_a, diff_b = differing_indices(spans_a, spans_b), differing_indices(spans_b, spans_a)
-        self.side_a.view.set_differing(diff_a)
-        self.side_b.view.set_differing(diff_b)
-        nbytes = len(text.encode("utf-8", errors="surrogatepass"))
+        nbytes = result["bytes"]
         for side, title, spans, diff in ((self.side_a, title_a, spans_a, diff_a), (self.side_b, title_b, spans_b, diff_b)):
             per = f"{nbytes / len(spans):.2f}" if spans else "–"
             side.heading.setText(

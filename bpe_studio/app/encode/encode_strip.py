@@ -55,11 +55,12 @@ class EncodeStrip(QFrame):
         self._started = 0.0
         self.hide()
 
-    def start(self, corpus: Path, out: Path) -> None:
-        """Show the strip for encoding ``corpus`` into ``out``."""
+    def start(self, corpus: Path, out: Path, tokenizer: str = "") -> None:
+        """Show the strip for encoding ``corpus`` into ``out`` with the tokenizer named ``tokenizer``."""
         self._started = time.monotonic()
-        self.title_label.set_full_text(f"Encoding {corpus.name} → {out.name}")
-        self.title_label.setToolTip(f"{corpus}\n→ {out}")
+        using = f" with “{tokenizer}”" if tokenizer else ""
+        self.title_label.set_full_text(f"Encoding {corpus.name}{using} → {out.name}")
+        self.title_label.set_tip(f"{corpus}\n→ {out}" + (f"\ntokenizer: {tokenizer}" if tokenizer else ""))
         self.detail_label.setText("starting the workers…")
         self.bar.setRange(0, 0)  # busy until the first figures arrive
         self.cancel_button.setEnabled(True)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -33,6 +32,7 @@ from bpe_studio.app.explore.merge_tree import MergeTreeView
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.explore.vocab_browser import VocabBrowser
 from bpe_studio.app.models.vocab_data import VocabData
+from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob
 
 _FILE_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json *.tiktoken *.model);;All files (*)"
@@ -41,7 +41,33 @@ NO_TOKENIZER = "No tokenizer yet: train one, or open existing files."
 
 def _vocab_columns(tokenizer: Any, title: str, merge_counts: dict[int, int] | None) -> tuple[Any, str, VocabData]:
     """Build the vocabulary columns of ``tokenizer`` (in the panel's background job)."""
-    return tokenizer, title, VocabData.from_tokenizer(tokenizer, merge_counts)
+    with collections_paused():
+        return tokenizer, title, VocabData.from_tokenizer(tokenizer, merge_counts)
+
+
+class CannotOpen(ValueError):
+    """A tokenizer's files cannot be opened; the message names them and says why."""
+
+
+def _open_tokenizer(path: Path, for_compare: bool) -> tuple[Any, str, VocabData | None]:
+    """Load the tokenizer at ``path`` and, unless it is only for Compare, its vocabulary
+    columns (in the panel's background job: GPT-2's files took ~1 s).
+
+    Raises:
+        OSError, ValueError: the files cannot be read or do not make a tokenizer.
+    """
+    from core.encode.tokenizer import Tokenizer  # the window starts without loading it
+
+    try:
+        with collections_paused():
+            tokenizer = Tokenizer.load(path)
+    except (OSError, ValueError) as e:
+        raise CannotOpen(f"Cannot open {path}: {e}") from e
+    name = path.name if path.is_dir() or path.name not in ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer.tiktoken") else path.parent.name
+    title = f"{name} ({len(tokenizer):,} tokens)"
+    if for_compare:
+        return tokenizer, title, None
+    return _vocab_columns(tokenizer, title, None)
 
 
 class ExplorePanel(QWidget):
@@ -49,6 +75,8 @@ class ExplorePanel(QWidget):
 
     tokenizer_changed = Signal(str)  # the title of the tokenizer now shown
     vocab_ready = Signal()  # set_tokenizer finished: browser, inspector and compare show it
+    open_failed = Signal(str)  # open_tokenizer could not load the files (the message is shown too)
+    compare_ready = Signal()  # a tokenizer opened for Compare was added to its choices
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -60,6 +88,10 @@ class ExplorePanel(QWidget):
         self._columns = LatestJob("reading the vocabulary", name="bpe-studio-vocab-columns", parent=self)
         self._columns.returned.connect(self._show_tokenizer)
         self._columns.failed.connect(self._on_columns_failed)
+        self._opening = LatestJob("opening the tokenizer", name="bpe-studio-open-tokenizer", parent=self)
+        self._opening.returned.connect(self._on_opened)
+        self._opening.failed.connect(self._on_open_failed)
+        self._opening_for_compare = False
 
         self.heading = QLabel(NO_TOKENIZER)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -68,7 +100,7 @@ class ExplorePanel(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.hide()
         self.open_button = QPushButton("Open tokenizer…")
-        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, a tokenizer.json or a .tiktoken file (Ctrl+Shift+O)")
+        self.open_button.setToolTip("GPT-2 vocab.json + merges.txt, a tokenizer.json or a .tiktoken file (Ctrl+Shift+T)")
 
         self.browser = VocabBrowser()
         self.tree = MergeTreeView()
@@ -128,9 +160,10 @@ class ExplorePanel(QWidget):
         self._columns.start(_vocab_columns, tokenizer, title, merge_counts)
 
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
-        """Stop the background work of the panel and its inspector (the window is closing)."""
-        columns = self._columns.shutdown(timeout_ms)
-        return self.inspector.shutdown(timeout_ms) and columns
+        """Stop the background work of the panel, its inspector and compare (the window is closing)."""
+        done = [self._columns.shutdown(timeout_ms), self._opening.shutdown(timeout_ms),
+                self.inspector.shutdown(timeout_ms), self.compare.shutdown(timeout_ms)]
+        return all(done)
 
     def _show_heading(self) -> None:
         tokenizer = self.tokenizer
@@ -176,31 +209,43 @@ class ExplorePanel(QWidget):
         self._tokenizers.append((title, tokenizer))
 
     def open_tokenizer(self, path: str | Path, *, for_compare: bool = False) -> bool:
-        """Load a tokenizer from ``path`` and show it (or only add it to Compare).
-
-        Returns False and shows the reason in the panel when it cannot be loaded.
+        """Start loading a tokenizer from ``path`` (in the background), then show it (or only
+        add it to Compare); `vocab_ready` (or `compare_ready`) follows, or `open_failed` with
+        the reason, which the panel shows. Returns False when ``path`` does not exist.
         """
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            from core.encode.tokenizer import Tokenizer  # the window starts without loading it
-
-            tokenizer = Tokenizer.load(path)
-        except (OSError, ValueError) as e:
-            self.error_label.setText(f"Cannot open {path}: {e}")
-            self.error_label.show()
+        path = Path(path)
+        if not path.exists():
+            self._on_open_failed(f"Cannot open {path}: no such file or folder")
             return False
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        p = Path(path)
-        name = p.name if p.is_dir() or p.name not in ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer.tiktoken") else p.parent.name
-        title = f"{name} ({len(tokenizer):,} tokens)"
-        if for_compare and self.tokenizer is not None:
+        for_compare = for_compare and self.tokenizer is not None
+        self._opening_for_compare = for_compare
+        self._reading_title = path.name
+        if not for_compare:
+            self.heading.setText(f"Opening <b>{html.escape(str(path))}</b>…")
+        self._opening.start(_open_tokenizer, path, for_compare)
+        return True
+
+    @property
+    def opening(self) -> bool:
+        """True while a tokenizer is being loaded."""
+        return self._opening.running
+
+    def _on_opened(self, opened: tuple[Any, str, VocabData | None]) -> None:
+        tokenizer, title, data = opened
+        self.error_label.hide()
+        if data is None:  # for Compare only
             self._add_choice(title, tokenizer)
             self.compare.set_tokenizers(self._tokenizers, b=self._index_of(title))
-            self.error_label.hide()
+            self.compare_ready.emit()
         else:
-            self.set_tokenizer(tokenizer, title=title)
-        return True
+            self._show_tokenizer((tokenizer, title, data))
+
+    def _on_open_failed(self, message: str) -> None:
+        if not self._opening_for_compare:
+            self._show_heading()
+        self.error_label.setText(message)
+        self.error_label.show()
+        self.open_failed.emit(message)
 
     def open_tokenizer_dialog(self, for_compare: bool = False) -> None:
         """Ask for a tokenizer file (vocab.json, merges.txt or tokenizer.json) and open it."""
@@ -210,6 +255,12 @@ class ExplorePanel(QWidget):
 
     # -- selection links ----------------------------------------------------------------
     def _on_token_selected(self, token_id: int) -> None:
+        if token_id < 0:  # none selected (e.g. the filter hid it)
+            self.tree.show_token(None)
+            self.inspector.set_highlight_id(None)
+            self.occurrences_label.setText("Select a token to see how it was built.")
+            self.show_in_inspector.setEnabled(False)
+            return
         self.tree.show_token(token_id)
         self.inspector.set_highlight_id(token_id)
         self._update_occurrences()
@@ -218,7 +269,7 @@ class ExplorePanel(QWidget):
         token_id = self.browser.selected_id
         if token_id is None or self.vocab is None:
             return
-        n = len(self.inspector.token_view.occurrences(token_id))
+        n = self.inspector.result["ids"].count(token_id)  # C speed, even for 300k tokens
         readable = self.vocab.readable[self.vocab.row_of_id[token_id]]
         if n:
             where = "once" if n == 1 else f"{n:,} times"

@@ -29,14 +29,16 @@ from PySide6.QtWidgets import (
 )
 
 from bpe_studio.app.widgets.splitters import splitter
+from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob, failure_message
 from core.readable import readable_text
 from bpe_studio.app.widgets.token_view import TokenView
 
 ENCODING = "encoding the text"  # for messages: "encoding the text failed unexpectedly (…)"
 DEBOUNCE_MS = 250
+HOVER_HINT = "Hover or click a token to see its id, bytes and merge rank."
 BACKGROUND_CHARS = 20_000  # longer texts are encoded off the GUI thread
-MAX_IDS_SHOWN = 20_000  # the ids pane shows this many; Copy copies them all
+MAX_IDS_SHOWN = 2_000  # the ids pane shows this many (as many as the tokens drawn); Copy copies them all
 MAX_FILE_BYTES = 20_000_000
 SAMPLE_TEXT = (
     "Hello world! Tokenizers cut text into pieces:\n"
@@ -57,9 +59,10 @@ def round_trip_report(text: str, decoded: str) -> str | None:
 
 def encode_text(tokenizer: Any, text: str) -> dict[str, Any]:
     """Encode ``text`` and gather everything the inspector shows (runs in any thread)."""
-    spans = tokenizer.encode_with_spans(text)
-    ids = [s.token_id for s in spans]
-    decoded = tokenizer.decode(ids)
+    with collections_paused():
+        spans = tokenizer.encode_with_spans(text)
+        ids = [s.token_id for s in spans]
+        decoded = tokenizer.decode(ids)
     return {"error": None, "text": text, "spans": spans, "ids": ids, "round_trip": round_trip_report(text, decoded)}
 
 
@@ -98,7 +101,7 @@ class InspectorPanel(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
-        self.detail_label = QLabel("Hover or click a token to see its id, bytes and merge rank.")
+        self.detail_label = QLabel(HOVER_HINT)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail_label.setFont(mono)
         self.detail_label.setWordWrap(True)
@@ -157,6 +160,7 @@ class InspectorPanel(QWidget):
 
     def set_tokenizer(self, tokenizer: Any) -> None:
         self._tokenizer = tokenizer
+        self.detail_label.setText(HOVER_HINT)  # a line about the previous tokenizer's token would mislead
         if not self.editor.toPlainText():
             self.editor.setPlainText(SAMPLE_TEXT)  # textChanged schedules the encoding
         self.encode_now()
@@ -213,7 +217,8 @@ class InspectorPanel(QWidget):
 
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Drop the pending encoding and wait for the background ones (the window is closing)."""
-        return self._encoding.shutdown(timeout_ms)
+        encoding = self._encoding.shutdown(timeout_ms)
+        return self.token_view.shutdown(timeout_ms) and encoding
 
     def _on_encoded(self, result: dict[str, Any]) -> None:
         text = result["text"]

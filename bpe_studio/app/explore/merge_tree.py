@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from bpe_studio.app.models.vocab_data import VocabData
 
@@ -28,6 +28,14 @@ class MergeTreeView(QTreeWidget):
         self.setIndentation(12)  # deep trees (long tokens) stay readable in a narrow pane
         self.setAlternatingRowColors(True)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        # The token column takes what is left, so Id, Merge rank and Count stay in view in a
+        # narrow pane (a long token elides; its bytes are in the tooltip).
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self._data: VocabData | None = None
         self.token_id: int | None = None
 
@@ -44,8 +52,6 @@ class MergeTreeView(QTreeWidget):
         root = self._item(token_id, 0)
         self.addTopLevelItem(root)
         self.expandAll()
-        for column in range(self.columnCount()):
-            self.resizeColumnToContents(column)
 
     def _item(self, token_id: int, depth: int) -> QTreeWidgetItem:
         assert self._data is not None

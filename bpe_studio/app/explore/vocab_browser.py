@@ -42,7 +42,7 @@ class VocabBrowser(QWidget):
         self.last_filter_ms = 0.0
 
         self.filter_edit = QLineEdit()
-        self.filter_edit.setPlaceholderText("Filter tokens…  (e.g. ·the, ing↵, E2 80)")
+        self.filter_edit.setPlaceholderText("Filter tokens…  (e.g. \" the\" or ·the, ing↵, E2 80; regex \\sthe)")
         self.filter_edit.setClearButtonEnabled(True)
         self.regex_box = QCheckBox("Regex")
         self.case_box = QCheckBox("Match case")
@@ -80,8 +80,13 @@ class VocabBrowser(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         widths = {COL_ID: 60, COL_READABLE: 130, 2: 120, COL_HEX: 130, 4: 56, 5: 84, COL_PARTS: 140}
+        # Never narrower than the title plus the sort arrow ("Length ▲" was cut).
+        style, metrics = header.style(), header.fontMetrics()
+        arrow = style.pixelMetric(style.PixelMetric.PM_HeaderMarkSize, None, header)
+        margin = style.pixelMetric(style.PixelMetric.PM_HeaderMargin, None, header)
         for column, width in widths.items():
-            self.table.setColumnWidth(column, width)
+            title = str(self.model.headerData(column, Qt.Orientation.Horizontal))
+            self.table.setColumnWidth(column, max(width, metrics.horizontalAdvance(title) + arrow + 4 * margin + 8))
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -156,7 +161,11 @@ class VocabBrowser(QWidget):
 
     def _restore(self, token_id: int) -> None:
         if self._selected_id == token_id and not self.select_token(token_id):
+            # The filter hides it now: nothing is selected any more, and the views that
+            # followed the selection (merge tree, inspector highlight) are told so.
             self.table.clearSelection()
+            self._selected_id = None
+            self.token_selected.emit(-1)
 
     def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
         indexes = self.table.selectionModel().selectedRows(COL_ID)

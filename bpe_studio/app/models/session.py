@@ -51,7 +51,7 @@ class TrainSettings:
 
     corpus: str
     vocab_size: int
-    special_tokens: tuple[str, ...] = ("<|endoftext|>",)
+    special_tokens: tuple[str, ...] = ()  # none by default, as in `bpe-studio train`
     pattern: str = "gpt2"
     workers: int | None = None
     max_token_length: int | None = None

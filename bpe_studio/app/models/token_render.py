@@ -12,7 +12,12 @@ the HTML the token pane shows:
   shown once, followed by one small hex chip per token holding its bytes, e.g.
   ``😀⟨F0 9F⟩⟨98 80⟩`` for an emoji cut into two tokens;
 - only the first ``limit`` tokens are rendered (Qt lays out ~100k anchors slowly); the
-  caller says how many were left out.
+  caller says how many were left out;
+- in a text with right-to-left letters (Arabic, Hebrew) every token is preceded by a
+  left-to-right mark, so tokens stay in logical order, left to right like the ids, each
+  one's letters drawn right to left under its own tint (without the marks, the bidi
+  algorithm reordered a whole Arabic run across token boundaries and the tints no longer
+  sat under their letters).
 """
 
 from __future__ import annotations
@@ -22,7 +27,12 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 from core.readable import readable_parts
+
+_RTL = regex.compile(r"[\p{Bidi_Class=R}\p{Bidi_Class=AL}]")
+LRM = "\u200e"  # LEFT-TO-RIGHT MARK: a strong left-to-right character of zero width
 
 # Pastel backgrounds, dark text: readable in light and dark themes alike.
 TINTS = ("#ffe0b2", "#bbdefb", "#c8e6c9", "#f8bbd0", "#e1d5f5")
@@ -99,8 +109,10 @@ def render_tokens(
     shown = spans[: options.limit]
     out = [f'<div style="font-family:monospace; color:{TEXT_FG}">']
     tint_k = 0
+    separator = LRM if _RTL.search(text) else ""
     for group in _groups(shown):
         first = shown[group[0]]
+        out.append(separator)
         if len(group) == 1 and not first.partial:
             k = group[0]
             out.append(_token_html(k, first, token_bytes(first.token_id), tint_k, options))

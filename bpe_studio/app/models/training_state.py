@@ -13,17 +13,33 @@ from __future__ import annotations
 import time
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
 
 from bpe_studio.app.models.session import Session, TrainSettings
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, initial_token_bytes
-from core.progress import RateMeter, bytes_progress, format_duration, merges_progress, training_summary
+from core.progress import (
+    RateMeter, bytes_progress, format_duration, merges_progress, stopped_early, training_summary,
+)
 
 RATE_WINDOW_SECONDS = 3.0
+ETA_SETTLE_SECONDS = 1.0
+"""No merge ETA in a run's first second of merging: the first merges are the slowest, and
+an ETA from them was 50 times too long (3 min predicted, 4 s taken)."""
+RATE_SMOOTHING = 0.3
+"""Weight of the newest rate in the smoothed merge rate the ETA uses."""
 FREQUENCY_POINTS = 2000
+SILENCE_SECONDS = 20.0
+"""A running trainer that sends nothing for this long is reported as silent."""
+
+
+@dataclass(frozen=True)
+class TrainerStarted:
+    """The first event of every run, sent by the training process once it is up: the window
+    can then tell "starting the process" from "opening the corpus", and notice a process
+    that never starts or goes silent."""
 
 
 def thin_log(n: int, max_points: int = FREQUENCY_POINTS) -> np.ndarray:
@@ -101,7 +117,12 @@ class TrainingState:
         self.session: Session | None = None
         self._merge_rate = RateMeter(RATE_WINDOW_SECONDS)
         self._merge_started: float | None = None
-        self.version = 0
+        self._smoothed_rate = 0.0  # merges per second, for the ETA
+        self._reading_from: tuple[float, int] | None = None  # (time, bytes) of the first progress
+        self.process_started = False  # the training process sent its first event
+        self.last_heard = 0.0  # when the training process last sent anything
+        # Never back to 0: a view that drew version 1 of the last run must see this one as new.
+        self.version = getattr(self, "version", 0) + 1
 
     # -- changes -------------------------------------------------------------------------
 
@@ -110,6 +131,7 @@ class TrainingState:
         self.reset(settings)
         self.stage = Stage.READING
         self.started = time.monotonic() if now is None else now
+        self.last_heard = self.started
         self.version += 1
 
     def load(self, session: Session) -> None:
@@ -141,11 +163,16 @@ class TrainingState:
     def apply(self, events: Iterable[object], now: float | None = None) -> None:
         """Apply a batch of trainer events (in order)."""
         now = time.monotonic() if now is None else now
+        self.last_heard = now
         for event in events:
-            if isinstance(event, MergeBatch):
+            if isinstance(event, TrainerStarted):
+                self.process_started = True
+            elif isinstance(event, MergeBatch):
                 self._append_merges(event)
             elif isinstance(event, PretokenizeProgress):
                 self.bytes_done, self.bytes_total = event.done, event.total
+                if self._reading_from is None:  # MB/s from here: opening the corpus is not reading
+                    self._reading_from = (now, event.done)
             elif isinstance(event, CountingDone):
                 self.counting = event
                 idx = thin_log(len(event.frequencies))
@@ -160,6 +187,10 @@ class TrainingState:
             self._merge_started = now
         if self.stage is Stage.MERGING:
             self._merge_rate.add(now, len(self.token_ids))
+            rate = self._merge_rate.rate()
+            if rate > 0:
+                old = self._smoothed_rate
+                self._smoothed_rate = rate if old <= 0 else old + RATE_SMOOTHING * (rate - old)
         self.version += 1
 
     def _append_merges(self, batch: MergeBatch) -> None:
@@ -213,6 +244,21 @@ class TrainingState:
         """Merges per second over the last few seconds (0 when unknown)."""
         return self._merge_rate.rate()
 
+    def eta_merge_rate(self, now: float | None = None) -> float:
+        """The smoothed merge rate the ETA uses; 0 (no ETA yet) in the first second of merging."""
+        now = time.monotonic() if now is None else now
+        if self._merge_started is None or now - self._merge_started < ETA_SETTLE_SECONDS:
+            return 0.0
+        return self._smoothed_rate
+
+    def reading_rate(self, now: float | None = None) -> float:
+        """Bytes read per second since the first bytes (0 until there is a measure)."""
+        if self._reading_from is None:
+            return 0.0
+        since, done = self._reading_from
+        seconds = (time.monotonic() if now is None else now) - since
+        return (self.bytes_done - done) / seconds if seconds > 0.2 and self.bytes_done > done else 0.0
+
     def progress(self, now: float | None = None) -> Progress:
         """The stage, its figures and the bar's fraction at time ``now``."""
         now = time.monotonic() if now is None else now
@@ -221,26 +267,50 @@ class TrainingState:
         settings = self.settings
         max_merges = settings.max_merges if settings else len(self.token_ids)
         k = len(self.token_ids)
-        if stage is Stage.READING:
-            if not self.bytes_total:
-                return Progress(stage.value, "opening the corpus…", None, elapsed)
-            detail = bytes_progress(self.bytes_done, self.bytes_total, elapsed)
-            return Progress(stage.value, detail, self.bytes_done / self.bytes_total, elapsed)
-        if stage is Stage.COUNTED:
-            c = self.counting
-            detail = f"{c.distinct:,} distinct pre-tokens · {c.total:,} in all" if c else ""
-            return Progress(stage.value, detail, None, elapsed)
-        if stage is Stage.MERGING:
-            detail = merges_progress(k, max_merges, self.merge_rate())
-            return Progress(stage.value, detail, k / max_merges if max_merges else 1.0, elapsed)
+        progress = self._running_progress(now, elapsed)
+        if progress is not None and now - self.last_heard >= SILENCE_SECONDS:
+            return replace(progress, detail=progress.detail + " — " + self.silence_note(now))
+        if progress is not None:
+            return progress
         if stage is Stage.FINISHED:
+            if k < max_merges:  # the corpus ran out of pairs
+                return Progress(stage.value, f"{stopped_early(k, max_merges)} in {format_duration(elapsed)}", 1.0, elapsed)
             return Progress(stage.value, f"{k:,} merges in {format_duration(elapsed)}", 1.0, elapsed)
         if stage is Stage.CANCELLED:
             detail = f"partial result: {k:,} of {max_merges:,} merges"
             return Progress(stage.value, detail, k / max_merges if max_merges else 0.0, elapsed)
         if stage is Stage.FAILED:
             return Progress(stage.value, self.error, 0.0, elapsed)
-        return Progress(stage.value, "choose a corpus and press Train", 0.0, 0.0)
+        return Progress(stage.value, "press Train (Ctrl+Enter) to start", 0.0, 0.0)
+
+    def silence_note(self, now: float | None = None) -> str:
+        """What the window says when the running trainer has sent nothing for a while."""
+        silent = (time.monotonic() if now is None else now) - self.last_heard
+        if not self.process_started:
+            return (f"the training process has not started after {format_duration(silent)}; "
+                    "Esc cancels")
+        return f"no word from the training process for {format_duration(silent)}; it may be stuck (Esc cancels)"
+
+    def _running_progress(self, now: float, elapsed: float) -> Progress | None:
+        """The progress of a running stage (None when no run is going)."""
+        stage = self.stage
+        settings = self.settings
+        max_merges = settings.max_merges if settings else len(self.token_ids)
+        k = len(self.token_ids)
+        if stage is Stage.READING:
+            if not self.bytes_total:
+                what = "opening the corpus…" if self.process_started else "starting the training process…"
+                return Progress(stage.value, what, None, elapsed)
+            detail = bytes_progress(self.bytes_done, self.bytes_total, elapsed, rate=self.reading_rate(now))
+            return Progress(stage.value, detail, self.bytes_done / self.bytes_total, elapsed)
+        if stage is Stage.COUNTED:
+            c = self.counting
+            detail = f"{c.distinct:,} distinct pre-tokens · {c.total:,} in all" if c else ""
+            return Progress(stage.value, detail, None, elapsed)
+        if stage is Stage.MERGING:
+            detail = merges_progress(k, max_merges, self.eta_merge_rate(now))
+            return Progress(stage.value, detail, k / max_merges if max_merges else 1.0, elapsed)
+        return None
 
     def bytes_per_token(self) -> tuple[np.ndarray, np.ndarray]:
         """(vocabulary size, bytes per token) after each merge, for the compression chart."""
@@ -281,6 +351,7 @@ class TrainingState:
             invalid_bytes=int(stats.get("invalid_bytes", 0)),
             documents=int(stats.get("documents", 0)),
             input_bytes=int(stats.get("input_bytes", 0)),
+            planned=session.settings.max_merges,
         )
 
     def _make_session(self, partial: bool) -> Session | None:

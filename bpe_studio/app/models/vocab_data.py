@@ -110,6 +110,9 @@ class VocabData:
                 self.left, self.right, self.ranks, self.is_special, self.lengths
             )
         ]
+        # What a user types: a real space, tab or "\s" (the readable form shows "·", "→").
+        self.text = [b.decode("utf-8", errors="replace") for b in self.token_bytes]
+        self._text_lower = [s.lower() for s in self.text]
         self._lower = {
             "readable": [s.lower() for s in self.readable],
             "gpt2": [s.lower() for s in self.gpt2],
@@ -168,6 +171,9 @@ class VocabData:
     ) -> str | None:
         """Keep the rows whose ``scope`` column contains ``text`` (or matches it as a regex).
 
+        In the readable scope the token's own text is searched too, so what a user types
+        finds it: " the" as well as "·the", and the regex ``\\s`` a token with a space.
+
         Returns None on success, or a message for an invalid regex (the previous filter
         then stays in force). An empty ``text`` keeps every row.
         """
@@ -185,6 +191,8 @@ class VocabData:
             except (regex.error, ValueError, OverflowError) as e:
                 return f"Invalid regular expression: {e}"
             hits = np.fromiter(map(bool, map(pattern.search, strings)), dtype=bool, count=n)
+            if scope == "readable":  # "\s" or " the" match the token's own text too
+                hits |= np.fromiter(map(bool, map(pattern.search, self.text)), dtype=bool, count=n)
             keep = np.flatnonzero(hits)
         else:
             if scope == "hex" and " " not in text:
@@ -195,6 +203,10 @@ class VocabData:
             hits = np.fromiter(
                 map(str.__contains__, haystack, [needle] * n), dtype=bool, count=n
             )
+            if scope == "readable":
+                # A typed space (or tab) finds "·the": search the tokens' own text as well.
+                raw = self.text if case_sensitive else self._text_lower
+                hits |= np.fromiter(map(str.__contains__, raw, [needle] * n), dtype=bool, count=n)
             keep = np.flatnonzero(hits)
         self._filtered = keep
         self._apply_sort()

@@ -56,8 +56,32 @@ def round_up(value: float) -> float:
     return 10 * scale
 
 
+class CompactAxis(pg.AxisItem):
+    """An axis whose thousands read "2k", "40k", "1.5M": in a chart 170 pixels wide (a
+    1024-pixel window) "2000 4000 6000 8000" ran together."""
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        if self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        out = []
+        for value in values:
+            v = value * scale
+            if abs(v) >= 1e6:
+                out.append(f"{v / 1e6:g}M")
+            elif abs(v) >= 1e3:
+                out.append(f"{v / 1e3:g}k")
+            else:
+                out.append(f"{v:g}")
+        return out
+
+
+def _decades(value: float) -> float:
+    """The log10 axis end for ``value``: whole decades, at least one (``_decades(350) -> 3.0``)."""
+    return max(1.0, math.ceil(math.log10(max(value, 1.0)) - 1e-9))
+
+
 def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground: QColor) -> pg.PlotWidget:
-    widget = pg.PlotWidget(background=background)
+    widget = pg.PlotWidget(background=background, axisItems={"bottom": CompactAxis("bottom")})
     item = widget.getPlotItem()
     item.setTitle(title, color=foreground.name(), size="10pt")
     for name, label in (("bottom", x_label), ("left", y_label)):
@@ -66,6 +90,8 @@ def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground
         axis.setPen(foreground)
         axis.setTextPen(foreground)
     item.showGrid(x=True, y=True, alpha=0.15)
+    # Fewer ticks on x: in a narrow chart (a 1024-pixel window) "2000 4000 6000 8000" ran together.
+    item.getAxis("bottom").setTickDensity(0.6)
     item.setMenuEnabled(False)
     for name in ("left", "bottom"):
         # Replayed from a pixmap until the axis range changes (the grid is drawn by the axes too).
@@ -85,7 +111,7 @@ class ChartsPanel(QWidget):
     def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._frequency_points: object | None = None
+        self._frequency_points: object | None = object()  # never the state's: the first tick draws
         palette = self.palette()
         bg = palette.color(QPalette.ColorRole.Base)
         fg = palette.color(QPalette.ColorRole.Text)
@@ -100,7 +126,7 @@ class ChartsPanel(QWidget):
         self.kept_line.setVisible(False)
         self.pair_plot.addItem(self.kept_line)
 
-        self.freq_plot = _plot("Pre-token frequency", "rank", "count", bg, fg)
+        self.freq_plot = _plot("Pre-token counts", "rank", "count", bg, fg)
         self.freq_plot.setLogMode(x=True, y=True)
         _label_decades_only(self.freq_plot, "left")
         _label_decades_only(self.freq_plot, "bottom")
@@ -153,8 +179,9 @@ class ChartsPanel(QWidget):
     def _refresh_pairs(self) -> None:
         counts = self._state.counts
         n = len(counts)
-        if not n:
+        if not n:  # axes for the run to come (or a neutral 1-1000), not 0.2-0.8 or the last run's
             self.pair_curve.setData([], [])
+            self._set_range(self.pair_plot, (0.0, float(self._planned_merges() or 1000)), (0.0, 3.0))
             return
         settings = self._state.settings
         kept = settings.inherited_merges if settings else 0
@@ -173,15 +200,21 @@ class ChartsPanel(QWidget):
         self._frequency_points = points
         if points is None or not len(points[0]):
             self.freq_curve.setData([], [])
+            self._set_range(self.freq_plot, (0.0, 3.0), (0.0, 3.0))
         else:
             ranks, counts = points
-            self.freq_curve.setData(ranks.astype(np.float64), np.maximum(counts.astype(np.float64), 1.0))
+            y = np.maximum(counts.astype(np.float64), 1.0)
+            self.freq_curve.setData(ranks.astype(np.float64), y)
+            # Whole decades, at least one: with few pre-tokens an auto range spanned a fraction
+            # of a decade and its 2·10⁰, 3·10⁰, … labels ran into each other.
+            self._set_range(self.freq_plot, (0.0, _decades(float(ranks.max()))), (0.0, _decades(float(y.max()))))
         return True
 
     def _refresh_lengths(self) -> None:
         state = self._state
         if not state.token_ids:  # 256 one-byte tokens alone make one wall-to-wall bar
             self.length_bars.setData([], [])
+            self._set_range(self.length_plot, (0.5, 10.5), (0.0, 100.0))
             return
         counts = np.bincount(state.token_lengths())[1:]  # lengths 1, 2, ...
         edges = np.arange(len(counts) + 1, dtype=np.float64) + 0.5
@@ -192,19 +225,25 @@ class ChartsPanel(QWidget):
         sizes, bpt = self._state.bytes_per_token()
         if not len(sizes):
             self.bpt_curve.setData([], [])
+            settings = self._state.settings
+            self._set_range(self.bpt_plot, (256.0, float(settings.vocab_size if settings else 1000)), (1.0, 2.0))
             return
         idx = thin(len(sizes))
         x, y = sizes[idx], bpt[idx]
         self.bpt_curve.setData(x, y)
         settings = self._state.settings
-        right = max(float(settings.vocab_size) if settings else 0.0, float(x[-1]))
+        # While it runs the axis holds the planned size; after, the vocabulary it reached.
+        planned = float(settings.vocab_size) if settings and self._state.stage.running else 0.0
+        right = max(planned, float(x[-1]))
         low, high = float(y.min()), float(y.max())
         bottom = math.floor(low * 4) / 4  # bytes per token starts near 1: a quarter is round enough
         self._set_range(self.bpt_plot, (float(x[0]) - 1, right), (bottom, max(round_up(high), bottom + 0.25)))
 
     def _planned_merges(self) -> int:
+        """The merges planned while a run goes (0 after it: the axis then fits the merges made,
+        e.g. a corpus that ran out of pairs after 253 of 4,743)."""
         settings = self._state.settings
-        return settings.max_merges if settings else 0
+        return settings.max_merges if settings and self._state.stage.running else 0
 
     def _set_range(self, plot: pg.PlotWidget, x: tuple[float, float], y: tuple[float, float]) -> None:
         """Set ``plot``'s view to ``x`` × ``y`` (this turns auto-range off), only if it changed."""

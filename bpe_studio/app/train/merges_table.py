@@ -146,11 +146,17 @@ class MergesTable(QTableView):
         rows.setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.horizontalHeader()
         header.setHighlightSections(False)
-        widths = (58, 84, 84, 120, 70)
-        for column, width in enumerate(widths):
-            self.setColumnWidth(column, width)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        self.setMinimumWidth(220)
+        # Rank and Count fixed to fit their figures; the three token columns share the rest, so
+        # Result and Count stay in view however narrow the table gets (long tokens elide).
+        metrics = self.fontMetrics()
+        for column, widest in ((0, "99,999 "), (4, "9,999,999 ")):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            self.setColumnWidth(column, max(metrics.horizontalAdvance(widest), metrics.horizontalAdvance(COLUMNS[column])) + 16)
+        for column in _TOKEN_COLUMNS:
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(40)
+        self.setMinimumWidth(sum(self.columnWidth(c) for c in (0, 4)) + 3 * 40 + 24)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)

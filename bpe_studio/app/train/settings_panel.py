@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSpinBox,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -42,7 +41,9 @@ from core.pretokenize.specials import validate_special_tokens
 from core.progress import format_bytes
 
 DEFAULT_VOCAB_SIZE = 2000
-DEFAULT_SPECIAL_TOKENS = ("<|endoftext|>",)
+DEFAULT_SPECIAL_TOKENS: tuple[str, ...] = ()
+"""None, as in `bpe-studio train` (each ``--special-token`` adds one): the same corpus and size
+give the same tokenizer in the window and on the command line."""
 PATTERN_CHOICES = [("GPT-2", "gpt2"), ("GPT-4 (cl100k)", "gpt4"), ("Custom regex", "custom")]
 CORPUS_FILTER = (
     "Corpora (*.txt *.text *.md *.jsonl *.ndjson *.parquet *.gz *.bz2 *.xz *.zst *.csv *.tsv);;All files (*)"
@@ -76,10 +77,10 @@ class SettingsPanel(QWidget):
         self.browse_button = QPushButton("Browse…")
         self.browse_button.setToolTip("Choose a text file to train on (Ctrl+O)")
         self.browse_button.clicked.connect(self.browse)
-        self.recent_button = QToolButton()
-        self.recent_button.setText("Recent")
+        # A push button with a menu: it sizes itself for the text and the arrow (a tool
+        # button's arrow was drawn over its text).
+        self.recent_button = QPushButton("Recent")
         self.recent_button.setToolTip("Recent corpora and the sample corpus")
-        self.recent_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.recent_menu = QMenu(self.recent_button)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.recent_button.setMenu(self.recent_menu)
@@ -90,7 +91,9 @@ class SettingsPanel(QWidget):
         self.corpus_options.folderChosen.connect(self.set_corpus)
 
         self.vocab_spin = QSpinBox()
-        self.vocab_spin.setRange(257, 10_000_000)
+        # Any size can be typed: one below the minimum is shown as it is and refused (see
+        # `vocab_error`), never silently replaced by the spin box.
+        self.vocab_spin.setRange(1, 10_000_000)
         self.vocab_spin.setSingleStep(500)
         self.vocab_spin.setGroupSeparatorShown(True)
         self.vocab_spin.setValue(DEFAULT_VOCAB_SIZE)
@@ -100,7 +103,9 @@ class SettingsPanel(QWidget):
         self.merges_hint.setObjectName("hint")
 
         self.specials_edit = QPlainTextEdit("\n".join(DEFAULT_SPECIAL_TOKENS))
-        self.specials_edit.setToolTip("One special token per line; they split the text and are never merged")
+        self.specials_edit.setPlaceholderText("none (as on the command line) — e.g. <|endoftext|>, one per line")
+        self.specials_edit.setToolTip("One special token per line; they split the text and are never merged. "
+                                      "None by default, as with bpe-studio train.")
         self.specials_edit.setTabChangesFocus(True)
         self.specials_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 14)
         self.specials_edit.textChanged.connect(self._update_merges_hint)
@@ -214,11 +219,24 @@ class SettingsPanel(QWidget):
         self.trainer_options.set_values(settings.max_token_length, settings.min_frequency, settings.initial)
         self.corpus_options.set_values(settings)
 
+    def minimum_vocab_size(self) -> int:
+        """The smallest vocabulary the settings allow: 256 bytes + the special tokens."""
+        return 256 + len(self.special_tokens())
+
+    def vocab_error(self) -> str | None:
+        """Why the vocabulary size is refused (the trainer's own words), or ``None``."""
+        size, minimum = self.vocab_spin.value(), self.minimum_vocab_size()
+        if size >= minimum:
+            return None
+        specials = len(self.special_tokens())
+        return (f"Vocabulary size {size:,} is too small: it needs at least 256 byte tokens + {specials} special "
+                f"token{'' if specials == 1 else 's'} = {minimum:,}.")
+
     def validation_error(self) -> str | None:
         """What is wrong with the inputs before training starts, or ``None``.
 
-        The trainer checks the corpus and sizes itself; this catches what the panel can
-        tell at once (no corpus, a bad regex, bad special tokens).
+        The trainer checks the corpus itself; this catches what the panel can tell at once
+        (no corpus, a vocabulary below the minimum, a bad regex, bad special tokens).
         """
         if not self.corpus():
             return "Choose a corpus first: Browse… (Ctrl+O), drop a file on the window, or use the sample corpus."
@@ -229,7 +247,7 @@ class SettingsPanel(QWidget):
             core.resolve_pattern(self.pattern())
         except ValueError as e:
             return str(e)
-        return None
+        return self.vocab_error()
 
     # -- running state -----------------------------------------------------------------------
 
@@ -321,11 +339,19 @@ class SettingsPanel(QWidget):
             widget.style().polish(widget)
 
     def _update_merges_hint(self) -> None:
-        merges = self.vocab_spin.value() - 256 - len(self.special_tokens())
-        if merges >= 0:
-            self.merges_hint.setText(f"{merges:,} merges")
+        minimum = self.minimum_vocab_size()
+        merges = self.vocab_spin.value() - minimum
+        too_small = merges < 0
+        if too_small:
+            self.merges_hint.setText(f"too small: at least {minimum:,} (256 bytes + special tokens)")
         else:
-            self.merges_hint.setText("too small: 256 bytes + special tokens come first")
+            self.merges_hint.setText(f"{merges:,} merges · minimum {minimum:,}")
+        self.vocab_spin.setToolTip(f"256 byte tokens + special tokens + merges: at least {minimum:,}")
+        for widget in (self.vocab_spin, self.merges_hint):
+            if widget.property("invalid") != too_small:
+                widget.setProperty("invalid", too_small)
+                widget.style().unpolish(widget)
+                widget.style().polish(widget)
 
     # -- persistence ---------------------------------------------------------------------------
 

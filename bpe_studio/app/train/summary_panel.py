@@ -1,13 +1,17 @@
 """The summary of a finished or cancelled run: time, pre-tokens, vocabulary, longest token,
 bytes per token; a clear "partial" notice after a cancel; Export and Save session buttons.
+Each value is one line, elided to the panel's width with the full value in its tooltip.
 """
 
 from __future__ import annotations
+
+import os
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from bpe_studio.app.models.training_state import TrainingState
+from bpe_studio.app.widgets.elided_label import ElidedLabel
 
 REFRESH_MS = 200
 
@@ -30,6 +34,11 @@ class SummaryPanel(QGroupBox):
         self.partial_label.setObjectName("partialNotice")
         self.partial_label.setWordWrap(True)
         self.partial_label.hide()
+        self.stale_label = QLabel()
+        self.stale_label.setObjectName("partialNotice")
+        self.stale_label.setWordWrap(True)
+        self.stale_label.hide()
+        self._chosen_corpus = ""
         self.empty_label = QLabel("Train, or open a saved session, to see the result here.")
         self.empty_label.setObjectName("hint")
         self.empty_label.setWordWrap(True)
@@ -47,6 +56,7 @@ class SummaryPanel(QGroupBox):
         layout = QVBoxLayout(self)
         layout.addWidget(self.empty_label)
         layout.addWidget(self.partial_label)
+        layout.addWidget(self.stale_label)
         layout.addLayout(self._form)
         layout.addLayout(buttons)
         self._timer = QTimer(self)
@@ -55,11 +65,29 @@ class SummaryPanel(QGroupBox):
         self._timer.start()
         self.refresh()
 
+    def set_chosen_corpus(self, path: str) -> None:
+        """The corpus now chosen for training: a result trained on another one says so."""
+        self._chosen_corpus = path
+        self._update_stale()
+
+    def _update_stale(self) -> None:
+        session = self._state.session
+        chosen = self._chosen_corpus
+        trained = session.settings.corpus if session is not None and not self._state.stage.running else ""
+        stale = bool(trained and chosen and os.path.abspath(trained) != os.path.abspath(chosen))
+        if stale:
+            self.stale_label.setText(
+                f"This result was trained on {os.path.basename(trained)}; the corpus chosen now is "
+                f"{os.path.basename(chosen)}. Press Train for a result on it."
+            )
+            self.stale_label.setToolTip(f"trained on {trained}\nchosen now: {chosen}")
+        self.stale_label.setVisible(stale)
+
     def rows(self) -> list[tuple[str, str]]:
         """The (label, value) rows shown."""
         return [
             (self._form.itemAt(i, QFormLayout.ItemRole.LabelRole).widget().text(),
-             self._form.itemAt(i, QFormLayout.ItemRole.FieldRole).widget().text())
+             self._form.itemAt(i, QFormLayout.ItemRole.FieldRole).widget().full_text())
             for i in range(self._form.rowCount())
         ]
 
@@ -68,6 +96,7 @@ class SummaryPanel(QGroupBox):
         if state.version == self._version:
             return
         self._version = state.version
+        self._update_stale()
         while self._form.rowCount():
             self._form.removeRow(0)
         session = state.session
@@ -86,7 +115,7 @@ class SummaryPanel(QGroupBox):
         if not has_result:
             return
         for label, value in state.summary():
-            field = QLabel(value)
-            field.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            field.setWordWrap(True)
+            # One line each, elided: a 150-byte "+-----…" token must not widen the panel.
+            field = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
+            field.set_full_text(value)
             self._form.addRow(f"{label}:", field)

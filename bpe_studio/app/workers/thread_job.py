@@ -260,6 +260,11 @@ class LatestJob(QObject):
         """True while the latest request runs."""
         return self._job is not None and self._job.running
 
+    @property
+    def busy(self) -> bool:
+        """True while any request's thread runs, superseded ones included."""
+        return any(job.running for job in self._jobs)
+
     def start(self, work: Callable[..., Any], *args: Any) -> ThreadJob:
         """Run ``work(*args)`` as the latest request (see `ThreadJob` for ``work``)."""
         self.cancel()

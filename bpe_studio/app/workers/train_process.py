@@ -35,6 +35,8 @@ from typing import Any
 
 import core
 from bpe_studio.app.models.session import TrainSettings
+from bpe_studio.app.models.training_state import TrainerStarted
+from core.corpus.processes import main_module_hidden
 from core.events import CountingDone, Finished, MergeBatch
 
 BATCH_SECONDS = 0.05
@@ -115,6 +117,7 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
     finished: Finished | None = None
     batch: list[object] = []
     try:
+        conn.send(("events", [TrainerStarted()]))
         stream = core.train_bpe_batches(
             settings.sources, settings.vocab_size, list(settings.special_tokens),
             pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
@@ -164,6 +167,21 @@ def _send_failure(conn: Any, batch: list[object], message: str) -> None:
         pass
 
 
+def _exit_reason(code: int | None) -> str:
+    """``-9`` -> "killed by SIGKILL, often a sign of running out of memory", ``1`` -> "exit code 1"."""
+    if code is None:
+        return "no exit code"
+    if code < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}" + (", often a sign of running out of memory" if name == "SIGKILL" else "")
+    return f"exit code {code}"
+
+
 class TrainingProcess:
     """One training run in a spawned child process.
 
@@ -190,7 +208,10 @@ class TrainingProcess:
         return self._process.pid
 
     def start(self) -> None:
-        self._process.start()
+        # Hidden main module: the child must not re-run the user's script, which would open
+        # another window (or hang) when the script has no `if __name__ == "__main__":` guard.
+        with main_module_hidden():
+            self._process.start()
         if self._process.pid is not None:
             _yield_cpu_to_the_gui(self._process.pid)
         self._child_conn.close()  # the child holds the only write end: EOF when it exits
@@ -218,7 +239,7 @@ class TrainingProcess:
             except (EOFError, OSError):
                 self._process.join(1.0)
                 raise TrainingFailed(
-                    f"the training process stopped unexpectedly (exit code {self._process.exitcode}); "
+                    f"the training process stopped unexpectedly ({_exit_reason(self._process.exitcode)}); "
                     "try again, or with fewer workers or a smaller vocabulary"
                 ) from None
             if kind == "events":

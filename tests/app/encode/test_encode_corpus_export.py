@@ -70,7 +70,7 @@ def test_encoding_writes_the_ids_of_the_whole_text(qtbot, make_window, make_corp
     assert window.banner.kind() == "info"
     size = format_bytes(len(text.encode("utf-8")))
     assert window.banner.text().startswith(f"Encoded {size} into {len(expected):,} tokens (uint16, ")
-    assert window.banner.text().endswith(f": {out}")
+    assert window.banner.text().endswith(f": {out} — tokenizer “{window.current.title}”")
     assert not window.encode_strip.isVisible() and window.encode_action.isEnabled()
     assert progress and progress[-1].done == progress[-1].total  # the last figures are shown
     assert leftovers(tmp_path, {"corpus.txt", "ids.npy", "settings.ini"}) == []
@@ -102,7 +102,9 @@ def test_closing_the_window_stops_the_encoding(qtbot, make_window, make_corpus, 
     job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
     assert job is not None
     qtbot.waitSignal(job.progress, timeout=10_000).wait()
-    window.close()
+    window.close()  # stops the encoding first, then closes (the window stays responsive meanwhile)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=30_000)
+    assert not job.running
     assert multiprocessing.active_children() == []
     assert leftovers(tmp_path, {"big.txt", "settings.ini"}) == []
 
@@ -196,3 +198,41 @@ def test_an_unexpected_error_in_the_encoder_is_reported_and_the_strip_hides(
     assert not (tmp_path / "ids.npy").exists()
     assert any(r.exc_info and isinstance(r.exc_info[1], KeyError) for r in caplog.records)
 
+
+
+def test_export_save_and_encode_follow_one_named_tokenizer(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path):
+    """Train, then open another tokenizer in Explore: Export, Save session and Encode all act on
+    the one opened last, and each names it (menus, dialog, strip, result)."""
+    window = make_window(make_corpus(20_000, seed=3), 300)
+    with qtbot.waitSignal(window.explore_panel.vocab_ready, timeout=60_000):
+        window.start_training()
+    trained = window.current
+    assert trained.title.startswith("Trained on corpus.txt") and trained.session is not None
+    assert trained.title in window.export_action.text() and trained.title in window.encode_action.text()
+    assert window.explore_panel.title == trained.title
+
+    with qtbot.waitSignal(window.explore_panel.vocab_ready, timeout=10_000):
+        assert window.explore_panel.open_tokenizer(tokenizer_dir)
+    opened = window.current
+    opened_tokenizer = window.explore_panel.tokenizer
+    assert opened.tokenizer is opened_tokenizer and opened.session is None
+    for action in (window.export_action, window.encode_action):
+        assert opened.title in action.text() and trained.title not in action.text()
+
+    # Export writes the opened tokenizer, and says which.
+    paths = window.export_to(tmp_path / "export")
+    assert paths and opened.title in window.banner.text()
+    exported = Tokenizer.from_files(tmp_path / "export" / "vocab.json", tmp_path / "export" / "merges.txt")
+    assert exported.merges == opened_tokenizer.merges and len(exported.merges) != len(trained.session.merges)
+    # Save session explains that an opened tokenizer has no training result to save.
+    assert window.save_session_to(tmp_path / "s.bpesession") is None
+    assert window.banner.kind() == "error" and opened.title in window.banner.text()
+    assert not (tmp_path / "s.bpesession").exists()
+    # Encode: the strip and the result name it.
+    corpus = make_corpus(5_000, seed=4, name="enc.txt")
+    job = window.encode_corpus_to(corpus, tmp_path / "ids.npy")
+    assert opened.title in window.encode_strip.title_label.full_text()
+    with qtbot.waitSignal(job.stopped, timeout=30_000):
+        pass
+    assert opened.title in window.banner.text()
+    assert np.load(tmp_path / "ids.npy").tolist() == opened_tokenizer.encode(corpus.read_text(encoding="utf-8"))

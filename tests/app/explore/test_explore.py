@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import regex
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -72,21 +73,23 @@ def test_open_directory_tokenizer_json_or_merges(qtbot, panel: ExplorePanel, tra
     assert panel.tokenizer.encode("the category 😀") == original.encode("the category 😀")
 
 
-def test_open_a_tiktoken_file_without_settings_says_what_is_missing(panel: ExplorePanel, trained_files: tuple[Path, Tokenizer], tmp_path: Path) -> None:
+def test_open_a_tiktoken_file_without_settings_says_what_is_missing(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer], tmp_path: Path) -> None:
     out, _ = trained_files
     (tmp_path / "ranks.tiktoken").write_bytes((out / "tokenizer.tiktoken").read_bytes())
-    assert not panel.open_tokenizer(tmp_path / "ranks.tiktoken")
+    with qtbot.waitSignal(panel.open_failed, timeout=10_000):
+        panel.open_tokenizer(tmp_path / "ranks.tiktoken")  # read in the background
     assert "holds no pre-tokenization pattern" in panel.error_label.text()
 
 
-def test_open_a_broken_file_shows_the_reason(panel: ExplorePanel, tmp_path: Path) -> None:
+def test_open_a_broken_file_shows_the_reason(qtbot, panel: ExplorePanel, tmp_path: Path) -> None:
     # A vocabulary lacking a byte: core refuses it; the panel says why, no traceback.
     vocab = {chr(0x41 + i) if i < 26 else f"t{i}": i for i in range(30)}
     (tmp_path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (tmp_path / "merges.txt").write_text("#version: 0.2\n", encoding="utf-8")
-    assert not panel.open_tokenizer(tmp_path / "vocab.json")
+    with qtbot.waitSignal(panel.open_failed, timeout=10_000):
+        panel.open_tokenizer(tmp_path / "vocab.json")  # read in the background
     assert not panel.error_label.isHidden()
-    assert "byte" in panel.error_label.text()
+    assert "byte" in panel.error_label.text() and "Cannot open" in panel.error_label.text()
     assert not panel.open_tokenizer(tmp_path / "nothing-here.json")
     assert "Cannot open" in panel.error_label.text()
 
@@ -190,3 +193,30 @@ def test_a_failure_building_the_columns_is_shown_in_the_panel(qtbot, panel: Expl
     assert panel.error_label.text() == "Cannot show Broken one: reading the vocabulary failed unexpectedly (KeyError: 'readable')"
     assert panel.tokenizer is None and ready == []
     assert "reading" not in panel.heading.text()
+
+
+def shown_ids(browser) -> list[int]:
+    model = browser.model
+    return sorted(model.data(model.index(r, 0), Qt.ItemDataRole.UserRole + 1) for r in range(model.rowCount()))
+
+
+def test_filter_matches_a_typed_space_and_regex_whitespace(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
+    out, tok = trained_files
+    open_and_wait(qtbot, panel, out)
+    browser = panel.browser
+    with_space_th = sorted(i for i, b in tok.vocab.items() if b" th" in b)
+    assert with_space_th
+    browser.filter_edit.setFocus()
+    qtbot.keyClicks(browser.filter_edit, " th")  # what a keyboard gives: a real space
+    qtbot.waitUntil(lambda: shown_ids(browser) == with_space_th, timeout=2000)
+    # Regex mode: \s finds the tokens holding whitespace (spaces, newlines).
+    browser.regex_box.setChecked(True)
+    browser.filter_edit.setText(r"\sth")
+    browser.apply_filter()
+    assert browser.error_label.isHidden()
+    assert shown_ids(browser) == with_space_th
+    browser.filter_edit.setText(r"^\s")
+    browser.apply_filter()
+    starts_with_space = sorted(i for i, b in tok.vocab.items() if regex.match(r"\s", b.decode("utf-8", "replace")))
+    assert {9, 10, 32} <= set(starts_with_space)
+    assert shown_ids(browser) == starts_with_space

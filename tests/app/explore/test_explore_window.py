@@ -11,7 +11,7 @@ import core  # noqa: E402
 
 def test_training_result_reaches_the_explore_tab(qtbot, make_window, make_corpus, tmp_path) -> None:
     corpus = make_corpus(60_000, seed=3)
-    window = make_window(corpus, 400)
+    window = make_window(corpus, 400, ["<|endoftext|>"])
     window.settings_panel.workers_spin.setValue(1)
     explore = window.explore_panel
     assert window.tabs.indexOf(explore) >= 0
@@ -50,5 +50,6 @@ def test_closing_the_window_ends_every_background_thread(qtbot, make_window, mak
     explore.inspector.set_text(corpus.read_text(encoding="utf-8"))  # long: encoded by a job
     jobs = explore._columns._jobs + explore.inspector._encoding._jobs
     assert len(jobs) == 2
-    window.close()
+    window.close()  # cancels them; the window closes itself once they have ended (never blocking)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=30_000)
     assert all(job._thread.isFinished() for job in jobs)

@@ -193,6 +193,7 @@ def test_huge_text_is_encoded_in_background_and_drawn_partially(qtbot, panel: In
     ids = panel.result["ids"]
     assert ids == trained.encode(text)
     assert len(ids) > panel.token_view.limit
+    qtbot.waitUntil(lambda: not panel.token_view.rendering, timeout=30_000)  # laid out in the background
     assert len(anchors(panel.token_view)) == panel.token_view.limit  # groups never split at the limit here
     assert f"of {len(ids):,} tokens" in panel.token_view.html_source
     assert panel.figures["tokens"] == len(ids)

@@ -56,7 +56,7 @@ def test_training_a_folder_of_shards_in_the_window(qtbot, make_window, tmp_path:
     (shards / "more").mkdir(parents=True)
     _write_jsonl(shards / "a.jsonl", 200)
     _write_jsonl(shards / "more" / "b.jsonl", 300, offset=200)
-    window = make_window(shards, 400)
+    window = make_window(shards, 400, [EOT])
     window.settings_panel.corpus_options.field_combo.setCurrentText("body")
     window.start_training()
     _wait(qtbot, window)

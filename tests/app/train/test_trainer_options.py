@@ -28,7 +28,7 @@ def shown_merges(window) -> list[tuple[bytes, bytes]]:
 
 def test_max_token_length_and_min_frequency_reach_the_trainer(qtbot, make_window, make_corpus) -> None:
     corpus = make_corpus(30_000, seed=3)
-    window = make_window(corpus, 600)
+    window = make_window(corpus, 600, [EOT])
     options = window.settings_panel.trainer_options
     assert options.max_token_length() is None and options.min_frequency() == 1  # defaults: no limits
     options.max_length_spin.setValue(3)
