@@ -143,6 +143,17 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
+def _remove_own_temporaries(path: Path) -> None:
+    """Remove this process's temporary files for ``path``, tracked or not: an interruption
+    (SIGTERM made an exception) can land between creating one and keeping its name."""
+    prefix = f".{path.name}.{os.getpid()}."
+    with contextlib.suppress(OSError):
+        for name in os.listdir(path.parent):
+            if name.startswith(prefix) and name.endswith(".tmp"):
+                with contextlib.suppress(FileNotFoundError):
+                    (path.parent / name).unlink()
+
+
 def _temporary_beside(path: Path) -> tuple[int, Path]:
     if path.is_dir():
         raise IsADirectoryError(f"{path} is a directory; choose a file name")
@@ -190,14 +201,14 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     ``with atomic_output("ids.npy") as f: f.write(data)``
     """
     target = Path(path)
-    fd, tmp = _temporary_beside(target)
     try:
+        fd, tmp = _temporary_beside(target)
         with os.fdopen(fd, "wb") as f:
             yield f
         os.chmod(tmp, new_file_mode())
         os.replace(tmp, target)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _remove_own_temporaries(target)
         raise
 
 
@@ -242,5 +253,7 @@ def write_atomically(files: Sequence[tuple[Path, str | Iterable[str | bytes]]]) 
     except BaseException:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
+        for path, _ in files:
+            _remove_own_temporaries(path)
         raise
     return [path for path, _ in files]

@@ -80,12 +80,15 @@ def test_bad_source_is_one_message(qtbot, tmp_path: Path) -> None:
 
 
 def test_window_has_the_tab_and_passes_the_trained_tokenizer(qtbot, make_window, tmp_path: Path) -> None:
-    current, _, _ = _setup(tmp_path)
-    window = make_window()
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    window = make_window(corpus, vocab_size=300)
     panel = window.evaluate_panel
     assert window.tabs.tabText(window.tabs.indexOf(panel)) == "Evaluate"
-    window._on_tokenizer_ready(current, {})
-    assert panel.current is current
+    window.start_training()
+    qtbot.waitUntil(lambda: panel.current is not None, timeout=60_000)
+    assert panel.current is window.current.tokenizer  # the one Export and Encode act on
+    assert len(panel.current) > 256  # trained: merges beyond the bytes
     assert panel.tokenizer_list.item(0).text() == CURRENT
 
 

@@ -69,3 +69,29 @@ def test_check_output_dir_leaves_nothing(tmp_path: Path) -> None:
         check_output_dir(tmp_path / "file" / "out")
     with pytest.raises(NotADirectoryError, match="not a folder"):
         check_output_dir(tmp_path / "file")
+
+
+@pytest.mark.parametrize("writer", ["write_atomically", "atomic_output"])
+def test_an_interruption_right_after_the_temporary_is_created_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer: str
+) -> None:
+    """SIGTERM (raised as an exception) can land between mkstemp creating the file and the
+    writer keeping its name; the clean-up still finds it."""
+    import tempfile
+
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp_then_interrupted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        fd, name = real_mkstemp(*args, **kwargs)
+        os.close(fd)
+        raise KeyboardInterrupt  # as the signal handler's exception would
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_interrupted)
+    target = tmp_path / "vocab.json"
+    with pytest.raises(KeyboardInterrupt):
+        if writer == "write_atomically":
+            write_atomically([(target, "{}")])
+        else:
+            with atomic_output(target) as f:
+                f.write(b"{}")
+    assert list(tmp_path.iterdir()) == []
