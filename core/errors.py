@@ -8,7 +8,10 @@ Anything else that escapes `core` is a bug.
 
 from __future__ import annotations
 
-__all__ = ["CorpusError", "FormatError", "InvalidPatternError", "InvalidSpecialTokensError", "TokenizerError"]
+__all__ = [
+    "CorpusError", "FormatError", "InvalidPatternError", "InvalidSpecialTokensError", "PatternTimeoutError",
+    "TokenizerError", "WorkerDiedError",
+]
 
 
 class CorpusError(ValueError):
@@ -17,6 +20,11 @@ class CorpusError(ValueError):
 
 class InvalidPatternError(ValueError):
     """The pre-tokenization pattern is not a valid regular expression, or matches the empty string."""
+
+
+class PatternTimeoutError(InvalidPatternError):
+    """A custom pre-tokenization pattern took too long on some text (catastrophic
+    backtracking, e.g. ``(a|a)+$``): the regex work is bounded, never a hang."""
 
 
 class InvalidSpecialTokensError(ValueError):
@@ -32,3 +40,8 @@ class FormatError(ValueError):
 
 class TokenizerError(ValueError):
     """The vocabulary and merges do not fit together, or an id is not in the vocabulary."""
+
+
+class WorkerDiedError(OSError):
+    """A worker process ended in the middle of the work (killed: most often by the system
+    for lack of memory). Not a user mistake, but reported the same way, never a hang."""

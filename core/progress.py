@@ -94,6 +94,10 @@ def encode_summary(corpus_bytes: int, tokens: int, dtype: str, seconds: float, p
     )
 
 
+SUMMARY_TOKEN_BYTES = 48
+"""A summary shows at most this many bytes of a token, then ``…`` (a token can be 20 MB)."""
+
+
 def training_summary(
     *,
     seconds: float,
@@ -123,8 +127,12 @@ def training_summary(
         rows.append(("Pre-tokens", f"{distinct:,} distinct · {total:,} in all"))
     rows.append(("Vocabulary", f"{vocab_size:,} tokens ({len(merges):,} merges)"))
     if merges:
-        longest = max((left + right for left, right in merges), key=len)
-        rows.append(("Longest token", f"{len(longest)} bytes: {readable(longest)}"))
+        # the lengths only: joining every pair would copy every (possibly huge) token
+        left, right = max(merges, key=lambda pair: len(pair[0]) + len(pair[1]))
+        size = len(left) + len(right)
+        head = (left[:SUMMARY_TOKEN_BYTES] + right[: max(0, SUMMARY_TOKEN_BYTES - len(left))])
+        shown = readable(head) + ("…" if size > SUMMARY_TOKEN_BYTES else "")
+        rows.append(("Longest token", f"{size:,} bytes: {shown}"))
     if corpus_bytes and corpus_tokens:
         rows.append(("Bytes per token", f"{corpus_bytes / corpus_tokens:.2f}"))
     if invalid_bytes:

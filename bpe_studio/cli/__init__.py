@@ -5,7 +5,10 @@
     bpe-studio encode CORPUS --tokenizer DIR --out ids.npy [...]
 
 A user mistake (missing file, bad option, vocabulary too small) prints one line,
-``bpe-studio: error: ...``, on stderr and exits with status 2; nothing is written.
+``bpe-studio: error: ...``, on stderr and exits with status 2; nothing is written. So
+does running out of memory. Ctrl+C, SIGTERM and SIGHUP stop a command cleanly (workers
+stopped, temporary files removed; `bpe_studio.cli.stopping`): exit status 130, or 128 plus
+the signal's number.
 """
 
 from __future__ import annotations
@@ -55,17 +58,27 @@ def _command_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    from bpe_studio.cli.stopping import Stopped, stop_signals_raise
+
     try:
         if args_list and args_list[0] in ("train", "encode"):
-            args = _command_parser().parse_args(args_list)
-            return int(args.run(args))
+            with stop_signals_raise():
+                args = _command_parser().parse_args(args_list)
+                return int(args.run(args))
         args = _gui_parser().parse_args(args_list)
         if args.vocab_size is not None and args.vocab_size < 256:
             raise UsageError(f"--vocab-size must be at least 256, got {args.vocab_size}")
     except (UsageError, ValueError, OSError) as e:
         return _fail(e)
+    except MemoryError:
+        return _fail(MemoryError(
+            "out of memory; try a smaller corpus, fewer --workers, or a machine with more memory"
+        ))
+    except Stopped as e:
+        _say(f"{PROG}: stopped by {e.name}")
+        return 128 + e.signum
     except KeyboardInterrupt:
-        print(f"{PROG}: cancelled", file=sys.stderr)
+        _say(f"{PROG}: cancelled")
         return 130
     from bpe_studio.app.application import run_app
 
@@ -76,8 +89,17 @@ def _fail(error: BaseException) -> int:
     message = str(error) or type(error).__name__
     if isinstance(error, OSError) and error.filename and str(error.filename) not in message:
         message = f"{message}: {error.filename}"
-    print(f"{PROG}: error: {message}".splitlines()[0], file=sys.stderr)
+    _say(f"{PROG}: error: {message}".splitlines()[0])
     return EXIT_USAGE
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if there is a stderr to write to (it may have been closed)."""
+    if sys.stderr is not None:
+        try:
+            print(line, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
 
 
 if __name__ == "__main__":

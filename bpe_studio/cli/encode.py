@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.terminal import ProgressLine, bar
+from bpe_studio.cli.checks import capped_workers
+from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
 from core.corpus.sources import ReadOptions, open_corpus
 from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
@@ -55,9 +56,8 @@ def add_encode_parser(commands: Any) -> None:
 
 def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run ``bpe-studio encode``; user mistakes raise ValueError/OSError (the caller prints them)."""
-    out = stream or sys.stdout
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    out = stream if stream is not None else sys.stdout
+    workers = capped_workers(args.workers)
     if not str(args.out).endswith(".npy"):
         raise ValueError(f"--out {args.out} must end in .npy")
     # the corpus and output before the (slower) tokenizer load: the same checks as training
@@ -65,7 +65,7 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)
     events = encode_source_events(args.corpus, tokenizer, args.out, field=args.field,
-                                  doc_separator=args.doc_separator, workers=args.workers)
+                                  doc_separator=args.doc_separator, workers=workers)
     progress = ProgressLine(err)
     finished: EncodeFinished | None = None
     started = time.monotonic()
@@ -85,5 +85,5 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         events.close()  # type: ignore[attr-defined]
         progress.close()
     assert finished is not None
-    out.write(finished.summary() + "\n")
+    write_result(out, finished.summary() + "\n")
     return 0

@@ -6,6 +6,9 @@ only stage changes and the final state are written, one line each, so logs stay 
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import sys
 import time
 from typing import TextIO
@@ -17,12 +20,22 @@ def bar(fraction: float, width: int = 24) -> str:
     return "[" + "#" * filled + "." * (width - filled) + "]"
 
 
+class _Discard(io.StringIO):
+    """Where progress goes when stderr is closed."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
 class ProgressLine:
     """Shows the latest status of a stage; `update` is cheap to call very often."""
 
     def __init__(self, stream: TextIO | None = None, interval: float = 0.1) -> None:
-        self.stream = stream or sys.stderr
-        self.interactive = self.stream.isatty()
+        self.stream = stream or sys.stderr or _Discard()
+        try:
+            self.interactive = self.stream.isatty()
+        except (OSError, ValueError):
+            self.interactive = False
         self.interval = interval
         self._last_draw = 0.0
         self._stage = ""
@@ -37,25 +50,35 @@ class ProgressLine:
         now = time.monotonic()
         if self.interactive and (force or new_stage or now - self._last_draw >= self.interval):
             line = f"{stage:<12} {text}"
-            self.stream.write("\r" + line.ljust(self._width))
-            self.stream.flush()
+            self._write("\r" + line.ljust(self._width))
             self._width = len(line)
             self._last_draw = now
 
     def _finish_line(self) -> None:
         if self.interactive:
-            self.stream.write("\r" + f"{self._stage:<12} {self._text}".ljust(self._width) + "\n")
+            self._write("\r" + f"{self._stage:<12} {self._text}".ljust(self._width) + "\n")
         else:
-            self.stream.write(f"{self._stage:<12} {self._text}\n")
-        self.stream.flush()
+            self._write(f"{self._stage:<12} {self._text}\n")
         self._width = 0
+
+    def _write(self, text: str) -> None:
+        """Progress is a courtesy: a stream that fails (closed, not UTF-8) never stops the work."""
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except UnicodeEncodeError:
+            encoding = getattr(self.stream, "encoding", None) or "ascii"
+            with contextlib.suppress(OSError, ValueError):
+                self.stream.write(text.encode(encoding, "backslashreplace").decode(encoding, "replace"))
+        except (OSError, ValueError):
+            _silence(self.stream)
+            self.stream = _Discard()
 
     def discard(self) -> None:
         """End after an error: on a terminal the line stays (a newline ends it); in a log the
         unfinished state is dropped, so the error is the one line the run leaves there."""
         if self._stage and self.interactive:
-            self.stream.write("\n")
-            self.stream.flush()
+            self._write("\n")
         self._stage = ""
 
     def close(self) -> None:
@@ -63,3 +86,32 @@ class ProgressLine:
         if self._stage:
             self._finish_line()
             self._stage = ""
+
+
+def write_result(stream: TextIO | None, text: str) -> None:
+    """Write a command's result (its summary) to ``stream``, never failing the command:
+    the files are written by then, and the exit status must say so. A stream that cannot
+    show some characters (``PYTHONIOENCODING=ascii``) gets them escaped; a closed stream
+    (``>&-``) or a closed pipe (``| head -1``) gets nothing."""
+    if stream is None:
+        return
+    try:
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            encoding = getattr(stream, "encoding", None) or "ascii"
+            stream.write(text.encode(encoding, "backslashreplace").decode(encoding, "replace"))
+        stream.flush()
+    except (OSError, ValueError):
+        _silence(stream)
+
+
+def _silence(stream: TextIO) -> None:
+    """Point a standard stream whose pipe is closed at /dev/null: Python would otherwise
+    fail again (and print a traceback) when it flushes it at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass

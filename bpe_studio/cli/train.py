@@ -4,7 +4,9 @@
     bpe-studio train shards/ 'more/*.jsonl.zst' --field text --max-bytes 2GiB --sample 0.1 --out tok/
 
 Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json, tokenizer.json and
-tokenizer.tiktoken into the output directory, only once training has finished. Follows the batched stream
+tokenizer.tiktoken into the output directory, only once training has finished. Everything
+that can be checked without the corpus (the output folder can be written, the special
+tokens and pattern can be stored) is checked before the corpus is read. Follows the batched stream
 (`core.train_bpe_batches`): the progress line moves once per batch of merges.
 """
 
@@ -17,9 +19,11 @@ import time
 from typing import Any, TextIO
 
 import core
+from core.errors import InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
-from core.formats import save_tokenizer
-from bpe_studio.cli.terminal import ProgressLine, bar
+from core.formats import check_save_tokenizer, save_tokenizer
+from bpe_studio.cli.checks import capped_workers, check_text_option
+from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import bytes_progress, merges_progress, training_summary
 
 
@@ -95,7 +99,7 @@ def _positive(text: str) -> int:
 
 
 def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
-    out = stream or sys.stdout
+    out = stream if stream is not None else sys.stdout
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
     from bpe_studio.cli import UsageError
@@ -104,6 +108,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         raise UsageError(f"--max-token-length must be at least 2 (bytes), got {args.max_token_length}")
     if args.min_frequency < 1:
         raise UsageError(f"--min-frequency must be at least 1, got {args.min_frequency}")
+    workers = capped_workers(args.workers)
     started = time.monotonic()
     initial = core.Tokenizer.load(args.init) if args.init else None
     pattern = args.pattern or (initial.pattern.source if initial else "gpt2")
@@ -111,8 +116,9 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     if initial:  # its special tokens (by id) come first
         inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
         specials = inherited + [t for t in specials if t not in inherited]
+    _check_before_reading(args.out, specials, pattern)
     events = core.train_bpe_batches(
-        args.corpus, args.vocab_size, args.special_tokens, pattern=pattern, workers=args.workers,
+        args.corpus, args.vocab_size, args.special_tokens, pattern=pattern, workers=workers,
         field=args.field, max_bytes=args.max_bytes, sample=args.sample, seed=args.seed,
         doc_max_chars=args.doc_max_chars,
         max_token_length=args.max_token_length, min_frequency=args.min_frequency, initial=initial,
@@ -152,8 +158,22 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     return 0
 
 
+def _check_before_reading(out_dir: str, specials: list[str], pattern: str) -> None:
+    """What can go wrong without the corpus, checked before it is read (a mistake found
+    after an hour of training costs the hour): the options are text, the pattern is
+    valid, the output folder can be written and the special tokens can be stored."""
+    for token in specials:
+        check_text_option("--special-token", token)
+    check_text_option("--pattern", pattern)
+    core.resolve_pattern(pattern)
+    try:
+        check_save_tokenizer(out_dir, specials)
+    except InvalidSpecialTokensError as e:
+        raise InvalidSpecialTokensError(f"--special-token: {e}") from e
+
+
 def _print_summary(
-    out: TextIO,
+    out: TextIO | None,
     wall: float,
     counting: CountingDone,
     finished: Finished,
@@ -173,4 +193,4 @@ def _print_summary(
         input_bytes=counting.input_bytes,
     )
     rows.append(("Wrote", ", ".join(str(p) for p in paths)))
-    out.write("".join(f"{label.lower()}: {value}\n" for label, value in rows))
+    write_result(out, "".join(f"{label.lower()}: {value}\n" for label, value in rows))

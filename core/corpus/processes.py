@@ -5,6 +5,12 @@ normally import the parent's main script again, which re-runs a script that lack
 ``if __name__ == "__main__"`` guard and delays every worker by the script's own imports
 (a benchmark's tiktoken, a GUI's Qt). Core's workers only need `core`, so the main
 module's path is hidden while they start.
+
+Workers never outlive the run that started them: `prepare_worker` (run first in every
+worker of `core.corpus.scheduler.WorkerPool`) leaves Ctrl+C to the parent, lets SIGTERM
+and SIGHUP (the parent's way of stopping them) end them silently, and ends a worker whose
+parent has died (killed outright, so it could not stop them) instead of letting it work
+on and fail writing to a closed pipe. `max_workers` caps how many are started.
 """
 
 from __future__ import annotations
@@ -12,8 +18,11 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import multiprocessing.pool
+import os
+import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -53,3 +62,38 @@ def can_fork() -> bool:
         and threading.current_thread() is threading.main_thread()
         and not any(name in sys.modules for name in ("PySide6.QtCore", "PyQt6.QtCore", "PyQt5.QtCore"))
     )
+
+
+MAX_WORKERS_PER_CORE = 2
+"""Worker processes started per usable core at most: more only adds start-up time and memory."""
+PARENT_CHECK_SECONDS = 0.2
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where known)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def max_workers() -> int:
+    """The most worker processes a run starts: `MAX_WORKERS_PER_CORE` per usable core."""
+    return MAX_WORKERS_PER_CORE * usable_cores()
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os._exit(1)  # the parent is gone: nobody will read this worker's results
+
+
+def prepare_worker() -> None:
+    """Set up a worker process's signals and watch its parent (see the module docstring)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers, and says so once
+    for name in ("SIGTERM", "SIGHUP", "SIGPIPE"):
+        if hasattr(signal, name):  # a forked worker may have inherited a Python handler
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    threading.Thread(
+        target=_exit_when_orphaned, args=(os.getppid(),), name="bpe-studio-parent-watch", daemon=True
+    ).start()

@@ -7,13 +7,17 @@ boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
   process's memory (e.g. a built encoder); spawned ones start in a thread (sending each
   its start-up state blocks until it has started Python) without re-running the
   caller's script (`core.corpus.processes`). A pool that cannot start (a process limit)
-  leaves the work to this process.
+  leaves the work to this process. At most `core.corpus.processes.max_workers` are
+  started, and every worker first runs `core.corpus.processes.prepare_worker` (signals,
+  and ending itself should this process die).
 - `results_in_order`: hands the chunks to the workers and, when ``run_here`` is given, to
   this process too, whenever the next result is not ready yet — so it works from the
   first moment while spawned workers are still starting, and the results held in memory
   stay few. Workers are fed from the pool's threads (when the pool is up and each time a
   worker finishes a chunk), so a worker never waits for this process to finish a chunk of
-  its own before it gets its next one.
+  its own before it gets its next one. A worker killed mid-run (by the system, for lack
+  of memory) would leave its chunk's result pending for ever: while it waits, the
+  scheduler looks at the workers and raises `core.errors.WorkerDiedError` instead.
 """
 
 from __future__ import annotations
@@ -27,16 +31,26 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-from core.corpus.processes import spawn_pool
+from core.corpus.processes import max_workers, prepare_worker, spawn_pool
+from core.errors import WorkerDiedError
 
 __all__ = ["WorkerPool", "results_in_order"]
+
+WORKER_CHECK_SECONDS = 0.25
+"""While waiting for a worker's result, whether every worker is alive is checked this often."""
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 
 
+def _start_worker(initializer: Callable[..., None], initargs: tuple[Any, ...]) -> None:
+    prepare_worker()
+    initializer(*initargs)
+
+
 class WorkerPool:
-    """``processes`` worker processes, forked or spawned, each set up by ``initializer(*initargs)``."""
+    """``processes`` worker processes (at most `max_workers`), forked or spawned, each set
+    up by ``initializer(*initargs)`` after `prepare_worker`."""
 
     def __init__(
         self,
@@ -46,16 +60,19 @@ class WorkerPool:
         initializer: Callable[..., None],
         initargs: tuple[Any, ...] = (),
     ) -> None:
-        self.processes = processes
+        self.processes = processes = max(1, min(processes, max_workers()))
         self.forked = fork
+        initializer, initargs = _start_worker, (initializer, initargs)
         self._lock = threading.Lock()
         self._on_ready: list[Callable[[multiprocessing.pool.Pool], object]] = []
         self._pool: multiprocessing.pool.Pool | None = None
         self._thread: threading.Thread | None = None
+        self._seen: list[Any] = []  # every worker process the pool has had
         if fork:  # before any thread of this process starts
             with contextlib.suppress(OSError):  # no workers (a process limit): this process does it all
                 context = multiprocessing.get_context("fork")
                 self._pool = context.Pool(processes, initializer, initargs)
+                self._note_workers(self._pool)
         else:
             self._thread = threading.Thread(
                 target=self._start, args=(initializer, initargs), name="bpe-studio-pool-start", daemon=True
@@ -67,11 +84,33 @@ class WorkerPool:
             pool = spawn_pool(self.processes, initializer, initargs)
         except OSError:
             return  # no workers (e.g. a process limit): this process does it all
+        self._note_workers(pool)
         with self._lock:
             self._pool = pool
             callbacks = list(self._on_ready)
         for callback in callbacks:
             callback(pool)
+
+    def _note_workers(self, pool: multiprocessing.pool.Pool) -> None:
+        # the pool replaces a dead worker and forgets it: remember every one
+        for worker in list(getattr(pool, "_pool", [])):
+            if worker not in self._seen:
+                self._seen.append(worker)
+
+    def check_workers(self) -> None:
+        """Raise `WorkerDiedError` if a worker was killed (its chunk will never come back)."""
+        if self._pool is not None:
+            self._note_workers(self._pool)
+        for worker in self._seen:
+            code = worker.exitcode
+            if code is not None and code != 0:
+                how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+                if code == -9:
+                    how += ", most often the system stopping it for lack of memory"
+                raise WorkerDiedError(
+                    f"a worker process ended in the middle of the work ({how}); "
+                    "try fewer workers or a smaller corpus, or free some memory"
+                )
 
     def when_ready(self, callback: Callable[[multiprocessing.pool.Pool], object]) -> None:
         """Call ``callback(pool)`` once the pool is started (now, if it is)."""
@@ -97,8 +136,32 @@ class WorkerPool:
         if self._thread is not None:
             self._thread.join()
         if self._pool is not None:
+            self._note_workers(self._pool)
+            if any(worker.exitcode not in (None, 0) for worker in self._seen):
+                self._abandon(self._pool)
+                return
             self._pool.terminate()
             self._pool.join()
+
+    def _abandon(self, pool: multiprocessing.pool.Pool) -> None:
+        """Stop a pool one of whose workers was killed, without ``terminate``: the killed
+        worker may have held a queue lock, or sent half a result, on which ``terminate``
+        would wait for ever. The other workers are killed; the pool's threads are told to
+        stop and the one stuck reading the half result is left (a daemon thread)."""
+        with contextlib.suppress(Exception):  # the pool's internals, best effort
+            pool._state = multiprocessing.pool.TERMINATE  # type: ignore[attr-defined]
+            pool._terminate.cancel()  # type: ignore[attr-defined]  # no terminate at exit either
+            # first stop the thread that replaces dead workers, so none starts after the kill
+            pool._worker_handler._state = multiprocessing.pool.TERMINATE  # type: ignore[attr-defined]
+            pool._change_notifier.put(None)  # type: ignore[attr-defined]
+            pool._worker_handler.join(5)  # type: ignore[attr-defined]
+            pool._task_handler._state = multiprocessing.pool.TERMINATE  # type: ignore[attr-defined]
+            pool._taskqueue.put(None)  # type: ignore[attr-defined]
+            pool._result_handler._state = multiprocessing.pool.TERMINATE  # type: ignore[attr-defined]
+        for worker in list(getattr(pool, "_pool", [])) + self._seen:
+            if worker.exitcode is None:
+                worker.kill()
+                worker.join(5)
 
 
 class _Scheduler(Generic[Task, Result]):
@@ -111,6 +174,7 @@ class _Scheduler(Generic[Task, Result]):
         processes: int,
         run_here: Callable[[Task], Result] | None,
         warm_up: Callable[[], Any] | None,
+        check_workers: Callable[[], None],
     ) -> None:
         self._tasks = tasks
         self._pool_task = pool_task
@@ -125,6 +189,7 @@ class _Scheduler(Generic[Task, Result]):
         self._submitted = 0  # tasks in the workers' hands
         self._warmed = 0
         self._pool: multiprocessing.pool.Pool | None = None
+        self._check_workers = check_workers
 
     def pool_ready(self, pool: multiprocessing.pool.Pool) -> None:
         """Called (in the pool's starter thread) once the workers are up."""
@@ -164,6 +229,17 @@ class _Scheduler(Generic[Task, Result]):
             self._next += 1
             self._submitted += 1
 
+    def _wait(self, head: multiprocessing.pool.AsyncResult[Result], poll: float | None) -> None:
+        """Wait for ``head`` (at most ``poll`` seconds), checking that the workers live."""
+        deadline = None if poll is None else time.monotonic() + poll
+        while not head.ready():
+            step = WORKER_CHECK_SECONDS if deadline is None else min(WORKER_CHECK_SECONDS, deadline - time.monotonic())
+            if step <= 0:
+                return
+            head.wait(step)
+            if not head.ready():
+                self._check_workers()
+
     def results(self, poll: float | None) -> Iterator[Result | None]:
         while True:
             mine: list[Result] | None = None
@@ -187,7 +263,7 @@ class _Scheduler(Generic[Task, Result]):
                 assert self._run_here is not None
                 mine.append(self._run_here(task))
             elif head is not None and not isinstance(head, list):
-                head.wait(poll)
+                self._wait(head, poll)
                 if poll is not None and not head.ready():
                     yield None
             else:  # the pool is still starting and this process may not work: wait a moment
@@ -217,6 +293,8 @@ def results_in_order(
             yielded (so the consumer can report progress or be closed); with ``None``, the
             wait is unbounded and only results are yielded.
     """
-    scheduler: _Scheduler[Task, Result] = _Scheduler(tasks, pool_task, pool.processes, run_here, warm_up)
+    scheduler: _Scheduler[Task, Result] = _Scheduler(
+        tasks, pool_task, pool.processes, run_here, warm_up, pool.check_workers
+    )
     pool.when_ready(scheduler.pool_ready)
     return scheduler.results(poll)

@@ -16,7 +16,9 @@ a GUI worker or a terminal display follows; closing it cancels). The recipe:
    ``.npy`` header, then write the header and rename: nothing is left on error or cancel,
    and memory does not grow with the corpus.
 
-Ids are ``uint16`` when the vocabulary has at most 65,536 ids, else ``uint32``.
+Ids are ``uint16`` when the largest id is below 65,536, else ``uint32`` (decided by the
+largest id, not the number of tokens: a vocabulary with gaps, or a special token added at
+id 70,000, needs ``uint32`` however few tokens it has).
 """
 
 from __future__ import annotations
@@ -39,10 +41,13 @@ from core.corpus.processes import can_fork
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.encode.piece_encoder import CacheSnapshot, EncoderState
 from core.encode.tokenizer import TextEncoder, Tokenizer
-from core.formats.atomic import atomic_output
+from core.formats.atomic import atomic_output, check_output_dir
 from core.progress import encode_summary
 
-__all__ = ["EncodeFinished", "EncodeProgress", "check_paths", "encode_file", "encode_file_events", "ids_dtype"]
+__all__ = [
+    "EncodeFinished", "EncodeProgress", "check_paths", "dtype_for_largest_id", "encode_file", "encode_file_events",
+    "ids_dtype",
+]
 
 ENCODE_CACHE_ENTRIES = 1 << 18
 """Cache size of the encoders of chunks (~180 bytes an entry, so up to ~45 MB a worker):
@@ -85,9 +90,18 @@ class EncodeFinished:
         return encode_summary(self.corpus_bytes, self.tokens, self.dtype, self.seconds, self.path)
 
 
-def ids_dtype(vocab_size: int) -> np.dtype[np.unsignedinteger]:
-    """``uint16`` when every id fits (``vocab_size <= 65536``), else ``uint32``."""
-    return np.dtype(np.uint16) if vocab_size <= 1 << 16 else np.dtype(np.uint32)
+def ids_dtype(tokenizer: Tokenizer) -> np.dtype[np.unsignedinteger]:
+    """The dtype of ``tokenizer``'s ids in a ``.npy``: `dtype_for_largest_id` of its
+    largest id (never of its number of tokens: ids may have gaps)."""
+    return dtype_for_largest_id(max(tokenizer.vocab, default=0))
+
+
+def dtype_for_largest_id(largest_id: int) -> np.dtype[np.unsignedinteger]:
+    """The smallest unsigned type that holds every id up to ``largest_id``:
+    ``dtype_for_largest_id(65535) -> uint16``, ``dtype_for_largest_id(65536) -> uint32``."""
+    if largest_id >= 1 << 32:
+        raise ValueError(f"token id {largest_id} does not fit in 32 bits; a .npy of ids cannot hold it")
+    return np.dtype(np.uint16) if largest_id < 1 << 16 else np.dtype(np.uint32)
 
 
 # --------------------------------------------------------------------------- workers
@@ -166,13 +180,15 @@ def check_paths(corpus: Path, out: Path) -> int:
     the corpus size.
 
     Raises:
-        FileNotFoundError, IsADirectoryError, CorpusError: with a message saying what to fix.
+        FileNotFoundError, IsADirectoryError, PermissionError, CorpusError: with a message
+            saying what to fix.
     """
     _, size = check_corpus(corpus, purpose="encode")
     if out.is_dir():
         raise IsADirectoryError(f"--out {out} is a directory; give a file name such as ids.npy")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"the directory for {out} does not exist; create it first")
+    check_output_dir(out.parent)
     return size
 
 
@@ -215,7 +231,7 @@ def _encode_events(
     corpus: Path, tok: Tokenizer, out: Path, size: int, workers: int, chunk_bytes: int, start_method: str | None
 ) -> Iterator[EncodeProgress | EncodeFinished]:
     started = time.monotonic()
-    dtype = ids_dtype(len(tok))
+    dtype = ids_dtype(tok)
     chunks = _plan(corpus, size, tok, chunk_bytes, workers)
     reserved = _npy_header(0, dtype)
     pool: WorkerPool | None = None

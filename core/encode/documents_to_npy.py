@@ -37,7 +37,7 @@ from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
 from core.encode import corpus_to_npy as single
 from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
 from core.encode.tokenizer import TextEncoder, Tokenizer
-from core.formats.atomic import atomic_output
+from core.formats.atomic import atomic_output, check_output_dir
 
 __all__ = ["DEFAULT_SEPARATOR", "check_output", "encode_source", "encode_source_events", "separator_id"]
 
@@ -49,11 +49,13 @@ EncodeJob = tuple[Task, ReadOptions, "int | None", str]
 
 
 def check_output(out: Path) -> None:
-    """Refuse an output path that is a folder or whose folder does not exist."""
+    """Refuse an output path that is a folder, whose folder does not exist, or where no
+    file can be created (before any work)."""
     if out.is_dir():
         raise IsADirectoryError(f"--out {out} is a directory; give a file name such as ids.npy")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"the directory for {out} does not exist; create it first")
+    check_output_dir(out.parent)
 
 
 def separator_id(tokenizer: Tokenizer, token: str | None | bool) -> int | None:
@@ -160,7 +162,7 @@ def encode_source_events(
 def _encode_source(corpus: Corpus, tok: Tokenizer, out: Path, sep_id: int | None, workers: int, chunk_bytes: int,
                    start_method: str | None) -> Iterator[EncodeProgress | EncodeFinished]:
     started = time.monotonic()
-    dtype = single.ids_dtype(len(tok))
+    dtype = single.ids_dtype(tok)  # from the largest id, never the token count
     encoder = tok.text_encoder(single.ENCODE_CACHE_ENTRIES)
     encoder.pieces.prepare()
     tasks = plan_tasks(corpus, tok.pattern, tok.special_tokens, chunk_bytes)

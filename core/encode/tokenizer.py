@@ -512,7 +512,7 @@ class Tokenizer:
             # No exact cut (a custom pattern, or one enormous piece): end at a pre-token
             # boundary far enough from the end that more text cannot change it.
             end, bound = start, limit - _FALLBACK_MARGIN
-            for found in self.pattern.compiled.finditer(text, start, limit):
+            for found in self.pattern.finditer(text, start, limit):
                 if found.end() > bound:
                     break
                 end = found.end()
@@ -551,7 +551,7 @@ class Tokenizer:
             starts = [0]  # byte offset of each character of the piece, then the end
             for ch in piece:
                 starts.append(starts[-1] + _char_byte_len(ch))
-        for m in self.pattern.compiled.finditer(piece):
+        for m in self.pattern.finditer(piece):
             offset = starts[m.start()]
             for token_id in self._pieces.encode_pretoken(m.group()):
                 size = len(self.vocab[token_id])

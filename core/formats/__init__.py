@@ -19,13 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from core.formats.bytes_unicode import bytes_to_unicode
-from core.formats.atomic import new_file_mode, write_atomically
+from core.formats.atomic import check_output_dir, new_file_mode, write_atomically
 from core.formats.base import (
     CONFIG_NAME,
     MERGES_NAME,
     TOKENIZER_JSON_NAME,
     VOCAB_NAME,
     FormatError,
+    check_writable_special_tokens,
     Merges,
     Vocab,
     find_special_ids,
@@ -38,12 +39,21 @@ from core.formats.gpt2_files import (
     load_gpt2_merges,
     load_gpt2_vocab,
     load_tokenizer_config,
+    merges_chunks,
     merges_text,
     save_gpt2_files,
+    vocab_json_chunks,
     vocab_json_text,
 )
-from core.formats.hf_json import load_tokenizer_json, oniguruma_source, save_tokenizer_json, tokenizer_json_dict, tokenizer_json_text
-from core.formats.tiktoken_file import KNOWN_ENCODINGS, TIKTOKEN_NAME, load_tiktoken_ranks, tiktoken_text
+from core.formats.hf_json import (
+    load_tokenizer_json,
+    oniguruma_source,
+    save_tokenizer_json,
+    tokenizer_json_chunks,
+    tokenizer_json_dict,
+    tokenizer_json_text,
+)
+from core.formats.tiktoken_file import KNOWN_ENCODINGS, TIKTOKEN_NAME, load_tiktoken_ranks, tiktoken_chunks, tiktoken_text
 from core.pretokenize.patterns import Pattern
 
 __all__ = [
@@ -58,6 +68,7 @@ __all__ = [
     "VOCAB_NAME",
     "Vocab",
     "bytes_to_unicode",
+    "check_save_tokenizer",
     "find_special_ids",
     "load_gpt2_files",
     "load_gpt2_merges",
@@ -105,15 +116,29 @@ def save_tokenizer(
     out = Path(out_dir)
     pat = pattern_of(pattern)
     specials = list(special_tokens or [])
+    check_writable_special_tokens(specials)
     special_ids = find_special_ids(vocab, merges, specials)
     missing = [t for t in specials if t not in special_ids]
     if missing:
         raise FormatError(f"special token {missing[0]!r} is not in the vocabulary; add it before saving")
     texts = [
-        (out / VOCAB_NAME, vocab_json_text(vocab, special_ids)),
-        (out / MERGES_NAME, merges_text(vocab, merges)),
+        (out / VOCAB_NAME, vocab_json_chunks(vocab, special_ids)),
+        (out / MERGES_NAME, merges_chunks(vocab, merges)),
         (out / CONFIG_NAME, config_text(specials, pat, special_ids)),
-        (out / TOKENIZER_JSON_NAME, tokenizer_json_text(vocab, merges, specials, pat)),
-        (out / TIKTOKEN_NAME, tiktoken_text(vocab, special_ids)),
+        (out / TOKENIZER_JSON_NAME, tokenizer_json_chunks(vocab, merges, specials, pat)),
+        (out / TIKTOKEN_NAME, tiktoken_chunks(vocab, special_ids)),
     ]
     return write_atomically(texts)
+
+
+def check_save_tokenizer(out_dir: str | os.PathLike[str], special_tokens: Sequence[str] | None) -> None:
+    """Check what `save_tokenizer` needs that is known before training: that files can be
+    created in ``out_dir`` and that the special tokens can be written. Call it before a
+    long training run, so a mistake costs nothing.
+
+    Raises:
+        NotADirectoryError, PermissionError (OSError): ``out_dir`` cannot be written.
+        InvalidSpecialTokensError: a special token cannot be written (it says why).
+    """
+    check_writable_special_tokens(list(special_tokens or []))
+    check_output_dir(out_dir)

@@ -12,13 +12,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.errors import FormatError
-from core.formats.bytes_unicode import string_to_bytes, unicode_to_bytes
+from core.errors import FormatError, InvalidSpecialTokensError
+from core.formats.bytes_unicode import bytes_to_string, string_to_bytes, unicode_to_bytes
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
 __all__ = [
     "CONFIG_NAME", "FormatError", "MERGES_NAME", "Merges", "TOKENIZER_JSON_NAME", "VOCAB_NAME", "Vocab",
-    "decode_token_text", "find_special_ids", "key_where", "line_of", "load_json",
+    "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "json_string", "json_token",
+    "token_text", "find_special_ids", "key_where", "line_of", "load_json",
     "pattern_of", "read_text", "where",
 ]
 
@@ -63,6 +64,98 @@ def find_special_ids(
         ids.sort(key=lambda i: (made_otherwise(i), i))
         result[tok] = ids[0]
     return result
+
+
+def check_writable_special_tokens(special_tokens: Iterable[str]) -> None:
+    """Check, before any training, that the special tokens can be written to the files.
+
+    A special token is stored as its own text, every other token in GPT-2's byte map. A
+    special token whose text is also the spelling of a single byte (``"a"``, or ``"Ġ"``
+    which spells the space) could not be told apart from that byte's token, whatever is
+    learned; text with lone surrogates (undecodable bytes given as a string) cannot be
+    written as UTF-8 at all.
+
+    Raises:
+        InvalidSpecialTokensError: naming the token and saying what to do.
+    """
+    table = unicode_to_bytes()
+    for token in special_tokens:
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidSpecialTokensError(
+                f"the special token {token!r} is not valid text (it holds undecodable bytes, "
+                f"position {e.start}); give special tokens as UTF-8 text"
+            ) from e
+        if len(token) == 1 and token in table:
+            byte = table[token]
+            raise InvalidSpecialTokensError(
+                f"the special token {token!r} has the same text as the single byte {byte} "
+                f"({bytes([byte])!r}) in vocab.json, so the two could not be told apart; "
+                "choose a longer special token, such as '<|" + token + "|>'"
+            )
+
+
+def json_string(text: str) -> str:
+    """``text`` as a JSON string literal (UTF-8 kept, not ``\\u`` escaped)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+# Bytes written as themselves: in GPT-2's map (printable ASCII), and in JSON without escape.
+_ASCII_AS_IS = bytes(range(0x21, 0x7F))
+_JSON_AS_IS = _ASCII_AS_IS.replace(b'"', b"").replace(b"\\", b"")
+
+
+def token_text(token: bytes) -> str | bytes:
+    """A token's GPT-2 text, for writing: the token itself (no copy) when it is printable
+    ASCII, which the map leaves as it is; else `bytes_to_string`."""
+    return token if not token.translate(None, _ASCII_AS_IS) else bytes_to_string(token)
+
+
+def json_token(token: bytes) -> tuple[str | bytes, ...]:
+    """The pieces of a token's GPT-2 text as a JSON string literal, for writing: the token
+    itself between quotes (no copy, no escaping pass) when nothing needs escaping."""
+    if not token.translate(None, _JSON_AS_IS):
+        return b'"', token, b'"'
+    return (json_string(bytes_to_string(token)),)
+
+
+def check_distinct_texts(
+    items: Iterable[tuple[int, bytes]], special_by_id: dict[int, str], file_name: str
+) -> None:
+    """Check that no two tokens would be written as the same text: special tokens as their
+    own text, the others through GPT-2's byte map (so ``"a"`` as a special token would
+    be written like the byte ``a``). Works on the token bytes already in memory: no text
+    is built for an ordinary token, so a vocabulary of huge tokens costs nothing more.
+
+    Args:
+        items: ``(id, token)`` in the order the file lists them (the first wins).
+
+    Raises:
+        FormatError: ``{file_name}: ids 97 and 256 would both be written as 'a'; ...``
+    """
+    ordinary: dict[bytes, int] = {}
+    special_spelling: dict[bytes, int] = {}  # what a special token's text means in the byte map
+    for token_id, token in items:
+        text = special_by_id.get(token_id)
+        if text is not None:
+            try:
+                spelled = string_to_bytes(text)
+            except KeyError:
+                continue  # a character outside the map: no ordinary token is written so
+            other = ordinary.get(spelled)
+            special_spelling.setdefault(spelled, token_id)
+        else:
+            other = ordinary.get(token, special_spelling.get(token))
+            ordinary.setdefault(token, token_id)
+            if other is None:
+                continue
+            text = bytes_to_string(token[:60]) + ("…" if len(token) > 60 else "")
+        if other is not None:
+            raise FormatError(
+                f"{file_name}: ids {other} and {token_id} would both be written as {text!r}; "
+                "a special token must not have the same text as another token"
+            )
 
 
 def line_of(text: str, needle: str) -> int | None:

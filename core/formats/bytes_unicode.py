@@ -9,6 +9,7 @@ U+0100 onwards in byte order, so ``b" "`` (0x20) becomes ``"Ġ"`` and ``b"\\n"``
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 
@@ -40,10 +41,24 @@ def unicode_to_bytes() -> dict[str, int]:
     return {c: b for b, c in bytes_to_unicode().items()}
 
 
+@lru_cache(maxsize=1)
+def _to_chars() -> dict[int, int]:
+    """`bytes_to_unicode` as a ``str.translate`` table over the Latin-1 decoding of bytes."""
+    return {b: ord(c) for b, c in bytes_to_unicode().items()}
+
+
+@lru_cache(maxsize=1)
+def _to_bytes() -> tuple[dict[int, int], re.Pattern[str]]:
+    """The inverse table, and a regex finding a character outside the map."""
+    chars = "".join(bytes_to_unicode().values())
+    return {ord(c): b for b, c in bytes_to_unicode().items()}, re.compile(f"[^{re.escape(chars)}]")
+
+
 def bytes_to_string(token: bytes) -> str:
-    """Token bytes as GPT-2 text: ``bytes_to_string(b" the") -> "Ġthe"``."""
-    table = bytes_to_unicode()
-    return "".join(table[b] for b in token)
+    """Token bytes as GPT-2 text: ``bytes_to_string(b" the") -> "Ġthe"``.
+
+    At C speed (a 20 MB token takes milliseconds, not seconds)."""
+    return token.decode("latin-1").translate(_to_chars())
 
 
 def string_to_bytes(text: str) -> bytes:
@@ -52,5 +67,8 @@ def string_to_bytes(text: str) -> bytes:
     Raises:
         KeyError: a character is not one of the 256 mapped characters (the key names it).
     """
-    table = unicode_to_bytes()
-    return bytes(table[c] for c in text)
+    table, outside = _to_bytes()
+    bad = outside.search(text)
+    if bad is not None:
+        raise KeyError(bad.group())
+    return text.translate(table).encode("latin-1")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, unicode_to_bytes
@@ -26,23 +26,35 @@ from core.formats.base import (
     FormatError,
     Merges,
     Vocab,
+    check_distinct_texts,
     decode_token_text,
     find_special_ids,
+    json_string,
+    json_token,
     key_where,
     load_json,
     read_text,
+    token_text,
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, GPT2_PATTERN, Pattern, resolve_pattern
 
 __all__ = [
     "MERGES_HEADER", "config_text", "load_gpt2_files", "load_gpt2_merges", "load_gpt2_vocab",
-    "load_special_token_ids", "load_tokenizer_config", "merges_text", "save_gpt2_files", "vocab_json_text",
+    "load_special_token_ids", "load_tokenizer_config", "merges_chunks", "merges_text", "save_gpt2_files",
+    "vocab_json_chunks", "vocab_json_text",
 ]
 
 MERGES_HEADER = "#version: 0.2"
 
 
-def vocab_json_text(vocab: Vocab, special_ids: dict[str, int]) -> str:
+def vocab_json_chunks(vocab: Vocab, special_ids: dict[str, int]) -> Iterator[str | bytes]:
+    """``vocab.json`` as pieces of text, one token at a time (see `core.formats.atomic`):
+    the file is never whole in memory. The tokens are checked first, so an error comes
+    before any text.
+
+    Raises:
+        FormatError: two tokens would be written as the same text.
+    """
     by_id = {i: tok for tok, i in special_ids.items()}
     single_order = {bytes([b]): n for n, b in enumerate(bytes_to_unicode())}
 
@@ -53,30 +65,63 @@ def vocab_json_text(vocab: Vocab, special_ids: dict[str, int]) -> str:
             return (0, single_order[token])
         return (1, token_id)
 
-    entries: dict[str, int] = {}
-    for token_id, token in sorted(vocab.items(), key=order):
-        key = by_id.get(token_id) or bytes_to_string(token)
-        if key in entries:
-            raise FormatError(
-                f"{VOCAB_NAME}: ids {entries[key]} and {token_id} would both be written as "
-                f"{key!r}; a special token must not have the same text as another token"
-            )
-        entries[key] = token_id
-    return json.dumps(entries, ensure_ascii=False, indent=0) + "\n"
+    items = sorted(vocab.items(), key=order)
+    check_distinct_texts(items, by_id, VOCAB_NAME)
+    return _vocab_json_lines(items, by_id)
 
 
-def merges_text(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> str:
+def _vocab_json_lines(items: list[tuple[int, bytes]], by_id: dict[int, str]) -> Iterator[str | bytes]:
+    # exactly json.dumps(entries, ensure_ascii=False, indent=0)
+    yield "{"
+    for n, (token_id, token) in enumerate(items):
+        yield ",\n" if n else "\n"
+        special = by_id.get(token_id)
+        if special is not None:
+            yield json_string(special)
+        else:
+            yield from json_token(token)
+        yield f": {token_id}"
+    yield "\n}\n" if items else "}\n"
+
+
+def _joined(chunks: Iterable[str | bytes]) -> str:
+    return "".join(c.decode("ascii") if isinstance(c, bytes) else c for c in chunks)
+
+
+def vocab_json_text(vocab: Vocab, special_ids: dict[str, int]) -> str:
+    """The whole ``vocab.json`` (`vocab_json_chunks` joined)."""
+    return _joined(vocab_json_chunks(vocab, special_ids))
+
+
+def merges_chunks(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> Iterator[str | bytes]:
+    """``merges.txt`` as pieces of text, one merge at a time; checked first.
+
+    Raises:
+        FormatError: a merge uses a token that is not in the vocabulary.
+    """
     known = set(vocab.values())
-    lines = [MERGES_HEADER]
     for rank, (left, right) in enumerate(merges):
         for part in (left, right, left + right):
             if part not in known:
                 raise FormatError(
-                    f"{MERGES_NAME}: merge {rank} ({left!r}, {right!r}) uses {part!r}, "
+                    f"{MERGES_NAME}: merge {rank} ({left[:60]!r}, {right[:60]!r}) uses {part[:60]!r}, "
                     "which is not in the vocabulary"
                 )
-        lines.append(f"{bytes_to_string(left)} {bytes_to_string(right)}")
-    return "\n".join(lines) + "\n"
+    return _merges_lines(merges)
+
+
+def _merges_lines(merges: Sequence[tuple[bytes, bytes]]) -> Iterator[str | bytes]:
+    yield MERGES_HEADER + "\n"
+    for left, right in merges:
+        yield token_text(left)
+        yield " "
+        yield token_text(right)
+        yield "\n"
+
+
+def merges_text(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> str:
+    """The whole ``merges.txt`` (`merges_chunks` joined)."""
+    return _joined(merges_chunks(vocab, merges))
 
 
 def save_gpt2_files(
@@ -99,8 +144,8 @@ def save_gpt2_files(
     out = Path(out_dir)
     special_ids = find_special_ids(vocab, merges, special_tokens)
     texts = [
-        (out / VOCAB_NAME, vocab_json_text(vocab, special_ids)),
-        (out / MERGES_NAME, merges_text(vocab, merges)),
+        (out / VOCAB_NAME, vocab_json_chunks(vocab, special_ids)),
+        (out / MERGES_NAME, merges_chunks(vocab, merges)),
     ]
     return write_atomically(texts)
 

@@ -5,13 +5,19 @@ Adds `tokenizer_json_dict`/`save_tokenizer_json`/`load_tokenizer_json`, and
 `oniguruma_source` (a ``regex`` pattern as HF's Oniguruma must read it). GPT-2's pattern is
 HF's own ``ByteLevel`` regex; any other travels as a ``Split`` before a ``ByteLevel``;
 special tokens are added tokens with all their fields.
+
+A ``tokenizer.json`` is read only if this tokenizer encodes exactly as Hugging Face would
+with it: a part it does not implement (a normalizer such as ``Lowercase``, a post-processor
+that adds tokens, a model option such as ``dropout`` or ``byte_fallback``, truncation,
+added tokens that strip spaces, a format ``version`` other than ``"1.0"``) is refused
+with a `FormatError` naming the part (`check_supported`), never loaded approximately.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +30,18 @@ from core.formats.base import (
     FormatError,
     Merges,
     Vocab,
+    check_distinct_texts,
     decode_token_text,
     find_special_ids,
+    json_string,
+    json_token,
     load_json,
     pattern_of,
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
 
-__all__ = ["load_tokenizer_json", "oniguruma_source", "save_tokenizer_json", "tokenizer_json_dict", "tokenizer_json_text"]
+__all__ = ["SUPPORTED_VERSION", "check_supported", "load_tokenizer_json", "oniguruma_source", "save_tokenizer_json", "tokenizer_json_chunks",
+           "tokenizer_json_dict", "tokenizer_json_text"]
 
 
 # An atom followed by a possessive interval, e.g. ``\p{N}{1,3}+``. Oniguruma (which HF
@@ -48,31 +58,27 @@ def oniguruma_source(source: str) -> str:
     return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", source)
 
 
-def tokenizer_json_dict(
+SUPPORTED_VERSION = "1.0"
+"""The ``tokenizer.json`` format version read and written (Hugging Face ``tokenizers`` 0.x)."""
+
+_VOCAB_SLOT, _MERGES_SLOT = "\0vocab\0", "\0merges\0"
+
+
+def _checked_skeleton(
     vocab: Vocab,
     merges: Sequence[tuple[bytes, bytes]],
-    special_tokens: Sequence[str] = (),
-    pattern: str | Pattern = "gpt2",
-) -> dict[str, Any]:
-    """The Hugging Face ``tokenizer.json`` structure for a byte-level BPE tokenizer.
-
-    GPT-2's pattern is HF's own ``ByteLevel`` regex; any other pattern becomes a ``Split``
-    (isolated matches) followed by a ``ByteLevel`` without its regex.
-    """
+    special_tokens: Sequence[str],
+    pattern: str | Pattern,
+) -> tuple[dict[str, Any], dict[int, str]]:
+    """The ``tokenizer.json`` structure with placeholders for ``model.vocab`` and
+    ``model.merges``, after checking the tokens; and the special tokens by id."""
     pat = pattern_of(pattern)
     special_ids = find_special_ids(vocab, merges, special_tokens)
     missing = [t for t in special_tokens if t not in special_ids]
     if missing:
         raise FormatError(f"{TOKENIZER_JSON_NAME}: special token {missing[0]!r} is not in the vocabulary")
     by_id = {i: t for t, i in special_ids.items()}
-    model_vocab: dict[str, int] = {}
-    for token_id in sorted(vocab):
-        key = by_id.get(token_id) or bytes_to_string(vocab[token_id])
-        if key in model_vocab:
-            raise FormatError(
-                f"{TOKENIZER_JSON_NAME}: ids {model_vocab[key]} and {token_id} would both be written as {key!r}"
-            )
-        model_vocab[key] = token_id
+    check_distinct_texts(sorted(vocab.items()), by_id, TOKENIZER_JSON_NAME)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
     if pat.name == "gpt2":
         pre_tokenizer: dict[str, Any] = {**byte_level, "use_regex": True}
@@ -82,7 +88,7 @@ def tokenizer_json_dict(
         split = {"type": "Split", "pattern": {"Regex": oniguruma_source(pat.source)},
                  "behavior": "Removed", "invert": True}
         pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, {**byte_level, "use_regex": False}]}
-    added = [
+    added: list[dict[str, Any]] = [
         {
             "id": special_ids[tok],
             "content": tok,
@@ -94,8 +100,8 @@ def tokenizer_json_dict(
         }
         for tok in special_tokens
     ]
-    return {
-        "version": "1.0",
+    skeleton: dict[str, Any] = {
+        "version": SUPPORTED_VERSION,
         "truncation": None,
         "padding": None,
         "added_tokens": sorted(added, key=lambda a: a["id"]),
@@ -112,16 +118,80 @@ def tokenizer_json_dict(
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": False,
-            "vocab": model_vocab,
-            "merges": [[bytes_to_string(a), bytes_to_string(b)] for a, b in merges],
+            "vocab": _VOCAB_SLOT,
+            "merges": _MERGES_SLOT,
         },
     }
+    return skeleton, by_id
+
+
+def tokenizer_json_dict(
+    vocab: Vocab,
+    merges: Sequence[tuple[bytes, bytes]],
+    special_tokens: Sequence[str] = (),
+    pattern: str | Pattern = "gpt2",
+) -> dict[str, Any]:
+    """The Hugging Face ``tokenizer.json`` structure for a byte-level BPE tokenizer.
+
+    GPT-2's pattern is HF's own ``ByteLevel`` regex; any other pattern becomes a ``Split``
+    (isolated matches) followed by a ``ByteLevel`` without its regex.
+    """
+    data, by_id = _checked_skeleton(vocab, merges, special_tokens, pattern)
+    data["model"]["vocab"] = {by_id.get(i) or bytes_to_string(vocab[i]): i for i in sorted(vocab)}
+    data["model"]["merges"] = [[bytes_to_string(a), bytes_to_string(b)] for a, b in merges]
+    return data
+
+
+def tokenizer_json_chunks(
+    vocab: Vocab, merges: Sequence[tuple[bytes, bytes]], special_tokens: Sequence[str], pattern: str | Pattern
+) -> Iterator[str | bytes]:
+    """``tokenizer.json`` (indented by 2) as pieces of text, a token at a time: the file
+    is never whole in memory (see `core.formats.atomic`). Checked before any text."""
+    skeleton, by_id = _checked_skeleton(vocab, merges, special_tokens, pattern)
+    return _tokenizer_json_pieces(skeleton, by_id, vocab, merges)
+
+
+def _tokenizer_json_pieces(
+    skeleton: dict[str, Any], by_id: dict[int, str], vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]
+) -> Iterator[str | bytes]:
+    # exactly json.dumps(tokenizer_json_dict(...), ensure_ascii=False, indent=2)
+    text = json.dumps(skeleton, ensure_ascii=False, indent=2)
+    before_vocab, rest = text.split(json_string(_VOCAB_SLOT), 1)
+    between, after_merges = rest.split(json_string(_MERGES_SLOT), 1)
+    yield before_vocab
+    if vocab:
+        for n, token_id in enumerate(sorted(vocab)):
+            yield "{\n      " if n == 0 else ",\n      "
+            special = by_id.get(token_id)
+            if special is not None:
+                yield json_string(special)
+            else:
+                yield from json_token(vocab[token_id])
+            yield f": {token_id}"
+        yield "\n    }"
+    else:
+        yield "{}"
+    yield between
+    if merges:
+        for n, (left, right) in enumerate(merges):
+            yield "[\n      [\n        " if n == 0 else ",\n      [\n        "
+            yield from json_token(left)
+            yield ",\n        "
+            yield from json_token(right)
+            yield "\n      ]"
+        yield "\n    ]"
+    else:
+        yield "[]"
+    yield after_merges
+    yield "\n"
 
 
 def tokenizer_json_text(
     vocab: Vocab, merges: Sequence[tuple[bytes, bytes]], special_tokens: Sequence[str], pattern: Pattern
 ) -> str:
-    return json.dumps(tokenizer_json_dict(vocab, merges, special_tokens, pattern), ensure_ascii=False, indent=2) + "\n"
+    """The whole ``tokenizer.json`` (`tokenizer_json_chunks` joined)."""
+    chunks = tokenizer_json_chunks(vocab, merges, special_tokens, pattern)
+    return "".join(c.decode("ascii") if isinstance(c, bytes) else c for c in chunks)
 
 
 def save_tokenizer_json(
@@ -132,8 +202,71 @@ def save_tokenizer_json(
     pattern: str | Pattern = "gpt2",
 ) -> Path:
     """Write a Hugging Face ``tokenizer.json`` (atomically) and return its path."""
-    text = tokenizer_json_text(vocab, merges, special_tokens, pattern_of(pattern))
-    return write_atomically([(Path(path), text)])[0]
+    chunks = tokenizer_json_chunks(vocab, merges, special_tokens, pattern_of(pattern))
+    return write_atomically([(Path(path), chunks)])[0]
+
+
+# model key -> the values under which it changes nothing (HF's defaults for byte-level BPE)
+_NEUTRAL_MODEL_KEYS: dict[str, tuple[Any, ...]] = {
+    "dropout": (None, 0, 0.0),
+    "unk_token": (None,),
+    "continuing_subword_prefix": (None, ""),
+    "end_of_word_suffix": (None, ""),
+    "byte_fallback": (None, False),
+    "ignore_merges": (None, False),
+}
+
+
+def _type_of(node: Any) -> str:
+    return str(node.get("type")) if isinstance(node, dict) and "type" in node else type(node).__name__
+
+
+def check_supported(data: dict[str, Any], where: str) -> None:
+    """Refuse a ``tokenizer.json`` with parts this tokenizer does not implement.
+
+    Raises:
+        FormatError: naming the part (``key normalizer: Lowercase ...``) and saying why.
+    """
+    version = data.get("version", SUPPORTED_VERSION)
+    if version != SUPPORTED_VERSION:
+        raise FormatError(
+            f"{where}: key version: {version!r} is not supported; this reads tokenizer.json "
+            f"version {SUPPORTED_VERSION!r} (as Hugging Face tokenizers 0.x writes it)"
+        )
+    normalizer = data.get("normalizer")
+    if normalizer is not None:
+        raise FormatError(
+            f"{where}: key normalizer: {_type_of(normalizer)} is not implemented here (it changes the text "
+            "before tokenization, so the ids would differ from Hugging Face's); only tokenizers without "
+            "a normalizer can be opened"
+        )
+    for key, allowed in (("post_processor", "adds or changes ids"), ("decoder", "changes decoded text")):
+        node = data.get(key)
+        if node is not None and _type_of(node) != "ByteLevel":
+            raise FormatError(
+                f"{where}: key {key}: {_type_of(node)} is not implemented here (it {allowed}); "
+                "only none or ByteLevel is supported"
+            )
+    for key in ("truncation", "padding"):
+        if data.get(key) is not None:
+            raise FormatError(f"{where}: key {key}: is not supported (it changes the ids); set it to null")
+    model = data.get("model")
+    if isinstance(model, dict):
+        for key, neutral in _NEUTRAL_MODEL_KEYS.items():
+            value = model.get(key)
+            if value not in neutral:
+                raise FormatError(
+                    f"{where}: key model.{key}: {value!r} is not implemented here (the ids would differ "
+                    "from Hugging Face's); only byte-level BPE without it is supported"
+                )
+    for n, entry in enumerate(data.get("added_tokens") or []):
+        if isinstance(entry, dict):
+            for key in ("single_word", "lstrip", "rstrip"):
+                if entry.get(key):
+                    raise FormatError(
+                        f"{where}: key added_tokens[{n}].{key}: true is not implemented here "
+                        f"(the token {entry.get('content')!r} would take spaces or match differently); set it to false"
+                    )
 
 
 def _pattern_from_pre_tokenizer(pre: Any, where: str) -> Pattern:
@@ -175,13 +308,15 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> tuple[Vocab, Merges, li
     Added tokens become special tokens (matched whole before pre-tokenization, as HF does).
 
     Raises:
-        FormatError: not JSON, not a byte-level BPE model, or a malformed key (named).
+        FormatError: not JSON, not a byte-level BPE model, a part not implemented here
+            (`check_supported`), or a malformed key (named).
     """
     p = Path(path)
     data, _ = load_json(p)
     where = str(p)
     if not isinstance(data, dict):
         raise FormatError(f"{p}:1: expected a JSON object")
+    check_supported(data, where)
     model = data.get("model")
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE":
         raise FormatError(f"{where}: key model: expected a BPE model")

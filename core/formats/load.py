@@ -19,6 +19,10 @@ the tokens no merge makes (other than single bytes) — GPT-2's own files give
 ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has; a ``vocab.json`` key that GPT-2's byte
 map cannot spell (``<｜begin▁of▁sentence｜>``) is such a token's own text.
 `core.Tokenizer.load` builds a tokenizer from what this returns.
+
+The files are read under the folder's shared lock (`core.formats.atomic.folder_read_lock`),
+so an export being written into the same folder at that moment cannot mix its
+``vocab.json`` with the previous ``merges.txt``: the reader sees one export or the other.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.formats.atomic import folder_read_lock
 from core.formats.base import CONFIG_NAME, MERGES_NAME, TOKENIZER_JSON_NAME, VOCAB_NAME, Merges, Vocab, pattern_of
 from core.formats.base import FormatError
 from core.formats.gpt2_files import load_gpt2_files, load_special_token_ids, load_tokenizer_config
@@ -136,6 +141,20 @@ def load_tokenizer_files(
         FormatError: a file is malformed (the message names the file and line or key).
     """
     p = Path(path)
+    for _ in range(3):
+        folder = p if p.is_dir() else p.parent
+        with folder_read_lock(folder):
+            if p.is_dir() == (folder == p):  # the folder locked is still the one to read
+                return _load_files(p, encoding, pattern, special_tokens)
+    return _load_files(p, encoding, pattern, special_tokens)
+
+
+def _load_files(
+    p: Path,
+    encoding: str | None,
+    pattern: str | Pattern | None,
+    special_tokens: list[str] | dict[str, int] | None,
+) -> TokenizerFiles:
     if p.is_dir():
         pair = find_gpt2_pair(p)
         if pair is not None:

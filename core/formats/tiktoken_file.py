@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +33,7 @@ from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resol
 
 __all__ = [
     "KNOWN_ENCODINGS", "TIKTOKEN_NAME", "KnownEncoding", "load_tiktoken_ranks", "merges_from_ranks",
-    "place_special_tokens", "tiktoken_text",
+    "place_special_tokens", "tiktoken_chunks", "tiktoken_text",
 ]
 
 TIKTOKEN_NAME = "tokenizer.tiktoken"
@@ -76,6 +76,36 @@ KNOWN_ENCODINGS: dict[str, KnownEncoding] = {
 """tiktoken's public encodings: name -> pattern and special tokens (tiktoken_ext/openai_public.py)."""
 
 
+def tiktoken_chunks(vocab: Vocab, special_ids: Mapping[str, int]) -> Iterator[str | bytes]:
+    """The ``.tiktoken`` file as pieces, a token at a time (`core.formats.atomic` writes
+    them as they come: a vocabulary of huge tokens is never one huge string). Checked
+    before any piece is made.
+
+    Raises:
+        FormatError: two ordinary tokens have the same bytes (tiktoken keys ranks by bytes).
+    """
+    specials = set(special_ids.values())
+    seen: dict[bytes, int] = {}
+    for token_id in sorted(vocab):
+        if token_id in specials:
+            continue
+        token = vocab[token_id]
+        if token in seen:
+            raise FormatError(
+                f"{TIKTOKEN_NAME}: ids {seen[token]} and {token_id} are both {token[:60]!r}; "
+                "tiktoken needs every token's bytes to be distinct"
+            )
+        seen[token] = token_id
+    return _tiktoken_lines(vocab, specials)
+
+
+def _tiktoken_lines(vocab: Vocab, specials: set[int]) -> Iterator[str | bytes]:
+    for token_id in sorted(vocab):
+        if token_id not in specials:
+            yield base64.b64encode(vocab[token_id])
+            yield f" {token_id}\n"
+
+
 def tiktoken_text(vocab: Vocab, special_ids: Mapping[str, int]) -> str:
     """The ``.tiktoken`` text of a vocabulary: every token but the special tokens, by id.
 
@@ -84,21 +114,8 @@ def tiktoken_text(vocab: Vocab, special_ids: Mapping[str, int]) -> str:
     Raises:
         FormatError: two ordinary tokens have the same bytes (tiktoken keys ranks by bytes).
     """
-    specials = set(special_ids.values())
-    seen: dict[bytes, int] = {}
-    lines = []
-    for token_id in sorted(vocab):
-        if token_id in specials:
-            continue
-        token = vocab[token_id]
-        if token in seen:
-            raise FormatError(
-                f"{TIKTOKEN_NAME}: ids {seen[token]} and {token_id} are both {token!r}; "
-                "tiktoken needs every token's bytes to be distinct"
-            )
-        seen[token] = token_id
-        lines.append(f"{base64.b64encode(token).decode('ascii')} {token_id}\n")
-    return "".join(lines)
+    chunks = tiktoken_chunks(vocab, special_ids)
+    return "".join(c.decode("ascii") if isinstance(c, bytes) else c for c in chunks)
 
 
 def load_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:

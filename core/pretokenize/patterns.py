@@ -8,16 +8,29 @@ whitespace character is such a point (no GPT-2 pre-token contains non-whitespace
 by whitespace). GPT-4's pattern lets punctuation swallow trailing ``\\r``/``\\n``, so there
 only whitespace other than ``\\r``/``\\n`` may follow the cut. Custom patterns get no cut
 points of their own: they are only cut at special tokens.
+
+A custom pattern comes from the user or from a file (``tokenizer_config.json``,
+``tokenizer.json``) and may backtrack catastrophically (``(a|a)+$`` takes exponential time
+on ``aaaa…ab``): its regex work is bounded by a timeout that grows with the text
+(`PATTERN_TIMEOUT_SECONDS` plus `PATTERN_SECONDS_PER_CHAR` a character, far beyond what
+any reasonable pattern needs), and running past it raises `PatternTimeoutError` instead
+of hanging. The built-in patterns run without one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 import regex
 
-from core.errors import InvalidPatternError
+from core.errors import InvalidPatternError, PatternTimeoutError
+
+PATTERN_TIMEOUT_SECONDS = 2.0
+PATTERN_SECONDS_PER_CHAR = 10e-6
+"""A custom pattern may spend ``2 s + 10 µs per character`` on one text (100 kB/s: the
+regex module runs ordinary patterns at several MB/s)."""
 
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 """The GPT-2 pre-tokenization regex (as in OpenAI's encoder.py and tiktoken's ``gpt2``)."""
@@ -49,10 +62,39 @@ class Pattern:
     cut_before: regex.Pattern[str] | None
 
     def findall(self, text: str) -> list[str]:
-        """Pre-tokens of ``text``: ``resolve_pattern("gpt2").findall("Hi  there") -> ["Hi", " ", " there"]``."""
-        if self.compiled.groups:  # findall would return the groups, not the matches
-            return [m.group() for m in self.compiled.finditer(text) if m.end() > m.start()]
-        return self.compiled.findall(text)
+        """Pre-tokens of ``text``: ``resolve_pattern("gpt2").findall("Hi  there") -> ["Hi", " ", " there"]``.
+
+        Raises:
+            PatternTimeoutError: a custom pattern took too long on ``text``.
+        """
+        timeout = self._timeout(len(text))
+        try:
+            if self.compiled.groups:  # findall would return the groups, not the matches
+                return [m.group() for m in self.compiled.finditer(text, timeout=timeout) if m.end() > m.start()]
+            return self.compiled.findall(text, timeout=timeout)
+        except TimeoutError as e:
+            raise self._too_long(len(text), timeout) from e
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterator[regex.Match[str]]:
+        """The matches in ``text[pos:endpos]``, with the same bound on a custom pattern's work."""
+        end = len(text) if endpos is None else endpos
+        timeout = self._timeout(end - pos)
+        try:
+            yield from self.compiled.finditer(text, pos, end, timeout=timeout)
+        except TimeoutError as e:
+            raise self._too_long(end - pos, timeout) from e
+
+    def _timeout(self, chars: int) -> float | None:
+        if self.name != "custom":
+            return None
+        return PATTERN_TIMEOUT_SECONDS + chars * PATTERN_SECONDS_PER_CHAR
+
+    def _too_long(self, chars: int, timeout: float | None) -> PatternTimeoutError:
+        return PatternTimeoutError(
+            f"the pre-tokenization pattern {self.source!r} takes too long on this text (more than "
+            f"{timeout or 0:.0f} s on {chars:,} characters); it backtracks catastrophically — "
+            "simplify it (avoid nested or overlapping repeats such as (a|a)+)"
+        )
 
 
 # Whitespace characters after which GPT-4 punctuation runs cannot continue.

@@ -19,7 +19,8 @@ def validate_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
     """Check the special tokens and return them as a list, in the order given.
 
     Raises:
-        InvalidSpecialTokensError: a token is empty, not a string, or given twice.
+        InvalidSpecialTokensError: a token is empty, not a string, given twice, or not
+            valid text (lone surrogates cannot be stored in any file).
     """
     tokens = list(special_tokens or [])
     seen: set[str] = set()
@@ -30,6 +31,13 @@ def validate_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
             raise InvalidSpecialTokensError("a special token is empty; remove it or give it text")
         if token in seen:
             raise InvalidSpecialTokensError(f"the special token {token!r} is given twice")
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidSpecialTokensError(
+                f"the special token {token!r} is not valid text (lone surrogates, as undecodable "
+                "bytes become); give special tokens as UTF-8 text"
+            ) from e
         seen.add(token)
     return tokens
 

@@ -1,0 +1,71 @@
+"""The one atomic writer: temporary files named with the writer's pid, stale ones removed,
+files streamed from pieces, an output folder checked without leaving anything."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.formats.atomic import atomic_output, check_output_dir, remove_stale_temporaries, write_atomically
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_temporary_names_carry_the_pid(tmp_path: Path) -> None:
+    target = tmp_path / "ids.npy"
+    with atomic_output(target) as f:
+        names = [p.name for p in tmp_path.iterdir()]
+        f.write(b"x")
+    assert len(names) == 1 and names[0].startswith(f".ids.npy.{os.getpid()}.") and names[0].endswith(".tmp")
+    assert [p.name for p in tmp_path.iterdir()] == ["ids.npy"]
+
+
+def test_stale_temporaries_of_dead_writers_are_removed(tmp_path: Path) -> None:
+    dead = tmp_path / f".vocab.json.{_dead_pid()}.k2j4h5g6.tmp"
+    live = tmp_path / f".vocab.json.{os.getppid()}.k2j4h5g6.tmp"  # a running process
+    other_name = tmp_path / f".merges.txt.{_dead_pid()}.k2j4h5g6.tmp"  # not this target's
+    unrelated = tmp_path / ".vocab.json.k2j4h5g6.tmp"  # no pid: not ours to judge
+    for path in (dead, live, other_name, unrelated):
+        path.write_text("debris", encoding="utf-8")
+    assert remove_stale_temporaries(tmp_path / "vocab.json") == [dead]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (live, other_name, unrelated))
+    write_atomically([(tmp_path / "vocab.json", "{}\n"), (tmp_path / "merges.txt", "#version: 0.2\n")])
+    assert not other_name.exists()  # the next write into that place removes it
+    assert live.exists() and unrelated.exists()
+
+
+def test_files_are_written_from_pieces(tmp_path: Path) -> None:
+    pieces = ["naïve ", b"bytes ", "x" * 3_000_000, "\n"]
+    write_atomically([(tmp_path / "a.txt", iter(pieces))])
+    assert (tmp_path / "a.txt").read_bytes() == "naïve bytes ".encode() + b"x" * 3_000_000 + b"\n"
+
+
+def test_a_failing_piece_leaves_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("old\n", encoding="utf-8")
+
+    def pieces():  # type: ignore[no-untyped-def]
+        yield "new"
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        write_atomically([(tmp_path / "b.txt", "fine\n"), (tmp_path / "a.txt", pieces())])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "old\n"
+
+
+def test_check_output_dir_leaves_nothing(tmp_path: Path) -> None:
+    check_output_dir(tmp_path / "new" / "deeper")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(NotADirectoryError, match="is a file"):
+        check_output_dir(tmp_path / "file" / "out")
+    with pytest.raises(NotADirectoryError, match="not a folder"):
+        check_output_dir(tmp_path / "file")

@@ -1,0 +1,68 @@
+"""Issue 13.7: ``--workers`` is capped at a multiple of the cores (and the chunk count), and says so.
+
+``--workers 1000`` started 1,001 encoding processes (7 GB) or 106 training processes.
+Now at most `max_workers` (2 per usable core) start, never more than one per chunk, and
+a note on stderr says the number was lowered.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import core
+from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
+from core.corpus.scheduler import WorkerPool
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            pass
+    return found
+
+
+def _most_children_while_running(process) -> int:  # type: ignore[no-untyped-def]
+    most = 0
+    while process.poll() is None:
+        most = max(most, len(_children(process.pid)))
+        time.sleep(0.01)
+    return most
+
+
+def test_max_workers_is_a_multiple_of_the_cores() -> None:
+    assert max_workers() == MAX_WORKERS_PER_CORE * usable_cores()
+
+
+def test_pool_never_starts_more_than_the_cap() -> None:
+    pool = WorkerPool(1000, fork=False, initializer=int)
+    try:
+        assert pool.processes == max_workers()
+        while pool.pool is None:
+            time.sleep(0.01)
+        assert len(pool.pool._pool) == max_workers()  # type: ignore[attr-defined]
+    finally:
+        pool.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="counts processes through /proc")
+@pytest.mark.parametrize("command", ["encode", "train"])
+def test_a_huge_workers_count_is_capped_and_said(tmp_path: Path, big_corpus: Path, start_cli, command: str) -> None:  # type: ignore[no-untyped-def]
+    if command == "encode":
+        tok = tmp_path / "tok"
+        core.save_tokenizer(tok, {i: bytes([i]) for i in range(256)}, [], [], "gpt2")
+        args = ["encode", big_corpus, "--tokenizer", tok, "--out", tmp_path / "ids.npy"]
+    else:
+        args = ["train", big_corpus, "--vocab-size", "300", "--out", tmp_path / "tok2"]
+    process = start_cli(*args, "--workers", "1000")
+    most = _most_children_while_running(process)
+    _, err = process.communicate()
+    assert process.returncode == 0, err
+    assert 1 <= most <= max_workers(), f"{most} worker processes for a cap of {max_workers()}"
+    note = f"--workers 1000 is more than this machine can use; using {max_workers()}"
+    assert note in err, err
