@@ -93,8 +93,8 @@ def count_pretokens_events(
     leaves: dict[str, int] = {}
     futures: list[Any] = []
     done = documents = 0
+    ready = distributed.as_completed()
     try:
-        ready = distributed.as_completed()
         for task in plan_tasks(corpus, compiled, specials, shard_bytes or SHARD_BYTES):
             future = client.submit(_count_shard, task, options, compiled.source, specials, pure=False)
             leaves[future.key] = task.input_bytes
@@ -129,6 +129,7 @@ def count_pretokens_events(
         yield PretokenizeProgress(size, size, counts.documents)
         return counts
     finally:
+        ready.clear()
         pending = [f for f in futures if not f.done()]
         if pending:
             client.cancel(pending)
