@@ -35,7 +35,7 @@ from core.pretokenize.specials import validate_special_tokens
 
 __all__ = ["SHARD_BYTES", "count_pretokens", "count_pretokens_events", "require_distributed"]
 
-SHARD_BYTES = 64 << 20
+SHARD_BYTES = 32 << 20
 """Default bytes per shard of a large uncompressed file (one Dask task each)."""
 
 _cache: dict[str, list[str]] = {}  # per worker process: the regex path's piece cache
