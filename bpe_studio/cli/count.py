@@ -82,7 +82,10 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         if on_dask:
             from core import distributed as dist
 
-            dist.require_distributed()
+            try:
+                dist.require_distributed()
+            except ImportError as e:
+                raise UsageError(str(e)) from None
             client = stack.enter_context(_dask_client(args.dask, args.dask_local))
             events = dist.count_pretokens_events(
                 args.corpus, specials, client=client, pattern=pattern.source, field=args.field,

@@ -158,3 +158,14 @@ def test_a_truncated_damaged_or_foreign_file_names_itself(tmp_path) -> None:
     with pytest.raises(FormatError, match="missing.bpc: no such file"):
         PretokenCounts.load(tmp_path / "missing.bpc")
 
+
+
+def test_without_dask_the_error_says_what_to_install(tmp_path, monkeypatch) -> None:
+    import sys
+
+    import core.distributed as cd
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    (tmp_path / "a.txt").write_text("hello")
+    with pytest.raises(ImportError, match=r"pip install 'bpe-studio\[dask\]'"):
+        cd.count_pretokens(tmp_path / "a.txt", client=None)
