@@ -123,6 +123,10 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                          else "the following arguments are required: SOURCE (or --from-counts FILE ...)")
     counts = None
     if args.from_counts:  # checked (read) before anything else is
+        reading = [name for name, value in (("--max-bytes", args.max_bytes), ("--sample", args.sample),
+                                            ("--doc-max-chars", args.doc_max_chars)) if value is not None]
+        if reading:
+            raise UsageError(f"{reading[0]} applies when reading a corpus; give it to 'bpe-studio count' instead")
         counts = sum((core.PretokenCounts.load(path) for path in args.from_counts[1:]),
                      core.PretokenCounts.load(args.from_counts[0]))
         if args.pattern and core.resolve_pattern(args.pattern).source != counts.pattern:

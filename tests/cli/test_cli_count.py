@@ -73,6 +73,8 @@ def test_count_on_a_local_dask_cluster_writes_the_same_file(tmp_path: Path, shar
         (["train", "--from-counts", "{a}", "--vocab-size", "300", "--out", "{tmp}/t"], "not a readable pre-token counts"),
         (["train", "{a}", "--from-counts", "{a}", "--vocab-size", "300", "--out", "{tmp}/t"], "not both"),
         (["train", "--vocab-size", "300", "--out", "{tmp}/t"], "SOURCE (or --from-counts"),
+        (["train", "--from-counts", "{a}", "--sample", "0.5", "--vocab-size", "300", "--out", "{tmp}/t"],
+         "--sample applies when reading a corpus"),
     ],
 )
 def test_user_errors_are_one_line_and_write_nothing(tmp_path: Path, shards: list[Path], args, message) -> None:
