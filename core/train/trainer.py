@@ -5,7 +5,10 @@ The recipe (the exact rules: docs/semantics.md):
 2. Read the corpus as tasks of documents (`core.corpus.documents`): files cut into chunks at
    exact pre-token boundaries (`core.corpus.chunks`), JSONL at line ends, Parquet by row
    group, compressed streams read once here and handed over in blocks.
-3. Count pre-tokens per task in worker processes (`core.pretokenize.counting`); add the counts.
+3. Count pre-tokens per task in worker processes (`core.pretokenize.counting`); add the counts
+   into a `PretokenCounts` (`core.corpus.pretoken_counts.count_events`: the same path as
+   `core.count_pretokens`). Training from counts made elsewhere (`train_bpe_from_counts`)
+   starts at step 4.
 4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
    the vocabulary is full — after an initial tokenizer's merges, within the options
    (`core.train.options`: ``max_token_length``, ``min_frequency``, ``initial``).
