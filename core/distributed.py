@@ -11,8 +11,8 @@ The corpus is cut into shards exactly as local training cuts it into tasks
 pre-token boundaries, or line ends for JSONL), a Parquet row group, or a block of a
 compressed file (read here, in order, and shipped). Each shard is one Dask task running
 the same counter as a local worker (`core.corpus.counting.count_task`); the partial counts
-are added pairwise on the cluster as they finish (a tree reduction: no machine holds more
-than two partial tables at once per addition), and only the final table comes back. The
+are added on the cluster as they finish, a few at a time (a tree reduction, `FAN_IN`
+tables per addition), and only the final table comes back. The
 workers must see the files at the same paths (a shared or replicated file system).
 
 Needs ``pip install 'bpe-studio[dask]'``. A worker that dies is replaced by Dask and its
@@ -38,6 +38,10 @@ __all__ = ["SHARD_BYTES", "count_pretokens", "count_pretokens_events", "require_
 SHARD_BYTES = 32 << 20
 """Default bytes per shard of a large uncompressed file (one Dask task each)."""
 
+FAN_IN = 4
+"""Partial tables added by one task of the reduction: each level re-inserts every entry
+(about 1 µs each), so fewer levels cost less; more would wait longer for stragglers."""
+
 _cache: dict[str, list[str]] = {}  # per worker process: the regex path's piece cache
 
 
@@ -61,8 +65,9 @@ def _count_shard(task: Task, options: ReadOptions, pattern: str, specials: list[
                           input_bytes=input_bytes)
 
 
-def _add(a: PretokenCounts, b: PretokenCounts) -> PretokenCounts:
-    return a + b
+def _add(*parts: PretokenCounts) -> PretokenCounts:
+    """The sum of some partial tables, on a worker (`PretokenCounts.add_all`: one table)."""
+    return PretokenCounts.add_all(parts)
 
 
 def count_pretokens_events(
@@ -102,7 +107,7 @@ def count_pretokens_events(
             ready.add(future)
         if not futures:
             return PretokenCounts(pattern=compiled.source, special_tokens=specials)
-        waiting: Any = None  # a finished partial table waiting for a partner
+        waiting: list[Any] = []  # finished partial tables waiting to be added
         final: Any = None
         outstanding = len(futures)
         for future in ready:
@@ -112,17 +117,16 @@ def count_pretokens_events(
             if future.key in leaves:
                 done += leaves.pop(future.key)
                 yield PretokenizeProgress(done, size, documents)
-            if waiting is None:
-                if outstanding == 0:
-                    final = future
-                    break
-                waiting = future
-            else:
-                added = client.submit(_add, waiting, future, pure=False)
+            waiting.append(future)
+            if outstanding == 0 and len(waiting) == 1:
+                final = future
+                break
+            if len(waiting) >= FAN_IN or outstanding == 0:
+                added = client.submit(_add, *waiting, pure=False)
                 futures.append(added)
                 ready.add(added)
                 outstanding += 1
-                waiting = None
+                waiting = []
         assert final is not None
         counts: PretokenCounts = final.result()
         check_unchanged(corpus)

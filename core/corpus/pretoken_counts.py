@@ -183,13 +183,23 @@ class PretokenCounts:
     def __add__(self, other: object) -> PretokenCounts:
         if not isinstance(other, PretokenCounts):
             return NotImplemented
-        self.check_compatible(other)
+        return PretokenCounts.add_all((self, other))
+
+    @staticmethod
+    def add_all(parts: Iterable[PretokenCounts]) -> PretokenCounts:
+        """The sum of ``parts`` (at least one), added into one table at once."""
+        parts = list(parts)
+        first = parts[0]
+        for part in parts[1:]:
+            first.check_compatible(part)
+        if len(parts) == 1:
+            return first
         table = CountTable()
-        table.add(self.chunk())
-        table.add(other.chunk())
-        return PretokenCounts(table.chunk(), pattern=self.pattern, special_tokens=self.special_tokens,
-                              documents=self.documents + other.documents,
-                              input_bytes=self.input_bytes + other.input_bytes)
+        for part in parts:
+            table.add(part.chunk())
+        return PretokenCounts(table.chunk(), pattern=first.pattern, special_tokens=first.special_tokens,
+                              documents=sum(p.documents for p in parts),
+                              input_bytes=sum(p.input_bytes for p in parts))
 
     def __radd__(self, other: object) -> PretokenCounts:
         if other == 0:  # sum(counts)

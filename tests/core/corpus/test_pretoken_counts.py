@@ -94,7 +94,7 @@ def test_shards_added_in_any_order_equal_the_whole(tmp_path, path_kind) -> None:
 def test_addition_is_commutative_and_associative(path_kind, x, y, z) -> None:
     a, b, c = (PretokenCounts.from_pairs(t.items(), documents=1, input_bytes=len(t)) for t in (x, y, z))
     expected = {k: x.get(k, 0) + y.get(k, 0) + z.get(k, 0) for k in {*x, *y, *z}}
-    for total in (a + b + c, c + (b + a), (b + c) + a):
+    for total in (a + b + c, c + (b + a), (b + c) + a, PretokenCounts.add_all([c, a, b])):
         assert total.as_dict() == expected and total.documents == 3
     assert (a + b).to_bytes() == (b + a).to_bytes()  # the same table, the same file
 
