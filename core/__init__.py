@@ -7,6 +7,10 @@ Public API:
         source: files, folders, globs; plain text, JSONL, Parquet; .gz/.bz2/.xz/.zst
     train_bpe_from_iterator(texts, vocab_size, special_tokens, ...) -> (vocab, merges): each str a document
     train_bpe_events(...) -> Iterator of PretokenizeProgress | CountingDone | MergeEvent | Finished
+    count_pretokens(source, special_tokens, *, pattern="gpt2", workers=None, field="text", ...) -> PretokenCounts
+        PretokenCounts: pre-token bytes -> count; a + b; .save(path) / .load(path); .from_pairs(pairs)
+    train_bpe_from_counts(counts, vocab_size, special_tokens=None, ...) -> (vocab, merges): train_bpe's merges
+        (_events / _batches variants as below); core.distributed.count_pretokens: the counting on Dask
     train_bpe_batches(...) -> the same, with the merges in batches of id columns (MergeBatch);
         MergeBatch.extend_vocab(token_bytes) grows initial_token_bytes(special_tokens)
     resolve_pattern(name_or_regex) -> Pattern; GPT2_PATTERN, GPT4_PATTERN
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.corpus.pretoken_counts import PretokenCounts, count_pretokens
 from core.errors import CorpusError, InvalidPatternError, InvalidSpecialTokensError
 from core.events import (
     BatchedTrainEvent,
@@ -38,6 +43,9 @@ from core.train.trainer import (
     train_bpe_batches,
     train_bpe_batches_from_iterator,
     train_bpe_events,
+    train_bpe_from_counts,
+    train_bpe_from_counts_batches,
+    train_bpe_from_counts_events,
     train_bpe_from_iterator,
 )
 
@@ -87,11 +95,13 @@ __all__ = [
     "MergeBatch",
     "MergeEvent",
     "Pattern",
+    "PretokenCounts",
     "PretokenizeProgress",
     "TokenSpan",
     "Tokenizer",
     "TokenizerError",
     "TrainEvent",
+    "count_pretokens",
     "encode_file",
     "encode_file_events",
     "initial_token_bytes",
@@ -103,5 +113,8 @@ __all__ = [
     "train_bpe_batches",
     "train_bpe_batches_from_iterator",
     "train_bpe_events",
+    "train_bpe_from_counts",
+    "train_bpe_from_counts_batches",
+    "train_bpe_from_counts_events",
     "train_bpe_from_iterator",
 ]

@@ -3,6 +3,7 @@
     bpe-studio [CORPUS] [--vocab-size N]          open the window
     bpe-studio train CORPUS --vocab-size N --out DIR [...]
     bpe-studio encode CORPUS --tokenizer DIR --out ids.npy [...]
+    bpe-studio count SOURCE --out counts.bpc [--dask ADDRESS | --dask-local N] [...]
 
 A user mistake (missing file, bad option, vocabulary too small) prints one line,
 ``bpe-studio: error: ...``, on stderr and exits with status 2; nothing is written. So
@@ -46,6 +47,7 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 
 def _command_parser() -> argparse.ArgumentParser:
+    from bpe_studio.cli.count import add_count_parser
     from bpe_studio.cli.encode import add_encode_parser
     from bpe_studio.cli.evaluate import add_evaluate_parsers
     from bpe_studio.cli.train import add_train_parser
@@ -55,6 +57,7 @@ def _command_parser() -> argparse.ArgumentParser:
     add_train_parser(commands)
     add_encode_parser(commands)
     add_evaluate_parsers(commands)
+    add_count_parser(commands)
     return parser
 
 
@@ -64,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bpe_studio.cli.stopping import Stopped, stop_signals_raise
 
     try:
-        if args_list and args_list[0] in ("train", "encode", *EVALUATE_COMMANDS):
+        if args_list and args_list[0] in ("train", "encode", "count", *EVALUATE_COMMANDS):
             with stop_signals_raise():
                 args = _command_parser().parse_args(args_list)
                 return int(args.run(args))

@@ -36,7 +36,9 @@ def add_train_parser(commands: Any) -> None:
         ".ndjson) or Parquet, optionally compressed (.gz, .bz2, .xz, .zst). Each plain file, JSONL record "
         "and Parquet row is a document: nothing is merged across documents.",
     )
-    parser.add_argument("corpus", nargs="+", metavar="SOURCE", help="files, folders or glob patterns")
+    parser.add_argument("corpus", nargs="*", metavar="SOURCE", help="files, folders or glob patterns")
+    parser.add_argument("--from-counts", nargs="+", metavar="FILE",
+                        help="train from pre-token counts files ('bpe-studio count'), added up, instead of SOURCEs")
     parser.add_argument("--vocab-size", type=int, required=True, metavar="N",
                         help="vocabulary size: 256 bytes + special tokens + merges")
     parser.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
@@ -116,8 +118,27 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     if initial:  # its special tokens (by id) come first
         inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
         specials = inherited + [t for t in specials if t not in inherited]
+    if bool(args.corpus) == bool(args.from_counts):
+        raise UsageError("give either SOURCEs or --from-counts FILE ..., not both" if args.corpus
+                         else "the following arguments are required: SOURCE (or --from-counts FILE ...)")
+    counts = None
+    if args.from_counts:  # checked (read) before anything else is
+        reading = [name for name, value in (("--max-bytes", args.max_bytes), ("--sample", args.sample),
+                                            ("--doc-max-chars", args.doc_max_chars)) if value is not None]
+        if reading:
+            raise UsageError(f"{reading[0]} applies when reading a corpus; give it to 'bpe-studio count' instead")
+        counts = sum((core.PretokenCounts.load(path) for path in args.from_counts[1:]),
+                     core.PretokenCounts.load(args.from_counts[0]))
+        if args.pattern and core.resolve_pattern(args.pattern).source != counts.pattern:
+            raise UsageError("--pattern differs from the pattern the counts were made with; leave it out")
+        pattern = counts.pattern
+        if not args.special_tokens and not initial:
+            specials = list(counts.special_tokens)
     _check_before_reading(args.out, specials, pattern)
-    events = core.train_bpe_batches(
+    events = core.train_bpe_from_counts_batches(
+        counts, args.vocab_size, specials if not initial else args.special_tokens or None,
+        max_token_length=args.max_token_length, min_frequency=args.min_frequency, initial=initial,
+    ) if counts is not None else core.train_bpe_batches(
         args.corpus, args.vocab_size, args.special_tokens, pattern=pattern, workers=workers,
         field=args.field, max_bytes=args.max_bytes, sample=args.sample, seed=args.seed,
         doc_max_chars=args.doc_max_chars,

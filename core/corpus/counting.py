@@ -27,7 +27,7 @@ from core.corpus.documents import (
 )
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.corpus.sources import ReadOptions
-from core.pretokenize.counting import ChunkCounts, PretokenCounts
+from core.pretokenize.counting import ChunkCounts, CountTable
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
 __all__ = ["CountData", "CountStep", "count_documents", "count_task"]
@@ -102,7 +102,7 @@ def count_task(task: Task, options: ReadOptions, pattern: Pattern, specials: lis
     if len(parts) == 1:
         result = parts[0]
     else:
-        total = PretokenCounts()
+        total = CountTable()
         for part_counts in parts:
             total.add(part_counts)
         result = total.chunk()

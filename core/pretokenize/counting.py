@@ -1,4 +1,4 @@
-"""Counting pre-tokens: one chunk at a time (`count_chunk`), added up (`PretokenCounts`).
+"""Counting pre-tokens: one chunk at a time (`count_chunk`), added up (`CountTable`).
 
 ``count_chunk(b"ab ab<|e|>ab", gpt2, ["<|e|>"])`` counts ``{b"ab": 2, b" ab": 1}``:
 special tokens split the text and are not counted. Two ways, the same counts:
@@ -6,7 +6,7 @@ special tokens split the text and are not counted. Two ways, the same counts:
 - the native pre-tokenizer (`core.pretokenize.native`, GPT-2 and GPT-4 patterns): one
   pass over the bytes in C, counting into the chunk's own hash table, handed back
   *packed* — one bytes object, however many distinct pre-tokens — which
-  `PretokenCounts.add` adds into another C table in the parent;
+  `CountTable.add` adds into another C table in the parent;
 - the `regex` path (custom patterns, ``BPE_STUDIO_PURE_PYTHON=1``): `count_pretokens`
   cuts the text into pieces (`core.pretokenize.pieces`), counts them with
   `collections.Counter` and runs the regex once per distinct piece.
@@ -29,7 +29,7 @@ from core.pretokenize.specials import special_bytes_regex, split_on_specials
 if TYPE_CHECKING:
     from core.pretokenize._native import Counts
 
-__all__ = ["ChunkCounts", "PretokenCounts", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
+__all__ = ["ChunkCounts", "CountTable", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
 
 PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
@@ -65,7 +65,7 @@ def count_chunk(
     `count_pretokens`); keep one per process and pass it to each call.
 
     ``count_chunk(b"ab ab<|e|>ab", resolve_pattern("gpt2"), ["<|e|>"])`` counts
-    ``{b"ab": 2, b" ab": 1}``; add chunks up with `PretokenCounts`.
+    ``{b"ab": 2, b" ab": 1}``; add chunks up with `CountTable`.
     """
     scanner = scanner_for(pattern)
     if scanner is None:
@@ -92,7 +92,7 @@ def count_chunk(
     return ChunkCounts(counter.packed(), None, counter.invalid)
 
 
-class PretokenCounts:
+class CountTable:
     """The pre-token counts of a whole corpus, added up one `ChunkCounts` at a time.
 
     Packed (native) counts are added in C, with no Python object per pre-token until

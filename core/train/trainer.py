@@ -5,7 +5,10 @@ The recipe (the exact rules: docs/semantics.md):
 2. Read the corpus as tasks of documents (`core.corpus.documents`): files cut into chunks at
    exact pre-token boundaries (`core.corpus.chunks`), JSONL at line ends, Parquet by row
    group, compressed streams read once here and handed over in blocks.
-3. Count pre-tokens per task in worker processes (`core.pretokenize.counting`); add the counts.
+3. Count pre-tokens per task in worker processes (`core.pretokenize.counting`); add the counts
+   into a `PretokenCounts` (`core.corpus.pretoken_counts.count_events`: the same path as
+   `core.count_pretokens`). Training from counts made elsewhere (`train_bpe_from_counts`)
+   starts at step 4.
 4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
    the vocabulary is full — after an initial tokenizer's merges, within the options
    (`core.train.options`: ``max_token_length``, ``min_frequency``, ``initial``).
@@ -19,14 +22,12 @@ either iterator stops the workers at once.
 from __future__ import annotations
 
 import operator
-import os
 from array import array
 from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
 
-from core.corpus.counting import count_documents
-from core.corpus.documents import Task, check_unchanged, plan_tasks, text_tasks
-from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
+from core.corpus.pretoken_counts import Counting, PretokenCounts, check_counting, count_events
+from core.corpus.sources import ReadOptions, Source
 from core.errors import CorpusError
 from core.events import (
     BatchedTrainEvent,
@@ -40,16 +41,12 @@ from core.events import (
 from core.train.merge import merge_pairs
 from core.train.options import InitialTokenizer, TrainOptions, check_train_options
 from core.pretokenize.patterns import Pattern, resolve_pattern
-from core.pretokenize.counting import PretokenCounts, count_chunk_bytes
 from core.pretokenize.specials import validate_special_tokens
 
 __all__ = [
     "CorpusError", "train_bpe", "train_bpe_batches", "train_bpe_batches_from_iterator", "train_bpe_events",
-    "train_bpe_from_iterator",
+    "train_bpe_from_counts", "train_bpe_from_counts_batches", "train_bpe_from_counts_events", "train_bpe_from_iterator",
 ]
-
-MIN_CHUNK_BYTES = 1 << 20
-MAX_CHUNK_BYTES = 2 << 20
 
 
 def train_bpe(
@@ -182,7 +179,7 @@ def train_bpe_events(
     run = _check_run(source, None, vocab_size, special_tokens, pattern, workers, chunk_size,
                      ReadOptions(field, sample, seed, doc_max_chars, max_bytes),
                      TrainOptions(max_token_length, min_frequency), initial)
-    return _one_event_per_merge(_train(*run), initial_token_bytes(run[3]))
+    return _one_event_per_merge(_train(*run), initial_token_bytes(run[0][2]))
 
 
 def train_bpe_batches(
@@ -250,7 +247,86 @@ def train_bpe_batches_from_iterator(
                               TrainOptions(max_token_length, min_frequency), initial))
 
 
-_Run = tuple["Corpus | Iterator[str]", int, int, list[str], Pattern, int, int, ReadOptions, TrainOptions]
+def train_bpe_from_counts(
+    counts: PretokenCounts,
+    vocab_size: int,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Train from pre-token counts (`core.count_pretokens`, `PretokenCounts.load`, or
+    ``a + b`` of counts made anywhere): exactly the merges `train_bpe` gives on the
+    counted corpus with the same options.
+
+    Args:
+        special_tokens: the special tokens, in id order (default: the ones the counts were
+            made with); they must be the ones the counts were made with (with ``initial``,
+            its special tokens and these).
+        The rest: as `train_bpe` takes them; the pattern is the one the counts were made with.
+    """
+    return _finish(train_bpe_from_counts_batches(
+        counts, vocab_size, special_tokens, max_token_length=max_token_length,
+        min_frequency=min_frequency, initial=initial,
+    ))
+
+
+def train_bpe_from_counts_events(
+    counts: PretokenCounts,
+    vocab_size: int,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
+) -> Iterator[TrainEvent]:
+    """`train_bpe_from_counts`, yielding `CountingDone`, one `MergeEvent` per merge and
+    `Finished` (as `train_bpe_events` does after counting)."""
+    specials, train_options = _check_counts_run(counts, vocab_size, special_tokens,
+                                                TrainOptions(max_token_length, min_frequency), initial)
+    return _one_event_per_merge(_train_from_counts(counts, vocab_size, specials, train_options),
+                                initial_token_bytes(specials))
+
+
+def train_bpe_from_counts_batches(
+    counts: PretokenCounts,
+    vocab_size: int,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    max_token_length: int | None = None,
+    min_frequency: int = 1,
+    initial: InitialTokenizer | None = None,
+) -> Iterator[BatchedTrainEvent]:
+    """`train_bpe_from_counts`, yielding the merges in batches (as `train_bpe_batches`)."""
+    specials, train_options = _check_counts_run(counts, vocab_size, special_tokens,
+                                                TrainOptions(max_token_length, min_frequency), initial)
+    return _train_from_counts(counts, vocab_size, specials, train_options)
+
+
+def _check_counts_run(
+    counts: PretokenCounts,
+    vocab_size: int,
+    special_tokens: Iterable[str] | None,
+    train_options: TrainOptions,
+    initial: InitialTokenizer | None,
+) -> tuple[list[str], TrainOptions]:
+    if not isinstance(counts, PretokenCounts):
+        raise TypeError(f"counts must be PretokenCounts, got {type(counts).__name__}")
+    if special_tokens is None:
+        special_tokens = counts.special_tokens
+    specials = validate_special_tokens(special_tokens)
+    train_options, specials = _check_training(vocab_size, specials, resolve_pattern(counts.pattern),
+                                              train_options, initial)
+    if set(specials) != set(counts.special_tokens):
+        raise ValueError(
+            f"these pre-token counts were made with the special tokens {list(counts.special_tokens)}, "
+            f"not {specials}: train with the special tokens they were counted with, or count again"
+        )
+    return specials, train_options
+
+
+_Run = tuple[Counting, int, TrainOptions]
 
 
 def _check_run(
@@ -269,6 +345,18 @@ def _check_run(
     `_train`'s arguments (``train_options`` completed with the ``initial`` tokenizer,
     whose special tokens come first)."""
     specials = validate_special_tokens(special_tokens)
+    compiled = resolve_pattern(pattern)
+    train_options, specials = _check_training(vocab_size, specials, compiled, train_options, initial)
+    return check_counting(source, texts, specials, compiled, workers, chunk_size, options), vocab_size, train_options
+
+
+def _check_training(
+    vocab_size: int,
+    specials: list[str],
+    pattern: Pattern,
+    train_options: TrainOptions,
+    initial: InitialTokenizer | None,
+) -> tuple[TrainOptions, list[str]]:
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
         raise TypeError(f"vocab_size must be an integer, got {vocab_size!r}")
     if vocab_size < 256 + len(specials):
@@ -276,28 +364,10 @@ def _check_run(
             f"vocab_size {vocab_size} is too small: it needs at least 256 byte tokens "
             f"+ {len(specials)} special tokens = {256 + len(specials)}"
         )
-    compiled = resolve_pattern(pattern)
-    train_options, specials = check_train_options(
+    return check_train_options(
         max_token_length=train_options.max_token_length, min_frequency=train_options.min_frequency,
-        initial=initial, special_tokens=specials, pattern=compiled, vocab_size=vocab_size,
+        initial=initial, special_tokens=specials, pattern=pattern, vocab_size=vocab_size,
     )
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    if workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers}")
-    if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-    corpus: Corpus | Iterator[str]
-    if texts is not None:
-        corpus, size = texts, 0
-    else:
-        assert source is not None
-        corpus = open_corpus(source, options)
-        size = corpus.input_bytes
-    if chunk_size is None:
-        # in one process a chunk is also the longest stretch without an event to cancel at
-        largest = MAX_CHUNK_BYTES if workers > 1 else MIN_CHUNK_BYTES
-        chunk_size = min(largest, max(MIN_CHUNK_BYTES, size // (8 * workers)))
-    return corpus, size, vocab_size, specials, compiled, workers, chunk_size, options, train_options
 
 
 def _one_event_per_merge(stream: Generator[BatchedTrainEvent], token_bytes: list[bytes]) -> Iterator[TrainEvent]:
@@ -312,48 +382,28 @@ def _one_event_per_merge(stream: Generator[BatchedTrainEvent], token_bytes: list
         stream.close()  # a cancel reaches the trainer (and its workers) at once
 
 
-def _train(
-    corpus: Corpus | Iterator[str],
-    size: int,
-    vocab_size: int,
-    specials: list[str],
-    pattern: Pattern,
-    workers: int,
-    chunk_size: int,
-    options: ReadOptions,
-    train_options: TrainOptions,
-) -> Generator[BatchedTrainEvent]:
-    yield PretokenizeProgress(0, size)
-    counts = PretokenCounts()
-    done = documents = 0
-    if isinstance(corpus, Corpus):
-        tasks: Iterator[Task] = plan_tasks(corpus, pattern, specials, chunk_size)
-    else:
-        tasks = text_tasks(corpus, chunk_size)
-    for step in count_documents(tasks, options, pattern, specials, workers, count_chunk_bytes):
-        if step.counts is not None:
-            counts.add(step.counts)
-            done += step.input_bytes
-            documents += step.documents
-        yield PretokenizeProgress(done, size if size else done, documents)
-    if isinstance(corpus, Corpus):
-        check_unchanged(corpus)
+def _train(counting: Counting, vocab_size: int, train_options: TrainOptions) -> Generator[BatchedTrainEvent]:
+    """Count (`core.corpus.pretoken_counts.count_events`), then train from the counts."""
+    counts = yield from count_events(*counting)
+    yield from _train_from_counts(counts, vocab_size, counting[2], train_options)
 
+
+def _train_from_counts(
+    counts: PretokenCounts, vocab_size: int, specials: list[str], train_options: TrainOptions
+) -> Generator[BatchedTrainEvent]:
     words, word_counts = counts.items()
-    invalid = counts.invalid
-    del counts
     frequencies = array("q", sorted(word_counts, reverse=True))
     corpus_bytes = sum(len(w) * c for w, c in zip(words, word_counts))
     corpus_tokens = corpus_bytes
     yield CountingDone(
         distinct=len(words),
         total=sum(frequencies),
-        invalid_bytes=invalid,
+        invalid_bytes=counts.invalid_bytes,
         corpus_bytes=corpus_bytes,
         frequencies=frequencies,
         longest_pretoken=max(words, key=len, default=b""),
-        documents=documents,
-        input_bytes=done,
+        documents=counts.documents,
+        input_bytes=counts.input_bytes,
     )
 
     token_bytes = initial_token_bytes(specials)
@@ -361,8 +411,9 @@ def _train(
     num_merges = vocab_size - len(token_bytes)  # an initial tokenizer's merges included
     initial = train_options.initial
     rank = 0
+    # a copy: the Python merge loop replaces the words in place, and the counts may be trained from again
     for lefts, rights, new_ids, pair_counts, removed in merge_pairs(
-        words, word_counts, token_bytes, num_merges, max_token_length=train_options.max_token_length,
+        list(words), word_counts, token_bytes, num_merges, max_token_length=train_options.max_token_length,
         min_frequency=train_options.min_frequency, forced=initial.forced if initial else (),
     ):
         # all at C speed: no Python work per merge

@@ -27,14 +27,14 @@ SPECIAL = "<|endoftext|>"
 
 def child(mode: str, corpus: str, pattern: str) -> None:
     import core
-    from core.pretokenize.counting import PretokenCounts, count_chunk
+    from core.pretokenize.counting import CountTable, count_chunk
     from core.pretokenize.patterns import resolve_pattern
 
     if mode in ("scan", "regex"):
         data = Path(corpus).read_bytes()
         compiled = resolve_pattern(pattern)
         started = time.perf_counter()
-        total = PretokenCounts()
+        total = CountTable()
         total.add(count_chunk(data, compiled, [SPECIAL]))
         words, _ = total.items()
         harness.child_result(time.perf_counter() - started, distinct=len(words))

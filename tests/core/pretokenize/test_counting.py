@@ -1,4 +1,4 @@
-"""`count_chunk` and `PretokenCounts` count exactly what the reference trainer counts, on
+"""`count_chunk` and `CountTable` count exactly what the reference trainer counts, on
 both paths (the native pre-tokenizer and ``BPE_STUDIO_PURE_PYTHON=1``'s `regex` path),
 chunk by chunk at the trainer's cut points, with special tokens and invalid bytes."""
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import core
 from core.corpus.chunks import plan_chunks
-from core.pretokenize.counting import ChunkCounts, PretokenCounts, count_chunk
+from core.pretokenize.counting import ChunkCounts, CountTable, count_chunk
 from core.pretokenize.patterns import resolve_pattern
 from core.train.reference import count_invalid_bytes, count_pretokens, read_corpus, train_bpe_reference
 
@@ -44,7 +44,7 @@ def test_chunks_add_up_to_the_reference_counts(tmp_path, path_kind, data, specia
     pattern = resolve_pattern(name)
     file = tmp_path / "c.bin"
     file.write_bytes(data)
-    total = PretokenCounts()
+    total = CountTable()
     for start, end in plan_chunks(file, len(data), pattern, specials, chunk_size):
         chunk = count_chunk(data[start:end], pattern, specials)
         assert (chunk.packed is not None) == (path_kind == "native")
@@ -58,7 +58,7 @@ def test_chunks_add_up_to_the_reference_counts(tmp_path, path_kind, data, specia
 def test_count_chunk_takes_text_or_bytes(path_kind) -> None:
     gpt2 = resolve_pattern("gpt2")
     for data in (b"ab ab<|e|>ab \xff", "ab ab<|e|>ab \udcff"):
-        total = PretokenCounts()
+        total = CountTable()
         total.add(count_chunk(data, gpt2, ["<|e|>"]))
         assert dict(zip(*total.items())) == {b"ab": 2, b" ab": 1, b" \xff": 1}
         assert total.invalid == 1
@@ -67,7 +67,7 @@ def test_count_chunk_takes_text_or_bytes(path_kind) -> None:
 def test_native_and_regex_chunks_add_together() -> None:
     pytest.importorskip("core.pretokenize._native")
     gpt2 = resolve_pattern("gpt2")
-    total = PretokenCounts()
+    total = CountTable()
     total.add(count_chunk(b"a b", gpt2, []))
     total.add(ChunkCounts(None, {b" b": 2, b"c": 1}, 3))
     assert dict(zip(*total.items())) == {b"a": 1, b" b": 3, b"c": 1}
@@ -90,6 +90,6 @@ def test_training_in_parallel_equals_the_reference_on_both_paths(tmp_path, path_
 
 
 def _items(data: bytes, name: str, specials: list[str]) -> tuple[list[bytes], list[int]]:
-    total = PretokenCounts()
+    total = CountTable()
     total.add(count_chunk(data, resolve_pattern(name), specials))
     return total.items()

@@ -1,0 +1,145 @@
+"""``bpe-studio count``: count a corpus's pre-tokens into a ``.bpc`` file (locally or on Dask).
+
+    bpe-studio count shards/ --special-token '<|endoftext|>' --out counts.bpc
+    bpe-studio count 'data/*.parquet' --out counts.bpc --dask tcp://scheduler:8786
+    bpe-studio count corpus.txt --out counts.bpc --dask-local 4
+    bpe-studio train --from-counts a.bpc b.bpc --vocab-size 32000 --out tok/
+
+Everything that can be checked without reading the corpus (the options, the output file's
+folder, every file of the corpus) is checked first; the file is written (atomically) only
+once counting has finished. The format: docs/formats.md, "Pre-token counts".
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import core
+from core.corpus.pretoken_counts import PretokenCounts, check_counting, count_events
+from core.corpus.sources import ReadOptions
+from core.events import PretokenizeProgress
+from core.formats.atomic import check_output_dir
+from core.pretokenize.specials import validate_special_tokens
+from core.progress import bytes_progress, format_bytes
+from bpe_studio.cli.checks import capped_workers, check_text_option
+from bpe_studio.cli.terminal import ProgressLine, bar, write_result
+from bpe_studio.cli.train import add_source_options
+
+
+def add_count_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "count",
+        help="count a corpus's pre-tokens into a file (locally or on a Dask cluster)",
+        description="Count the pre-tokens of SOURCE(s) (as 'train' reads them) into FILE, to add to other "
+        "counts and train from with 'bpe-studio train --from-counts'. With --dask, the counting runs on a "
+        "Dask cluster (pip install 'bpe-studio[dask]'); its workers must see the files at the same paths.",
+    )
+    parser.add_argument("corpus", nargs="+", metavar="SOURCE", help="files, folders or glob patterns")
+    parser.add_argument("--out", required=True, metavar="FILE", help="the counts file to write (e.g. counts.bpc)")
+    parser.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
+                        help="a special token (repeat for several), e.g. '<|endoftext|>'")
+    parser.add_argument("--pattern", default="gpt2", metavar="gpt2|gpt4|REGEX",
+                        help="pre-tokenization pattern (default: gpt2)")
+    parser.add_argument("--workers", type=int, metavar="K", help="local counting processes (default: all cores)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--dask", metavar="ADDRESS", help="count on the Dask cluster at ADDRESS (tcp://host:8786)")
+    where.add_argument("--dask-local", type=int, metavar="N", help="count on a Dask cluster of N local processes")
+    add_source_options(parser)
+    parser.set_defaults(run=run_count)
+
+
+def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
+    from bpe_studio.cli import UsageError
+
+    out = stream if stream is not None else sys.stdout
+    started = time.monotonic()
+    target = Path(args.out)
+    if target.is_dir():
+        raise IsADirectoryError(f"--out {target} is a folder; give the counts file's name (e.g. counts.bpc)")
+    if not target.absolute().parent.is_dir():
+        raise FileNotFoundError(f"--out {target}: the folder {target.absolute().parent} does not exist")
+    check_output_dir(target.absolute().parent)
+    for token in args.special_tokens:
+        check_text_option("--special-token", token)
+    check_text_option("--pattern", args.pattern)
+    pattern = core.resolve_pattern(args.pattern)
+    specials = validate_special_tokens(args.special_tokens)
+    if args.dask_local is not None and args.dask_local < 1:
+        raise UsageError(f"--dask-local must be at least 1, got {args.dask_local}")
+    on_dask = args.dask is not None or args.dask_local is not None
+    if on_dask and args.max_bytes is not None:
+        raise UsageError("--max-bytes needs the documents in order, which a Dask cluster does not keep; "
+                         "use --sample, or count without --dask")
+    with contextlib.ExitStack() as stack:
+        events: Generator[PretokenizeProgress, None, PretokenCounts]
+        if on_dask:
+            from core import distributed as dist
+
+            try:
+                dist.require_distributed()
+            except ImportError as e:
+                raise UsageError(str(e)) from None
+            client = stack.enter_context(_dask_client(args.dask, args.dask_local))
+            events = dist.count_pretokens_events(
+                args.corpus, specials, client=client, pattern=pattern.source, field=args.field,
+                sample=args.sample, seed=args.seed, doc_max_chars=args.doc_max_chars,
+            )
+        else:
+            run = check_counting(args.corpus, None, specials, pattern, capped_workers(args.workers), None,
+                                 ReadOptions(args.field, args.sample, args.seed, args.doc_max_chars, args.max_bytes))
+            events = count_events(*run)
+        counts = _follow(events, started)
+    counts.save(target)
+    rows = [
+        ("Counted", f"{len(counts):,} distinct pre-tokens, {counts.total:,} in all"),
+        ("Read", f"{counts.documents:,} documents · {format_bytes(counts.input_bytes)}"),
+        ("Invalid UTF-8 bytes", f"{counts.invalid_bytes:,}"),
+        ("Time", f"{time.monotonic() - started:.1f} s"),
+        ("Wrote", f"{target} ({format_bytes(os.path.getsize(target))})"),
+    ]
+    write_result(out, "".join(f"{label.lower()}: {value}\n" for label, value in rows))
+    return 0
+
+
+@contextlib.contextmanager
+def _dask_client(address: str | None, local: int | None) -> Iterator[Any]:
+    import distributed
+
+    if address is not None:
+        try:
+            client = distributed.Client(address, timeout="20s")
+        except OSError as e:
+            raise ConnectionError(f"--dask {address}: cannot reach the Dask scheduler ({e})") from None
+        with client:
+            yield client
+        return
+    with distributed.LocalCluster(n_workers=local, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def _follow(events: Generator[PretokenizeProgress, None, PretokenCounts], started: float) -> PretokenCounts:
+    progress = ProgressLine()
+    try:
+        while True:
+            try:
+                event = next(events)
+            except StopIteration as stop:
+                result: PretokenCounts = stop.value
+                return result
+            figures = bytes_progress(event.done, event.total, time.monotonic() - started)
+            progress.update("counting", f"{bar(event.done / max(event.total, 1))} {figures}",
+                            force=event.done == event.total)
+    except BaseException:
+        progress.discard()
+        raise
+    finally:
+        events.close()
+        progress.close()

@@ -1,0 +1,168 @@
+"""Counting pre-tokens on a Dask cluster; merging stays here (`core.train_bpe_from_counts`).
+
+    from distributed import Client
+    client = Client("tcp://scheduler:8786")          # or Client(LocalCluster(n_workers=8))
+    counts = core.distributed.count_pretokens("shards/*.parquet", ["<|endoftext|>"], client=client)
+    counts.save("counts.bpc")
+    vocab, merges = core.train_bpe_from_counts(counts, 32_000)
+
+The corpus is cut into shards exactly as local training cuts it into tasks
+(`core.corpus.documents.plan_tasks`): a byte range of an uncompressed file (at exact
+pre-token boundaries, or line ends for JSONL), a Parquet row group, or a block of a
+compressed file (read here, in order, and shipped). Each shard is one Dask task running
+the same counter as a local worker (`core.corpus.counting.count_task`); the partial counts
+are added on the cluster as they finish, a few at a time (a tree reduction, `FAN_IN`
+tables per addition), and only the final table comes back. The
+workers must see the files at the same paths (a shared or replicated file system).
+
+Needs ``pip install 'bpe-studio[dask]'``. A worker that dies is replaced by Dask and its
+shard counted again (each shard is counted from its input: the result stays exact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable
+from typing import Any
+
+from core.corpus.counting import count_task
+from core.corpus.documents import Task, check_unchanged, plan_tasks
+from core.corpus.pretoken_counts import PretokenCounts
+from core.corpus.sources import ReadOptions, Source, open_corpus
+from core.events import PretokenizeProgress
+from core.pretokenize.counting import count_chunk_bytes
+from core.pretokenize.patterns import resolve_pattern
+from core.pretokenize.specials import validate_special_tokens
+
+__all__ = ["SHARD_BYTES", "count_pretokens", "count_pretokens_events", "require_distributed"]
+
+SHARD_BYTES = 32 << 20
+"""Default bytes per shard of a large uncompressed file (one Dask task each)."""
+
+FAN_IN = 4
+"""Partial tables added by one task of the reduction: each level re-inserts every entry
+(about 1 µs each), so fewer levels cost less; more would wait longer for stragglers."""
+
+_cache: dict[str, list[str]] = {}  # per worker process: the regex path's piece cache
+
+
+def require_distributed() -> Any:
+    """The ``distributed`` module, or an ImportError saying what to install."""
+    try:
+        import distributed
+    except ImportError:
+        raise ImportError(
+            "counting on a Dask cluster needs Dask: pip install 'bpe-studio[dask]'"
+        ) from None
+    return distributed
+
+
+def _count_shard(task: Task, options: ReadOptions, pattern: str, specials: list[str]) -> PretokenCounts:
+    """One shard, on a worker: the local workers' counter."""
+    counts, _invalid, _text, documents, input_bytes = count_task(
+        task, options, resolve_pattern(pattern), specials, count_chunk_bytes, _cache
+    )
+    return PretokenCounts(counts, pattern=pattern, special_tokens=specials, documents=documents,
+                          input_bytes=input_bytes)
+
+
+def _add(*parts: PretokenCounts) -> PretokenCounts:
+    """The sum of some partial tables, on a worker (`PretokenCounts.add_all`: one table)."""
+    return PretokenCounts.add_all(parts)
+
+
+def count_pretokens_events(
+    source: Source,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    client: Any,
+    pattern: str = "gpt2",
+    field: str = "text",
+    sample: float | None = None,
+    seed: int = 0,
+    doc_max_chars: int | None = None,
+    shard_bytes: int | None = None,
+) -> Generator[PretokenizeProgress, None, PretokenCounts]:
+    """`count_pretokens`, yielding a `PretokenizeProgress` as each shard finishes; the
+    counts are the generator's return value. Closing the generator cancels the tasks.
+
+    The input is checked when the generator starts, before any task is submitted."""
+    distributed = require_distributed()
+    specials = validate_special_tokens(special_tokens)
+    compiled = resolve_pattern(pattern)
+    if shard_bytes is not None and shard_bytes < 1:
+        raise ValueError(f"shard_bytes must be positive, got {shard_bytes}")
+    options = ReadOptions(field, sample, seed, doc_max_chars, None)
+    corpus = open_corpus(source, options)
+    size = corpus.input_bytes
+    yield PretokenizeProgress(0, size)
+    leaves: dict[str, int] = {}
+    futures: list[Any] = []
+    done = documents = 0
+    ready = distributed.as_completed()
+    try:
+        for task in plan_tasks(corpus, compiled, specials, shard_bytes or SHARD_BYTES):
+            future = client.submit(_count_shard, task, options, compiled.source, specials, pure=False)
+            leaves[future.key] = task.input_bytes
+            futures.append(future)
+            ready.add(future)
+        if not futures:
+            return PretokenCounts(pattern=compiled.source, special_tokens=specials)
+        waiting: list[Any] = []  # finished partial tables waiting to be added
+        final: Any = None
+        outstanding = len(futures)
+        for future in ready:
+            outstanding -= 1
+            if future.status == "error":
+                future.result()  # raises the worker's error (a CorpusError names the file)
+            if future.key in leaves:
+                done += leaves.pop(future.key)
+                yield PretokenizeProgress(done, size, documents)
+            waiting.append(future)
+            if outstanding == 0 and len(waiting) == 1:
+                final = future
+                break
+            if len(waiting) >= FAN_IN or outstanding == 0:
+                added = client.submit(_add, *waiting, pure=False)
+                futures.append(added)
+                ready.add(added)
+                outstanding += 1
+                waiting = []
+        assert final is not None
+        counts: PretokenCounts = final.result()
+        check_unchanged(corpus)
+        yield PretokenizeProgress(size, size, counts.documents)
+        return counts
+    finally:
+        ready.clear()
+        pending = [f for f in futures if not f.done()]
+        if pending:
+            client.cancel(pending)
+        for future in futures:
+            future.release()
+
+
+def count_pretokens(
+    source: Source,
+    special_tokens: Iterable[str] | None = None,
+    *,
+    client: Any,
+    pattern: str = "gpt2",
+    field: str = "text",
+    sample: float | None = None,
+    seed: int = 0,
+    doc_max_chars: int | None = None,
+    shard_bytes: int | None = None,
+) -> PretokenCounts:
+    """Count a corpus's pre-tokens on the Dask cluster ``client`` is connected to: the same
+    table `core.count_pretokens` gives (and so the same merges), whatever the workers.
+
+    ``max_bytes`` is not offered: a cap needs the shards in order, which a cluster does not keep.
+    """
+    events = count_pretokens_events(source, special_tokens, client=client, pattern=pattern, field=field,
+                                    sample=sample, seed=seed, doc_max_chars=doc_max_chars, shard_bytes=shard_bytes)
+    while True:
+        try:
+            next(events)
+        except StopIteration as stop:
+            result: PretokenCounts = stop.value
+            return result
