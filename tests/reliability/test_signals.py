@@ -111,7 +111,10 @@ def test_train_stopped_while_counting_leaves_no_worker(
     tmp_path: Path, big_corpus: Path, start_cli, signum: int  # type: ignore[no-untyped-def]
 ) -> None:
     out = tmp_path / "tok"
-    process = start_cli("train", big_corpus, "--vocab-size", "2000", "--out", out, "--workers", "2")
+    # the regex path (~5 MB/s a core), so counting lasts seconds: the native scanner would
+    # finish these 24 MB before a spawned worker has started
+    process = start_cli("train", big_corpus, "--vocab-size", "2000", "--out", out, "--workers", "2",
+                        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "BPE_STUDIO_PURE_PYTHON": "1"})
     _wait_for(lambda: _children(process.pid), "the counting workers", process)
     time.sleep(0.5)  # spawned workers have started and count chunks
     workers = _children(process.pid)
