@@ -49,6 +49,7 @@ from bpe_studio.app.workers.tokenizer_builder import TokenizerBuilder
 from bpe_studio.app.workers.thread_job import LatestJob
 from bpe_studio.app.workers.train_job import TrainJob
 from bpe_studio.app.models.training_state import TrainingState
+from core.errors import FormatError
 from core.formats import save_tokenizer
 
 if TYPE_CHECKING:
@@ -221,6 +222,10 @@ class MainWindow(QMainWindow):
     def _make_actions(self) -> None:
         self.open_corpus_action = self._action("&Open corpus…", self.settings_panel.browse, ["Ctrl+O"])
         self.sample_action = self._action("Use the &sample corpus", self.settings_panel.use_sample_corpus)
+        self.open_counts_action = self._action(
+            "Open pre-token &counts…", self.open_counts_dialog, [],
+            "Train from .bpc files of pre-token counts (bpe-studio count, core.PretokenCounts), added up",
+        )
         self.open_session_action = self._action("Open &session…", self.open_session_dialog, ["Ctrl+Shift+O"])
         self.save_session_action = self._action("Sa&ve session…", self.save_session_dialog, ["Ctrl+S"])
         self.export_action = self._action("&Export tokenizer…", self.export_dialog, ["Ctrl+E"],
@@ -247,6 +252,7 @@ class MainWindow(QMainWindow):
             lambda: self.settings_panel.recent.fill_menu(self.recent_menu, self.settings_panel.set_corpus)
         )
         file_menu.addAction(self.sample_action)
+        file_menu.addAction(self.open_counts_action)
         file_menu.addAction(self.open_tokenizer_action)
         file_menu.addSeparator()
         file_menu.addAction(self.open_session_action)
@@ -369,6 +375,26 @@ class MainWindow(QMainWindow):
         self.summary_panel.export_button.setToolTip(f"Write {name}'s vocab.json, merges.txt and tokenizer.json (Ctrl+E)")
         self._update_encode_action()
         self.evaluate_panel.set_current_tokenizer(current.tokenizer)
+
+    def open_counts_dialog(self) -> None:
+        """Choose pre-token counts files to train from (Train then merges from their sum)."""
+        if self.is_training():
+            return
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Open pre-token counts", self._last_folder(), "Pre-token counts (*.bpc);;All files (*)"
+        )
+        if paths:
+            self.open_counts(paths)
+
+    def open_counts(self, paths: list[str]) -> None:
+        try:
+            self.settings_panel.use_counts_files(paths)
+        except FormatError as e:
+            self.banner.show_error(str(e))
+            return
+        self.tabs.setCurrentIndex(0)  # the Train tab
+        self.banner.show_info(f"Train merges from the pre-token counts in {len(paths)} file"
+                              f"{'s' * (len(paths) != 1)} (their pattern and special tokens are set).")
 
     def open_tokenizer_dialog(self) -> None:
         """Open an existing tokenizer in the Explore tab."""

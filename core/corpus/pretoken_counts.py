@@ -241,6 +241,34 @@ class PretokenCounts:
             raise FormatError(f"{path}: no such file") from None
         return cls.from_bytes(data, str(path))
 
+    @staticmethod
+    def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
+        """What a counts file was made with — ``pattern``, ``special_tokens``, ``documents``,
+        ``input_bytes``, ``distinct``, ... — from its header alone (cheap whatever its size);
+        a file that is not one raises `FormatError` (`load` checks the rest)."""
+        path = Path(path)
+        try:
+            with open(path, "rb") as f:
+                head = f.read(_HEADER.size)
+                if len(head) < _HEADER.size or not head.startswith(MAGIC):
+                    raise FormatError(f"{path} is not a pre-token counts file (it does not start with BPECOUNT)")
+                _, version, meta_size = _HEADER.unpack(head)
+                if version != VERSION:
+                    raise FormatError(f"{path} is a pre-token counts file of version {version}; this BPE "
+                                      f"Studio reads version {VERSION}: upgrade BPE Studio or count again")
+                raw = f.read(meta_size)
+        except IsADirectoryError:
+            raise FormatError(f"{path} is a folder, not a pre-token counts file") from None
+        except FileNotFoundError:
+            raise FormatError(f"{path}: no such file") from None
+        try:
+            meta = json.loads(raw)
+        except ValueError:
+            meta = None
+        if not isinstance(meta, dict) or not {"pattern", "special_tokens"} <= meta.keys():
+            raise FormatError(f"{path} is not a readable pre-token counts file (its header is damaged)")
+        return meta
+
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<bytes>") -> PretokenCounts:
         def bad(why: str) -> FormatError:

@@ -281,6 +281,16 @@ class SettingsPanel(QWidget):
         if paths:
             self.set_corpus(join_sources(paths))
 
+    def use_counts_files(self, paths: list[str]) -> None:
+        """Train from pre-token counts files (``bpe-studio count``): they become the corpus,
+        and the pattern and special tokens they were counted with are set (the counts
+        cannot be trained with others). Raises `core.FormatError` for a file that is not one."""
+        infos = [core.PretokenCounts.read_info(path) for path in paths]  # headers only: quick
+        self.set_corpus(join_sources(paths))
+        pattern = core.resolve_pattern(str(infos[0]["pattern"]))  # a built-in one by its name
+        self._set_pattern(pattern.name if pattern.name != "custom" else pattern.source)
+        self.specials_edit.setPlainText("\n".join(str(t) for t in infos[0]["special_tokens"]))
+
     def _fill_recent_menu(self) -> None:
         self.recent.fill_menu(self.recent_menu, self.set_corpus)
         first = self.recent_menu.actions()[0]

@@ -37,7 +37,7 @@ import core
 from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import TrainerStarted
 from core.corpus.processes import main_module_hidden
-from core.events import CountingDone, Finished, MergeBatch
+from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch
 
 BATCH_SECONDS = 0.05
 """Events are held back at most this long before being sent to the GUI."""
@@ -65,9 +65,54 @@ def _joined(events: list[object]) -> list[object]:
     return joined
 
 
+COUNTS_SUFFIX = ".bpc"
+"""Pre-token counts files (`core.PretokenCounts`, File › Open pre-token counts…): a corpus
+whose sources are all such files is trained from the counts they add up to."""
+
+
+def counts_files(settings: TrainSettings) -> list[str] | None:
+    """The settings' sources when they are all pre-token counts files, else ``None``."""
+    sources = settings.sources
+    return sources if sources and all(s.lower().endswith(COUNTS_SUFFIX) for s in sources) else None
+
+
+def _check_counts_settings(paths: list[str], settings: TrainSettings) -> None:
+    """The counts files' headers against the run's pattern and special tokens (cheap: the
+    tables themselves are read by the training process)."""
+    for path in paths:
+        info = core.PretokenCounts.read_info(path)
+        if core.resolve_pattern(settings.pattern).source != info["pattern"]:
+            raise ValueError(f"{path} was counted with another pre-tokenization pattern; choose the pattern "
+                             "it was counted with (opening the file sets it)")
+        if set(settings.special_tokens) != set(info["special_tokens"]):
+            raise ValueError(f"{path} was counted with the special tokens {info['special_tokens']}, "
+                             f"not {list(settings.special_tokens)}; train with those (opening the file sets them)")
+
+
+def _open_run(settings: TrainSettings) -> Iterator[BatchedTrainEvent]:
+    """The trainer's batched events for ``settings``: from the corpus, or from the sum of
+    its pre-token counts files."""
+    paths = counts_files(settings)
+    if paths is None:
+        return core.train_bpe_batches(
+            settings.sources, settings.vocab_size, list(settings.special_tokens),
+            pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
+            **_trainer_options(settings),
+        )
+    _check_counts_settings(paths, settings)
+    counts = core.PretokenCounts.add_all(core.PretokenCounts.load(path) for path in paths)
+    return core.train_bpe_from_counts_batches(
+        counts, settings.vocab_size, list(settings.special_tokens), **_trainer_options(settings)
+    )
+
+
 def check_settings(settings: TrainSettings) -> None:
     """Raise the trainer's own error for bad input (missing/binary file, vocabulary too
     small, bad pattern or special tokens) without doing any work."""
+    paths = counts_files(settings)
+    if paths is not None:
+        _check_counts_settings(paths, settings)
+        return
     stream = core.train_bpe_batches(
         settings.sources, settings.vocab_size, list(settings.special_tokens),
         pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
@@ -118,11 +163,7 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
     batch: list[object] = []
     try:
         conn.send(("events", [TrainerStarted()]))
-        stream = core.train_bpe_batches(
-            settings.sources, settings.vocab_size, list(settings.special_tokens),
-            pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
-            **_trainer_options(settings),
-        )
+        stream = _open_run(settings)
         try:
             last = time.monotonic()
             for event in stream:
