@@ -374,7 +374,9 @@ class MainWindow(QMainWindow):
         self.save_session_action.setText(f"Sa&ve session of {name}…" if current.session else "Sa&ve session…")
         self.summary_panel.export_button.setToolTip(f"Write {name}'s vocab.json, merges.txt and tokenizer.json (Ctrl+E)")
         self._update_encode_action()
-        self.evaluate_panel.set_current_tokenizer(current.tokenizer)
+        # The trained tokenizer: its training corpus's bytes per token as the vocabulary grew.
+        sizes, bpt = self.state.bytes_per_token() if current.session is not None else ((), ())
+        self.evaluate_panel.set_current_tokenizer(current.tokenizer, (sizes, bpt) if len(sizes) else None)
 
     def open_counts_dialog(self) -> None:
         """Choose pre-token counts files to train from (Train then merges from their sum)."""

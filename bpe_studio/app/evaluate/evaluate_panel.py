@@ -90,6 +90,8 @@ class EvaluatePanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.current: object | None = None
+        self.training_curve: tuple[Any, Any] | None = None
+        self.training_line: Any = None  # the dashed "training corpus" curve when drawn
         self.job: ThreadJob | None = None
         self.result: Evaluation | None = None
 
@@ -188,9 +190,14 @@ class EvaluatePanel(QWidget):
 
     # -- inputs ----------------------------------------------------------------------------------
 
-    def set_current_tokenizer(self, tokenizer: object | None) -> None:
-        """The tokenizer just trained or opened, listed as "current"."""
+    def set_current_tokenizer(self, tokenizer: object | None, training_curve: tuple[Any, Any] | None = None) -> None:
+        """The tokenizer just trained or opened, listed as "current".
+
+        ``training_curve``: (vocabulary sizes, bytes per token) on its training corpus when
+        it is the trained one; the size ladder draws it as a dashed "training corpus" line.
+        """
         self.current = tokenizer
+        self.training_curve = training_curve if tokenizer is not None else None
         items = [self.tokenizer_list.item(i).text() for i in range(self.tokenizer_list.count())]
         if tokenizer is not None and CURRENT not in items:
             self.tokenizer_list.insertItem(0, CURRENT)
@@ -414,6 +421,12 @@ class EvaluatePanel(QWidget):
             color = BAR_COLORS[k % len(BAR_COLORS)]
             self.chart.plot([p[0] for p in points], [p[1] for p in points], pen=pg.mkPen(color, width=2),
                             symbol="o", symbolBrush=color, name=Path(source.split(" [")[0]).name)
+        self.training_line = None
+        if self.training_curve is not None and any(r.tokenizer.startswith(f"{CURRENT} @ ") for r in rows):
+            sizes, bpt = self.training_curve
+            self.training_line = self.chart.plot(
+                sizes, bpt, pen=pg.mkPen("#7f7f7f", width=2, style=Qt.PenStyle.DashLine),
+                name="training corpus")
 
     def _export_dialog(self, kind: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export the table as {kind.upper()}", f"evaluation.{kind}",

@@ -162,7 +162,8 @@ class ExplorePanel(QWidget):
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Stop the background work of the panel, its inspector and compare (the window is closing)."""
         done = [self._columns.shutdown(timeout_ms), self._opening.shutdown(timeout_ms),
-                self.inspector.shutdown(timeout_ms), self.compare.shutdown(timeout_ms)]
+                self.inspector.shutdown(timeout_ms), self.compare.shutdown(timeout_ms),
+                self.browser.shutdown(timeout_ms)]
         return all(done)
 
     def _show_heading(self) -> None:
@@ -187,7 +188,7 @@ class ExplorePanel(QWidget):
         self.tokenizer, self.title, self.vocab = tokenizer, title, data
         self.error_label.hide()
         self._show_heading()
-        self.browser.set_vocab(data)
+        self.browser.set_vocab(data, tokenizer)
         self.tree.set_vocab(data)
         self.inspector.set_highlight_id(None)
         self.inspector.set_tokenizer(tokenizer)

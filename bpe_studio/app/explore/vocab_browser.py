@@ -9,6 +9,7 @@ done by `VocabData` inside the model, so it stays fast at 200k tokens.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from PySide6.QtCore import QItemSelection, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -26,9 +27,14 @@ from PySide6.QtWidgets import (
 
 from bpe_studio.app.models.vocab_data import COL_HEX, COL_ID, COL_PARTS, COL_READABLE, VocabData
 from bpe_studio.app.explore.vocab_model import TOKEN_ID_ROLE, VocabTableModel
+from bpe_studio.app.workers.thread_job import LatestJob
+from core.evaluate.health import Health, health
 
 DEBOUNCE_MS = 150
 _SCOPES = (("Readable", "readable"), ("GPT-2 form", "gpt2"), ("Hex bytes", "hex"))
+# The "Show:" choices: a `core.evaluate.health.Health` list each (None: every token).
+HEALTH_FILTERS = (("All tokens", None), ("Unreachable", "unreachable"),
+                  ("Not whole UTF-8", "partial"), ("Long repetitive", "repetitive"))
 
 
 class VocabBrowser(QWidget):
@@ -50,6 +56,12 @@ class VocabBrowser(QWidget):
         for label, scope in _SCOPES:
             self.scope_combo.addItem(label, scope)
         self.scope_combo.setToolTip("Which form of each token the filter searches")
+        self.show_combo = QComboBox()
+        for label, kind in HEALTH_FILTERS:
+            self.show_combo.addItem(label, kind)
+        self.show_combo.setToolTip(
+            "Unreachable: no text encodes to the token alone · Not whole UTF-8: a piece of a "
+            "character · Long repetitive: 5+ bytes of one 1-3 byte unit repeated")
         self.count_label = QLabel()
         self.error_label = QLabel()
         self.error_label.setStyleSheet("color: #c62828;")
@@ -62,6 +74,8 @@ class VocabBrowser(QWidget):
         bar.addWidget(self.scope_combo)
         bar.addWidget(self.regex_box)
         bar.addWidget(self.case_box)
+        bar.addWidget(QLabel("Show:"))
+        bar.addWidget(self.show_combo)
 
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -103,14 +117,27 @@ class VocabBrowser(QWidget):
         self.regex_box.toggled.connect(self.apply_filter)
         self.case_box.toggled.connect(self.apply_filter)
         self.scope_combo.currentIndexChanged.connect(self.apply_filter)
+        self.show_combo.currentIndexChanged.connect(self.apply_filter)
+        # The health lists take seconds on a 200k vocabulary: computed once per tokenizer,
+        # in a worker, when a health filter is first chosen.
+        self._tokenizer: Any = None
+        self._health: Health | None = None
+        self._checking = LatestJob("checking the vocabulary", name="bpe-studio-vocab-health", parent=self)
+        self._checking.returned.connect(self._on_health)
+        self._checking.failed.connect(self._on_health_failed)
         self.model.modelReset.connect(self._reselect)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self._selected_id: int | None = None
         self._update_count()
 
-    def set_vocab(self, data: VocabData | None) -> None:
-        """Show ``data`` (None empties the table); the current filter applies to it."""
+    def set_vocab(self, data: VocabData | None, tokenizer: Any = None) -> None:
+        """Show ``data`` (None empties the table); the current filter applies to it.
+
+        ``tokenizer`` (its `core.Tokenizer`) is what the "Show:" health filters check.
+        """
         self._selected_id = None
+        self._checking.cancel()
+        self._tokenizer, self._health = tokenizer, None
         self.model.set_vocab(data)
         if data is not None:
             self.apply_filter()
@@ -119,6 +146,17 @@ class VocabBrowser(QWidget):
     def apply_filter(self) -> None:
         """Apply the filter bar now (the debounce timer calls this after typing stops)."""
         self._debounce.stop()
+        data = self.model.vocab
+        kind = self.show_combo.currentData()
+        if data is not None:
+            if kind is None or self._tokenizer is None:
+                data.allow_ids(None)
+            elif self._health is None:
+                if not self._checking.running:
+                    self._checking.start(health, self._tokenizer)
+                data.allow_ids([])  # nothing is known to be unhealthy yet
+            else:
+                data.allow_ids(getattr(self._health, kind))
         t0 = time.perf_counter()
         error = self.model.set_filter(
             self.filter_edit.text(),
@@ -131,6 +169,24 @@ class VocabBrowser(QWidget):
         self.error_label.setText(error or "")
         self.filter_edit.setStyleSheet("border: 1px solid #c62828;" if error else "")
         self._update_count()
+
+    @property
+    def checking_health(self) -> bool:
+        """True while the health lists are being computed."""
+        return self._checking.running
+
+    def _on_health(self, result: Health) -> None:
+        self._health = result
+        self.apply_filter()
+
+    def _on_health_failed(self, message: str) -> None:
+        self.show_combo.setCurrentIndex(0)
+        self.error_label.setText(f"Cannot check the vocabulary: {message}")
+        self.error_label.show()
+
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Stop the health check (the window is closing)."""
+        return self._checking.shutdown(timeout_ms)
 
     def select_token(self, token_id: int) -> bool:
         """Select and scroll to ``token_id``; False when the filter hides it."""
@@ -152,7 +208,9 @@ class VocabBrowser(QWidget):
             self.count_label.setText("No tokenizer loaded — train one or open one.")
         else:
             shown = len(data.view)
-            self.count_label.setText(f"{shown:,} of {len(data):,} tokens shown · filter {self.last_filter_ms:.0f} ms")
+            checking = " · checking the vocabulary's health…" if self._checking.running else ""
+            self.count_label.setText(
+                f"{shown:,} of {len(data):,} tokens shown · filter {self.last_filter_ms:.0f} ms{checking}")
 
     def _reselect(self) -> None:
         # Rows are rebuilt on each filter/sort: keep the same token selected if visible.

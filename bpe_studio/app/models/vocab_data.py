@@ -129,6 +129,8 @@ class VocabData:
             COL_PARTS: _string_ranks(self.parts),
         }
         self._filtered = np.arange(n, dtype=np.int64)
+        self.allowed: np.ndarray | None = None
+        """Rows a health filter keeps (bool per row), or None: every row; `set_filter` applies it."""
         self.sort_column = COL_ID
         self.descending = False
         self.view = self._filtered
@@ -208,9 +210,21 @@ class VocabData:
                 raw = self.text if case_sensitive else self._text_lower
                 hits |= np.fromiter(map(str.__contains__, raw, [needle] * n), dtype=bool, count=n)
             keep = np.flatnonzero(hits)
+        if self.allowed is not None:
+            keep = keep[self.allowed[keep]]
         self._filtered = keep
         self._apply_sort()
         return None
+
+    def allow_ids(self, ids: Sequence[int] | None) -> None:
+        """Keep only the tokens ``ids`` (None: all) from the next `set_filter` on."""
+        if ids is None:
+            self.allowed = None
+            return
+        allowed = np.zeros(len(self.token_bytes), dtype=bool)
+        rows = [self.row_of_id[i] for i in ids if i in self.row_of_id]
+        allowed[np.array(rows, dtype=np.int64)] = True
+        self.allowed = allowed
 
     def sort(self, column: int, *, descending: bool = False) -> None:
         """Order the filtered rows by ``column`` (ties keep id order)."""

@@ -90,6 +90,10 @@ def test_window_has_the_tab_and_passes_the_trained_tokenizer(qtbot, make_window,
     assert panel.current is window.current.tokenizer  # the one Export and Encode act on
     assert len(panel.current) > 256  # trained: merges beyond the bytes
     assert panel.tokenizer_list.item(0).text() == CURRENT
+    # The trained one: the window hands the ladder its training corpus's compression curve.
+    sizes, bpt = window.state.bytes_per_token()
+    assert panel.training_curve is not None and len(sizes) > 0
+    assert list(panel.training_curve[0]) == list(sizes) and list(panel.training_curve[1]) == list(bpt)
 
 
 def test_ladder_health_and_lm(qtbot, tmp_path: Path) -> None:
@@ -160,3 +164,31 @@ def test_closing_the_window_stops_a_running_evaluation(qtbot, make_window, tmp_p
     assert job is not None and job.running
     window.close()
     assert job._thread.isFinished()
+
+
+def test_ladder_draws_the_training_corpus_curve_for_the_trained_tokenizer(qtbot, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+
+    current, _small, held = _setup(tmp_path)
+    panel = EvaluatePanel()
+    qtbot.addWidget(panel)
+    panel.add_source(str(held / "a.txt"))
+    panel.sizes.setText(f"270,{len(current)}")
+    sizes, bpt = [257.0, 280.0, float(len(current))], [1.0, 1.6, 2.1]
+    panel.set_current_tokenizer(current, (sizes, bpt))  # as the window gives a trained one
+    with qtbot.waitSignal(panel.finished, timeout=30_000):
+        panel.run()
+    line = panel.training_line
+    assert line is not None and line.name() == "training corpus"
+    xs, ys = line.getData()
+    assert list(xs) == sizes and list(ys) == bpt
+    assert line.opts["pen"].style() == Qt.PenStyle.DashLine
+    legend = [label.text for _sample, label in panel.chart.plotItem.legend.items]
+    assert "training corpus" in legend and "a.txt" in legend
+
+    # An opened tokenizer (no training curve): the ladder alone.
+    panel.set_current_tokenizer(current)
+    with qtbot.waitSignal(panel.finished, timeout=30_000):
+        panel.run()
+    assert panel.training_line is None
+    assert [label.text for _sample, label in panel.chart.plotItem.legend.items] == ["a.txt"]
