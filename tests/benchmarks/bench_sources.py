@@ -15,7 +15,7 @@ Then, each in its own fresh process (imports done before the clock starts), alte
   ``train_from_iterator`` fed by a plain Python reader (zstandard stream, one ``json.loads``
   a line) — what a user writes without a source layer.
 Prints wall seconds and the peak memory of each whole process tree (the RSS of the process
-and all its children, summed, sampled every 20 ms from /proc), and the ratios.
+and all its children, summed, sampled from /proc by harness.py), and the ratios.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ import io
 import json
 import os
 import random
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
+
+import harness
 
 HERE = Path(__file__).resolve()
 SHARED = HERE.parents[3] / "shared"
@@ -138,62 +138,18 @@ def _child(tool: str, corpus: str, vocab_size: int, workers: int | None) -> None
         import zstandard  # noqa: F401
     start = time.perf_counter()
     result = {"ours": run_ours, "hf": run_hf}[tool](corpus, vocab_size, workers)
-    result["seconds"] = time.perf_counter() - start  # type: ignore[assignment]
-    print(json.dumps(result))
+    harness.child_result(time.perf_counter() - start, **result)
 
 
 # --------------------------------------------------------------------------- measuring
 
 
-def _tree_rss_kb(root: int) -> int:
-    """RSS of ``root`` and all its descendants, summed (from /proc)."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/status") as f:
-                kb = next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
-        except (OSError, IndexError, ValueError):
-            continue
-        pid, ppid = int(entry), int(fields[1])
-        children.setdefault(ppid, []).append(pid)
-        rss[pid] = kb
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack += children.get(pid, [])
-    return total
-
-
 def measure(tool: str, corpus: Path, args: argparse.Namespace) -> dict[str, float]:
-    cmd = [sys.executable, str(HERE), "--run", tool, "--corpus", str(corpus), "--vocab-size", str(args.vocab_size)]
+    """One fresh process (`harness.measure`: seconds and the process tree's peak memory)."""
+    argv = [str(HERE), "--run", tool, "--corpus", str(corpus), "--vocab-size", str(args.vocab_size)]
     if args.workers:
-        cmd += ["--workers", str(args.workers)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    peak = 0
-    stop = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not stop.is_set():
-            peak = max(peak, _tree_rss_kb(proc.pid))
-            stop.wait(0.02)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out, _ = proc.communicate()
-    stop.set()
-    sampler.join()
-    if proc.returncode != 0:
-        raise SystemExit(f"{tool} failed with exit status {proc.returncode}")
-    result = json.loads(out.strip().splitlines()[-1])
-    result["peak_mb"] = peak / 1024
-    return result
+        argv += ["--workers", str(args.workers)]
+    return harness.measure(argv)
 
 
 def main() -> None:
