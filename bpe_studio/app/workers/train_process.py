@@ -110,15 +110,10 @@ def check_settings(settings: TrainSettings) -> None:
     """Raise the trainer's own error for bad input (missing/binary file, vocabulary too
     small, bad pattern or special tokens) without doing any work."""
     paths = counts_files(settings)
-    if paths is not None:
+    if paths is not None:  # the headers only: the tables are read by the training process
         _check_counts_settings(paths, settings)
         return
-    stream = core.train_bpe_batches(
-        settings.sources, settings.vocab_size, list(settings.special_tokens),
-        pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
-        **_trainer_options(settings),
-    )
-    stream.close()
+    _open_run(settings).close()  # a corpus run checks its input when it is opened
 
 
 def _trainer_options(settings: TrainSettings) -> dict[str, Any]:
