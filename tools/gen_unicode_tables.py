@@ -5,7 +5,9 @@
 Run it after upgrading `regex` to a version with a new Unicode version (the fast path
 stands down, saying so once, while the tables differ from the installed `regex`). The
 classes are those of `core.pretokenize.unicode_classes.class_flags`: one byte per code
-point, stored as a two-level table (the code point's high bits pick a block of 256).
+point, stored as a two-level table (the code point's high bits pick a block of 256), and
+`bpe_byte_flags`: the flags of each byte as the first byte of a character, for the
+scanner's ASCII loops (bytes 0x80..0xFF, which start no ASCII character, get BPE_HIGH).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 from core.pretokenize.unicode_classes import CODE_POINTS, class_flags, flags_digest  # noqa: E402
 
 OUT = ROOT / "core" / "pretokenize" / "_unicode_tables.h"
+HIGH = 0x08  # BPE_HIGH in _scanner.h: a bit no class flag or letter code uses
 
 
 def main() -> None:
@@ -45,6 +48,12 @@ def main() -> None:
         for i in range(0, 256, 32):
             lines.append("        " + ", ".join(map(str, block[i : i + 32])) + ",")
         lines.append("    },")
+    lines.append("};")
+    assert all(flags[b] & HIGH == 0 for b in range(128))
+    byte_flags = list(flags[:128]) + [HIGH] * 128
+    lines.append("static const unsigned char bpe_byte_flags[256] = {")
+    for i in range(0, 256, 32):
+        lines.append("    " + ", ".join(map(str, byte_flags[i : i + 32])) + ",")
     lines.append("};")
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"{OUT.relative_to(ROOT)}: {len(blocks)} blocks, regex {regex.__version__}, digest {flags_digest(flags)}")

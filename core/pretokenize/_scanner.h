@@ -27,10 +27,47 @@
 #define BPE_N 2u
 #define BPE_S 4u
 #define BPE_CLASSES 7u
+/* in bpe_byte_flags only: a byte >= 0x80, which starts no ASCII character */
+#define BPE_HIGH 8u
 /* letter codes (flags >> 4) of the GPT-4 contractions: 1 + "sdmtlvre".index(c) */
 enum { BPE_CS = 1, BPE_CD, BPE_CM, BPE_CT, BPE_CL, BPE_CV, BPE_CR, BPE_CE };
 
 enum { BPE_GPT2 = 1, BPE_GPT4 = 2 };
+
+/* x in every byte of a word */
+#define BPE_BYTES(x) (0x0101010101010101ull * (uint64_t)(x))
+
+/* The 8 bytes at p as one word, the first byte lowest (whatever the machine's byte order). */
+static inline uint64_t bpe_load64(const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+/* The first byte (lowest) of w whose high bit is set; w has some byte's high bit set. */
+static inline unsigned bpe_first_high_byte(uint64_t w)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(w) >> 3;
+#else
+    unsigned k = 0;
+    while (!(w & 0x80)) {
+        w >>= 8;
+        k++;
+    }
+    return k;
+#endif
+}
+
+/* A mask of the k <= 8 lowest bytes of a word (the first k bytes of bpe_load64). */
+static inline uint64_t bpe_low_bytes(size_t k)
+{
+    return k >= 8 ? ~0ull : (1ull << (8 * k)) - 1;
+}
 
 static inline unsigned bpe_flags_of(uint32_t cp)
 {
@@ -43,11 +80,9 @@ static inline unsigned bpe_flags_of(uint32_t cp)
 static inline unsigned bpe_char(const unsigned char *s, ptrdiff_t i, ptrdiff_t end, int *len)
 {
     unsigned c = s[i];
-    if (c < 0x80) {
-        *len = 1;
-        return bpe_class_blocks[bpe_class_index[0]][c];
-    }
     *len = 1;
+    if (c < 0x80)
+        return bpe_byte_flags[c];
     if (c >= 0xC2 && c <= 0xDF) {
         if (i + 1 < end && (s[i + 1] & 0xC0) == 0x80) {
             *len = 2;
@@ -75,43 +110,100 @@ static inline unsigned bpe_char(const unsigned char *s, ptrdiff_t i, ptrdiff_t e
     return 0; /* an invalid byte: surrogate-escaped, class "other" */
 }
 
-/* Bytes of s[0:end] that are not valid UTF-8 (each is one surrogate escape in Python). */
+/* Bytes of s[0:end] that are not valid UTF-8 (each is one surrogate escape in Python).
+ * ASCII goes 8 bytes at a time: only a byte >= 0x80 needs decoding. */
 static inline ptrdiff_t bpe_invalid_bytes(const unsigned char *s, ptrdiff_t end)
 {
     ptrdiff_t i = 0, bad = 0;
     int n;
     while (i < end) {
-        if (s[i] < 0x80) {
+        if (i + 8 <= end) {
+            uint64_t high = bpe_load64(s + i) & BPE_BYTES(0x80);
+            if (!high) {
+                i += 8;
+                continue;
+            }
+            i += bpe_first_high_byte(high);
+        } else if (s[i] < 0x80) {
             i++;
             continue;
         }
-        unsigned c = s[i];
+        /* s[i] >= 0x80: bpe_char gives length 1 only to an invalid byte there */
         (void)bpe_char(s, i, end, &n);
-        /* bpe_char gives length 1 and class 0 for an invalid byte; a valid 1-byte
-         * character >= 0x80 does not exist, so length 1 here means invalid */
-        if (n == 1 && c >= 0x80)
-            bad++;
+        bad += n == 1;
         i += n;
     }
     return bad;
 }
 
-/* The end of the run of characters, from i, whose flags satisfy (flags & mask) == want. */
-static inline ptrdiff_t bpe_run(const unsigned char *s, ptrdiff_t i, ptrdiff_t end, unsigned mask, unsigned want)
+/* The characters from s[i] (i < end, s[i] >= 0x80) whose flags satisfy (flags & mask) ==
+ * want, up to the next ASCII byte: where they end, or where one fails (*failed = 1). */
+static inline ptrdiff_t bpe_run_high(const unsigned char *s, ptrdiff_t i, ptrdiff_t end, unsigned mask,
+                                     unsigned want, int *failed)
 {
     int n;
-    while (i < end) {
-        if (s[i] < 0x80) { /* fast ASCII path */
-            if ((bpe_class_blocks[bpe_class_index[0]][s[i]] & mask) != want)
-                break;
-            i++;
-            continue;
+    do {
+        if ((bpe_char(s, i, end, &n) & mask) != want) {
+            *failed = 1;
+            return i;
         }
-        if ((bpe_char(s, i, end, &n) & mask) != want)
-            break;
         i += n;
-    }
+    } while (i < end && s[i] >= 0x80);
+    *failed = 0;
     return i;
+}
+
+/* The end of the run of characters, from i, whose flags satisfy (flags & mask) == want
+ * (want has no BPE_HIGH): ASCII by bpe_byte_flags alone, other characters decoded. */
+static inline ptrdiff_t bpe_run(const unsigned char *s, ptrdiff_t i, ptrdiff_t end, unsigned mask, unsigned want)
+{
+    int failed;
+    for (;;) {
+        while (i < end && (bpe_byte_flags[s[i]] & (mask | BPE_HIGH)) == want)
+            i++;
+        if (i >= end || s[i] < 0x80)
+            return i;
+        i = bpe_run_high(s, i, end, mask, want, &failed);
+        if (failed)
+            return i;
+    }
+}
+
+/* A high bit in each byte of w (8 bytes of text) that is not an ASCII letter [A-Za-z]
+ * (the only ASCII characters in \p{L}). */
+static inline uint64_t bpe_non_letters(uint64_t w)
+{
+    /* lower-cased, 7 bits a byte so that the sums below carry into no other byte;
+     * y | 0x20 is in [a-z] exactly for the bytes in [A-Za-z] */
+    uint64_t y = (w | BPE_BYTES(0x20)) & BPE_BYTES(0x7F);
+    uint64_t letters = (y + BPE_BYTES(0x80 - 'a')) & ~(y + BPE_BYTES(0x80 - 'z' - 1)) & ~w;
+    return ~letters & BPE_BYTES(0x80);
+}
+
+/* The end of the run of letters (\p{L}+) from i: bpe_run(.., BPE_L, BPE_L), with ASCII
+ * letters 8 bytes at a time (most words end within the first 8, with no branch per byte). */
+static inline ptrdiff_t bpe_letter_run(const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
+{
+    int failed;
+    for (;;) {
+        if (i + 8 <= end) {
+            uint64_t stop = bpe_non_letters(bpe_load64(s + i));
+            if (!stop) {
+                i += 8;
+                continue;
+            }
+            i += bpe_first_high_byte(stop);
+        } else {
+            while (i < end && (bpe_byte_flags[s[i]] & BPE_L))
+                i++;
+        }
+        /* s[i] is not an ASCII letter; if it is >= 0x80 it may start a letter still */
+        if (i >= end || s[i] < 0x80)
+            return i;
+        i = bpe_run_high(s, i, end, BPE_L, BPE_L, &failed);
+        if (failed)
+            return i;
+    }
 }
 
 /* A whitespace run from i (s[i] is whitespace): its end, the start of its last character,
@@ -137,30 +229,32 @@ static inline ptrdiff_t bpe_space_run(const unsigned char *s, ptrdiff_t i, ptrdi
 
 static inline ptrdiff_t bpe_next_gpt2(const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
 {
-    int n, m;
-    unsigned c = s[i];
-    if (c == '\'' && i + 1 < end) { /* '(?:[sdmt]|ll|ve|re) */
-        unsigned d = s[i + 1];
-        if (d == 's' || d == 'd' || d == 'm' || d == 't')
-            return i + 2;
-        if (i + 2 < end) {
-            unsigned e = s[i + 2];
-            if ((d == 'l' && e == 'l') || (d == 'v' && e == 'e') || (d == 'r' && e == 'e'))
-                return i + 3;
-        }
-    }
-    unsigned f = bpe_char(s, i, end, &n);
-    ptrdiff_t j = i;
-    if (c == ' ' && i + 1 < end) { /* the optional space of the next three */
-        unsigned g = bpe_char(s, i + 1, end, &m);
-        if (!(g & BPE_S)) {
+    int n;
+    unsigned c = s[i], f;
+    ptrdiff_t j = i; /* the run's first character: after the optional space, if any */
+    if (c == ' ' && i + 1 < end) { /* the optional space of ' ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+' */
+        f = bpe_char(s, i + 1, end, &n);
+        if (f & BPE_S) { /* no: a whitespace run starts at i */
+            f = BPE_S;
+            n = 1;
+        } else {
             j = i + 1;
-            f = g;
-            n = m;
         }
+    } else {
+        if (c == '\'' && i + 1 < end) { /* '(?:[sdmt]|ll|ve|re) */
+            unsigned d = s[i + 1];
+            if (d == 's' || d == 'd' || d == 'm' || d == 't')
+                return i + 2;
+            if (i + 2 < end) {
+                unsigned e = s[i + 2];
+                if ((d == 'l' && e == 'l') || (d == 'v' && e == 'e') || (d == 'r' && e == 'e'))
+                    return i + 3;
+            }
+        }
+        f = bpe_char(s, i, end, &n);
     }
     if (f & BPE_L)
-        return bpe_run(s, j + n, end, BPE_L, BPE_L);
+        return bpe_letter_run(s, j + n, end);
     if (f & BPE_N)
         return bpe_run(s, j + n, end, BPE_N, BPE_N);
     if (!(f & BPE_S))
@@ -195,9 +289,13 @@ static inline ptrdiff_t bpe_next_gpt4(const unsigned char *s, ptrdiff_t i, ptrdi
     }
     unsigned f = bpe_char(s, i, end, &n) & BPE_CLASSES;
     if (f & BPE_L) /* [^\r\n\p{L}\p{N}]?+\p{L}++ without its first character */
-        return bpe_run(s, i + n, end, BPE_L, BPE_L);
-    if (!(f & BPE_N) && c != '\r' && c != '\n' && i + n < end && (bpe_char(s, i + n, end, &m) & BPE_L))
-        return bpe_run(s, i + n + m, end, BPE_L, BPE_L);
+        return bpe_letter_run(s, i + n, end);
+    unsigned g = BPE_S; /* the class of the next character, when it matters (not a digit here) */
+    if (!(f & BPE_N) && i + n < end) {
+        g = bpe_char(s, i + n, end, &m) & BPE_CLASSES;
+        if ((g & BPE_L) && c != '\r' && c != '\n')
+            return bpe_letter_run(s, i + n + m, end);
+    }
     if (f & BPE_N) { /* \p{N}{1,3}+ */
         ptrdiff_t k = i + n;
         for (int digits = 1; digits < 3 && k < end; digits++) {
@@ -208,13 +306,10 @@ static inline ptrdiff_t bpe_next_gpt4(const unsigned char *s, ptrdiff_t i, ptrdi
         return k;
     }
     ptrdiff_t j = i;
-    if (c == ' ' && i + 1 < end) {
-        unsigned g = bpe_char(s, i + 1, end, &m) & BPE_CLASSES;
-        if (g == 0) {
-            j = i + 1;
-            f = 0;
-            n = m;
-        }
+    if (c == ' ' && g == 0) { /* the optional space of  ?[^\s\p{L}\p{N}]++ */
+        j = i + 1;
+        f = 0;
+        n = m;
     }
     if (f == 0) { /*  ?[^\s\p{L}\p{N}]++[\r\n]*+ */
         ptrdiff_t k = bpe_run(s, j + n, end, BPE_CLASSES, 0);

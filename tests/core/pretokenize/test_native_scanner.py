@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 import unicodedata
 import warnings
+from collections import Counter
 
 import pytest
 import regex
@@ -175,3 +176,75 @@ def test_other_unicode_tables_make_the_fast_path_stand_down(monkeypatch: pytest.
         monkeypatch.undo()
         native._tables_current.cache_clear()
     assert sys.modules["core.pretokenize.native"] is native
+
+
+def counted(data: bytes, name: str) -> tuple[dict[bytes, int], int]:
+    """Counts.scan's counts of data (the counting loop, not `pretokenize`'s) and its invalid bytes."""
+    counts = _native.Counts()
+    counts.scan(data, NAMES[name])
+    return dict(zip(*counts.items())), counts.invalid
+
+
+def oracle_invalid(data: bytes) -> int:
+    return len(regex.findall("[\udc80-\udcff]", data.decode("utf-8", "surrogateescape")))
+
+
+def test_ascii_letters_are_exactly_a_to_z() -> None:
+    """The scanner tests 8 ASCII bytes at a time for [A-Za-z]: the tables must agree."""
+    flags = _native.class_flags()
+    assert bytes(b for b in range(128) if flags[b] & 1) == bytes(range(65, 91)) + bytes(range(97, 123))
+
+
+# Characters that end or continue a run of ASCII letters, one to four bytes, valid or not.
+BREAKERS = [bytes([b]) for b in range(128)] + [
+    "é".encode(), "ſ".encode(), "中".encode(), "\U00010400".encode(), "\u00a0".encode(), "\u3000".encode(),
+    "٣".encode(), "\u0301".encode(), "…".encode(), b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\x80",
+]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+def test_runs_break_at_every_offset_of_an_8_byte_block(name: str) -> None:
+    """A character after k ASCII letters, for k across two 8-byte blocks, then text or the
+    end of the text within 8 bytes: each edge of the word-at-a-time loops, ASCII and not."""
+    for piece in BREAKERS:
+        for k in range(18):
+            for tail in (b"", b"b", b"bcdefgh", b"bcdefghijk", b" x1", b"\xff\xfe"):
+                data = b"a" * k + piece + tail
+                assert scan(data, name) == oracle(data, name), data
+                words, invalid = counted(data, name)
+                assert words == Counter(oracle(data, name)), data
+                assert invalid == oracle_invalid(data), data
+
+
+def test_invalid_bytes_at_every_offset_next_to_ascii() -> None:
+    """The invalid-byte count skips ASCII 8 bytes at a time: invalid and valid non-ASCII
+    bytes at each offset of a block, next to each other and at the end of the text."""
+    pieces = [b"\xff", b"\xc3", b"\xc3\xa9", b"\xe2\x82", b"\xe2\x82\xac", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\x80\x80"]
+    for first in pieces:
+        for second in pieces + [b""]:
+            for k in range(17):
+                for gap in (0, 1, 7, 8, 9):
+                    data = b"x" * k + first + b" " * gap + second + b"yz"[: k % 3]
+                    assert counted(data, "gpt2")[1] == oracle_invalid(data), data
+
+
+words = st.lists(
+    st.one_of(
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=20),
+        st.sampled_from([" ", "  ", "\n", ", ", ".", "'s", "'LL", "1", "2024", " (", "é", "中文", "ſ", "\u00a0", "\u0301"]),
+        st.characters(codec="utf-8"),
+    ),
+    max_size=40,
+).map(lambda parts: "".join(parts).encode("utf-8"))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(data=st.one_of(words, st.tuples(words, st.binary(max_size=3), words).map(b"".join)),
+       name=st.sampled_from(["gpt2", "gpt4"]))
+def test_mostly_ascii_words_equal_regex(data: bytes, name: str) -> None:
+    """Words of ASCII letters (the word-at-a-time path) of every length, mixed with other
+    characters and invalid bytes: the pre-tokens, their counts and the invalid bytes."""
+    assert scan(data, name) == oracle(data, name)
+    got, invalid = counted(data, name)
+    assert got == Counter(oracle(data, name))
+    assert invalid == oracle_invalid(data)
