@@ -63,11 +63,13 @@ static inline unsigned bpe_first_high_byte(uint64_t w)
 #endif
 }
 
-/* A mask of the k <= 8 lowest bytes of a word (the first k bytes of bpe_load64). */
-static inline uint64_t bpe_low_bytes(size_t k)
-{
-    return k >= 8 ? ~0ull : (1ull << (8 * k)) - 1;
-}
+/* The masks of the two words that hold a key's last n <= 16 bytes (bpe_hash_key, bpe_key_eq). */
+static const uint64_t bpe_tail_masks[17][2] = {
+    {0, 0}, {0xFF, 0}, {0xFFFF, 0}, {0xFFFFFF, 0}, {0xFFFFFFFFull, 0}, {0xFFFFFFFFFFull, 0},
+    {0xFFFFFFFFFFFFull, 0}, {0xFFFFFFFFFFFFFFull, 0}, {~0ull, 0}, {~0ull, 0xFF}, {~0ull, 0xFFFF},
+    {~0ull, 0xFFFFFF}, {~0ull, 0xFFFFFFFFull}, {~0ull, 0xFFFFFFFFFFull}, {~0ull, 0xFFFFFFFFFFFFull},
+    {~0ull, 0xFFFFFFFFFFFFFFull}, {~0ull, ~0ull},
+};
 
 static inline unsigned bpe_flags_of(uint32_t cp)
 {
@@ -349,28 +351,51 @@ typedef struct {
     uint64_t *slots;   /* open addressing: the hash's high 32 bits << 32 | entry index + 1; 0 = empty
                         * (the high bits tell most non-matching slots without reading the entry) */
     size_t mask;
-    unsigned char *keys;
+    unsigned char *keys; /* keys_cap bytes and BPE_KEY_SLACK more, so that keys read 8 bytes at a time */
     size_t keys_len, keys_cap;
 } BpeMap;
 
-static inline uint64_t bpe_hash(const unsigned char *p, size_t n)
+/* Bytes readable after a key's end for the word-at-a-time hash and comparison: past the
+ * key arena's end, and past a pre-token's end where the counting loop uses them. */
+#define BPE_KEY_SLACK 16
+
+/* The k <= 8 bytes at p as a word, the first byte lowest, zero above. */
+static inline uint64_t bpe_load_bytes(const unsigned char *p, size_t k)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full);
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-        p += 8;
-        n -= 8;
-    }
     uint64_t w = 0;
-    memcpy(&w, p, n);
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    for (size_t b = 0; b < k; b++)
+        w |= (uint64_t)p[b] << (8 * b);
+    return w;
+}
+
+/* bpe_hash of p[0:n]; `padded`: the BPE_KEY_SLACK bytes after p[n-1] may be read, so
+ * the last (up to) 16 bytes are two words read and masked, with no branch on n. */
+static inline uint64_t bpe_hash_key(const unsigned char *p, size_t n, int padded)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full), first, second;
+    for (; n > 16; p += 8, n -= 8) {
+        h = (h ^ bpe_load64(p)) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    if (padded) {
+        first = bpe_load64(p) & bpe_tail_masks[n][0];
+        second = bpe_load64(p + 8) & bpe_tail_masks[n][1];
+    } else {
+        first = bpe_load_bytes(p, n < 8 ? n : 8);
+        second = bpe_load_bytes(p + 8, n > 8 ? n - 8 : 0);
+    }
+    h = (h ^ first) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+    h = (h ^ second) * 0xC4CEB9FE1A85EC53ull;
     h ^= h >> 29;
     h *= 0x94D049BB133111EBull;
     h ^= h >> 32;
     return h;
+}
+
+static inline uint64_t bpe_hash(const unsigned char *p, size_t n)
+{
+    return bpe_hash_key(p, n, 0);
 }
 
 static int bpe_map_init(BpeMap *m, size_t slots)
@@ -384,7 +409,7 @@ static int bpe_map_init(BpeMap *m, size_t slots)
     m->cap = s / 2;
     m->entries = (BpeEntry *)malloc(m->cap * sizeof(BpeEntry));
     m->keys_cap = 1 << 16;
-    m->keys = (unsigned char *)malloc(m->keys_cap);
+    m->keys = (unsigned char *)malloc(m->keys_cap + BPE_KEY_SLACK);
     if (!m->slots || !m->entries || !m->keys) {
         free(m->slots);
         free(m->entries);
@@ -437,55 +462,56 @@ static int bpe_map_grow(BpeMap *m)
     return 0;
 }
 
-static inline int bpe_key_eq(const unsigned char *a, const unsigned char *b, size_t n)
+/* a[0:n] == b[0:n], a being a key of the arena; `padded`: b's BPE_KEY_SLACK bytes after
+ * b[n-1] may be read (the arena's may), so both go a word at a time, the last (up to) 16
+ * bytes as two masked words with no branch on n. */
+static inline int bpe_key_eq(const unsigned char *a, const unsigned char *b, size_t n, int padded)
 {
-    while (n >= 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y)
+    if (!padded)
+        return memcmp(a, b, n) == 0;
+    for (; n > 16; a += 8, b += 8, n -= 8)
+        if (bpe_load64(a) != bpe_load64(b))
             return 0;
-        a += 8;
-        b += 8;
-        n -= 8;
+    uint64_t first = (bpe_load64(a) ^ bpe_load64(b)) & bpe_tail_masks[n][0];
+    uint64_t second = (bpe_load64(a + 8) ^ bpe_load64(b + 8)) & bpe_tail_masks[n][1];
+    return (first | second) == 0;
+}
+
+/* Where key p[0:n] (bpe_hash `hash`) is: its entry, or NULL and in *free_slot the empty
+ * slot that ends its probe sequence. `padded` as for bpe_key_eq. */
+static inline BpeEntry *bpe_map_probe(const BpeMap *m, const unsigned char *p, size_t n, uint64_t hash,
+                                      int padded, size_t *free_slot)
+{
+    size_t h = (size_t)hash & m->mask;
+    uint64_t slot, tag = hash & 0xFFFFFFFF00000000ull;
+    while ((slot = m->slots[h]) != 0) {
+        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
+            BpeEntry *e = &m->entries[(uint32_t)slot - 1];
+            if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n, padded))
+                return e;
+        }
+        h = (h + 1) & m->mask;
     }
-    while (n--)
-        if (*a++ != *b++)
-            return 0;
-    return 1;
+    *free_slot = h;
+    return NULL;
 }
 
 /* The entry of key p[0:n] (whose bpe_hash is `hash`), or NULL if there is none. */
 static inline BpeEntry *bpe_map_find(const BpeMap *m, const unsigned char *p, size_t n, uint64_t hash)
 {
-    size_t h = (size_t)hash & m->mask;
-    uint64_t slot, tag = hash & 0xFFFFFFFF00000000ull;
-    while ((slot = m->slots[h]) != 0) {
-        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
-            BpeEntry *e = &m->entries[(uint32_t)slot - 1];
-            if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n))
-                return e;
-        }
-        h = (h + 1) & m->mask;
-    }
-    return NULL;
+    size_t free_slot;
+    return bpe_map_probe(m, p, n, hash, 0, &free_slot);
 }
 
-/* The entry of key p[0:n] (whose bpe_hash is `hash`), created with values (0, 0) if
- * absent; NULL when out of memory. */
-static inline BpeEntry *bpe_map_get_hashed(BpeMap *m, const unsigned char *p, size_t n, uint64_t hash, int *created)
+/* bpe_map_get_hashed, `padded` as for bpe_key_eq. */
+static inline BpeEntry *bpe_map_get_key(BpeMap *m, const unsigned char *p, size_t n, uint64_t hash, int padded,
+                                        int *created)
 {
-    size_t h = (size_t)hash & m->mask;
-    uint64_t slot, tag = hash & 0xFFFFFFFF00000000ull;
+    size_t h;
+    BpeEntry *e = bpe_map_probe(m, p, n, hash, padded, &h);
     *created = 0;
-    while ((slot = m->slots[h]) != 0) {
-        if ((slot & 0xFFFFFFFF00000000ull) == tag) {
-            BpeEntry *e = &m->entries[(uint32_t)slot - 1];
-            if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n))
-                return e;
-        }
-        h = (h + 1) & m->mask;
-    }
+    if (e)
+        return e;
     if (m->n >= m->cap) {
         if (bpe_map_grow(m) < 0)
             return NULL;
@@ -497,23 +523,30 @@ static inline BpeEntry *bpe_map_get_hashed(BpeMap *m, const unsigned char *p, si
         size_t cap = m->keys_cap * 2;
         while (cap < m->keys_len + n)
             cap *= 2;
-        unsigned char *keys = (unsigned char *)realloc(m->keys, cap);
+        unsigned char *keys = (unsigned char *)realloc(m->keys, cap + BPE_KEY_SLACK);
         if (!keys)
             return NULL;
         m->keys = keys;
         m->keys_cap = cap;
     }
     memcpy(m->keys + m->keys_len, p, n);
-    BpeEntry *e = &m->entries[m->n];
+    e = &m->entries[m->n];
     e->hash = hash;
     e->key = m->keys_len;
     e->len = (uint32_t)n;
     e->a = e->b = 0;
     m->keys_len += n;
     m->n++;
-    m->slots[h] = tag | (uint64_t)m->n;
+    m->slots[h] = (hash & 0xFFFFFFFF00000000ull) | (uint64_t)m->n;
     *created = 1;
     return e;
+}
+
+/* The entry of key p[0:n] (whose bpe_hash is `hash`), created with values (0, 0) if
+ * absent; NULL when out of memory. */
+static inline BpeEntry *bpe_map_get_hashed(BpeMap *m, const unsigned char *p, size_t n, uint64_t hash, int *created)
+{
+    return bpe_map_get_key(m, p, n, hash, 0, created);
 }
 
 static inline BpeEntry *bpe_map_get(BpeMap *m, const unsigned char *p, size_t n, int *created)
@@ -521,20 +554,47 @@ static inline BpeEntry *bpe_map_get(BpeMap *m, const unsigned char *p, size_t n,
     return bpe_map_get_hashed(m, p, n, bpe_hash(p, n), created);
 }
 
+/* Ask for the cache line of the slot where key `hash`'s probe starts (a hint only). */
+static inline void bpe_map_prefetch(const BpeMap *m, uint64_t hash)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(&m->slots[(size_t)hash & m->mask]);
+#else
+    (void)m;
+    (void)hash;
+#endif
+}
+
 /* Count the pre-tokens of s[0:n] (pattern BPE_GPT2 or BPE_GPT4) into m; -1: out of memory.
- * (A small direct-mapped cache of the hottest pre-tokens in front of the map was tried:
- * its evictions cost more than it saved.) */
+ *
+ * Pipelined by one pre-token: the next one is cut, hashed and its slot prefetched before
+ * the current one is looked up, so the lookup's cache misses overlap the scanning. A
+ * pre-token ending BPE_KEY_SLACK bytes or more before n is hashed and compared a word at
+ * a time (reading text after it). (A small direct-mapped cache of the hottest pre-tokens
+ * in front of the map was tried: its evictions cost more than it saved.) */
 static int bpe_count(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t n)
 {
-    ptrdiff_t i = 0;
+    if (n <= 0)
+        return 0;
+    ptrdiff_t i = 0, j = bpe_next(pattern, s, 0, n);
+    uint64_t hash = bpe_hash_key(s, (size_t)j, j + BPE_KEY_SLACK <= n);
+    bpe_map_prefetch(m, hash);
     int created;
     while (i < n) {
-        ptrdiff_t j = pattern == BPE_GPT4 ? bpe_next_gpt4(s, i, n) : bpe_next_gpt2(s, i, n);
-        BpeEntry *e = bpe_map_get(m, s + i, (size_t)(j - i), &created);
+        ptrdiff_t k = j;
+        uint64_t next_hash = 0;
+        if (j < n) {
+            k = bpe_next(pattern, s, j, n);
+            next_hash = bpe_hash_key(s + j, (size_t)(k - j), k + BPE_KEY_SLACK <= n);
+            bpe_map_prefetch(m, next_hash);
+        }
+        BpeEntry *e = bpe_map_get_key(m, s + i, (size_t)(j - i), hash, j + BPE_KEY_SLACK <= n, &created);
         if (!e)
             return -1;
         e->a++;
         i = j;
+        j = k;
+        hash = next_hash;
     }
     return 0;
 }

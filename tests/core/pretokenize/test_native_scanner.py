@@ -248,3 +248,24 @@ def test_mostly_ascii_words_equal_regex(data: bytes, name: str) -> None:
     got, invalid = counted(data, name)
     assert got == Counter(oracle(data, name))
     assert invalid == oracle_invalid(data)
+
+
+def test_packed_counts_add_up_for_keys_of_every_length() -> None:
+    """Scanning hashes and compares pre-tokens a word at a time, reading the text after
+    them; adding packed counts reads the keys alone. Both must find the same entries, for
+    keys of every length around the 8 and 16 byte words and at the end of the text."""
+    letters = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    pieces = [letters[k : k + n] for n in range(1, 41) for k in (0, 7)]
+    pieces += [b"=" * n for n in range(1, 41)] + [b"9" * n for n in range(1, 41)]
+    for end in (b"", b"!", b"xyz", b" last-one"):
+        data = b" ".join(pieces + pieces[::-1]) + end
+        want = Counter(oracle(data, "gpt2"))
+        counts = _native.Counts()
+        counts.scan(data, 1)
+        words, numbers = counts.items()
+        assert len(set(words)) == len(words)
+        assert dict(zip(words, numbers)) == want
+        counts.add_packed(counts.packed())  # the keys alone, into the map the text filled
+        words, numbers = counts.items()
+        assert len(set(words)) == len(words)
+        assert dict(zip(words, numbers)) == {w: 2 * n for w, n in want.items()}
