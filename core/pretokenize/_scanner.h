@@ -467,8 +467,15 @@ static int bpe_map_grow(BpeMap *m)
  * bytes as two masked words with no branch on n. */
 static inline int bpe_key_eq(const unsigned char *a, const unsigned char *b, size_t n, int padded)
 {
-    if (!padded)
-        return memcmp(a, b, n) == 0;
+    if (!padded) {
+        for (; n >= 8; a += 8, b += 8, n -= 8)
+            if (bpe_load64(a) != bpe_load64(b))
+                return 0;
+        while (n--)
+            if (*a++ != *b++)
+                return 0;
+        return 1;
+    }
     for (; n > 16; a += 8, b += 8, n -= 8)
         if (bpe_load64(a) != bpe_load64(b))
             return 0;
