@@ -561,14 +561,13 @@ static inline BpeEntry *bpe_map_get(BpeMap *m, const unsigned char *p, size_t n,
     return bpe_map_get_hashed(m, p, n, bpe_hash(p, n), created);
 }
 
-/* Ask for the cache line of the slot where key `hash`'s probe starts (a hint only). */
-static inline void bpe_map_prefetch(const BpeMap *m, uint64_t hash)
+/* Ask for the cache line at p (a hint only). */
+static inline void bpe_prefetch(const void *p)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(&m->slots[(size_t)hash & m->mask]);
+    __builtin_prefetch(p);
 #else
-    (void)m;
-    (void)hash;
+    (void)p;
 #endif
 }
 
@@ -585,7 +584,7 @@ static int bpe_count(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t n
         return 0;
     ptrdiff_t i = 0, j = bpe_next(pattern, s, 0, n);
     uint64_t hash = bpe_hash_key(s, (size_t)j, j + BPE_KEY_SLACK <= n);
-    bpe_map_prefetch(m, hash);
+    bpe_prefetch(&m->slots[(size_t)hash & m->mask]);
     int created;
     while (i < n) {
         ptrdiff_t k = j;
@@ -593,7 +592,7 @@ static int bpe_count(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t n
         if (j < n) {
             k = bpe_next(pattern, s, j, n);
             next_hash = bpe_hash_key(s + j, (size_t)(k - j), k + BPE_KEY_SLACK <= n);
-            bpe_map_prefetch(m, next_hash);
+            bpe_prefetch(&m->slots[(size_t)next_hash & m->mask]);
         }
         BpeEntry *e = bpe_map_get_key(m, s + i, (size_t)(j - i), hash, j + BPE_KEY_SLACK <= n, &created);
         if (!e)

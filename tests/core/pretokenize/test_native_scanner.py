@@ -10,6 +10,7 @@ combining marks, digits of every script, invalid bytes, encoded lone surrogates 
 
 from __future__ import annotations
 
+import struct
 import sys
 import unicodedata
 import warnings
@@ -269,3 +270,17 @@ def test_packed_counts_add_up_for_keys_of_every_length() -> None:
         words, numbers = counts.items()
         assert len(set(words)) == len(words)
         assert dict(zip(words, numbers)) == {w: 2 * n for w, n in want.items()}
+
+
+def test_add_packed_checks_every_key_length_before_adding_any() -> None:
+    """Packed counts whose key lengths overrun their keys are refused whole."""
+    good = _native.Counts()
+    good.scan(b"ab cd ab", 1)
+    total = _native.Counts()
+    total.add_packed(good.packed())
+    # two keys whose lengths (2, 4) overrun the 5 bytes of keys by one
+    bad = struct.pack("<qqq", 2, 4, 5) + struct.pack("<qq", 7, 9) + struct.pack("<II", 2, 4) + b"ab cd"
+    with pytest.raises(ValueError, match="packed"):
+        total.add_packed(bad)
+    assert dict(zip(*total.items())) == {b"ab": 1, b" cd": 1, b" ab": 1}  # not even b"ab" added
+    assert total.invalid == 0
