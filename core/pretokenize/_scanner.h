@@ -572,35 +572,24 @@ static inline void bpe_prefetch(const void *p)
 }
 
 /* Count the pre-tokens of s[0:n] (pattern BPE_GPT2 or BPE_GPT4) into m; -1: out of memory.
- *
- * Pipelined by one pre-token: the next one is cut, hashed and its slot prefetched before
- * the current one is looked up, so the lookup's cache misses overlap the scanning. A
- * pre-token ending BPE_KEY_SLACK bytes or more before n is hashed and compared a word at
- * a time (reading text after it). (A small direct-mapped cache of the hottest pre-tokens
- * in front of the map was tried: its evictions cost more than it saved.) */
+ * A pre-token ending BPE_KEY_SLACK bytes or more before n is hashed and compared a word
+ * at a time (reading text after it). (Tried, and no faster: a small direct-mapped cache
+ * of the hottest pre-tokens in front of the map, whose evictions cost more than it saved;
+ * cutting and hashing the next pre-token and prefetching its slot before looking up the
+ * current one.) */
 static int bpe_count(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t n)
 {
-    if (n <= 0)
-        return 0;
-    ptrdiff_t i = 0, j = bpe_next(pattern, s, 0, n);
-    uint64_t hash = bpe_hash_key(s, (size_t)j, j + BPE_KEY_SLACK <= n);
-    bpe_prefetch(&m->slots[(size_t)hash & m->mask]);
+    ptrdiff_t i = 0;
     int created;
     while (i < n) {
-        ptrdiff_t k = j;
-        uint64_t next_hash = 0;
-        if (j < n) {
-            k = bpe_next(pattern, s, j, n);
-            next_hash = bpe_hash_key(s + j, (size_t)(k - j), k + BPE_KEY_SLACK <= n);
-            bpe_prefetch(&m->slots[(size_t)next_hash & m->mask]);
-        }
-        BpeEntry *e = bpe_map_get_key(m, s + i, (size_t)(j - i), hash, j + BPE_KEY_SLACK <= n, &created);
+        ptrdiff_t j = bpe_next(pattern, s, i, n);
+        int padded = j + BPE_KEY_SLACK <= n;
+        uint64_t hash = bpe_hash_key(s + i, (size_t)(j - i), padded);
+        BpeEntry *e = bpe_map_get_key(m, s + i, (size_t)(j - i), hash, padded, &created);
         if (!e)
             return -1;
         e->a++;
         i = j;
-        j = k;
-        hash = next_hash;
     }
     return 0;
 }
