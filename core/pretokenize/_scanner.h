@@ -351,7 +351,7 @@ typedef struct {
     uint64_t *slots;   /* open addressing: the hash's high 32 bits << 32 | entry index + 1; 0 = empty
                         * (the high bits tell most non-matching slots without reading the entry) */
     size_t mask;
-    unsigned char *keys; /* keys_cap bytes and BPE_KEY_SLACK more, so that keys read 8 bytes at a time */
+    unsigned char *keys; /* keys_cap bytes and BPE_KEY_SLACK more: any key can be read in whole words */
     size_t keys_len, keys_cap;
 } BpeMap;
 

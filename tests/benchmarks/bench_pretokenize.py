@@ -6,7 +6,8 @@
 Three measurements, each in a fresh process, taking turns round after round (medians):
 
 - ``scan``: `core.pretokenize.counting.count_chunk` over the whole file in one call and
-  one process — the native scanner and its hash table alone (MB/s per core);
+  one process — the native scanner and its hash table alone (MB/s per core; also by the
+  process's CPU time, which other processes on a shared machine disturb less than wall time);
 - ``train 1`` / ``train 2``: the trainer's counting stage (`core.train_bpe_batches` until
   `CountingDone`: chunking, workers, adding up the packed counts) with ``workers=1`` and
   ``workers=2``; the ratio is the speed-up of a second worker;
@@ -33,11 +34,11 @@ def child(mode: str, corpus: str, pattern: str) -> None:
     if mode in ("scan", "regex"):
         data = Path(corpus).read_bytes()
         compiled = resolve_pattern(pattern)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         total = CountTable()
         total.add(count_chunk(data, compiled, [SPECIAL]))
         words, _ = total.items()
-        harness.child_result(time.perf_counter() - started, distinct=len(words))
+        harness.child_result(time.perf_counter() - started, distinct=len(words), cpu=time.process_time() - cpu_started)
         return
     workers = int(mode.split()[1])
     started = time.perf_counter()
@@ -71,7 +72,8 @@ def main() -> int:
     distinct = {results[name][0]["distinct"] for name in results}
     print(f"corpus {args.corpus} ({mb:.1f} MB), pattern {args.pattern}, medians of {args.rounds} rounds; "
           f"{'the same' if len(distinct) == 1 else 'DIFFERENT'} distinct pre-tokens: {sorted(distinct)}")
-    print(f"native scan + count, one process:   {mb / seconds['scan']:7.1f} MB/s")
+    print(f"native scan + count, one process:   {mb / seconds['scan']:7.1f} MB/s "
+          f"({mb / harness.median(results['scan'], 'cpu'):.1f} MB/s of CPU time: less noisy on a busy machine)")
     print(f"regex path, one process:            {mb / seconds['regex']:7.1f} MB/s "
           f"({seconds['regex'] / seconds['scan']:.1f}x slower)")
     print(f"trainer's counting stage, 1 worker: {mb / seconds['train 1']:7.1f} MB/s")
