@@ -369,7 +369,12 @@ static inline uint64_t bpe_load_bytes(const unsigned char *p, size_t k)
 }
 
 /* bpe_hash of p[0:n]; `padded`: the BPE_KEY_SLACK bytes after p[n-1] may be read, so
- * the last (up to) 16 bytes are two words read and masked, with no branch on n. */
+ * the last (up to) 16 bytes are two words read and masked, with no branch on n.
+ *
+ * For n <= 8 the hash is a bijection of the key's word `first` (second = 0): xor with a
+ * constant, multiplication by an odd constant and h ^= h >> k (k > 0) are each invertible
+ * on 64-bit words. So two keys of the same length <= 8 with the same hash are the same
+ * key, and bpe_map_probe compares no bytes for them: keep every step invertible. */
 static inline uint64_t bpe_hash_key(const unsigned char *p, size_t n, int padded)
 {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ (n * 0xC2B2AE3D27D4EB4Full), first, second;
@@ -494,7 +499,8 @@ static inline BpeEntry *bpe_map_probe(const BpeMap *m, const unsigned char *p, s
     while ((slot = m->slots[h]) != 0) {
         if ((slot & 0xFFFFFFFF00000000ull) == tag) {
             BpeEntry *e = &m->entries[(uint32_t)slot - 1];
-            if (e->hash == hash && e->len == n && bpe_key_eq(m->keys + e->key, p, n, padded))
+            /* no bytes to compare for n <= 8: the hash is the key (see bpe_hash_key) */
+            if (e->hash == hash && e->len == n && (n <= 8 || bpe_key_eq(m->keys + e->key, p, n, padded)))
                 return e;
         }
         h = (h + 1) & m->mask;

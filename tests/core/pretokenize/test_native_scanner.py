@@ -10,6 +10,7 @@ combining marks, digits of every script, invalid bytes, encoded lone surrogates 
 
 from __future__ import annotations
 
+import itertools
 import struct
 import sys
 import unicodedata
@@ -284,3 +285,17 @@ def test_add_packed_checks_every_key_length_before_adding_any() -> None:
         total.add_packed(bad)
     assert dict(zip(*total.items())) == {b"ab": 1, b" cd": 1, b" ab": 1}  # not even b"ab" added
     assert total.invalid == 0
+
+
+def test_short_keys_that_differ_anywhere_stay_apart() -> None:
+    """The map tells keys of up to 8 bytes apart by their hash and length alone (the hash
+    is a bijection there): keys differing in one byte at each position, and every
+    three-letter word, each counted on its own."""
+    base = b"abcdefgh"
+    variants = {base[:n][:k] + bytes([c]) + base[:n][k + 1 :] for n in range(1, 9) for k in range(n) for c in b"aAzZ"}
+    triples = {bytes(t) for t in itertools.product(b"abcdefghijklmnopqrstuvwxyz", repeat=3)}
+    words = sorted(variants | triples)
+    data = b" ".join(words)
+    got, _ = counted(data, "gpt2")
+    assert got == Counter(oracle(data, "gpt2"))
+    assert len(got) == len(words)
