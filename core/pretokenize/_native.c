@@ -144,7 +144,7 @@ Counts_add_packed(Counts *self, PyObject *arg)
         if (len > (size_t)(keys_end - key))
             failed = 2;
         else
-            hashes[e] = bpe_hash_key(key, len, (size_t)(keys_end - key) >= len + BPE_KEY_SLACK);
+            hashes[e] = bpe_hash_key(key, len, (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK);
         key += len;
     }
     key = keys;
@@ -156,7 +156,7 @@ Counts_add_packed(Counts *self, PyObject *arg)
         if (e + BPE_ADD_AHEAD < header[0])
             bpe_prefetch(&self->map.slots[(size_t)hashes[e + BPE_ADD_AHEAD] & self->map.mask]);
         BpeEntry *entry = bpe_map_get_key(&self->map, key, len, hashes[e],
-                                          (size_t)(keys_end - key) >= len + BPE_KEY_SLACK, &created);
+                                          (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK, &created);
         if (!entry) {
             failed = 1;
             break;
