@@ -12,10 +12,14 @@ stops: the same documents whatever the number of workers.
 from __future__ import annotations
 
 import signal
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from core.corpus.documents import (
+    Block,
+    FileRange,
     LazyTasks,
     Part,
     Task,
@@ -27,7 +31,8 @@ from core.corpus.documents import (
 )
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.corpus.sources import ReadOptions
-from core.pretokenize.counting import ChunkCounts, CountTable
+from core.pretokenize.counting import ChunkCounts, CountTable, NativeTally, count_chunk_bytes
+from core.pretokenize.native import scanner_for
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
 __all__ = ["CountData", "CountStep", "count_documents", "count_task"]
@@ -57,6 +62,26 @@ Counted = tuple[ChunkCounts, int, int, int, int]
 Job = tuple[Task, ReadOptions, str, list[str], CountData, "int | None"]
 
 _worker_cache: dict[str, list[str]] = {}
+
+
+def worker_threads_suit(pattern: Pattern, task: Task, count_data: CountData) -> bool:
+    """Whether threads of this process should count a corpus whose first task is ``task``,
+    rather than worker processes: the scheduling policy of counting. (Threads count with
+    the native pre-tokenizer into `NativeTally` tables: ``count_data`` must be the counter
+    that stands for, `count_chunk_bytes`.)
+
+    Threads need no start-up (a spawned process takes a good part of a second, in which
+    this process counts alone) and send no counts between processes, but run in parallel
+    only in code that releases the GIL. That is most of the work of the native
+    pre-tokenizer on text (reading a file or decompressing a stream, scanning); not of the
+    `regex` path, nor of parsing JSON or Parquet, which go to processes.
+    """
+    return (
+        count_data is count_chunk_bytes
+        and scanner_for(pattern) is not None
+        and isinstance(task, (FileRange, Block))
+        and task.file.kind == "text"
+    )
 
 
 def _init_worker() -> None:
@@ -137,12 +162,16 @@ def count_documents(
     specials: list[str],
     workers: int,
     count_data: CountData,
+    total_bytes: int = 0,
 ) -> Iterator[CountStep]:
-    """Count the tasks' documents in ``workers`` processes (this one included), in order.
+    """Count the tasks' documents with ``workers`` workers, in order.
 
-    Yields a `CountStep` per task, and progress-only steps every `PROGRESS_INTERVAL` while
-    waiting (so a consumer can report progress or stop; closing the iterator stops the
-    workers). Stops where ``options.max_bytes`` of text have been taken.
+    The workers are this process alone (one worker), threads of it, or other processes
+    with this one (`worker_threads_suit`). Threads take runs of consecutive tasks (`Run`),
+    sized from ``total_bytes``, the input's size (0: unknown). Yields a `CountStep` per
+    task or run, and progress-only steps every `PROGRESS_INTERVAL` while waiting (so a
+    consumer can report progress or stop; closing the iterator stops the workers). Stops
+    where ``options.max_bytes`` of text have been taken.
     """
     cache: dict[str, list[str]] = {}
     lazy: LazyTasks[Job] = LazyTasks(tasks, lambda task: (task, options, pattern.source, specials, count_data, None))
@@ -153,21 +182,42 @@ def count_documents(
         return count_task(job[0], options, pattern, specials, count_data, cache)
 
     pool = None
+    handed: deque[Task | Run] = lazy.handed
+    stop = threading.Event()  # tells worker threads to drop their runs
+    scanner = scanner_for(pattern)
     if workers > 1 and lazy.at_least(2):
-        pool = WorkerPool(workers - 1, fork=False, initializer=_init_worker)
+        if worker_threads_suit(pattern, lazy.peek(), count_data):
+            pool = WorkerPool(workers, threads=True)
+        else:
+            pool = WorkerPool(workers - 1, initializer=_init_worker)
     try:
         results: Iterator[Counted | None]
         if pool is None:
             results = (here(job) for job in iter(lazy.take, None))
+        elif pool.threads:
+            assert scanner is not None
+            runs: LazyTasks[Run] = LazyTasks(_runs(lazy, total_bytes, cap, pool.processes), lambda run: run)
+            handed = runs.handed
+
+            def count_in_thread(run: Run, _warm: object) -> Counted:
+                return count_run(run, options, pattern, scanner, specials, stop)
+
+            results = results_in_order(runs, pool, count_in_thread, poll=PROGRESS_INTERVAL)
         else:
             results = results_in_order(lazy, pool, _count_job, run_here=here, poll=PROGRESS_INTERVAL)
         for counted in results:
             if counted is None:
                 yield CountStep(0, 0, None)
                 continue
-            task = lazy.handed.popleft()
-            if cap is not None and taken + counted[2] > cap:
-                counted = count_task(task, options, pattern, specials, count_data, cache, cap - taken)
+            item = handed.popleft()
+            if cap is not None and taken + counted[2] > cap:  # the cap falls here: count again, cut
+                for task in item.tasks if isinstance(item, Run) else (item,):
+                    counted = count_task(task, options, pattern, specials, count_data, cache, cap - taken)
+                    taken += counted[2]
+                    yield CountStep(counted[4], counted[3], counted[0], counted[1])
+                    if taken >= cap:
+                        return
+                continue
             taken += counted[2]
             yield CountStep(counted[4], counted[3], counted[0], counted[1])
             if cap is not None and taken >= cap:
@@ -175,8 +225,65 @@ def count_documents(
         if lazy.error is not None:
             raise lazy.error
     finally:
+        stop.set()
         if pool is not None:
             pool.close()
         close = getattr(tasks, "close", None)
         if close is not None:
             close()  # a stream being read is closed now, not when collected
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Consecutive tasks that one worker thread counts into one table (`count_run`)."""
+
+    tasks: tuple[Task, ...]
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(task.input_bytes for task in self.tasks)
+
+
+MAX_RUN_BYTES = 128 << 20
+"""At most this many input bytes in a run (beyond one task): progress is reported run by run."""
+MAX_RUN_TEXT = 16 << 20
+"""At most this many bytes of text read from a stream in a run (beyond one task): the text of
+the runs handed out is held in memory until they are counted."""
+
+
+def _runs(lazy: LazyTasks[Job], total: int, cap: int | None, threads: int) -> Iterator[Run]:
+    """The tasks as runs, by guided self-scheduling: each run holds a ``threads``-th of the
+    input not yet handed out — few and large while much is left (few tables to add up, the
+    first taken over whole), a task at a time towards the end (so the threads end together)."""
+    given = 0
+    while (task := lazy.pop()) is not None:
+        left = total - given if cap is None else min(total - given, cap - given)
+        target = min(MAX_RUN_BYTES, left // threads)
+        run = [task]
+        size, text = task.input_bytes, _text_held(task)
+        while size < target and text < MAX_RUN_TEXT and (task := lazy.peek()) is not None:
+            size, text = size + task.input_bytes, text + _text_held(task)
+            run.append(lazy.pop())
+        given += size
+        yield Run(tuple(run))
+
+
+def _text_held(task: Task) -> int:
+    """The bytes of text a task holds (read from a stream), to be counted."""
+    return len(task.data) if isinstance(task, Block) else 0
+
+
+def count_run(run: Run, options: ReadOptions, pattern: Pattern, scanner: int, specials: list[str],
+              stop: threading.Event) -> Counted:
+    """Count a run's tasks into one native table (in a worker thread); stop early (the result
+    unused) once ``stop`` is set, so a cancel waits for one task at most."""
+    tally = NativeTally(scanner)
+    text_bytes = documents = 0
+    for task in run.tasks:
+        if stop.is_set():
+            break
+        _counts, _invalid, text, docs, _input = count_task(task, options, pattern, specials, tally.count, {})
+        text_bytes += text
+        documents += docs
+    counts = tally.chunk()
+    return counts, counts.invalid, text_bytes, documents, run.input_bytes
