@@ -183,8 +183,8 @@ def count_documents(
 
     pool = None
     handed: deque[Task | Run] = lazy.handed
-    stop = threading.Event()  # tells worker threads to drop their runs
     scanner = scanner_for(pattern)
+    in_threads = None
     if workers > 1 and lazy.at_least(2):
         if worker_threads_suit(pattern, lazy.peek(), count_data):
             pool = WorkerPool(workers, threads=True)
@@ -198,11 +198,10 @@ def count_documents(
             assert scanner is not None
             runs: LazyTasks[Run] = LazyTasks(_runs(lazy, total_bytes, cap, pool.processes), lambda run: run)
             handed = runs.handed
-
-            def count_in_thread(run: Run, _warm: object) -> Counted:
-                return count_run(run, options, pattern, scanner, specials, stop)
-
-            results = results_in_order(runs, pool, count_in_thread, poll=PROGRESS_INTERVAL)
+            # under a cap a run may have to be counted again alone: no run goes on another's table
+            in_threads = RunCounter(options, pattern, scanner, specials, chain=cap is None)
+            linked = results_in_order(runs, pool, in_threads.count, poll=PROGRESS_INTERVAL)
+            results = (None if link is None else link.take() for link in linked)
         else:
             results = results_in_order(lazy, pool, _count_job, run_here=here, poll=PROGRESS_INTERVAL)
         for counted in results:
@@ -225,7 +224,8 @@ def count_documents(
         if lazy.error is not None:
             raise lazy.error
     finally:
-        stop.set()
+        if in_threads is not None:
+            in_threads.stop.set()
         if pool is not None:
             pool.close()
         close = getattr(tasks, "close", None)
@@ -235,9 +235,11 @@ def count_documents(
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """Consecutive tasks that one worker thread counts into one table (`count_run`)."""
+    """Consecutive tasks that one worker thread counts into one table (`RunCounter`), the
+    ``index``-th run of the corpus."""
 
     tasks: tuple[Task, ...]
+    index: int
 
     @property
     def input_bytes(self) -> int:
@@ -255,17 +257,18 @@ def _runs(lazy: LazyTasks[Job], total: int, cap: int | None, threads: int) -> It
     """The tasks as runs, by guided self-scheduling: each run holds a ``threads``-th of the
     input not yet handed out — few and large while much is left (few tables to add up, the
     first taken over whole), a task at a time towards the end (so the threads end together)."""
-    given = 0
+    given = index = 0
     while (task := lazy.pop()) is not None:
         left = total - given if cap is None else min(total - given, cap - given)
         target = min(MAX_RUN_BYTES, left // threads)
         run = [task]
         size, text = task.input_bytes, _text_held(task)
-        while size < target and text < MAX_RUN_TEXT and (task := lazy.peek()) is not None:
+        while (task := lazy.peek()) is not None and size + task.input_bytes <= target and text < MAX_RUN_TEXT:
             size, text = size + task.input_bytes, text + _text_held(task)
             run.append(lazy.pop())
         given += size
-        yield Run(tuple(run))
+        yield Run(tuple(run), index)
+        index += 1
 
 
 def _text_held(task: Task) -> int:
@@ -273,17 +276,67 @@ def _text_held(task: Task) -> int:
     return len(task.data) if isinstance(task, Block) else 0
 
 
-def count_run(run: Run, options: ReadOptions, pattern: Pattern, scanner: int, specials: list[str],
-              stop: threading.Event) -> Counted:
-    """Count a run's tasks into one native table (in a worker thread); stop early (the result
-    unused) once ``stop`` is set, so a cancel waits for one task at most."""
-    tally = NativeTally(scanner)
-    text_bytes = documents = 0
-    for task in run.tasks:
-        if stop.is_set():
-            break
-        _counts, _invalid, text, docs, _input = count_task(task, options, pattern, specials, tally.count, {})
-        text_bytes += text
-        documents += docs
-    counts = tally.chunk()
-    return counts, counts.invalid, text_bytes, documents, run.input_bytes
+class RunCounter:
+    """Counts runs in worker threads (`count`), each thread into its own native tables.
+
+    A thread whose next run follows the one it has just counted (the other threads busy
+    with earlier ones: guided self-scheduling makes that the rule) goes on counting into
+    the same table, unless that run's result has already been taken: then the earlier
+    run's result is empty and the later one's holds both, still in the corpus's order.
+    So a thread's consecutive runs make one table to add up, not one each (``chain``).
+    """
+
+    def __init__(self, options: ReadOptions, pattern: Pattern, scanner: int, specials: list[str], *,
+                 chain: bool) -> None:
+        self.stop = threading.Event()
+        """Set: the threads drop their runs after the task in hand (the count is closed)."""
+        self._options = options
+        self._pattern = pattern
+        self._scanner = scanner
+        self._specials = specials
+        self._chain = chain
+        self._last = threading.local()  # each thread's last RunResult
+
+    def count(self, run: Run, _warm: object = None) -> RunResult:
+        """Count ``run`` (in a worker thread)."""
+        last: RunResult | None = getattr(self._last, "result", None)
+        if self._chain and last is not None and last.index + 1 == run.index and last.hand_on():
+            tally = last.tally
+        else:
+            tally = NativeTally(self._scanner)
+        text_bytes = documents = 0
+        for task in run.tasks:
+            if self.stop.is_set():
+                break
+            _counts, _invalid, text, docs, _input = count_task(
+                task, self._options, self._pattern, self._specials, tally.count, {})
+            text_bytes += text
+            documents += docs
+        self._last.result = result = RunResult(run.index, tally, text_bytes, documents, run.input_bytes)
+        return result
+
+
+class RunResult:
+    """A counted run: its table, unless the thread went on counting the next run into it."""
+
+    def __init__(self, index: int, tally: NativeTally, text_bytes: int, documents: int, input_bytes: int) -> None:
+        self.index = index
+        self.tally = tally
+        self._counted = (text_bytes, documents, input_bytes)
+        self._lock = threading.Lock()
+        self._state = "done"  # then "handed on" (to the next run, by the thread) or "taken" (by the consumer)
+
+    def hand_on(self) -> bool:
+        """Whether the thread may count the next run into this run's table (not yet taken)."""
+        with self._lock:
+            if self._state == "done":
+                self._state = "handed on"
+            return self._state == "handed on"
+
+    def take(self) -> Counted:
+        """The run's counts (none if handed on: the next run's hold them), for the consumer."""
+        with self._lock:
+            handed_on = self._state == "handed on"
+            self._state = "taken"
+        counts = ChunkCounts(None, None, 0) if handed_on else self.tally.chunk()
+        return (counts, counts.invalid, *self._counted)

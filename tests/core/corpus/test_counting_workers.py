@@ -1,7 +1,7 @@
 """Counting with workers: threads for the native pre-tokenizer on text, processes otherwise.
 
 Plain and compressed text counted by the native pre-tokenizer go to worker threads, in
-runs of consecutive tasks each counted into one table (`core.corpus.counting.count_run`);
+runs of consecutive tasks counted into a table per thread (`core.corpus.counting.RunCounter`);
 JSONL, the regex path and custom patterns go to worker processes. Whatever the workers
 (1, 2, 3) and the chunk size, the counts equal the oracle's (`core.train.reference`), in the
 same first-seen order, ``max_bytes`` takes the same documents, and closing the count stops
