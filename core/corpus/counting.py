@@ -1,12 +1,24 @@
 """Counting a corpus's documents in parallel, in order, stopping at the cap.
 
-`count_documents` hands the tasks of `core.corpus.documents` to worker processes (and this
-one: `core.corpus.scheduler`), each counting its task's documents with the per-chunk
-counter it is given (`core.pretokenize.counting.count_chunk_bytes`), and yields the results
-in the tasks' order. Documents are joined with a separator character counted as one more
-special token, so nothing is counted across a document boundary. With ``max_bytes``, the
-task during which the cap is reached is counted again here, cut at the cap, and the run
-stops: the same documents whatever the number of workers.
+`count_documents` hands the tasks of `core.corpus.documents` to workers
+(`core.corpus.scheduler`) and yields the results in the tasks' order. Which workers is
+decided in one place, `worker_threads_suit`:
+
+- text counted by the native pre-tokenizer (plain or compressed files): threads of this
+  process, which scan without the GIL. Each thread takes a `Run` of consecutive tasks —
+  a share of what is left (guided self-scheduling: large runs first, single tasks at
+  the end) — and counts it into one native table, going on into the same table with its
+  next run when that run follows (`RunCounter`). So the tables to add up (the part of
+  the work that holds the GIL) are about one per thread, the first taken over whole, and
+  the pre-tokens keep the first-seen order of one process counting the whole corpus;
+- anything else (the `regex` path, JSONL and Parquet, whose parsing holds the GIL):
+  worker processes and this one, each task counted with the per-chunk counter it is
+  given (`core.pretokenize.counting.count_chunk_bytes`) and sent back packed.
+
+Documents are joined with a separator character counted as one more special token, so
+nothing is counted across a document boundary. With ``max_bytes``, the task during which
+the cap is reached is counted again here, cut at the cap, and the run stops: the same
+documents whatever the number of workers.
 """
 
 from __future__ import annotations
