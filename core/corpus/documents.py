@@ -31,7 +31,7 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from core.corpus.chunks import find_cut_in_buffer, plan_chunks
 from core.corpus.sources import STREAM_BLOCK, Corpus, ReadOptions, SourceFile, json_text, open_stream, require_pyarrow
@@ -385,16 +385,17 @@ class LazyTasks(Sequence[JobT]):
     """Jobs made from a task iterator as the scheduler takes them, so a stream is read only
     a few chunks ahead of the workers. Only the scheduler's position is ever indexed (under
     its lock); a reading error ends the sequence and is kept in ``error`` (it may be raised
-    in a pool thread, which must not die)."""
+    in a pool thread, which must not die). The tasks may also be groups of tasks
+    (`core.corpus.counting.Run`)."""
 
-    def __init__(self, tasks: Iterator[Task], make_job: Callable[[Task], JobT]) -> None:
+    def __init__(self, tasks: Iterator[Any], make_job: Callable[[Any], JobT]) -> None:
         self._tasks = tasks
         self._make_job = make_job
-        self._ahead: deque[Task] = deque()
+        self._ahead: deque[Any] = deque()
         self._taken = 0
         self._ended = False
         self.error: BaseException | None = None
-        self.handed: deque[Task] = deque()
+        self.handed: deque[Any] = deque()
 
     def _fill(self, count: int = 1) -> None:
         while len(self._ahead) < count and not self._ended:
@@ -409,6 +410,18 @@ class LazyTasks(Sequence[JobT]):
         """Whether ``count`` more tasks are left (reading that far ahead)."""
         self._fill(count)
         return len(self._ahead) >= count
+
+    def peek(self) -> Any:
+        """The next task, not taken (None at the end)."""
+        return self._ahead[0] if self.at_least(1) else None
+
+    def pop(self) -> Any:
+        """The next task itself (None at the end), taken but not made a job nor kept in
+        ``handed``: for grouping tasks into larger jobs."""
+        if not self.at_least(1):
+            return None
+        self._taken += 1
+        return self._ahead.popleft()
 
     def take(self) -> JobT | None:
         """The next job, or None at the end (for a run without workers)."""

@@ -383,7 +383,7 @@ def count_events(
         tasks: Iterator[Task] = plan_tasks(corpus, pattern, specials, chunk_size)
     else:
         tasks = text_tasks(corpus, chunk_size)
-    for step in count_documents(tasks, options, pattern, specials, workers, count_chunk_bytes):
+    for step in count_documents(tasks, options, pattern, specials, workers, count_chunk_bytes, size):
         if step.counts is not None:
             table.add(step.counts)
             done += step.input_bytes

@@ -1,15 +1,19 @@
-"""The one parallel chunk scheduler: chunks of a corpus run in worker processes (and here), results in order.
+"""The one parallel chunk scheduler: chunks of a corpus run in workers (and here), results in order.
 
 Training (counting pre-tokens) and corpus encoding both cut a file into chunks at exact
 boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
 
-- `WorkerPool`: the worker processes. Forked workers start at once, here, sharing this
-  process's memory (e.g. a built encoder); spawned ones start in a thread (sending each
-  its start-up state blocks until it has started Python) without re-running the
-  caller's script (`core.corpus.processes`). A pool that cannot start (a process limit)
-  leaves the work to this process. At most `core.corpus.processes.max_workers` are
-  started, and every worker first runs `core.corpus.processes.prepare_worker` (signals,
-  and ending itself should this process die).
+- `WorkerPool`: the workers — processes, or threads of this process. Forked workers
+  start at once, here, sharing this process's memory (e.g. a built encoder); spawned ones
+  start in a thread (sending each its start-up state blocks until it has started Python)
+  without re-running the caller's script (`core.corpus.processes`). A pool that cannot
+  start (a process limit) leaves the work to this process. Every worker process first
+  runs `core.corpus.processes.prepare_worker` (signals, and ending itself should this
+  process die). Worker threads start at once and cost no start-up, no copy of their
+  tasks and results and no memory of their own, but run in parallel only while they are
+  in code that releases the GIL (the native pre-tokenizer, file reads, decompression):
+  the caller chooses them for such work (`core.corpus.counting.worker_threads_suit`).
+  At most `core.corpus.processes.max_workers` workers of either kind are started.
 - `results_in_order`: hands the chunks to the workers and, when ``run_here`` is given, to
   this process too, whenever the next result is not ready yet — so it works from the
   first moment while spawned workers are still starting, and the results held in memory
@@ -49,25 +53,32 @@ def _start_worker(initializer: Callable[..., None], initargs: tuple[Any, ...]) -
 
 
 class WorkerPool:
-    """``processes`` worker processes (at most `max_workers`), forked or spawned, each set
-    up by ``initializer(*initargs)`` after `prepare_worker`."""
+    """``processes`` workers (at most `max_workers`): worker processes, forked or spawned,
+    each set up by ``initializer(*initargs)`` after `prepare_worker`; or, with ``threads``,
+    threads of this process (no initializer: they share its state)."""
 
     def __init__(
         self,
         processes: int,
         *,
-        fork: bool,
-        initializer: Callable[..., None],
+        fork: bool = False,
+        threads: bool = False,
+        initializer: Callable[..., None] | None = None,
         initargs: tuple[Any, ...] = (),
     ) -> None:
         self.processes = processes = max(1, min(processes, max_workers()))
-        self.forked = fork
-        initializer, initargs = _start_worker, (initializer, initargs)
+        self.forked = fork and not threads
+        self.threads = threads
         self._lock = threading.Lock()
         self._on_ready: list[Callable[[multiprocessing.pool.Pool], object]] = []
         self._pool: multiprocessing.pool.Pool | None = None
         self._thread: threading.Thread | None = None
         self._seen: list[Any] = []  # every worker process the pool has had
+        if threads:
+            self._pool = multiprocessing.pool.ThreadPool(processes)
+            return
+        assert initializer is not None, "worker processes need an initializer"
+        initializer, initargs = _start_worker, (initializer, initargs)
         if fork:  # before any thread of this process starts
             with contextlib.suppress(OSError):  # no workers (a process limit): this process does it all
                 context = multiprocessing.get_context("fork")
@@ -128,11 +139,12 @@ class WorkerPool:
 
     @property
     def started_at_once(self) -> bool:
-        """The workers were forked and are running: this process need not work too."""
-        return self.forked and self._pool is not None
+        """The workers were forked (or are threads) and are running: this process need not work too."""
+        return (self.forked or self.threads) and self._pool is not None
 
     def close(self) -> None:
-        """Stop the workers (waiting for the pool to have started, if it is starting)."""
+        """Stop the workers (waiting for the pool to have started, if it is starting; worker
+        threads cannot be stopped and end the task in hand, a chunk's work)."""
         if self._thread is not None:
             self._thread.join()
         if self._pool is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -29,7 +29,7 @@ from core.pretokenize.specials import special_bytes_regex, split_on_specials
 if TYPE_CHECKING:
     from core.pretokenize._native import Counts
 
-__all__ = ["ChunkCounts", "CountTable", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
+__all__ = ["ChunkCounts", "CountTable", "NativeTally", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
 
 PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
@@ -43,11 +43,15 @@ class ChunkCounts:
         packed: the native path's counts (``_native.Counts.packed()``), or ``None``.
         counts: the regex path's counts, ``{pre-token bytes: occurrences}``, or ``None``.
         invalid: bytes of the chunk that were not valid UTF-8.
+        table: the native path's counts as the table itself (`NativeTally`, in worker
+            threads: never sent between processes), or ``None``; `CountTable.add` takes it
+            over whole when it is the first counts it gets, else adds it.
     """
 
     packed: bytes | None
     counts: dict[bytes, int] | None
     invalid: int
+    table: Counts | None = field(default=None, compare=False, repr=False)
 
 
 def count_chunk(
@@ -78,18 +82,49 @@ def count_chunk(
     native = native_module()
     assert native is not None
     counter = native.Counts()
+    _scan(counter, data, scanner, special_tokens)
+    return ChunkCounts(counter.packed(), None, counter.invalid)
+
+
+def _scan(counter: Counts, data: bytes, scanner: int, special_tokens: Sequence[str]) -> None:
+    """Count the pre-tokens of ``data`` into ``counter`` (native), special tokens splitting it."""
     splitter = special_bytes_regex(tuple(special_tokens))
     if splitter is None:
         counter.scan(data, scanner)
-    else:
-        pos = 0
-        for m in splitter.finditer(data):
-            if m.start() > pos:
-                counter.scan(data, scanner, pos, m.start())
-            pos = m.end()
-        if pos < len(data):
-            counter.scan(data, scanner, pos)
-    return ChunkCounts(counter.packed(), None, counter.invalid)
+        return
+    pos = 0
+    for m in splitter.finditer(data):
+        if m.start() > pos:
+            counter.scan(data, scanner, pos, m.start())
+        pos = m.end()
+    if pos < len(data):
+        counter.scan(data, scanner, pos)
+
+
+class NativeTally:
+    """One native table that a run of consecutive chunks is counted into, in order (by one
+    worker thread; `core.corpus.counting`): one table to add up per run instead of one per
+    chunk, the packed form made once. Adding tables is most of the counting's work not done
+    in parallel (it holds the GIL) and grows with each table's distinct pre-tokens; chunks in
+    order, so the first-seen order of the whole corpus is kept.
+    """
+
+    def __init__(self, scanner: int) -> None:
+        module = _counts_module()
+        self._counts = module.Counts()
+        self._scanner = scanner
+
+    def count(self, data: bytes, pattern: Pattern, special_tokens: Sequence[str],
+              cache: dict[str, list[str]] | None = None) -> ChunkCounts:
+        """Count one chunk into the table, as `count_chunk_bytes` would (the same arguments;
+        ``pattern`` must be the scanner's). What it returns is empty: the counts are in the table."""
+        _scan(self._counts, data, self._scanner, special_tokens)
+        return ChunkCounts(None, None, 0)
+
+    def chunk(self) -> ChunkCounts:
+        """The counts of every chunk counted, as one `ChunkCounts` holding the table itself
+        (to be added once, in this process; the tally is not to be used after)."""
+        return ChunkCounts(None, None, self._counts.invalid, self._counts)
 
 
 class CountTable:
@@ -107,11 +142,17 @@ class CountTable:
     def add(self, chunk: ChunkCounts) -> None:
         """Add one chunk's counts."""
         self.invalid += chunk.invalid
-        if chunk.packed is not None:
+        packed = chunk.packed
+        if chunk.table is not None:
+            if self._native is None:
+                self._native = chunk.table  # taken over: adding it to an empty table would copy it
+            else:
+                packed = chunk.table.packed()
+        if packed is not None:
             if self._native is None:
                 module = _counts_module()
                 self._native = module.Counts()
-            self._native.add_packed(chunk.packed)
+            self._native.add_packed(packed)
         if chunk.counts:
             if not self._dict:
                 self._dict.update(chunk.counts)

@@ -9,8 +9,9 @@ Three measurements, each in a fresh process, taking turns round after round (med
   one process — the native scanner and its hash table alone (MB/s per core; also by the
   process's CPU time, which other processes on a shared machine disturb less than wall time);
 - ``train 1`` / ``train 2``: the trainer's counting stage (`core.train_bpe_batches` until
-  `CountingDone`: chunking, workers, adding up the packed counts) with ``workers=1`` and
-  ``workers=2``; the ratio is the speed-up of a second worker;
+  `CountingDone`: chunking, workers — threads of one process on the native path —, adding
+  up the counts) with ``workers=1`` and ``workers=2``; the ratio is the speed-up of a
+  second worker;
 - ``regex``: the same `count_chunk` with ``BPE_STUDIO_PURE_PYTHON=1`` (the `regex` path), for scale.
 """
 

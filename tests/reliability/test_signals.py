@@ -123,6 +123,26 @@ def test_train_stopped_while_counting_leaves_no_worker(
     assert not out.exists()
 
 
+def test_train_stopped_while_counting_in_threads_leaves_nothing(
+    tmp_path: Path, big_corpus: Path, start_cli  # type: ignore[no-untyped-def]
+) -> None:
+    # The native scanner counts plain text in worker threads of the run's own process:
+    # 8 x 24 MB keep them busy for a second or more; a signal stops the run and the threads.
+    corpus = tmp_path / "bigger.txt"
+    block = big_corpus.read_bytes()
+    with corpus.open("wb") as f:
+        for _ in range(8):
+            f.write(block)
+    out = tmp_path / "tok"
+    process = start_cli("train", corpus, "--vocab-size", "2000", "--out", out, "--workers", "2")
+    _wait_for(lambda: len(list(Path(f"/proc/{process.pid}/task").iterdir())) > 2, "the counting threads", process)
+    time.sleep(0.2)  # they count
+    assert not _children(process.pid), "no worker process for native counting"
+    process.send_signal(signal.SIGTERM)
+    _stopped_cleanly(process, signal.SIGTERM, set())
+    assert not out.exists()
+
+
 def test_train_stopped_while_writing_leaves_no_temporary(tmp_path: Path, start_cli, merge_kernel: None) -> None:  # type: ignore[no-untyped-def]
     # One 8 MB pre-token: merging is quick, the files (~80 MB of long tokens) take a while.
     corpus = tmp_path / "a.txt"
@@ -190,11 +210,14 @@ def test_a_worker_killed_mid_run_is_one_clear_error_not_a_hang(
     # The system's out-of-memory killer ends workers with SIGKILL: their chunks never come back.
     out_dir = tmp_path / "out"
     out_dir.mkdir()
+    env = None
     if command == "encode":
         args = ["encode", big_corpus, "--tokenizer", tokenizer_dir, "--out", out_dir / "ids.npy"]
     else:
         args = ["train", big_corpus, "--vocab-size", "2000", "--out", out_dir / "tok"]
-    process = start_cli(*args, "--workers", "2")
+        # the regex path counts in worker processes (the native one in threads, which cannot be killed alone)
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "BPE_STUDIO_PURE_PYTHON": "1"}
+    process = start_cli(*args, "--workers", "2", env=env)
     _wait_for(lambda: _children(process.pid), "the workers", process)
     time.sleep(0.3)  # they are at work
     workers = {pid for pid in _children(process.pid) if "resource_tracker" not in _command_line(pid)}

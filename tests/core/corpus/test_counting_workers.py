@@ -1,0 +1,198 @@
+"""Counting with workers: threads for the native pre-tokenizer on text, processes otherwise.
+
+Plain and compressed text counted by the native pre-tokenizer go to worker threads, in
+runs of consecutive tasks counted into a table per thread (`core.corpus.counting.RunCounter`);
+JSONL, the regex path and custom patterns go to worker processes. Whatever the workers
+(1, 2, 3) and the chunk size, the counts equal the oracle's (`core.train.reference`), in the
+same first-seen order, ``max_bytes`` takes the same documents, and closing the count stops
+the threads between two tasks, leaving no thread and no process behind.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import multiprocessing
+import random
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+
+import core
+import core.corpus.counting as counting
+from core.corpus.pretoken_counts import check_counting, count_events
+from core.corpus.sources import ReadOptions
+from core.pretokenize.patterns import resolve_pattern
+from core.train.reference import count_invalid_bytes as reference_invalid
+from core.train.reference import count_pretokens as reference_counts
+
+pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+
+EOT = "<|endoftext|>"
+WORDS = ["the", " cat", " sat", "\n", "\n\n", "  ", " über", " naïve", " 東京", " 42", "3.14", " don't", "!!",
+         " ", "\t", "Hello", " world", "🙂", "—", "<|", "|>", EOT, EOT]
+CHUNK = 2048
+
+
+@pytest.fixture(autouse=True)
+def native(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
+
+
+def _text(size: int, seed: int = 7) -> bytes:
+    rng = random.Random(seed)
+    words = [rng.choice(WORDS) for _ in range(size // 4)]
+    words += [f" w{rng.randint(0, 3000)}" for _ in range(size // 40)]  # many distinct pre-tokens
+    rng.shuffle(words)
+    return "".join(words).encode() + b" \xff\xfe bytes that are not UTF-8"
+
+
+@pytest.fixture(scope="module")
+def text() -> bytes:
+    return _text(120_000)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory, text: bytes) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("counting")
+    docs = text.decode("utf-8", errors="replace").split(EOT)
+    jsonl = "".join(json.dumps({"text": d}) + "\n" for d in docs).encode()
+    forms = {
+        "plain.txt": text,
+        "gzip.txt.gz": gzip.compress(text),
+        "zstd.txt.zst": zstandard.ZstdCompressor().compress(text),
+        "lines.jsonl": jsonl,
+        "lines.jsonl.zst": zstandard.ZstdCompressor().compress(jsonl),
+    }
+    for name, data in forms.items():
+        (root / name).write_bytes(data)
+    return {name: root / name for name in forms}
+
+
+def _oracle_text(name: str, text: bytes) -> bytes:
+    """The text the oracle counts: JSONL documents joined by the special token (a document
+    boundary acts as one)."""
+    if "jsonl" in name:
+        return EOT.join(text.decode("utf-8", errors="replace").split(EOT)).encode()
+    return text
+
+
+class PoolKinds:
+    """Records the kind of every worker pool the counting starts."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.kinds: list[str] = []
+        real = counting.WorkerPool
+
+        def pool(*args: Any, **kwargs: Any) -> Any:
+            made = real(*args, **kwargs)
+            self.kinds.append("threads" if made.threads else "processes")
+            return made
+
+        monkeypatch.setattr(counting, "WorkerPool", pool)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("name", ["plain.txt", "gzip.txt.gz", "zstd.txt.zst", "lines.jsonl", "lines.jsonl.zst"])
+def test_counts_equal_the_oracle_in_the_same_order_at_any_workers(
+    files: dict[str, Path], text: bytes, name: str, pattern: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kinds = PoolKinds(monkeypatch)
+    expected = reference_counts(_oracle_text(name, text), [EOT], pattern=pattern)
+    first = None
+    for workers in (1, 2, 3):
+        counts = core.count_pretokens(files[name], [EOT], pattern=pattern, workers=workers, chunk_size=CHUNK)
+        assert counts.as_dict() == expected
+        if "jsonl" not in name:
+            assert counts.invalid_bytes == reference_invalid(text.decode("utf-8", errors="surrogateescape"))
+        if first is None:
+            first = counts.items()
+        assert counts.items() == first  # the same first-seen order, whoever counted what
+    assert kinds.kinds == ["processes" if "jsonl" in name else "threads"] * 2
+
+
+def test_regex_path_and_custom_patterns_count_in_processes(
+    files: dict[str, Path], text: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kinds = PoolKinds(monkeypatch)
+    custom = r"\w+|\s+|[^\w\s]+"
+    expected = reference_counts(text, [EOT], pattern=custom)
+    assert core.count_pretokens(files["plain.txt"], [EOT], pattern=custom, workers=2, chunk_size=CHUNK).as_dict() == expected
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    expected = reference_counts(text, [EOT])
+    assert core.count_pretokens(files["plain.txt"], [EOT], workers=2, chunk_size=CHUNK).as_dict() == expected
+    assert kinds.kinds == ["processes", "processes"]
+
+
+@pytest.mark.parametrize("name", ["plain.txt", "zstd.txt.zst", "lines.jsonl"])
+@pytest.mark.parametrize("cap", [1, 777, 20_000, 99_999])
+def test_max_bytes_takes_the_same_text_at_any_workers(files: dict[str, Path], name: str, cap: int) -> None:
+    results = []
+    for workers in (1, 2, 3):
+        counts = core.count_pretokens(files[name], [EOT], workers=workers, chunk_size=CHUNK, max_bytes=cap)
+        results.append((counts.items(), counts.invalid_bytes, counts.documents, counts.input_bytes))
+    assert results[1] == results[0] and results[2] == results[0]
+    assert 0 < sum(results[0][0][1])
+
+
+def test_max_bytes_in_threads_equals_the_oracle_on_the_text_taken(tmp_path: Path) -> None:
+    # ASCII words and no special token: the cap cuts the text at exactly that byte
+    rng = random.Random(3)
+    text = "".join(rng.choice(["the", " cat", " sat", "\n", "  ", " on", " mat", "."]) for _ in range(40_000)).encode()
+    (tmp_path / "a.txt").write_bytes(text)
+    for cap in (5_000, 50_001, len(text) - 1):
+        counts = core.count_pretokens(tmp_path / "a.txt", [], workers=2, chunk_size=CHUNK, max_bytes=cap)
+        assert counts.as_dict() == reference_counts(text[:cap], [])
+
+
+def _counting(path: Path, workers: int) -> Iterator[object]:
+    run = check_counting(path, None, [EOT], resolve_pattern("gpt2"), workers, CHUNK, ReadOptions())
+    return count_events(*run)
+
+
+def test_closing_the_count_stops_the_threads_between_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "big.txt"
+    path.write_bytes(_text(2_000_000, seed=2))
+    counted: list[object] = []
+    real = counting.count_task
+
+    def count_task(task: Any, *args: Any) -> Any:
+        counted.append(task)
+        return real(task, *args)
+
+    monkeypatch.setattr(counting, "count_task", count_task)
+    threads_before = threading.active_count()
+    events = _counting(path, 2)
+    for event in events:
+        if getattr(event, "done", 0) > 0:
+            break
+    events.close()  # type: ignore[attr-defined]
+    assert threading.active_count() == threads_before
+    assert multiprocessing.active_children() == []
+    assert len(counted) < path.stat().st_size // CHUNK  # the threads did not count on to the end
+    # and a new count after the closed one is whole
+    assert core.count_pretokens(path, [EOT], workers=2, chunk_size=CHUNK).as_dict() == reference_counts(path, [EOT])
+
+
+def test_an_error_in_a_thread_is_raised_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(_text(200_000))
+    real = counting.count_task
+    calls: list[object] = []
+
+    def count_task(task: Any, *args: Any) -> Any:
+        calls.append(task)
+        if len(calls) == 7 and threading.current_thread() is not threading.main_thread():
+            raise core.CorpusError("the seventh task cannot be read")
+        return real(task, *args)
+
+    monkeypatch.setattr(counting, "count_task", count_task)
+    threads_before = threading.active_count()
+    with pytest.raises(core.CorpusError, match="seventh"):
+        for _ in _counting(path, 2):
+            pass
+    assert threading.active_count() == threads_before
