@@ -5,7 +5,10 @@
  *
  *   pretokenize(data, pattern) -> list[bytes]      the pre-tokens of data (for the tests)
  *   Counts()                                       pre-token bytes -> occurrences
- *     .scan(data, pattern, start=0, end=-1)        count the pre-tokens of data[start:end]
+ *     .scan(data, pattern, start=0, end=-1, specials=())
+ *                                                  count the pre-tokens of data[start:end],
+ *                                                  cut at the special tokens (bytes, at
+ *                                                  most 16), which are not counted
  *     .packed() -> bytes                           the counts, compact (one bytes object)
  *     .add_packed(packed)                          add counts given by packed()
  *     .items() -> (list[bytes], list[int])         the pre-tokens and their counts
@@ -56,37 +59,79 @@ Counts_dealloc(Counts *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The special tokens of a sequence of non-empty bytes objects, longest first, in out[]
+ * (pointing into the objects, which `seq` keeps alive): their number, or -1 with an
+ * exception set. */
+static int
+read_specials(PyObject *seq, BpeSpecial *out)
+{
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    if (count > BPE_MAX_SPECIALS) {
+        PyErr_Format(PyExc_ValueError, "at most %d special tokens (split the text first)", BPE_MAX_SPECIALS);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) == 0) {
+            PyErr_SetString(PyExc_TypeError, "special tokens must be non-empty bytes");
+            return -1;
+        }
+        BpeSpecial special = {(const unsigned char *)PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item)};
+        Py_ssize_t at = k;
+        for (; at > 0 && out[at - 1].len < special.len; at--)
+            out[at] = out[at - 1];
+        out[at] = special;
+    }
+    return (int)count;
+}
+
 static PyObject *
 Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"data", "pattern", "start", "end", NULL};
+    static char *kwlist[] = {"data", "pattern", "start", "end", "specials", NULL};
     Py_buffer view;
     int pattern;
     Py_ssize_t start = 0, end = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*i|nn", kwlist, &view, &pattern, &start, &end))
+    PyObject *specials_arg = NULL, *specials_seq = NULL;
+    BpeSpecial specials[BPE_MAX_SPECIALS];
+    int nspecials = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*i|nnO", kwlist, &view, &pattern, &start, &end, &specials_arg))
         return NULL;
-    if (check_pattern(pattern) < 0) {
-        PyBuffer_Release(&view);
-        return NULL;
+    if (check_pattern(pattern) < 0)
+        goto fail;
+    if (specials_arg) {
+        specials_seq = PySequence_Fast(specials_arg, "specials must be a sequence of bytes");
+        if (!specials_seq || (nspecials = read_specials(specials_seq, specials)) < 0)
+            goto fail;
     }
     if (end < 0 || end > view.len)
         end = view.len;
     if (start < 0 || start > end) {
-        PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "start must be between 0 and end");
-        return NULL;
+        goto fail;
     }
     const unsigned char *s = (const unsigned char *)view.buf + start;
     ptrdiff_t n = end - start;
-    int failed;
+    int failed = 0;
     Py_BEGIN_ALLOW_THREADS
-    self->invalid += bpe_invalid_bytes(s, n);
-    failed = bpe_count(&self->map, pattern, s, n) < 0;
+    BpeSpecialCut cut;
+    ptrdiff_t from, to;
+    int special;
+    bpe_special_cut_start(&cut, specials, nspecials, s, n);
+    while (!failed && bpe_special_cut_next(&cut, &from, &to, &special)) {
+        self->invalid += bpe_invalid_bytes(s + from, to - from);
+        failed = bpe_count(&self->map, pattern, s + from, to - from) < 0;
+    }
     Py_END_ALLOW_THREADS
+    Py_XDECREF(specials_seq);
     PyBuffer_Release(&view);
     if (failed)
         return PyErr_NoMemory();
     Py_RETURN_NONE;
+fail:
+    Py_XDECREF(specials_seq);
+    PyBuffer_Release(&view);
+    return NULL;
 }
 
 static PyObject *
@@ -216,7 +261,8 @@ Counts_get_invalid(Counts *self, void *closure)
 
 static PyMethodDef Counts_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))Counts_scan, METH_VARARGS | METH_KEYWORDS,
-     "scan(data, pattern, start=0, end=-1): count the pre-tokens of data[start:end]"},
+     "scan(data, pattern, start=0, end=-1, specials=()): count the pre-tokens of data[start:end], "
+     "cut at the special tokens (not counted)"},
     {"packed", (PyCFunction)Counts_packed, METH_NOARGS, "the counts as one bytes object"},
     {"add_packed", (PyCFunction)Counts_add_packed, METH_O, "add the counts of packed()"},
     {"items", (PyCFunction)Counts_items, METH_NOARGS, "(pre-tokens, counts), in first-seen order"},

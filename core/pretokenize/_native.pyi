@@ -1,5 +1,7 @@
 """Types of the native pre-tokenizer (``_native.c``), optional: `core.pretokenize.native` says when it is used."""
 
+from collections.abc import Sequence
+
 GPT2: int
 GPT4: int
 
@@ -8,7 +10,10 @@ class Counts:
 
     invalid: int
     def __init__(self) -> None: ...
-    def scan(self, data: bytes | bytearray | memoryview, pattern: int, start: int = 0, end: int = -1) -> None:
+    def scan(
+        self, data: bytes | bytearray | memoryview, pattern: int, start: int = 0, end: int = -1,
+        specials: Sequence[bytes] = (),
+    ) -> None:
         """Count the pre-tokens of ``data[start:end]`` (its end is the end of the text)."""
     def packed(self) -> bytes:
         """The counts as one bytes object, for `add_packed` (in another process)."""

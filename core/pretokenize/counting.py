@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ChunkCounts", "CountTable", "NativeTally", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
 
+MAX_NATIVE_SPECIALS = 16
+"""At most this many special tokens are found by the native scanner itself (``BPE_MAX_SPECIALS``)."""
+
 PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
 
@@ -87,11 +90,14 @@ def count_chunk(
 
 
 def _scan(counter: Counts, data: bytes, scanner: int, special_tokens: Sequence[str]) -> None:
-    """Count the pre-tokens of ``data`` into ``counter`` (native), special tokens splitting it."""
-    splitter = special_bytes_regex(tuple(special_tokens))
-    if splitter is None:
-        counter.scan(data, scanner)
+    """Count the pre-tokens of ``data`` into ``counter`` (native), special tokens splitting it:
+    in C, in one call without the GIL (so worker threads count at once), for up to
+    ``MAX_NATIVE_SPECIALS`` special tokens; for more, cut here and each stretch scanned."""
+    if len(special_tokens) <= MAX_NATIVE_SPECIALS:
+        counter.scan(data, scanner, specials=[t.encode("utf-8") for t in special_tokens])
         return
+    splitter = special_bytes_regex(tuple(special_tokens))
+    assert splitter is not None
     pos = 0
     for m in splitter.finditer(data):
         if m.start() > pos:

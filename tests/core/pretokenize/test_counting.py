@@ -18,7 +18,12 @@ from core.pretokenize.patterns import resolve_pattern
 from core.train.reference import count_invalid_bytes, count_pretokens, read_corpus, train_bpe_reference
 
 PATHS = ["native", "pure"]
-SPECIALS = [[], ["<|e|>"], ["<|a|>", "<|a|><|b|>"], ["a b", "\n\n"]]
+SPECIALS = [
+    [], ["<|e|>"], ["<|a|>", "<|a|><|b|>"], ["a b", "\n\n"],
+    ["|><|", "<|a|><|b|>", "<|a|>", "b|>"],  # overlapping: the leftmost, then the longest there
+    # more than the native scanner finds itself (16): cut in Python, each stretch scanned
+    ["<|e|>", "<|a|>", "!!"] + [f"<{k}>" for k in range(14)],
+]
 fragments = st.one_of(
     st.sampled_from(["hi", " there", "  ", "\n", "\r\n", "don't", "DON'T", "12345", "٣٤", "日本", "!!", "\u3000",
                      "<|e|>", "<|a|>", "<|a|><|b|>", "a b", "\n\n", "naïve", "👍🏽", " \xa0"]),
@@ -53,6 +58,17 @@ def test_chunks_add_up_to_the_reference_counts(tmp_path, path_kind, data, specia
     assert len(set(words)) == len(words)
     assert dict(zip(words, counts)) == count_pretokens(data, specials, pattern=name)
     assert total.invalid == count_invalid_bytes(read_corpus(data))
+
+
+@pytest.mark.parametrize("specials", [["<|a|>", "<|a|><|b|>", "b|><"], ["b|><", "<|a|><|b|>", "<|a|>"]])
+def test_special_tokens_cut_leftmost_then_longest(path_kind, specials) -> None:
+    data = b"x<|a|><|b|>y<|a|>z b|><|a|>"
+    chunk = count_chunk(data, resolve_pattern("gpt2"), specials)
+    total = CountTable()
+    total.add(chunk)
+    words, counts = total.items()
+    assert dict(zip(words, counts)) == count_pretokens(data, specials, pattern="gpt2") == {
+        b"x": 1, b"y": 1, b"z": 1, b" ": 1, b"|": 1, b"a": 1, b"|>": 1}
 
 
 def test_count_chunk_takes_text_or_bytes(path_kind) -> None:
