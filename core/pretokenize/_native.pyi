@@ -14,11 +14,14 @@ class Counts:
         self, data: bytes | bytearray | memoryview, pattern: int, start: int = 0, end: int = -1,
         specials: Sequence[bytes] = (),
     ) -> None:
-        """Count the pre-tokens of ``data[start:end]`` (its end is the end of the text)."""
+        """Count the pre-tokens of ``data[start:end]`` (its end is the end of the text), cut at
+        the ``specials`` (at most 16), which are not counted."""
     def packed(self) -> bytes:
         """The counts as one bytes object, for `add_packed` (in another process)."""
     def add_packed(self, packed: bytes) -> None:
         """Add counts given by `packed`."""
+    def add(self, other: Counts) -> None:
+        """Add another table's counts (in this process: no packing)."""
     def items(self) -> tuple[list[bytes], list[int]]:
         """The pre-tokens and their counts, in the order first seen."""
     def __len__(self) -> int: ...

@@ -148,17 +148,16 @@ class CountTable:
     def add(self, chunk: ChunkCounts) -> None:
         """Add one chunk's counts."""
         self.invalid += chunk.invalid
-        packed = chunk.packed
         if chunk.table is not None:
             if self._native is None:
                 self._native = chunk.table  # taken over: adding it to an empty table would copy it
             else:
-                packed = chunk.table.packed()
-        if packed is not None:
+                self._native.add(chunk.table)
+        if chunk.packed is not None:
             if self._native is None:
                 module = _counts_module()
                 self._native = module.Counts()
-            self._native.add_packed(packed)
+            self._native.add_packed(chunk.packed)
         if chunk.counts:
             if not self._dict:
                 self._dict.update(chunk.counts)

@@ -109,3 +109,30 @@ def _items(data: bytes, name: str, specials: list[str]) -> tuple[list[bytes], li
     total = CountTable()
     total.add(count_chunk(data, resolve_pattern(name), specials))
     return total.items()
+
+
+@settings(max_examples=100, deadline=None)
+@given(first=corpora, second=corpora, name=st.sampled_from(["gpt2", "gpt4"]))
+def test_native_tables_add_up_to_the_reference_counts(first, second, name) -> None:
+    """`Counts.add` (the tables of two worker threads) and `add_packed` (a table sent by a
+    worker process) give the counts of the two texts, and the first-seen order of one table."""
+    native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    scanner = {"gpt2": native.GPT2, "gpt4": native.GPT4}[name]
+    tables = []
+    for data in (first, second):
+        table = native.Counts()
+        table.scan(data, scanner)
+        tables.append(table)
+    packed = native.Counts()
+    packed.add_packed(tables[0].packed())
+    packed.add_packed(tables[1].packed())
+    tables[0].add(tables[1])
+    expected = count_pretokens(first, [], pattern=name) + count_pretokens(second, [], pattern=name)
+    words, counts = tables[0].items()
+    assert dict(zip(words, counts)) == expected
+    assert tables[0].items() == packed.items()
+    assert tables[0].invalid == count_invalid_bytes(read_corpus(first)) + count_invalid_bytes(read_corpus(second))
+    doubled = native.Counts()
+    doubled.add(tables[0])
+    doubled.add(doubled)
+    assert doubled.items() == (words, [2 * c for c in counts])
