@@ -39,30 +39,31 @@ typedef struct {
     PyObject_HEAD
     Slot *slots;
     size_t mask;
+    int shift;        /* 64 - log2(number of slots): hash_key keeps the product's top bits */
     int64_t *new_ids; /* rank -> merged id */
     Py_ssize_t nranks;
     int64_t byte_ids[256];
+    int32_t *byte_ranks; /* first byte << 8 | second -> the rank of their ids' pair (a word's
+                          * first ranks, without hashing) */
+    PyObject **longs; /* id -> its int object, made once for the Encoder's lists (or NULL) */
+    Py_ssize_t nlongs;
 } BpeTable;
 
+/* Fibonacci hashing: one multiply; the top bits of the product depend on every bit of the
+ * key (the ids are all below 2^32, so left and right both reach them). */
 static inline size_t
-hash_key(uint64_t key)
+hash_key(const BpeTable *t, uint64_t key)
 {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    key *= 0xc4ceb9fe1a85ec53ULL;
-    key ^= key >> 33;
-    return (size_t)key;
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
 }
 
+/* The rank of the pair (left, right), NO_RANK when it has no merge. Every id is below 2^32
+ * (BpeTable_init checks the ids it can produce), so the key needs no range check. */
 static inline int32_t
 rank_of(const BpeTable *t, int64_t left, int64_t right)
 {
-    if (left < 0 || right < 0 || left > UINT32_MAX || right > UINT32_MAX) {
-        return NO_RANK;
-    }
     uint64_t key = ((uint64_t)left << 32) | (uint64_t)right;
-    size_t i = hash_key(key) & t->mask;
+    size_t i = hash_key(t, key);
     for (;;) {
         const Slot *s = &t->slots[i];
         if (s->key == key) {
@@ -97,6 +98,11 @@ BpeTable_dealloc(BpeTable *self)
 {
     PyMem_Free(self->slots);
     PyMem_Free(self->new_ids);
+    PyMem_Free(self->byte_ranks);
+    for (Py_ssize_t i = 0; i < self->nlongs; i++) {
+        Py_DECREF(self->longs[i]);
+    }
+    PyMem_Free(self->longs);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -123,6 +129,11 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
             Py_DECREF(byte_ids);
             return -1;
         }
+        if (self->byte_ids[b] < 0 || self->byte_ids[b] > UINT32_MAX) {
+            Py_DECREF(byte_ids);
+            PyErr_SetString(PyExc_ValueError, "byte ids must be between 0 and 2**32 - 1");
+            return -1;
+        }
     }
     Py_DECREF(byte_ids);
 
@@ -138,20 +149,31 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
     Py_ssize_t nrows = rows.len / 8 / 3;
     const int64_t *r = rows.buf;
     size_t cap = 1024;
+    int bits = 10;
     while (cap < (size_t)nrows * 2) {
         cap <<= 1;
+        bits++;
     }
     PyMem_Free(self->slots);
     PyMem_Free(self->new_ids);
+    PyMem_Free(self->byte_ranks);
     self->nranks = new_ids.len / 8;
     self->slots = PyMem_Malloc(cap * sizeof(Slot));
     self->new_ids = PyMem_Malloc((self->nranks ? self->nranks : 1) * sizeof(int64_t));
-    if (self->slots == NULL || self->new_ids == NULL) {
+    self->byte_ranks = PyMem_Malloc(65536 * sizeof(int32_t));
+    if (self->slots == NULL || self->new_ids == NULL || self->byte_ranks == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     memcpy(self->new_ids, new_ids.buf, self->nranks * sizeof(int64_t));
+    for (Py_ssize_t k = 0; k < self->nranks; k++) {
+        if (self->new_ids[k] < 0 || self->new_ids[k] > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "merged ids must be between 0 and 2**32 - 1");
+            goto done;
+        }
+    }
     self->mask = cap - 1;
+    self->shift = 64 - bits;
     for (size_t i = 0; i < cap; i++) {
         self->slots[i].key = EMPTY_KEY;
     }
@@ -162,7 +184,7 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
             goto done;
         }
         uint64_t key = ((uint64_t)left << 32) | (uint64_t)right;
-        size_t i = hash_key(key) & self->mask;
+        size_t i = hash_key(self, key);
         while (self->slots[i].key != EMPTY_KEY && self->slots[i].key != key) {
             i = (i + 1) & self->mask;
         }
@@ -171,6 +193,9 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
             self->slots[i].rank = (int32_t)rank; /* the first rank of a repeated pair */
         }
     }
+    for (int pair = 0; pair < 65536; pair++) {
+        self->byte_ranks[pair] = rank_of(self, self->byte_ids[pair >> 8], self->byte_ids[pair & 0xFF]);
+    }
     status = 0;
 done:
     PyBuffer_Release(&rows);
@@ -178,37 +203,67 @@ done:
     return status;
 }
 
-/* Merge one short word in place: ids[0:n] -> ids[0:return value]. ranks has room for n. */
+/* merge_short's working memory: each symbol's rank with the next one, and the links. */
+typedef struct {
+    int32_t ranks[LONG_WORD];
+    int16_t next[LONG_WORD], prev[LONG_WORD];
+} Scratch;
+
+/* Merge one short word in place: ids[0:n] (the ids of bytes[0:n]) -> ids[0:return value].
+ *
+ * Symbols stay where they started: a merge joins the symbol at `at` with the next live one,
+ * which dies (its rank becomes NO_RANK), so nothing moves until the survivors are packed
+ * at the end. Each merge then takes one scan of the n - 1 ranks for the lowest, which has
+ * no branch and is vectorised, and one for its first (leftmost) position. */
 static Py_ssize_t
-merge_short(const BpeTable *t, int64_t *ids, int32_t *ranks, Py_ssize_t n)
+merge_short(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Scratch *w, Py_ssize_t n)
 {
+    int32_t *ranks = w->ranks;
+    int16_t *next = w->next, *prev = w->prev;
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
-        ranks[i] = rank_of(t, ids[i], ids[i + 1]);
+        ranks[i] = t->byte_ranks[bytes[i] << 8 | bytes[i + 1]];
+        next[i] = (int16_t)(i + 1);
+        prev[i] = (int16_t)(i - 1);
     }
-    while (n > 1) {
+    ranks[n - 1] = NO_RANK;
+    next[n - 1] = (int16_t)n;
+    prev[n - 1] = (int16_t)(n - 2);
+    int merged = 0;
+    for (;;) {
         int32_t best = NO_RANK;
-        Py_ssize_t at = -1;
-        for (Py_ssize_t i = 0; i + 1 < n; i++) {
-            if (ranks[i] < best) {
-                best = ranks[i];
-                at = i;
-            }
+        for (Py_ssize_t i = 0; i < n - 1; i++) {
+            best = ranks[i] < best ? ranks[i] : best;
         }
-        if (at < 0) {
+        if (best == NO_RANK) {
             break;
         }
-        ids[at] = t->new_ids[best];
-        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof(int64_t));
-        memmove(ranks + at, ranks + at + 1, (n - at - 2) * sizeof(int32_t));
-        n--;
-        if (at + 1 < n) {
-            ranks[at] = rank_of(t, ids[at], ids[at + 1]);
+        Py_ssize_t at = 0;
+        while (ranks[at] != best) {
+            at++;
         }
-        if (at > 0) {
-            ranks[at - 1] = rank_of(t, ids[at - 1], ids[at]);
+        Py_ssize_t j = next[at], k = next[j], h = prev[at];
+        ids[at] = t->new_ids[best];
+        ranks[j] = NO_RANK;
+        next[at] = (int16_t)k;
+        merged = 1;
+        if (k < n) {
+            prev[k] = (int16_t)at;
+            ranks[at] = rank_of(t, ids[at], ids[k]);
+        } else {
+            ranks[at] = NO_RANK;
+        }
+        if (h >= 0) {
+            ranks[h] = rank_of(t, ids[h], ids[at]);
         }
     }
-    return n;
+    if (!merged) {
+        return n;
+    }
+    Py_ssize_t out = 0;
+    for (Py_ssize_t i = 0; i < n; i = next[i]) {
+        ids[out++] = ids[i];
+    }
+    return out;
 }
 
 /* ---------- long words: a linked list of symbols and a heap of (rank, position) ---------- */
@@ -269,7 +324,7 @@ heap_pop(HeapItem *heap, Py_ssize_t *size)
 /* Merge one long word in place, as merge_short does; -1 on running out of memory (no
  * exception set: it may run without the GIL). */
 static Py_ssize_t
-merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
+merge_long(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Py_ssize_t n)
 {
     /* Each merge pushes at most two entries, on top of the n - 1 initial ones. */
     Py_ssize_t *next = PyMem_RawMalloc(n * sizeof(Py_ssize_t));
@@ -286,7 +341,7 @@ merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
         next[i] = i + 1;
         prev[i] = i - 1;
         if (i + 1 < n) {
-            int32_t r = rank_of(t, ids[i], ids[i + 1]);
+            int32_t r = t->byte_ranks[bytes[i] << 8 | bytes[i + 1]];
             if (r != NO_RANK) {
                 heap_push(heap, &size, (HeapItem){r, i, ids[i], ids[i + 1]});
             }
@@ -330,20 +385,20 @@ merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
 }
 
 /* Merge the word bytes[0:n] into out (room for n ids); returns its number of ids, or -1
- * when out of memory (no exception set). ranks has room for LONG_WORD entries. */
+ * when out of memory (no exception set). */
 static Py_ssize_t
-merge_word(const BpeTable *t, const unsigned char *bytes, Py_ssize_t n, int64_t *out, int32_t *ranks)
+merge_word(const BpeTable *t, const unsigned char *bytes, Py_ssize_t n, int64_t *out, Scratch *scratch)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
         out[i] = t->byte_ids[bytes[i]];
     }
-    return n <= LONG_WORD ? merge_short(t, out, ranks, n) : merge_long(t, out, n);
+    return n <= LONG_WORD ? (n ? merge_short(t, bytes, out, scratch, n) : 0) : merge_long(t, bytes, out, n);
 }
 
 /* The output of a batch: ids (room for total ids) and counts (room for nwords). */
 typedef struct {
     PyObject *ids, *counts;
-    int32_t *ranks;
+    Scratch *scratch;
 } Output;
 
 static int
@@ -351,11 +406,11 @@ output_init(Output *o, Py_ssize_t total, Py_ssize_t nwords)
 {
     o->ids = PyBytes_FromStringAndSize(NULL, (total ? total : 1) * sizeof(int64_t));
     o->counts = PyBytes_FromStringAndSize(NULL, (nwords ? nwords : 1) * sizeof(int64_t));
-    o->ranks = PyMem_Malloc(LONG_WORD * sizeof(int32_t));
-    if (o->ranks == NULL) {
+    o->scratch = PyMem_Malloc(sizeof(Scratch));
+    if (o->scratch == NULL) {
         PyErr_NoMemory();
     }
-    return o->ids && o->counts && o->ranks ? 0 : -1;
+    return o->ids && o->counts && o->scratch ? 0 : -1;
 }
 
 /* (ids, counts) trimmed to what was written, or NULL; frees the output either way. */
@@ -367,7 +422,7 @@ output_finish(Output *o, int ok, Py_ssize_t nids, Py_ssize_t nwords)
         && _PyBytes_Resize(&o->counts, nwords * sizeof(int64_t)) == 0) {
         result = PyTuple_Pack(2, o->ids, o->counts);
     }
-    PyMem_Free(o->ranks);
+    PyMem_Free(o->scratch);
     Py_XDECREF(o->ids);
     Py_XDECREF(o->counts);
     return result;
@@ -455,7 +510,7 @@ BpeTable_encode_text(BpeTable *self, PyObject *args)
         for (Py_ssize_t end = at + (Py_ssize_t)len[w]; at < end; at++) {
             nbytes += text_bytes(PyUnicode_READ(kind, chars, at), word + nbytes);
         }
-        Py_ssize_t n = merge_word(self, word, nbytes, ids + out, o.ranks);
+        Py_ssize_t n = merge_word(self, word, nbytes, ids + out, o.scratch);
         if (n < 0) {
             PyErr_NoMemory();
             goto done;
@@ -467,7 +522,7 @@ BpeTable_encode_text(BpeTable *self, PyObject *args)
 done:
     PyMem_Free(word);
     PyBuffer_Release(&lengths);
-    return o.ids || o.counts || o.ranks ? output_finish(&o, ok, out, nwords) : NULL;
+    return o.ids || o.counts || o.scratch ? output_finish(&o, ok, out, nwords) : NULL;
 }
 
 static PyMethodDef BpeTable_methods[] = {
@@ -504,18 +559,79 @@ typedef struct {
     BpeMap cache;            /* pre-token bytes -> (a: offset in ids, b: number of ids) */
     int64_t *ids;            /* the cached pre-tokens' ids */
     size_t ids_len, ids_cap;
-    int32_t *ranks;          /* merge_word's scratch, LONG_WORD entries */
+    Scratch *scratch;        /* merge_word's working memory */
     int64_t *out;            /* encode's output, kept between calls (a fresh large buffer */
     size_t out_cap;          /* per call would cost page faults) */
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
 } Encoder;
+
+/* Make the table's int objects, one per id it can produce (0 to its largest id), once:
+ * a list of ids then takes a new reference per id instead of making an int object (the
+ * allocation was a third of encoding's instructions). 0, or -1 with an exception set. */
+static int
+table_make_longs(BpeTable *t)
+{
+    if (t->longs != NULL) {
+        return 0;
+    }
+    int64_t largest = 0;
+    for (int b = 0; b < 256; b++) {
+        largest = t->byte_ids[b] > largest ? t->byte_ids[b] : largest;
+    }
+    for (Py_ssize_t k = 0; k < t->nranks; k++) {
+        largest = t->new_ids[k] > largest ? t->new_ids[k] : largest;
+    }
+    PyObject **longs = PyMem_Malloc((size_t)(largest + 1) * sizeof(PyObject *));
+    if (longs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t id = 0; id <= largest; id++) {
+        longs[id] = PyLong_FromLongLong(id);
+        if (longs[id] == NULL) {
+            while (id-- > 0) {
+                Py_DECREF(longs[id]);
+            }
+            PyMem_Free(longs);
+            return -1;
+        }
+    }
+    t->longs = longs;
+    t->nlongs = (Py_ssize_t)largest + 1;
+    return 0;
+}
+
+/* A new list of the ids[0:n] (the GIL held), or NULL with an exception set. */
+static PyObject *
+ids_list(const BpeTable *t, const int64_t *ids, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    if (list == NULL) {
+        return NULL;
+    }
+    PyObject **items = ((PyListObject *)list)->ob_item;
+    PyObject *const *longs = t->longs;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t id = ids[k];
+        PyObject *v;
+        if ((uint64_t)id < (uint64_t)t->nlongs) {
+            v = longs[id];
+            Py_INCREF(v);
+        } else if ((v = PyLong_FromLongLong(id)) == NULL) {
+            Py_DECREF(list); /* the items not set yet are NULL, which the list's dealloc skips */
+            return NULL;
+        }
+        items[k] = v;
+    }
+    return list;
+}
 
 static void
 Encoder_dealloc(Encoder *self)
 {
     bpe_map_free(&self->cache);
     PyMem_RawFree(self->ids);
-    PyMem_RawFree(self->ranks);
+    PyMem_RawFree(self->scratch);
     PyMem_RawFree(self->out);
     if (self->lock) {
         PyThread_free_lock(self->lock);
@@ -542,15 +658,18 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Encoder is already initialised");
         return -1;
     }
+    if (table_make_longs((BpeTable *)table) < 0) {
+        return -1;
+    }
     Py_INCREF(table);
     self->table = (BpeTable *)table;
     self->pattern = pattern;
     self->capacity = capacity < 1 ? 1 : (size_t)capacity;
     self->ids_cap = 1 << 12;
     self->ids = PyMem_RawMalloc(self->ids_cap * sizeof(int64_t));
-    self->ranks = PyMem_RawMalloc(LONG_WORD * sizeof(int32_t));
+    self->scratch = PyMem_RawMalloc(sizeof(Scratch));
     self->lock = PyThread_allocate_lock();
-    if (self->ids == NULL || self->ranks == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
+    if (self->ids == NULL || self->scratch == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -618,7 +737,7 @@ static Py_ssize_t
 encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
 {
     if (n > CACHED_WORD) {
-        return merge_word(self->table, s, n, out, self->ranks);
+        return merge_word(self->table, s, n, out, self->scratch);
     }
     int created;
     uint64_t hash = bpe_hash(s, (size_t)n);
@@ -631,7 +750,7 @@ encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *ou
         }
         return k;
     }
-    Py_ssize_t k = merge_word(self->table, s, n, out, self->ranks);
+    Py_ssize_t k = merge_word(self->table, s, n, out, self->scratch);
     if (k < 0) {
         return -1;
     }
@@ -698,6 +817,30 @@ encoder_out(Encoder *self, Py_ssize_t n)
     return self->out;
 }
 
+/* Take the lock and encode s[0:n] (without the GIL when it is long): the number of ids,
+ * written to *out, or -1 when out of memory. The caller reads *out, then releases the lock. */
+static Py_ssize_t
+encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t **out)
+{
+    Py_ssize_t written;
+    if (n < 4096) { /* small calls: not worth releasing the GIL */
+        if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+            Py_BEGIN_ALLOW_THREADS
+            PyThread_acquire_lock(self->lock, WAIT_LOCK);
+            Py_END_ALLOW_THREADS
+        }
+        *out = encoder_out(self, n);
+        written = *out ? encode_span(self, s, n, *out) : -1;
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        *out = encoder_out(self, n);
+        written = *out ? encode_span(self, s, n, *out) : -1;
+        Py_END_ALLOW_THREADS
+    }
+    return written;
+}
+
 static PyObject *
 Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
 {
@@ -716,42 +859,63 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "start must be between 0 and end");
         return NULL;
     }
-    Py_ssize_t n = end - start, written = -1;
-    const unsigned char *s = (const unsigned char *)view.buf + start;
-    int64_t *out = NULL;
-    if (n < 4096) { /* small calls: not worth releasing the GIL */
-        if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
-            Py_BEGIN_ALLOW_THREADS
-            PyThread_acquire_lock(self->lock, WAIT_LOCK);
-            Py_END_ALLOW_THREADS
-        }
-        out = encoder_out(self, n);
-        written = out ? encode_span(self, s, n, out) : -1;
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(self->lock, WAIT_LOCK);
-        out = encoder_out(self, n);
-        written = out ? encode_span(self, s, n, out) : -1;
-        Py_END_ALLOW_THREADS
-    }
+    int64_t *out;
+    Py_ssize_t written = encoder_run(self, (const unsigned char *)view.buf + start, end - start, &out);
     PyBuffer_Release(&view);
     PyObject *result = NULL;
     if (written < 0) {
         PyErr_NoMemory();
     } else if (as_list) {
-        result = PyList_New(written);
-        for (Py_ssize_t k = 0; result != NULL && k < written; k++) {
-            PyObject *v = PyLong_FromLongLong(out[k]);
-            if (v == NULL) {
-                Py_CLEAR(result);
-                break;
-            }
-            PyList_SET_ITEM(result, k, v);
-        }
+        result = ids_list(self->table, out, written);
     } else {
         result = PyBytes_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
     }
     PyThread_release_lock(self->lock);
+    return result;
+}
+
+/* encode_list(text or bytes): one positional argument and no keywords, so a short text
+ * costs little more than its encoding; a str is encoded as its UTF-8 (an ASCII str is
+ * read in place), and a lone surrogate raises UnicodeEncodeError. */
+static PyObject *
+Encoder_encode_list(Encoder *self, PyObject *data)
+{
+    PyObject *utf8 = NULL;
+    Py_buffer view = {0};
+    const char *s;
+    Py_ssize_t n;
+    if (PyUnicode_Check(data)) {
+        if (PyUnicode_READY(data) < 0) {
+            return NULL;
+        }
+        if (PyUnicode_IS_ASCII(data)) {
+            s = (const char *)PyUnicode_DATA(data);
+            n = PyUnicode_GET_LENGTH(data);
+        } else {
+            if ((utf8 = PyUnicode_AsUTF8String(data)) == NULL) {
+                return NULL;
+            }
+            s = PyBytes_AS_STRING(utf8);
+            n = PyBytes_GET_SIZE(utf8);
+        }
+    } else if (PyBytes_Check(data)) {
+        s = PyBytes_AS_STRING(data);
+        n = PyBytes_GET_SIZE(data);
+    } else {
+        if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+            return NULL;
+        }
+        s = view.buf;
+        n = view.len;
+    }
+    int64_t *out;
+    Py_ssize_t written = encoder_run(self, (const unsigned char *)s, n, &out);
+    PyObject *result = written < 0 ? PyErr_NoMemory() : ids_list(self->table, out, written);
+    PyThread_release_lock(self->lock);
+    Py_XDECREF(utf8);
+    if (view.obj != NULL) {
+        PyBuffer_Release(&view);
+    }
     return result;
 }
 
@@ -798,21 +962,13 @@ Encoder_encode_many(Encoder *self, PyObject *arg)
         goto done;
     }
     result = PyList_New(count);
-    for (Py_ssize_t d = 0, k = 0; result != NULL && d < count; d++) {
-        PyObject *ids = PyList_New(lengths[d]);
+    for (Py_ssize_t d = 0, k = 0; result != NULL && d < count; k += lengths[d], d++) {
+        PyObject *ids = ids_list(self->table, out + k, lengths[d]);
         if (ids == NULL) {
             Py_CLEAR(result);
             break;
         }
         PyList_SET_ITEM(result, d, ids);
-        for (Py_ssize_t i = 0; i < lengths[d]; i++, k++) {
-            PyObject *v = PyLong_FromLongLong(out[k]);
-            if (v == NULL) {
-                Py_CLEAR(result);
-                break;
-            }
-            PyList_SET_ITEM(ids, i, v);
-        }
     }
 done:
     for (Py_ssize_t d = 0; d < got; d++) {
@@ -834,6 +990,8 @@ Encoder_cache_size(Encoder *self, PyObject *Py_UNUSED(ignored))
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))Encoder_encode, METH_VARARGS | METH_KEYWORDS,
      "encode(data, start=0, end=-1, as_list=False) -> int64 bytes (or a list) of the ids of data[start:end]"},
+    {"encode_list", (PyCFunction)Encoder_encode_list, METH_O,
+     "encode_list(text or bytes) -> list of the ids of the text's UTF-8 (or of the bytes)"},
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_O,
      "encode_many(list of bytes) -> the ids of each, as lists (one release of the GIL for all)"},
     {"cache_size", (PyCFunction)Encoder_cache_size, METH_NOARGS, "pre-tokens in the cache"},

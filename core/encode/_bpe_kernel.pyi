@@ -24,6 +24,8 @@ class Encoder:
     @overload
     def encode(self, data: bytes | bytearray | memoryview, start: int = 0, end: int = -1, *, as_list: Literal[True]) -> list[int]:
         """The ids of ``data[start:end]`` as a list."""
+    def encode_list(self, data: str | bytes | bytearray | memoryview) -> list[int]:
+        """The ids of ``data`` (a str: of its UTF-8; ``UnicodeEncodeError`` for a lone surrogate)."""
     def encode_many(self, datas: Sequence[bytes]) -> list[list[int]]:
         """The ids of each of ``datas`` (each a whole text), the GIL released once for all."""
     def cache_size(self) -> int:

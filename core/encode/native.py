@@ -55,6 +55,7 @@ class NativeEncoder:
         # a few special tokens: `in` (a fast substring search) tells sooner than the regex
         # whether a short text holds any at all
         self._few = list(self._by_bytes) if len(self._by_bytes) <= 4 else None
+        self._few_text = list(special_ids) if len(special_ids) <= 4 else None
 
     def _has_special(self, data: bytes) -> bool:
         few = self._few
@@ -82,7 +83,7 @@ class NativeEncoder:
         """The ids of ``data`` (special tokens are their one id each)."""
         splitter = self._splitter
         if splitter is None or not self._has_special(data):
-            return self._encoder.encode(data, as_list=True)
+            return self._encoder.encode_list(data)
         ids: list[int] = []
         pos = 0
         for m in splitter.finditer(data):
@@ -94,9 +95,18 @@ class NativeEncoder:
             ids += self._encoder.encode(data, pos, as_list=True)
         return ids
 
-    def encode_ordinary(self, data: bytes) -> list[int]:
-        """The ids of ``data`` with special tokens as plain text."""
-        return self._encoder.encode(data, as_list=True)
+    def encode_text(self, text: str) -> list[int]:
+        """`encode_list` of ``text``'s UTF-8, in one C call when it holds no special token
+        (``UnicodeEncodeError`` for a lone surrogate: the caller replaces it first)."""
+        if self._splitter is not None:
+            few = self._few_text
+            if few is None or any(token in text for token in few):
+                return self.encode_list(text.encode("utf-8"))
+        return self._encoder.encode_list(text)
+
+    def encode_ordinary(self, data: bytes | str) -> list[int]:
+        """The ids of ``data`` (bytes, or a str as its UTF-8) with special tokens as plain text."""
+        return self._encoder.encode_list(data)
 
     def encode_array(self, data: bytes) -> np.ndarray:
         """`encode_list` as an int64 numpy array (no Python int per id)."""

@@ -366,8 +366,13 @@ class Tokenizer:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` with special tokens treated as plain text."""
-        data = _text_bytes(text)
         native = self._native_encoder()
+        if native is not None and type(text) is str:
+            try:
+                return native.encode_ordinary(text)  # its UTF-8, read by the C code
+            except UnicodeEncodeError:  # a lone surrogate: _text_bytes replaces it
+                pass
+        data = _text_bytes(text)
         if native is not None:
             return native.encode_ordinary(data)
         text = _tiktoken_text(text)
@@ -382,8 +387,13 @@ class Tokenizer:
         does, a lone surrogate (``"\\udcff"``) is encoded as U+FFFD; raw bytes, invalid
         UTF-8 included, go through `encode_bytes`.
         """
-        data = _text_bytes(text)
         native = self._native_encoder()
+        if native is not None and type(text) is str:
+            try:
+                return native.encode_text(text)
+            except UnicodeEncodeError:  # a lone surrogate: _text_bytes replaces it
+                pass
+        data = _text_bytes(text)
         if native is not None:
             return native.encode_list(data)
         return self.encode_array(text).tolist()  # type: ignore[no-any-return]

@@ -456,3 +456,52 @@ def test_native_cache_eviction_changes_no_id(trained: Tokenizer) -> None:
         assert small.cache_size() <= capacity
         assert small.encode_many([data, data[:100]]) == [want, small.encode(data[:100], as_list=True)]
     assert trained.decode_bytes(want) == data
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_compiled_merge_equals_the_python_loop(trained: Tokenizer, data: st.DataObject) -> None:
+    """The compiled merge (symbols linked in place up to 256 bytes, a heap beyond) against
+    the Python one-word loop, on words built from tokens so that they merge a lot."""
+    if piece_encoder._BpeTable is None:
+        pytest.skip("core.encode._bpe_kernel is not built")
+    tokens = [trained.vocab[i] for i in range(0, len(trained.vocab), 7) if i not in trained._special_id_set]
+    alphabet = tokens + [b"a", b"\xff", b" "]
+    words = data.draw(st.lists(st.lists(st.sampled_from(alphabet), min_size=1, max_size=90).map(b"".join), max_size=6))
+    words = [w for w in words if w]
+    table = trained._pieces._compiled()
+    assert table is not None
+    text = "".join(w.decode("utf-8", "surrogateescape") for w in words)
+    lengths = np.array([len(w.decode("utf-8", "surrogateescape")) for w in words], dtype=np.int64)
+    ids, counts = table.encode_text(text, lengths)
+    expected = [trained._pieces.bpe(w) for w in words]
+    assert np.frombuffer(ids, np.int64).tolist() == [i for e in expected for i in e]
+    assert np.frombuffer(counts, np.int64).tolist() == [len(e) for e in expected]
+
+
+def test_native_encode_list_takes_text_and_bytes(trained: Tokenizer) -> None:
+    """``Encoder.encode_list``: a str (ASCII read in place, else its UTF-8) or any bytes-like
+    object gives the ids of ``encode(data, as_list=True)``; a lone surrogate is refused."""
+    kernel = pytest.importorskip("core.encode._bpe_kernel")
+    if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
+        pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
+    encoder = kernel.Encoder(trained._pieces._compiled(), 1 if trained.pattern.name == "gpt2" else 2, 1 << 10)
+    for text in ["", "plain ASCII text, twice: plain ASCII text", "café ünïcode 漢字 😀", generated_corpus(5, 9000)]:
+        data = text.encode("utf-8")
+        want = encoder.encode(data, as_list=True)
+        assert encoder.encode_list(text) == want
+        assert encoder.encode_list(data) == encoder.encode_list(bytearray(data)) == encoder.encode_list(memoryview(data)) == want
+        assert trained.encode_ordinary(text) == oracle_encode(trained, text)  # no special token in these
+    with pytest.raises(UnicodeEncodeError):
+        encoder.encode_list("a\udcffb")
+    assert trained.encode_ordinary("a\udcffb") == trained.encode_ordinary("a\ufffdb")
+
+
+def test_compiled_table_refuses_ids_past_32_bits() -> None:
+    if piece_encoder._BpeTable is None:
+        pytest.skip("core.encode._bpe_kernel is not built")
+    rows = np.zeros((0, 3), dtype=np.int64)
+    with pytest.raises(ValueError, match="byte ids"):
+        piece_encoder._BpeTable([1 << 32] + list(range(1, 256)), rows, np.zeros(0, dtype=np.int64))
+    with pytest.raises(ValueError, match="merged ids"):
+        piece_encoder._BpeTable(list(range(256)), np.array([[0, 1, 0]], dtype=np.int64), np.array([1 << 32], dtype=np.int64))
