@@ -486,7 +486,7 @@ def test_native_encode_list_takes_text_and_bytes(trained: Tokenizer) -> None:
     if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
         pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
     encoder = kernel.Encoder(trained._pieces._compiled(), 1 if trained.pattern.name == "gpt2" else 2, 1 << 10)
-    for text in ["", "plain ASCII text, twice: plain ASCII text", "café ünïcode 漢字 😀", generated_corpus(5, 9000)]:
+    for text in ["", "plain ASCII text, twice: plain ASCII text", "café ünïcode 漢字 😀", generated_corpus(5, 9000).replace("<|", "")]:
         data = text.encode("utf-8")
         want = encoder.encode(data, as_list=True)
         assert encoder.encode_list(text) == want
