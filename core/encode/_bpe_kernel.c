@@ -10,9 +10,11 @@
  * a str, char_lengths (an int64 buffer) characters each, each turned into the bytes the
  * tokenizer encodes (UTF-8, with surrogateescape's U+DC80..U+DCFF as their raw byte and
  * other lone surrogates as U+FFFD; bytes decoded with surrogateescape come back exact).
- * Encoder(table, pattern, cache_entries).encode(data) encodes bytes: the native
+ * Encoder(table, pattern, cache_entries, specials).encode(data) encodes bytes: the native
  * pre-tokenizer (core/pretokenize/_scanner.h) cuts them, each pre-token's ids come from a
  * cache of its own or, on a miss, from merge_word; the GIL is released while it works.
+ * encode_text also finds the special tokens, encode_list takes a str as well, and the
+ * lists of ids share one int object per id (made once, in the BpeTable).
  *
  * Each word is merged as the one-word loop does: the adjacent pair with the lowest rank
  * first, the leftmost on ties, until no pair has a merge. Returns (ids, counts) as bytes of native int64: the
@@ -550,6 +552,13 @@ static PyTypeObject BpeTableType = {
 #include "pythread.h"
 
 #define CACHED_WORD 256 /* longer pre-tokens are merged every time, not cached */
+#define MAX_SPECIALS 16 /* each call looks for each special token: more are the caller's to split */
+
+typedef struct {
+    char *bytes; /* the token's UTF-8 */
+    Py_ssize_t len;
+    int64_t id;
+} Special;
 
 typedef struct {
     PyObject_HEAD
@@ -563,6 +572,8 @@ typedef struct {
     int64_t *out;            /* encode's output, kept between calls (a fresh large buffer */
     size_t out_cap;          /* per call would cost page faults) */
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
+    Special specials[MAX_SPECIALS]; /* longest first (of two starting at one place, it wins) */
+    int nspecials;
 } Encoder;
 
 /* Make the table's int objects, one per id it can produce (0 to its largest id), once:
@@ -632,6 +643,9 @@ Encoder_dealloc(Encoder *self)
     bpe_map_free(&self->cache);
     PyMem_RawFree(self->ids);
     PyMem_RawFree(self->scratch);
+    for (int k = 0; k < self->nspecials; k++) {
+        PyMem_Free(self->specials[k].bytes);
+    }
     PyMem_RawFree(self->out);
     if (self->lock) {
         PyThread_free_lock(self->lock);
@@ -640,14 +654,64 @@ Encoder_dealloc(Encoder *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Keep the special tokens, a sequence of (bytes, id) pairs, longest first. 0, or -1 with
+ * an exception set. */
+static int
+encoder_set_specials(Encoder *self, PyObject *specials)
+{
+    PyObject *seq = PySequence_Fast(specials, "specials must be a sequence of (bytes, id) pairs");
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    if (count > MAX_SPECIALS) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "at most %d special tokens", MAX_SPECIALS);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const char *bytes;
+        Py_ssize_t len;
+        long long id;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "y#L", &bytes, &len, &id)) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (len == 0 || id < 0) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a special token must be non-empty, with an id >= 0");
+            return -1;
+        }
+        /* insertion sort, longest first; equal lengths keep their order */
+        int at = self->nspecials;
+        while (at > 0 && self->specials[at - 1].len < len) {
+            self->specials[at] = self->specials[at - 1];
+            at--;
+        }
+        self->specials[at].bytes = PyMem_Malloc(len);
+        if (self->specials[at].bytes == NULL) {
+            Py_DECREF(seq);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(self->specials[at].bytes, bytes, len);
+        self->specials[at].len = len;
+        self->specials[at].id = id;
+        self->nspecials++;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
 static int
 Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"table", "pattern", "cache_entries", NULL};
-    PyObject *table;
+    static char *kwlist[] = {"table", "pattern", "cache_entries", "specials", NULL};
+    PyObject *table, *specials = NULL;
     int pattern;
     Py_ssize_t capacity;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!in", kwlist, &BpeTableType, &table, &pattern, &capacity)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!in|O", kwlist, &BpeTableType, &table, &pattern, &capacity,
+                                     &specials)) {
         return -1;
     }
     if (pattern != BPE_GPT2 && pattern != BPE_GPT4) {
@@ -658,7 +722,7 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Encoder is already initialised");
         return -1;
     }
-    if (table_make_longs((BpeTable *)table) < 0) {
+    if (table_make_longs((BpeTable *)table) < 0 || (specials != NULL && encoder_set_specials(self, specials) < 0)) {
         return -1;
     }
     Py_INCREF(table);
@@ -797,6 +861,61 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
     return written;
 }
 
+/* Where needle[0:m] occurs first in s[from:n], or -1. */
+static Py_ssize_t
+find_bytes(const unsigned char *s, Py_ssize_t from, Py_ssize_t n, const char *needle, Py_ssize_t m)
+{
+    while (from + m <= n) {
+        const unsigned char *hit = memchr(s + from, (unsigned char)needle[0], (size_t)(n - m + 1 - from));
+        if (hit == NULL) {
+            return -1;
+        }
+        from = hit - s;
+        if (memcmp(hit, needle, (size_t)m) == 0) {
+            return from;
+        }
+        from++;
+    }
+    return -1;
+}
+
+/* encode_span, with each of the encoder's special tokens as its one id: the leftmost
+ * occurrence first, the longest of those starting there (as core.pretokenize.specials'
+ * SpecialMatcher), and each stretch between them encoded as a text of its own. */
+static Py_ssize_t
+encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+{
+    Py_ssize_t next[MAX_SPECIALS]; /* where each token occurs next at or after pos; -1: nowhere */
+    for (int k = 0; k < self->nspecials; k++) {
+        next[k] = find_bytes(s, 0, n, self->specials[k].bytes, self->specials[k].len);
+    }
+    Py_ssize_t pos = 0, written = 0;
+    for (;;) {
+        int best = -1;
+        for (int k = 0; k < self->nspecials; k++) {
+            if (next[k] >= 0 && (best < 0 || next[k] < next[best])) {
+                best = k;
+            }
+        }
+        Py_ssize_t stop = best < 0 ? n : next[best];
+        Py_ssize_t k = encode_span(self, s + pos, stop - pos, out + written);
+        if (k < 0) {
+            return -1;
+        }
+        written += k;
+        if (best < 0) {
+            return written;
+        }
+        out[written++] = self->specials[best].id;
+        pos = stop + self->specials[best].len;
+        for (int t = 0; t < self->nspecials; t++) {
+            if (next[t] >= 0 && next[t] < pos) {
+                next[t] = find_bytes(s, pos, n, self->specials[t].bytes, self->specials[t].len);
+            }
+        }
+    }
+}
+
 /* The output buffer with room for n ids (the lock is held); NULL when out of memory. */
 static int64_t *
 encoder_out(Encoder *self, Py_ssize_t n)
@@ -817,11 +936,14 @@ encoder_out(Encoder *self, Py_ssize_t n)
     return self->out;
 }
 
-/* Take the lock and encode s[0:n] (without the GIL when it is long): the number of ids,
- * written to *out, or -1 when out of memory. The caller reads *out, then releases the lock. */
+/* Take the lock and encode s[0:n] (without the GIL when it is long; special tokens as
+ * their ids if `specials`): the number of ids, written to *out, or -1 when out of memory.
+ * The caller reads *out, then releases the lock. */
 static Py_ssize_t
-encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t **out)
+encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int specials, int64_t **out)
 {
+    Py_ssize_t (*encode)(Encoder *, const unsigned char *, Py_ssize_t, int64_t *) =
+        specials ? encode_text_span : encode_span;
     Py_ssize_t written;
     if (n < 4096) { /* small calls: not worth releasing the GIL */
         if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
@@ -830,12 +952,12 @@ encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t **out)
             Py_END_ALLOW_THREADS
         }
         *out = encoder_out(self, n);
-        written = *out ? encode_span(self, s, n, *out) : -1;
+        written = *out ? encode(self, s, n, *out) : -1;
     } else {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(self->lock, WAIT_LOCK);
         *out = encoder_out(self, n);
-        written = *out ? encode_span(self, s, n, *out) : -1;
+        written = *out ? encode(self, s, n, *out) : -1;
         Py_END_ALLOW_THREADS
     }
     return written;
@@ -860,7 +982,7 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
         return NULL;
     }
     int64_t *out;
-    Py_ssize_t written = encoder_run(self, (const unsigned char *)view.buf + start, end - start, &out);
+    Py_ssize_t written = encoder_run(self, (const unsigned char *)view.buf + start, end - start, 0, &out);
     PyBuffer_Release(&view);
     PyObject *result = NULL;
     if (written < 0) {
@@ -874,11 +996,10 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
     return result;
 }
 
-/* encode_list(text or bytes): one positional argument and no keywords, so a short text
- * costs little more than its encoding; a str is encoded as its UTF-8 (an ASCII str is
- * read in place), and a lone surrogate raises UnicodeEncodeError. */
+/* The ids of a str's UTF-8 (an ASCII str read in place; UnicodeEncodeError for a lone
+ * surrogate) or of a bytes-like object, as a list or as int64 bytes. */
 static PyObject *
-Encoder_encode_list(Encoder *self, PyObject *data)
+encoder_encode_object(Encoder *self, PyObject *data, int specials, int as_list)
 {
     PyObject *utf8 = NULL;
     Py_buffer view = {0};
@@ -909,14 +1030,40 @@ Encoder_encode_list(Encoder *self, PyObject *data)
         n = view.len;
     }
     int64_t *out;
-    Py_ssize_t written = encoder_run(self, (const unsigned char *)s, n, &out);
-    PyObject *result = written < 0 ? PyErr_NoMemory() : ids_list(self->table, out, written);
+    Py_ssize_t written = encoder_run(self, (const unsigned char *)s, n, specials, &out);
+    PyObject *result;
+    if (written < 0) {
+        result = PyErr_NoMemory();
+    } else if (as_list) {
+        result = ids_list(self->table, out, written);
+    } else {
+        result = PyBytes_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
+    }
     PyThread_release_lock(self->lock);
     Py_XDECREF(utf8);
     if (view.obj != NULL) {
         PyBuffer_Release(&view);
     }
     return result;
+}
+
+/* encode_list(data): one positional argument, no keywords, so that a short text costs
+ * little more than its encoding. */
+static PyObject *
+Encoder_encode_list(Encoder *self, PyObject *data)
+{
+    return encoder_encode_object(self, data, 0, 1);
+}
+
+static PyObject *
+Encoder_encode_text(Encoder *self, PyObject *args)
+{
+    PyObject *data;
+    int as_list = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &data, &as_list)) {
+        return NULL;
+    }
+    return encoder_encode_object(self, data, 1, as_list);
 }
 
 static PyObject *
@@ -951,7 +1098,7 @@ Encoder_encode_many(Encoder *self, PyObject *arg)
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
     Py_ssize_t at = 0;
     for (Py_ssize_t d = 0; d < count && !failed; d++) {
-        lengths[d] = encode_span(self, views[d].buf, views[d].len, out + at);
+        lengths[d] = encode_text_span(self, views[d].buf, views[d].len, out + at);
         failed = lengths[d] < 0;
         at += failed ? 0 : lengths[d];
     }
@@ -992,8 +1139,10 @@ static PyMethodDef Encoder_methods[] = {
      "encode(data, start=0, end=-1, as_list=False) -> int64 bytes (or a list) of the ids of data[start:end]"},
     {"encode_list", (PyCFunction)Encoder_encode_list, METH_O,
      "encode_list(text or bytes) -> list of the ids of the text's UTF-8 (or of the bytes)"},
+    {"encode_text", (PyCFunction)Encoder_encode_text, METH_VARARGS,
+     "encode_text(data, as_list=False) -> the ids of data (a str: its UTF-8), special tokens as their ids"},
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_O,
-     "encode_many(list of bytes) -> the ids of each, as lists (one release of the GIL for all)"},
+     "encode_many(list of bytes) -> the ids of each (special tokens as their ids), as lists; one release of the GIL for all"},
     {"cache_size", (PyCFunction)Encoder_cache_size, METH_NOARGS, "pre-tokens in the cache"},
     {NULL, NULL, 0, NULL},
 };
@@ -1004,7 +1153,7 @@ static PyTypeObject EncoderType = {
     .tp_basicsize = sizeof(Encoder),
     .tp_dealloc = (destructor)Encoder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Encoder(table, pattern, cache_entries): bytes -> ids with the native pre-tokenizer.",
+    .tp_doc = "Encoder(table, pattern, cache_entries, specials=()): bytes -> ids with the native pre-tokenizer.",
     .tp_methods = Encoder_methods,
     .tp_init = (initproc)Encoder_init,
     .tp_new = PyType_GenericNew,

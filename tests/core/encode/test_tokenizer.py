@@ -505,3 +505,21 @@ def test_compiled_table_refuses_ids_past_32_bits() -> None:
         piece_encoder._BpeTable([1 << 32] + list(range(1, 256)), rows, np.zeros(0, dtype=np.int64))
     with pytest.raises(ValueError, match="merged ids"):
         piece_encoder._BpeTable(list(range(256)), np.array([[0, 1, 0]], dtype=np.int64), np.array([1 << 32], dtype=np.int64))
+
+
+@FAST
+@given(parts=st.lists(st.sampled_from(["<|a|>", "<|a|><|b|>", "<|b|>", "<|a|><|", "<|endoftext|>", "<|", "x", " y", "é"]), max_size=12))
+def test_special_tokens_found_in_c_and_in_python_alike(trained: Tokenizer, parts: list[str]) -> None:
+    """The C code finds up to MAX_C_SPECIALS special tokens (leftmost, then longest); with
+    more, `SpecialMatcher` cuts the text in Python. Both equal the oracle."""
+    from core.encode import native
+
+    text = "".join(parts)
+    assert trained.encode(text) == oracle_encode(trained, text)
+    assert trained.encode_bytes(text.encode()) == oracle_encode(trained, text)
+    extra = [f"<|extra{k}|>" for k in range(native.MAX_C_SPECIALS)]
+    many = Tokenizer(trained.vocab, trained.merges, trained.special_tokens + extra, pattern=trained.pattern)
+    with_extra = text + "<|extra3|>" + text
+    assert many.encode(with_extra) == oracle_encode(many, with_extra)
+    assert many.encode_batch([text, with_extra], workers=1) == [oracle_encode(many, text), oracle_encode(many, with_extra)]
+    assert many.encode_bytes_array(with_extra.encode()).tolist() == oracle_encode(many, with_extra)
