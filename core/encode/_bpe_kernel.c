@@ -205,61 +205,85 @@ done:
     return status;
 }
 
-/* merge_short's working memory: each symbol's rank with the next one, and the links. */
+/* merge_short's working memory: each symbol's rank with the next one, the links, and the
+ * candidates (the symbols whose rank is not NO_RANK, in no order; slot: where each is in
+ * cand, -1 when it is not). */
 typedef struct {
     int32_t ranks[LONG_WORD];
     int16_t next[LONG_WORD], prev[LONG_WORD];
+    int16_t cand[LONG_WORD], slot[LONG_WORD];
 } Scratch;
+
+/* Set the rank of the symbol at pos, keeping the candidates (m of them) up to date. */
+static inline void
+set_rank(Scratch *w, Py_ssize_t pos, int32_t rank, int *m)
+{
+    int16_t s = w->slot[pos];
+    w->ranks[pos] = rank;
+    if (rank != NO_RANK) {
+        if (s < 0) {
+            w->slot[pos] = (int16_t)*m;
+            w->cand[(*m)++] = (int16_t)pos;
+        }
+    } else if (s >= 0) { /* the last candidate takes its place */
+        int16_t last = w->cand[--(*m)];
+        w->cand[s] = last;
+        w->slot[last] = s;
+        w->slot[pos] = -1;
+    }
+}
 
 /* Merge one short word in place: ids[0:n] (the ids of bytes[0:n]) -> ids[0:return value].
  *
  * Symbols stay where they started: a merge joins the symbol at `at` with the next live one,
- * which dies (its rank becomes NO_RANK), so nothing moves until the survivors are packed
- * at the end. Each merge then takes one scan of the n - 1 ranks for the lowest, which has
- * no branch and is vectorised, and one for its first (leftmost) position. */
+ * which dies, so nothing moves until the survivors are packed at the end. The next merge
+ * is the lowest rank among the candidates, the leftmost on ties: a word that cannot merge
+ * much (most pairs of an unseen word have no merge) has few candidates to look through. */
 static Py_ssize_t
 merge_short(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Scratch *w, Py_ssize_t n)
 {
     int32_t *ranks = w->ranks;
-    int16_t *next = w->next, *prev = w->prev;
+    int16_t *next = w->next, *prev = w->prev, *cand = w->cand, *slot = w->slot;
+    int m = 0;
     for (Py_ssize_t i = 0; i + 1 < n; i++) {
-        ranks[i] = t->byte_ranks[bytes[i] << 8 | bytes[i + 1]];
+        int32_t r = t->byte_ranks[bytes[i] << 8 | bytes[i + 1]];
+        ranks[i] = r;
         next[i] = (int16_t)(i + 1);
         prev[i] = (int16_t)(i - 1);
+        slot[i] = -1;
+        if (r != NO_RANK) {
+            slot[i] = (int16_t)m;
+            cand[m++] = (int16_t)i;
+        }
+    }
+    if (m == 0) {
+        return n;
     }
     ranks[n - 1] = NO_RANK;
     next[n - 1] = (int16_t)n;
     prev[n - 1] = (int16_t)(n - 2);
-    int merged = 0;
-    for (;;) {
-        int32_t best = NO_RANK;
-        for (Py_ssize_t i = 0; i < n - 1; i++) {
-            best = ranks[i] < best ? ranks[i] : best;
-        }
-        if (best == NO_RANK) {
-            break;
-        }
-        Py_ssize_t at = 0;
-        while (ranks[at] != best) {
-            at++;
+    slot[n - 1] = -1;
+    while (m > 0) {
+        Py_ssize_t at = cand[0];
+        for (int c = 1; c < m; c++) {
+            Py_ssize_t p = cand[c];
+            if (ranks[p] < ranks[at] || (ranks[p] == ranks[at] && p < at)) {
+                at = p;
+            }
         }
         Py_ssize_t j = next[at], k = next[j], h = prev[at];
-        ids[at] = t->new_ids[best];
-        ranks[j] = NO_RANK;
+        ids[at] = t->new_ids[ranks[at]];
+        set_rank(w, j, NO_RANK, &m);
         next[at] = (int16_t)k;
-        merged = 1;
         if (k < n) {
             prev[k] = (int16_t)at;
-            ranks[at] = rank_of(t, ids[at], ids[k]);
+            set_rank(w, at, rank_of(t, ids[at], ids[k]), &m);
         } else {
-            ranks[at] = NO_RANK;
+            set_rank(w, at, NO_RANK, &m);
         }
         if (h >= 0) {
-            ranks[h] = rank_of(t, ids[h], ids[at]);
+            set_rank(w, h, rank_of(t, ids[h], ids[at]), &m);
         }
-    }
-    if (!merged) {
-        return n;
     }
     Py_ssize_t out = 0;
     for (Py_ssize_t i = 0; i < n; i = next[i]) {
@@ -553,6 +577,16 @@ static PyTypeObject BpeTableType = {
 
 #define CACHED_WORD 256 /* longer pre-tokens are merged every time, not cached */
 #define MAX_SPECIALS 16 /* each call looks for each special token: more are the caller's to split */
+#define FRONT_BITS 16   /* the front cache: 2^16 slots of 32 bytes, direct-mapped */
+#define FRONT_BYTES 16  /* pre-tokens of up to 16 bytes */
+#define FRONT_IDS 3     /* with up to 3 ids */
+
+typedef struct {
+    uint64_t lo, hi;           /* front_key */
+    uint32_t ids[FRONT_IDS];   /* every id is below 2^32 */
+    uint8_t len, nids;         /* len 0: the slot is free */
+    uint8_t unused[2];
+} FrontSlot;
 
 typedef struct {
     char *bytes; /* the token's UTF-8 */
@@ -572,6 +606,7 @@ typedef struct {
     int64_t *out;            /* encode's output, kept between calls (a fresh large buffer */
     size_t out_cap;          /* per call would cost page faults) */
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
+    FrontSlot *front;        /* in front of the cache: recent short pre-tokens (encode_pretoken) */
     Special specials[MAX_SPECIALS]; /* longest first (of two starting at one place, it wins) */
     int nspecials;
 } Encoder;
@@ -643,6 +678,7 @@ Encoder_dealloc(Encoder *self)
     bpe_map_free(&self->cache);
     PyMem_RawFree(self->ids);
     PyMem_RawFree(self->scratch);
+    PyMem_RawFree(self->front);
     for (int k = 0; k < self->nspecials; k++) {
         PyMem_Free(self->specials[k].bytes);
     }
@@ -732,8 +768,9 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
     self->ids_cap = 1 << 12;
     self->ids = PyMem_RawMalloc(self->ids_cap * sizeof(int64_t));
     self->scratch = PyMem_RawMalloc(sizeof(Scratch));
+    self->front = PyMem_RawCalloc((size_t)1 << FRONT_BITS, sizeof(FrontSlot));
     self->lock = PyThread_allocate_lock();
-    if (self->ids == NULL || self->scratch == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
+    if (self->ids == NULL || self->scratch == NULL || self->front == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -796,9 +833,9 @@ encoder_evict(Encoder *self)
     return 0;
 }
 
-/* The ids of the pre-token s[0:n], written to out (room for n); their number, or -1. */
+/* encode_pretoken without the front cache: the cache of all pre-tokens, else merge_word. */
 static Py_ssize_t
-encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+encode_pretoken_cached(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
 {
     if (n > CACHED_WORD) {
         return merge_word(self->table, s, n, out, self->scratch);
@@ -841,6 +878,60 @@ encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *ou
     e->a = (int64_t)self->ids_len;
     e->b = k;
     self->ids_len += (size_t)k;
+    return k;
+}
+
+/* The front cache's key of a pre-token of 1 to FRONT_BYTES bytes: two words that, with its
+ * length, tell it apart from any other. Reads only s[0:n]: 8 to 16 bytes as two overlapping
+ * words, 4 to 7 as two overlapping halves, 1 to 3 as the first, middle and last byte. */
+static inline void
+front_key(const unsigned char *s, Py_ssize_t n, uint64_t *lo, uint64_t *hi)
+{
+    if (n >= 8) {
+        memcpy(lo, s, 8);
+        memcpy(hi, s + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        *lo = (uint64_t)a | (uint64_t)b << 32;
+        *hi = 0;
+    } else {
+        *lo = (uint64_t)s[0] | (uint64_t)s[n / 2] << 8 | (uint64_t)s[n - 1] << 16;
+        *hi = 0;
+    }
+}
+
+/* The ids of the pre-token s[0:n], written to out (room for n); their number, or -1.
+ * Short pre-tokens of few ids (most of a text's) are looked up first in the front cache,
+ * where one 32-byte slot holds the key and the ids: one memory access per hit, where the
+ * cache of all pre-tokens takes four (slot, entry, key, ids). */
+static Py_ssize_t
+encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+{
+    if (n > FRONT_BYTES) {
+        return encode_pretoken_cached(self, s, n, out);
+    }
+    uint64_t lo, hi;
+    front_key(s, n, &lo, &hi);
+    uint64_t h = (lo * 0x9E3779B97F4A7C15ULL) ^ (hi * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
+    FrontSlot *f = &self->front[(h * 0xFF51AFD7ED558CCDULL) >> (64 - FRONT_BITS)];
+    if (f->len == n && f->lo == lo && f->hi == hi) {
+        for (int j = 0; j < f->nids; j++) {
+            out[j] = f->ids[j];
+        }
+        return f->nids;
+    }
+    Py_ssize_t k = encode_pretoken_cached(self, s, n, out);
+    if (k > 0 && k <= FRONT_IDS) { /* the slot now holds this pre-token */
+        f->lo = lo;
+        f->hi = hi;
+        f->len = (uint8_t)n;
+        f->nids = (uint8_t)k;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            f->ids[j] = (uint32_t)out[j];
+        }
+    }
     return k;
 }
 

@@ -523,3 +523,23 @@ def test_special_tokens_found_in_c_and_in_python_alike(trained: Tokenizer, parts
     assert many.encode(with_extra) == oracle_encode(many, with_extra)
     assert many.encode_batch([text, with_extra], workers=1) == [oracle_encode(many, text), oracle_encode(many, with_extra)]
     assert many.encode_bytes_array(with_extra.encode()).tolist() == oracle_encode(many, with_extra)
+
+
+def test_native_caches_change_no_id(trained: Tokenizer) -> None:
+    """Tens of thousands of distinct short pre-tokens (the front cache's slots are taken over
+    again and again, and words that differ only in length share their key words) encode as
+    the kernel merges them without any cache."""
+    kernel = pytest.importorskip("core.encode._bpe_kernel")
+    if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
+        pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
+    rng = random.Random(11)
+    words = ["a" * k for k in range(1, 20)] + ["".join(rng.choices("ab", k=rng.randint(1, 17))) for _ in range(60_000)]
+    words += ["".join(rng.choices("abcdé", k=rng.randint(1, 9))) for _ in range(20_000)]
+    text = " ".join(words + words[::-1])
+    pretokens = [words[0]] + [" " + w for w in (words + words[::-1])[1:]]
+    table = trained._pieces._compiled()
+    ids, _ = table.encode_text(text, np.array([len(p) for p in pretokens], dtype=np.int64))
+    want = np.frombuffer(ids, np.int64).tolist()
+    encoder = kernel.Encoder(table, 1 if trained.pattern.name == "gpt2" else 2, 1 << 12)
+    assert encoder.encode_list(text) == want
+    assert encoder.encode_list(text) == want  # warm
