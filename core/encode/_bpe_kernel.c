@@ -1088,7 +1088,7 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
 }
 
 /* The ids of a str's UTF-8 (an ASCII str read in place; UnicodeEncodeError for a lone
- * surrogate) or of a bytes-like object, as a list or as int64 bytes. */
+ * surrogate) or of a bytes-like object, as a list or as a bytearray of int64. */
 static PyObject *
 encoder_encode_object(Encoder *self, PyObject *data, int specials, int as_list)
 {
@@ -1127,8 +1127,8 @@ encoder_encode_object(Encoder *self, PyObject *data, int specials, int as_list)
         result = PyErr_NoMemory();
     } else if (as_list) {
         result = ids_list(self->table, out, written);
-    } else {
-        result = PyBytes_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
+    } else { /* a bytearray: numpy.frombuffer makes a writable array of it without a copy */
+        result = PyByteArray_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
     }
     PyThread_release_lock(self->lock);
     Py_XDECREF(utf8);
@@ -1231,7 +1231,8 @@ static PyMethodDef Encoder_methods[] = {
     {"encode_list", (PyCFunction)Encoder_encode_list, METH_O,
      "encode_list(text or bytes) -> list of the ids of the text's UTF-8 (or of the bytes)"},
     {"encode_text", (PyCFunction)Encoder_encode_text, METH_VARARGS,
-     "encode_text(data, as_list=False) -> the ids of data (a str: its UTF-8), special tokens as their ids"},
+     "encode_text(data, as_list=False) -> the ids of data (a str: its UTF-8), special tokens as their ids, "
+     "as a bytearray of int64 or a list"},
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_O,
      "encode_many(list of bytes) -> the ids of each (special tokens as their ids), as lists; one release of the GIL for all"},
     {"cache_size", (PyCFunction)Encoder_cache_size, METH_NOARGS, "pre-tokens in the cache"},

@@ -30,8 +30,9 @@ class Encoder:
     def encode_list(self, data: str | bytes | bytearray | memoryview) -> list[int]:
         """The ids of ``data`` (a str: of its UTF-8; ``UnicodeEncodeError`` for a lone surrogate)."""
     @overload
-    def encode_text(self, data: str | bytes | bytearray | memoryview, as_list: Literal[False] = False, /) -> bytes:
-        """The ids of ``data`` (a str: of its UTF-8), special tokens as their ids, as int64 bytes."""
+    def encode_text(self, data: str | bytes | bytearray | memoryview, as_list: Literal[False] = False, /) -> bytearray:
+        """The ids of ``data`` (a str: of its UTF-8), special tokens as their ids, as int64
+        bytes (a bytearray: `numpy.frombuffer` makes a writable array of it, no copy)."""
     @overload
     def encode_text(self, data: str | bytes | bytearray | memoryview, as_list: Literal[True], /) -> list[int]:
         """The ids of ``data``, special tokens as their ids, as a list."""

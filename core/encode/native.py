@@ -107,7 +107,7 @@ class NativeEncoder:
         """`encode_list` as an int64 numpy array (no Python int per id)."""
         splitter = self._splitter
         if splitter is None:
-            return np.frombuffer(bytearray(self._encoder.encode_text(data)), np.int64)
+            return np.frombuffer(self._encoder.encode_text(data), np.int64)
         parts: list[bytes] = []
         pos = 0
         for m in splitter.finditer(data):
