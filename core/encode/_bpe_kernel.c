@@ -713,9 +713,9 @@ encoder_set_specials(Encoder *self, PyObject *specials)
             Py_DECREF(seq);
             return -1;
         }
-        if (len == 0 || id < 0) {
+        if (len == 0) { /* (any id: core.encode.documents_to_npy marks boundaries with -1) */
             Py_DECREF(seq);
-            PyErr_SetString(PyExc_ValueError, "a special token must be non-empty, with an id >= 0");
+            PyErr_SetString(PyExc_ValueError, "a special token must not be empty");
             return -1;
         }
         /* insertion sort, longest first; equal lengths keep their order */

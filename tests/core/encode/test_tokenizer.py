@@ -543,3 +543,16 @@ def test_native_caches_change_no_id(trained: Tokenizer) -> None:
     encoder = kernel.Encoder(table, 1 if trained.pattern.name == "gpt2" else 2, 1 << 12)
     assert encoder.encode_list(text) == want
     assert encoder.encode_list(text) == want  # warm
+
+
+def test_native_special_ids_are_written_as_given(trained: Tokenizer) -> None:
+    """Any id, even a negative marker (core.encode.documents_to_npy drops boundaries marked -1)."""
+    kernel = pytest.importorskip("core.encode._bpe_kernel")
+    if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
+        pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
+    encoder = kernel.Encoder(trained._pieces._compiled(), 1 if trained.pattern.name == "gpt2" else 2, 64, [(b"\x00", -1)])
+    a, b = trained.encode_ordinary("ab"), trained.encode_ordinary(" cd")
+    assert encoder.encode_text("ab\x00 cd\x00", True) == [*a, -1, *b, -1]
+    assert np.frombuffer(encoder.encode_text(b"ab\x00 cd\x00"), np.int64).tolist() == [*a, -1, *b, -1]
+    with pytest.raises(ValueError, match="must not be empty"):
+        kernel.Encoder(trained._pieces._compiled(), 1, 64, [(b"", 5)])
