@@ -19,8 +19,9 @@
  * Each word is merged as the one-word loop does: the adjacent pair with the lowest rank
  * first, the leftmost on ties, until no pair has a merge. Returns (ids, counts) as bytes of native int64: the
  * merged ids one word after another, and each word's number of ids. Words of up to
- * LONG_WORD bytes take a scan of their pair ranks per merge; longer ones a binary heap
- * of (rank, position), which keeps a huge run of one character O(n log n).
+ * LONG_WORD bytes look through their mergeable pairs for each merge (a word's first ranks
+ * come from a table of all byte pairs); longer ones take a binary heap of (rank, position),
+ * which keeps a huge run of one character O(n log n).
  * CPython API only, C99.
  */
 #define PY_SSIZE_T_CLEAN
