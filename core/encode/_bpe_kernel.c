@@ -579,6 +579,7 @@ static PyTypeObject BpeTableType = {
 #define CACHED_WORD 256 /* longer pre-tokens are merged every time, not cached */
 #define MAX_SPECIALS 16 /* each call looks for each special token: more are the caller's to split */
 #define FRONT_BITS 16   /* the front cache: 2^16 slots of 32 bytes, direct-mapped */
+#define SEEN_BITS 20    /* the cache's admission filter: 2^20 bits */
 #define FRONT_BYTES 16  /* pre-tokens of up to 16 bytes */
 #define FRONT_IDS 3     /* with up to 3 ids */
 
@@ -608,6 +609,7 @@ typedef struct {
     size_t out_cap;          /* per call would cost page faults) */
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
     FrontSlot *front;        /* in front of the cache: recent short pre-tokens (encode_pretoken) */
+    uint64_t *seen;          /* a bit per pre-token hash: seen once since the last eviction */
     Special specials[MAX_SPECIALS]; /* longest first (of two starting at one place, it wins) */
     int nspecials;
 } Encoder;
@@ -680,6 +682,7 @@ Encoder_dealloc(Encoder *self)
     PyMem_RawFree(self->ids);
     PyMem_RawFree(self->scratch);
     PyMem_RawFree(self->front);
+    PyMem_RawFree(self->seen);
     for (int k = 0; k < self->nspecials; k++) {
         PyMem_Free(self->specials[k].bytes);
     }
@@ -770,8 +773,9 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
     self->ids = PyMem_RawMalloc(self->ids_cap * sizeof(int64_t));
     self->scratch = PyMem_RawMalloc(sizeof(Scratch));
     self->front = PyMem_RawCalloc((size_t)1 << FRONT_BITS, sizeof(FrontSlot));
+    self->seen = PyMem_RawCalloc((size_t)1 << (SEEN_BITS - 6), sizeof(uint64_t));
     self->lock = PyThread_allocate_lock();
-    if (self->ids == NULL || self->scratch == NULL || self->front == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
+    if (self->ids == NULL || self->scratch == NULL || self->front == NULL || self->seen == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -789,6 +793,7 @@ static int
 encoder_evict(Encoder *self)
 {
     BpeMap *old = &self->cache;
+    memset(self->seen, 0, ((size_t)1 << (SEEN_BITS - 6)) * sizeof(uint64_t));
     size_t keep = 0, keep_ids = 0;
     for (size_t k = 0; k < old->n; k++) {
         if (HITS_OF(old->entries[k].b) > 0) {
@@ -855,6 +860,14 @@ encode_pretoken_cached(Encoder *self, const unsigned char *s, Py_ssize_t n, int6
     Py_ssize_t k = merge_word(self->table, s, n, out, self->scratch);
     if (k < 0) {
         return -1;
+    }
+    /* Admission: a pre-token enters the cache the second time it is missed, so the many
+     * seen once (names, numbers, words of a rare script) do not fill it and push the
+     * frequent ones out. */
+    uint64_t bit = hash >> (64 - SEEN_BITS), mask = (uint64_t)1 << (bit & 63);
+    if (!(self->seen[bit >> 6] & mask)) {
+        self->seen[bit >> 6] |= mask;
+        return k;
     }
     if (self->cache.n >= self->capacity && encoder_evict(self) < 0) {
         return -1;
