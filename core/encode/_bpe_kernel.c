@@ -10,15 +10,18 @@
  * a str, char_lengths (an int64 buffer) characters each, each turned into the bytes the
  * tokenizer encodes (UTF-8, with surrogateescape's U+DC80..U+DCFF as their raw byte and
  * other lone surrogates as U+FFFD; bytes decoded with surrogateescape come back exact).
- * Encoder(table, pattern, cache_entries).encode(data) encodes bytes: the native
+ * Encoder(table, pattern, cache_entries, specials).encode(data) encodes bytes: the native
  * pre-tokenizer (core/pretokenize/_scanner.h) cuts them, each pre-token's ids come from a
  * cache of its own or, on a miss, from merge_word; the GIL is released while it works.
+ * encode_text also finds the special tokens, encode_list takes a str as well, and the
+ * lists of ids share one int object per id (made once, in the BpeTable).
  *
  * Each word is merged as the one-word loop does: the adjacent pair with the lowest rank
  * first, the leftmost on ties, until no pair has a merge. Returns (ids, counts) as bytes of native int64: the
  * merged ids one word after another, and each word's number of ids. Words of up to
- * LONG_WORD bytes take a scan of their pair ranks per merge; longer ones a binary heap
- * of (rank, position), which keeps a huge run of one character O(n log n).
+ * LONG_WORD bytes look through their mergeable pairs for each merge (a word's first ranks
+ * come from a table of all byte pairs); longer ones take a binary heap of (rank, position),
+ * which keeps a huge run of one character O(n log n).
  * CPython API only, C99.
  */
 #define PY_SSIZE_T_CLEAN
@@ -39,30 +42,31 @@ typedef struct {
     PyObject_HEAD
     Slot *slots;
     size_t mask;
+    int shift;        /* 64 - log2(number of slots): hash_key keeps the product's top bits */
     int64_t *new_ids; /* rank -> merged id */
     Py_ssize_t nranks;
     int64_t byte_ids[256];
+    int32_t *byte_ranks; /* first byte << 8 | second -> the rank of their ids' pair (a word's
+                          * first ranks, without hashing) */
+    PyObject **longs; /* id -> its int object, made once for the Encoder's lists (or NULL) */
+    Py_ssize_t nlongs;
 } BpeTable;
 
+/* Fibonacci hashing: one multiply; the top bits of the product depend on every bit of the
+ * key (the ids are all below 2^32, so left and right both reach them). */
 static inline size_t
-hash_key(uint64_t key)
+hash_key(const BpeTable *t, uint64_t key)
 {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    key *= 0xc4ceb9fe1a85ec53ULL;
-    key ^= key >> 33;
-    return (size_t)key;
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> t->shift);
 }
 
+/* The rank of the pair (left, right), NO_RANK when it has no merge. Every id is below 2^32
+ * (BpeTable_init checks the ids it can produce), so the key needs no range check. */
 static inline int32_t
 rank_of(const BpeTable *t, int64_t left, int64_t right)
 {
-    if (left < 0 || right < 0 || left > UINT32_MAX || right > UINT32_MAX) {
-        return NO_RANK;
-    }
     uint64_t key = ((uint64_t)left << 32) | (uint64_t)right;
-    size_t i = hash_key(key) & t->mask;
+    size_t i = hash_key(t, key);
     for (;;) {
         const Slot *s = &t->slots[i];
         if (s->key == key) {
@@ -97,6 +101,11 @@ BpeTable_dealloc(BpeTable *self)
 {
     PyMem_Free(self->slots);
     PyMem_Free(self->new_ids);
+    PyMem_Free(self->byte_ranks);
+    for (Py_ssize_t i = 0; i < self->nlongs; i++) {
+        Py_DECREF(self->longs[i]);
+    }
+    PyMem_Free(self->longs);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -123,6 +132,11 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
             Py_DECREF(byte_ids);
             return -1;
         }
+        if (self->byte_ids[b] < 0 || self->byte_ids[b] > UINT32_MAX) {
+            Py_DECREF(byte_ids);
+            PyErr_SetString(PyExc_ValueError, "byte ids must be between 0 and 2**32 - 1");
+            return -1;
+        }
     }
     Py_DECREF(byte_ids);
 
@@ -138,20 +152,31 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
     Py_ssize_t nrows = rows.len / 8 / 3;
     const int64_t *r = rows.buf;
     size_t cap = 1024;
+    int bits = 10;
     while (cap < (size_t)nrows * 2) {
         cap <<= 1;
+        bits++;
     }
     PyMem_Free(self->slots);
     PyMem_Free(self->new_ids);
+    PyMem_Free(self->byte_ranks);
     self->nranks = new_ids.len / 8;
     self->slots = PyMem_Malloc(cap * sizeof(Slot));
     self->new_ids = PyMem_Malloc((self->nranks ? self->nranks : 1) * sizeof(int64_t));
-    if (self->slots == NULL || self->new_ids == NULL) {
+    self->byte_ranks = PyMem_Malloc(65536 * sizeof(int32_t));
+    if (self->slots == NULL || self->new_ids == NULL || self->byte_ranks == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     memcpy(self->new_ids, new_ids.buf, self->nranks * sizeof(int64_t));
+    for (Py_ssize_t k = 0; k < self->nranks; k++) {
+        if (self->new_ids[k] < 0 || self->new_ids[k] > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "merged ids must be between 0 and 2**32 - 1");
+            goto done;
+        }
+    }
     self->mask = cap - 1;
+    self->shift = 64 - bits;
     for (size_t i = 0; i < cap; i++) {
         self->slots[i].key = EMPTY_KEY;
     }
@@ -162,7 +187,7 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
             goto done;
         }
         uint64_t key = ((uint64_t)left << 32) | (uint64_t)right;
-        size_t i = hash_key(key) & self->mask;
+        size_t i = hash_key(self, key);
         while (self->slots[i].key != EMPTY_KEY && self->slots[i].key != key) {
             i = (i + 1) & self->mask;
         }
@@ -171,6 +196,9 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
             self->slots[i].rank = (int32_t)rank; /* the first rank of a repeated pair */
         }
     }
+    for (int pair = 0; pair < 65536; pair++) {
+        self->byte_ranks[pair] = rank_of(self, self->byte_ids[pair >> 8], self->byte_ids[pair & 0xFF]);
+    }
     status = 0;
 done:
     PyBuffer_Release(&rows);
@@ -178,37 +206,91 @@ done:
     return status;
 }
 
-/* Merge one short word in place: ids[0:n] -> ids[0:return value]. ranks has room for n. */
-static Py_ssize_t
-merge_short(const BpeTable *t, int64_t *ids, int32_t *ranks, Py_ssize_t n)
+/* merge_short's working memory: each symbol's rank with the next one, the links, and the
+ * candidates (the symbols whose rank is not NO_RANK, in no order; slot: where each is in
+ * cand, -1 when it is not). */
+typedef struct {
+    int32_t ranks[LONG_WORD];
+    int16_t next[LONG_WORD], prev[LONG_WORD];
+    int16_t cand[LONG_WORD], slot[LONG_WORD];
+} Scratch;
+
+/* Set the rank of the symbol at pos, keeping the candidates (m of them) up to date. */
+static inline void
+set_rank(Scratch *w, Py_ssize_t pos, int32_t rank, int *m)
 {
-    for (Py_ssize_t i = 0; i + 1 < n; i++) {
-        ranks[i] = rank_of(t, ids[i], ids[i + 1]);
+    int16_t s = w->slot[pos];
+    w->ranks[pos] = rank;
+    if (rank != NO_RANK) {
+        if (s < 0) {
+            w->slot[pos] = (int16_t)*m;
+            w->cand[(*m)++] = (int16_t)pos;
+        }
+    } else if (s >= 0) { /* the last candidate takes its place */
+        int16_t last = w->cand[--(*m)];
+        w->cand[s] = last;
+        w->slot[last] = s;
+        w->slot[pos] = -1;
     }
-    while (n > 1) {
-        int32_t best = NO_RANK;
-        Py_ssize_t at = -1;
-        for (Py_ssize_t i = 0; i + 1 < n; i++) {
-            if (ranks[i] < best) {
-                best = ranks[i];
-                at = i;
+}
+
+/* Merge one short word in place: ids[0:n] (the ids of bytes[0:n]) -> ids[0:return value].
+ *
+ * Symbols stay where they started: a merge joins the symbol at `at` with the next live one,
+ * which dies, so nothing moves until the survivors are packed at the end. The next merge
+ * is the lowest rank among the candidates, the leftmost on ties: a word that cannot merge
+ * much (most pairs of an unseen word have no merge) has few candidates to look through. */
+static Py_ssize_t
+merge_short(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Scratch *w, Py_ssize_t n)
+{
+    int32_t *ranks = w->ranks;
+    int16_t *next = w->next, *prev = w->prev, *cand = w->cand, *slot = w->slot;
+    int m = 0;
+    for (Py_ssize_t i = 0; i + 1 < n; i++) {
+        int32_t r = t->byte_ranks[bytes[i] << 8 | bytes[i + 1]];
+        ranks[i] = r;
+        next[i] = (int16_t)(i + 1);
+        prev[i] = (int16_t)(i - 1);
+        slot[i] = -1;
+        if (r != NO_RANK) {
+            slot[i] = (int16_t)m;
+            cand[m++] = (int16_t)i;
+        }
+    }
+    if (m == 0) {
+        return n;
+    }
+    ranks[n - 1] = NO_RANK;
+    next[n - 1] = (int16_t)n;
+    prev[n - 1] = (int16_t)(n - 2);
+    slot[n - 1] = -1;
+    while (m > 0) {
+        Py_ssize_t at = cand[0];
+        for (int c = 1; c < m; c++) {
+            Py_ssize_t p = cand[c];
+            if (ranks[p] < ranks[at] || (ranks[p] == ranks[at] && p < at)) {
+                at = p;
             }
         }
-        if (at < 0) {
-            break;
+        Py_ssize_t j = next[at], k = next[j], h = prev[at];
+        ids[at] = t->new_ids[ranks[at]];
+        set_rank(w, j, NO_RANK, &m);
+        next[at] = (int16_t)k;
+        if (k < n) {
+            prev[k] = (int16_t)at;
+            set_rank(w, at, rank_of(t, ids[at], ids[k]), &m);
+        } else {
+            set_rank(w, at, NO_RANK, &m);
         }
-        ids[at] = t->new_ids[best];
-        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof(int64_t));
-        memmove(ranks + at, ranks + at + 1, (n - at - 2) * sizeof(int32_t));
-        n--;
-        if (at + 1 < n) {
-            ranks[at] = rank_of(t, ids[at], ids[at + 1]);
-        }
-        if (at > 0) {
-            ranks[at - 1] = rank_of(t, ids[at - 1], ids[at]);
+        if (h >= 0) {
+            set_rank(w, h, rank_of(t, ids[h], ids[at]), &m);
         }
     }
-    return n;
+    Py_ssize_t out = 0;
+    for (Py_ssize_t i = 0; i < n; i = next[i]) {
+        ids[out++] = ids[i];
+    }
+    return out;
 }
 
 /* ---------- long words: a linked list of symbols and a heap of (rank, position) ---------- */
@@ -269,7 +351,7 @@ heap_pop(HeapItem *heap, Py_ssize_t *size)
 /* Merge one long word in place, as merge_short does; -1 on running out of memory (no
  * exception set: it may run without the GIL). */
 static Py_ssize_t
-merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
+merge_long(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Py_ssize_t n)
 {
     /* Each merge pushes at most two entries, on top of the n - 1 initial ones. */
     Py_ssize_t *next = PyMem_RawMalloc(n * sizeof(Py_ssize_t));
@@ -286,7 +368,7 @@ merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
         next[i] = i + 1;
         prev[i] = i - 1;
         if (i + 1 < n) {
-            int32_t r = rank_of(t, ids[i], ids[i + 1]);
+            int32_t r = t->byte_ranks[bytes[i] << 8 | bytes[i + 1]];
             if (r != NO_RANK) {
                 heap_push(heap, &size, (HeapItem){r, i, ids[i], ids[i + 1]});
             }
@@ -330,20 +412,20 @@ merge_long(const BpeTable *t, int64_t *ids, Py_ssize_t n)
 }
 
 /* Merge the word bytes[0:n] into out (room for n ids); returns its number of ids, or -1
- * when out of memory (no exception set). ranks has room for LONG_WORD entries. */
+ * when out of memory (no exception set). */
 static Py_ssize_t
-merge_word(const BpeTable *t, const unsigned char *bytes, Py_ssize_t n, int64_t *out, int32_t *ranks)
+merge_word(const BpeTable *t, const unsigned char *bytes, Py_ssize_t n, int64_t *out, Scratch *scratch)
 {
     for (Py_ssize_t i = 0; i < n; i++) {
         out[i] = t->byte_ids[bytes[i]];
     }
-    return n <= LONG_WORD ? merge_short(t, out, ranks, n) : merge_long(t, out, n);
+    return n <= LONG_WORD ? (n ? merge_short(t, bytes, out, scratch, n) : 0) : merge_long(t, bytes, out, n);
 }
 
 /* The output of a batch: ids (room for total ids) and counts (room for nwords). */
 typedef struct {
     PyObject *ids, *counts;
-    int32_t *ranks;
+    Scratch *scratch;
 } Output;
 
 static int
@@ -351,11 +433,11 @@ output_init(Output *o, Py_ssize_t total, Py_ssize_t nwords)
 {
     o->ids = PyBytes_FromStringAndSize(NULL, (total ? total : 1) * sizeof(int64_t));
     o->counts = PyBytes_FromStringAndSize(NULL, (nwords ? nwords : 1) * sizeof(int64_t));
-    o->ranks = PyMem_Malloc(LONG_WORD * sizeof(int32_t));
-    if (o->ranks == NULL) {
+    o->scratch = PyMem_Malloc(sizeof(Scratch));
+    if (o->scratch == NULL) {
         PyErr_NoMemory();
     }
-    return o->ids && o->counts && o->ranks ? 0 : -1;
+    return o->ids && o->counts && o->scratch ? 0 : -1;
 }
 
 /* (ids, counts) trimmed to what was written, or NULL; frees the output either way. */
@@ -367,7 +449,7 @@ output_finish(Output *o, int ok, Py_ssize_t nids, Py_ssize_t nwords)
         && _PyBytes_Resize(&o->counts, nwords * sizeof(int64_t)) == 0) {
         result = PyTuple_Pack(2, o->ids, o->counts);
     }
-    PyMem_Free(o->ranks);
+    PyMem_Free(o->scratch);
     Py_XDECREF(o->ids);
     Py_XDECREF(o->counts);
     return result;
@@ -455,7 +537,7 @@ BpeTable_encode_text(BpeTable *self, PyObject *args)
         for (Py_ssize_t end = at + (Py_ssize_t)len[w]; at < end; at++) {
             nbytes += text_bytes(PyUnicode_READ(kind, chars, at), word + nbytes);
         }
-        Py_ssize_t n = merge_word(self, word, nbytes, ids + out, o.ranks);
+        Py_ssize_t n = merge_word(self, word, nbytes, ids + out, o.scratch);
         if (n < 0) {
             PyErr_NoMemory();
             goto done;
@@ -467,7 +549,7 @@ BpeTable_encode_text(BpeTable *self, PyObject *args)
 done:
     PyMem_Free(word);
     PyBuffer_Release(&lengths);
-    return o.ids || o.counts || o.ranks ? output_finish(&o, ok, out, nwords) : NULL;
+    return o.ids || o.counts || o.scratch ? output_finish(&o, ok, out, nwords) : NULL;
 }
 
 static PyMethodDef BpeTable_methods[] = {
@@ -495,6 +577,24 @@ static PyTypeObject BpeTableType = {
 #include "pythread.h"
 
 #define CACHED_WORD 256 /* longer pre-tokens are merged every time, not cached */
+#define MAX_SPECIALS 16 /* each call looks for each special token: more are the caller's to split */
+#define FRONT_BITS 16   /* the front cache: 2^16 slots of 32 bytes, direct-mapped */
+#define SEEN_BITS 20    /* the cache's admission filter: 2^20 bits */
+#define FRONT_BYTES 16  /* pre-tokens of up to 16 bytes */
+#define FRONT_IDS 3     /* with up to 3 ids */
+
+typedef struct {
+    uint64_t lo, hi;           /* front_key */
+    uint32_t ids[FRONT_IDS];   /* every id is below 2^32 */
+    uint8_t len, nids;         /* len 0: the slot is free */
+    uint8_t unused[2];
+} FrontSlot;
+
+typedef struct {
+    char *bytes; /* the token's UTF-8 */
+    Py_ssize_t len;
+    int64_t id;
+} Special;
 
 typedef struct {
     PyObject_HEAD
@@ -504,18 +604,88 @@ typedef struct {
     BpeMap cache;            /* pre-token bytes -> (a: offset in ids, b: number of ids) */
     int64_t *ids;            /* the cached pre-tokens' ids */
     size_t ids_len, ids_cap;
-    int32_t *ranks;          /* merge_word's scratch, LONG_WORD entries */
+    Scratch *scratch;        /* merge_word's working memory */
     int64_t *out;            /* encode's output, kept between calls (a fresh large buffer */
     size_t out_cap;          /* per call would cost page faults) */
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
+    FrontSlot *front;        /* in front of the cache: recent short pre-tokens (encode_pretoken) */
+    uint64_t *seen;          /* a bit per pre-token hash: seen once since the last eviction */
+    Special specials[MAX_SPECIALS]; /* longest first (of two starting at one place, it wins) */
+    int nspecials;
 } Encoder;
+
+/* Make the table's int objects, one per id it can produce (0 to its largest id), once:
+ * a list of ids then takes a new reference per id instead of making an int object (the
+ * allocation was a third of encoding's instructions). 0, or -1 with an exception set. */
+static int
+table_make_longs(BpeTable *t)
+{
+    if (t->longs != NULL) {
+        return 0;
+    }
+    int64_t largest = 0;
+    for (int b = 0; b < 256; b++) {
+        largest = t->byte_ids[b] > largest ? t->byte_ids[b] : largest;
+    }
+    for (Py_ssize_t k = 0; k < t->nranks; k++) {
+        largest = t->new_ids[k] > largest ? t->new_ids[k] : largest;
+    }
+    PyObject **longs = PyMem_Malloc((size_t)(largest + 1) * sizeof(PyObject *));
+    if (longs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t id = 0; id <= largest; id++) {
+        longs[id] = PyLong_FromLongLong(id);
+        if (longs[id] == NULL) {
+            while (id-- > 0) {
+                Py_DECREF(longs[id]);
+            }
+            PyMem_Free(longs);
+            return -1;
+        }
+    }
+    t->longs = longs;
+    t->nlongs = (Py_ssize_t)largest + 1;
+    return 0;
+}
+
+/* A new list of the ids[0:n] (the GIL held), or NULL with an exception set. */
+static PyObject *
+ids_list(const BpeTable *t, const int64_t *ids, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    if (list == NULL) {
+        return NULL;
+    }
+    PyObject **items = ((PyListObject *)list)->ob_item;
+    PyObject *const *longs = t->longs;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t id = ids[k];
+        PyObject *v;
+        if ((uint64_t)id < (uint64_t)t->nlongs) {
+            v = longs[id];
+            Py_INCREF(v);
+        } else if ((v = PyLong_FromLongLong(id)) == NULL) {
+            Py_DECREF(list); /* the items not set yet are NULL, which the list's dealloc skips */
+            return NULL;
+        }
+        items[k] = v;
+    }
+    return list;
+}
 
 static void
 Encoder_dealloc(Encoder *self)
 {
     bpe_map_free(&self->cache);
     PyMem_RawFree(self->ids);
-    PyMem_RawFree(self->ranks);
+    PyMem_RawFree(self->scratch);
+    PyMem_RawFree(self->front);
+    PyMem_RawFree(self->seen);
+    for (int k = 0; k < self->nspecials; k++) {
+        PyMem_Free(self->specials[k].bytes);
+    }
     PyMem_RawFree(self->out);
     if (self->lock) {
         PyThread_free_lock(self->lock);
@@ -524,14 +694,64 @@ Encoder_dealloc(Encoder *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Keep the special tokens, a sequence of (bytes, id) pairs, longest first. 0, or -1 with
+ * an exception set. */
+static int
+encoder_set_specials(Encoder *self, PyObject *specials)
+{
+    PyObject *seq = PySequence_Fast(specials, "specials must be a sequence of (bytes, id) pairs");
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    if (count > MAX_SPECIALS) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "at most %d special tokens", MAX_SPECIALS);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const char *bytes;
+        Py_ssize_t len;
+        long long id;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "y#L", &bytes, &len, &id)) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (len == 0) { /* (any id: core.encode.documents_to_npy marks boundaries with -1) */
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "a special token must not be empty");
+            return -1;
+        }
+        /* insertion sort, longest first; equal lengths keep their order */
+        int at = self->nspecials;
+        while (at > 0 && self->specials[at - 1].len < len) {
+            self->specials[at] = self->specials[at - 1];
+            at--;
+        }
+        self->specials[at].bytes = PyMem_Malloc(len);
+        if (self->specials[at].bytes == NULL) {
+            Py_DECREF(seq);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(self->specials[at].bytes, bytes, len);
+        self->specials[at].len = len;
+        self->specials[at].id = id;
+        self->nspecials++;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
 static int
 Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"table", "pattern", "cache_entries", NULL};
-    PyObject *table;
+    static char *kwlist[] = {"table", "pattern", "cache_entries", "specials", NULL};
+    PyObject *table, *specials = NULL;
     int pattern;
     Py_ssize_t capacity;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!in", kwlist, &BpeTableType, &table, &pattern, &capacity)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!in|O", kwlist, &BpeTableType, &table, &pattern, &capacity,
+                                     &specials)) {
         return -1;
     }
     if (pattern != BPE_GPT2 && pattern != BPE_GPT4) {
@@ -542,15 +762,20 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "Encoder is already initialised");
         return -1;
     }
+    if (table_make_longs((BpeTable *)table) < 0 || (specials != NULL && encoder_set_specials(self, specials) < 0)) {
+        return -1;
+    }
     Py_INCREF(table);
     self->table = (BpeTable *)table;
     self->pattern = pattern;
     self->capacity = capacity < 1 ? 1 : (size_t)capacity;
     self->ids_cap = 1 << 12;
     self->ids = PyMem_RawMalloc(self->ids_cap * sizeof(int64_t));
-    self->ranks = PyMem_RawMalloc(LONG_WORD * sizeof(int32_t));
+    self->scratch = PyMem_RawMalloc(sizeof(Scratch));
+    self->front = PyMem_RawCalloc((size_t)1 << FRONT_BITS, sizeof(FrontSlot));
+    self->seen = PyMem_RawCalloc((size_t)1 << (SEEN_BITS - 6), sizeof(uint64_t));
     self->lock = PyThread_allocate_lock();
-    if (self->ids == NULL || self->ranks == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
+    if (self->ids == NULL || self->scratch == NULL || self->front == NULL || self->seen == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
         PyErr_NoMemory();
         return -1;
     }
@@ -568,6 +793,7 @@ static int
 encoder_evict(Encoder *self)
 {
     BpeMap *old = &self->cache;
+    memset(self->seen, 0, ((size_t)1 << (SEEN_BITS - 6)) * sizeof(uint64_t));
     size_t keep = 0, keep_ids = 0;
     for (size_t k = 0; k < old->n; k++) {
         if (HITS_OF(old->entries[k].b) > 0) {
@@ -613,12 +839,12 @@ encoder_evict(Encoder *self)
     return 0;
 }
 
-/* The ids of the pre-token s[0:n], written to out (room for n); their number, or -1. */
+/* encode_pretoken without the front cache: the cache of all pre-tokens, else merge_word. */
 static Py_ssize_t
-encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+encode_pretoken_cached(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
 {
     if (n > CACHED_WORD) {
-        return merge_word(self->table, s, n, out, self->ranks);
+        return merge_word(self->table, s, n, out, self->scratch);
     }
     int created;
     uint64_t hash = bpe_hash(s, (size_t)n);
@@ -631,9 +857,17 @@ encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *ou
         }
         return k;
     }
-    Py_ssize_t k = merge_word(self->table, s, n, out, self->ranks);
+    Py_ssize_t k = merge_word(self->table, s, n, out, self->scratch);
     if (k < 0) {
         return -1;
+    }
+    /* Admission: a pre-token enters the cache the second time it is missed, so the many
+     * seen once (names, numbers, words of a rare script) do not fill it and push the
+     * frequent ones out. */
+    uint64_t bit = hash >> (64 - SEEN_BITS), mask = (uint64_t)1 << (bit & 63);
+    if (!(self->seen[bit >> 6] & mask)) {
+        self->seen[bit >> 6] |= mask;
+        return k;
     }
     if (self->cache.n >= self->capacity && encoder_evict(self) < 0) {
         return -1;
@@ -661,6 +895,60 @@ encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *ou
     return k;
 }
 
+/* The front cache's key of a pre-token of 1 to FRONT_BYTES bytes: two words that, with its
+ * length, tell it apart from any other. Reads only s[0:n]: 8 to 16 bytes as two overlapping
+ * words, 4 to 7 as two overlapping halves, 1 to 3 as the first, middle and last byte. */
+static inline void
+front_key(const unsigned char *s, Py_ssize_t n, uint64_t *lo, uint64_t *hi)
+{
+    if (n >= 8) {
+        memcpy(lo, s, 8);
+        memcpy(hi, s + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        *lo = (uint64_t)a | (uint64_t)b << 32;
+        *hi = 0;
+    } else {
+        *lo = (uint64_t)s[0] | (uint64_t)s[n / 2] << 8 | (uint64_t)s[n - 1] << 16;
+        *hi = 0;
+    }
+}
+
+/* The ids of the pre-token s[0:n], written to out (room for n); their number, or -1.
+ * Short pre-tokens of few ids (most of a text's) are looked up first in the front cache,
+ * where one 32-byte slot holds the key and the ids: one memory access per hit, where the
+ * cache of all pre-tokens takes four (slot, entry, key, ids). */
+static Py_ssize_t
+encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+{
+    if (n > FRONT_BYTES) {
+        return encode_pretoken_cached(self, s, n, out);
+    }
+    uint64_t lo, hi;
+    front_key(s, n, &lo, &hi);
+    uint64_t h = (lo * 0x9E3779B97F4A7C15ULL) ^ (hi * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
+    FrontSlot *f = &self->front[(h * 0xFF51AFD7ED558CCDULL) >> (64 - FRONT_BITS)];
+    if (f->len == n && f->lo == lo && f->hi == hi) {
+        for (int j = 0; j < f->nids; j++) {
+            out[j] = f->ids[j];
+        }
+        return f->nids;
+    }
+    Py_ssize_t k = encode_pretoken_cached(self, s, n, out);
+    if (k > 0 && k <= FRONT_IDS) { /* the slot now holds this pre-token */
+        f->lo = lo;
+        f->hi = hi;
+        f->len = (uint8_t)n;
+        f->nids = (uint8_t)k;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            f->ids[j] = (uint32_t)out[j];
+        }
+    }
+    return k;
+}
+
 /* Encode s[0:n] into out (room for n ids): the number of ids, or -1 when out of memory. */
 static Py_ssize_t
 encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
@@ -676,6 +964,61 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
         i = j;
     }
     return written;
+}
+
+/* Where needle[0:m] occurs first in s[from:n], or -1. */
+static Py_ssize_t
+find_bytes(const unsigned char *s, Py_ssize_t from, Py_ssize_t n, const char *needle, Py_ssize_t m)
+{
+    while (from + m <= n) {
+        const unsigned char *hit = memchr(s + from, (unsigned char)needle[0], (size_t)(n - m + 1 - from));
+        if (hit == NULL) {
+            return -1;
+        }
+        from = hit - s;
+        if (memcmp(hit, needle, (size_t)m) == 0) {
+            return from;
+        }
+        from++;
+    }
+    return -1;
+}
+
+/* encode_span, with each of the encoder's special tokens as its one id: the leftmost
+ * occurrence first, the longest of those starting there (as core.pretokenize.specials'
+ * SpecialMatcher), and each stretch between them encoded as a text of its own. */
+static Py_ssize_t
+encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+{
+    Py_ssize_t next[MAX_SPECIALS]; /* where each token occurs next at or after pos; -1: nowhere */
+    for (int k = 0; k < self->nspecials; k++) {
+        next[k] = find_bytes(s, 0, n, self->specials[k].bytes, self->specials[k].len);
+    }
+    Py_ssize_t pos = 0, written = 0;
+    for (;;) {
+        int best = -1;
+        for (int k = 0; k < self->nspecials; k++) {
+            if (next[k] >= 0 && (best < 0 || next[k] < next[best])) {
+                best = k;
+            }
+        }
+        Py_ssize_t stop = best < 0 ? n : next[best];
+        Py_ssize_t k = encode_span(self, s + pos, stop - pos, out + written);
+        if (k < 0) {
+            return -1;
+        }
+        written += k;
+        if (best < 0) {
+            return written;
+        }
+        out[written++] = self->specials[best].id;
+        pos = stop + self->specials[best].len;
+        for (int t = 0; t < self->nspecials; t++) {
+            if (next[t] >= 0 && next[t] < pos) {
+                next[t] = find_bytes(s, pos, n, self->specials[t].bytes, self->specials[t].len);
+            }
+        }
+    }
 }
 
 /* The output buffer with room for n ids (the lock is held); NULL when out of memory. */
@@ -698,6 +1041,33 @@ encoder_out(Encoder *self, Py_ssize_t n)
     return self->out;
 }
 
+/* Take the lock and encode s[0:n] (without the GIL when it is long; special tokens as
+ * their ids if `specials`): the number of ids, written to *out, or -1 when out of memory.
+ * The caller reads *out, then releases the lock. */
+static Py_ssize_t
+encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int specials, int64_t **out)
+{
+    Py_ssize_t (*encode)(Encoder *, const unsigned char *, Py_ssize_t, int64_t *) =
+        specials ? encode_text_span : encode_span;
+    Py_ssize_t written;
+    if (n < 4096) { /* small calls: not worth releasing the GIL */
+        if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+            Py_BEGIN_ALLOW_THREADS
+            PyThread_acquire_lock(self->lock, WAIT_LOCK);
+            Py_END_ALLOW_THREADS
+        }
+        *out = encoder_out(self, n);
+        written = *out ? encode(self, s, n, *out) : -1;
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        *out = encoder_out(self, n);
+        written = *out ? encode(self, s, n, *out) : -1;
+        Py_END_ALLOW_THREADS
+    }
+    return written;
+}
+
 static PyObject *
 Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
 {
@@ -716,43 +1086,89 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_ValueError, "start must be between 0 and end");
         return NULL;
     }
-    Py_ssize_t n = end - start, written = -1;
-    const unsigned char *s = (const unsigned char *)view.buf + start;
-    int64_t *out = NULL;
-    if (n < 4096) { /* small calls: not worth releasing the GIL */
-        if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
-            Py_BEGIN_ALLOW_THREADS
-            PyThread_acquire_lock(self->lock, WAIT_LOCK);
-            Py_END_ALLOW_THREADS
-        }
-        out = encoder_out(self, n);
-        written = out ? encode_span(self, s, n, out) : -1;
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        PyThread_acquire_lock(self->lock, WAIT_LOCK);
-        out = encoder_out(self, n);
-        written = out ? encode_span(self, s, n, out) : -1;
-        Py_END_ALLOW_THREADS
-    }
+    int64_t *out;
+    Py_ssize_t written = encoder_run(self, (const unsigned char *)view.buf + start, end - start, 0, &out);
     PyBuffer_Release(&view);
     PyObject *result = NULL;
     if (written < 0) {
         PyErr_NoMemory();
     } else if (as_list) {
-        result = PyList_New(written);
-        for (Py_ssize_t k = 0; result != NULL && k < written; k++) {
-            PyObject *v = PyLong_FromLongLong(out[k]);
-            if (v == NULL) {
-                Py_CLEAR(result);
-                break;
-            }
-            PyList_SET_ITEM(result, k, v);
-        }
+        result = ids_list(self->table, out, written);
     } else {
         result = PyBytes_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
     }
     PyThread_release_lock(self->lock);
     return result;
+}
+
+/* The ids of a str's UTF-8 (an ASCII str read in place; UnicodeEncodeError for a lone
+ * surrogate) or of a bytes-like object, as a list or as a bytearray of int64. */
+static PyObject *
+encoder_encode_object(Encoder *self, PyObject *data, int specials, int as_list)
+{
+    PyObject *utf8 = NULL;
+    Py_buffer view = {0};
+    const char *s;
+    Py_ssize_t n;
+    if (PyUnicode_Check(data)) {
+        if (PyUnicode_READY(data) < 0) {
+            return NULL;
+        }
+        if (PyUnicode_IS_ASCII(data)) {
+            s = (const char *)PyUnicode_DATA(data);
+            n = PyUnicode_GET_LENGTH(data);
+        } else {
+            if ((utf8 = PyUnicode_AsUTF8String(data)) == NULL) {
+                return NULL;
+            }
+            s = PyBytes_AS_STRING(utf8);
+            n = PyBytes_GET_SIZE(utf8);
+        }
+    } else if (PyBytes_Check(data)) {
+        s = PyBytes_AS_STRING(data);
+        n = PyBytes_GET_SIZE(data);
+    } else {
+        if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+            return NULL;
+        }
+        s = view.buf;
+        n = view.len;
+    }
+    int64_t *out;
+    Py_ssize_t written = encoder_run(self, (const unsigned char *)s, n, specials, &out);
+    PyObject *result;
+    if (written < 0) {
+        result = PyErr_NoMemory();
+    } else if (as_list) {
+        result = ids_list(self->table, out, written);
+    } else { /* a bytearray: numpy.frombuffer makes a writable array of it without a copy */
+        result = PyByteArray_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
+    }
+    PyThread_release_lock(self->lock);
+    Py_XDECREF(utf8);
+    if (view.obj != NULL) {
+        PyBuffer_Release(&view);
+    }
+    return result;
+}
+
+/* encode_list(data): one positional argument, no keywords, so that a short text costs
+ * little more than its encoding. */
+static PyObject *
+Encoder_encode_list(Encoder *self, PyObject *data)
+{
+    return encoder_encode_object(self, data, 0, 1);
+}
+
+static PyObject *
+Encoder_encode_text(Encoder *self, PyObject *args)
+{
+    PyObject *data;
+    int as_list = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &data, &as_list)) {
+        return NULL;
+    }
+    return encoder_encode_object(self, data, 1, as_list);
 }
 
 static PyObject *
@@ -787,7 +1203,7 @@ Encoder_encode_many(Encoder *self, PyObject *arg)
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
     Py_ssize_t at = 0;
     for (Py_ssize_t d = 0; d < count && !failed; d++) {
-        lengths[d] = encode_span(self, views[d].buf, views[d].len, out + at);
+        lengths[d] = encode_text_span(self, views[d].buf, views[d].len, out + at);
         failed = lengths[d] < 0;
         at += failed ? 0 : lengths[d];
     }
@@ -798,21 +1214,13 @@ Encoder_encode_many(Encoder *self, PyObject *arg)
         goto done;
     }
     result = PyList_New(count);
-    for (Py_ssize_t d = 0, k = 0; result != NULL && d < count; d++) {
-        PyObject *ids = PyList_New(lengths[d]);
+    for (Py_ssize_t d = 0, k = 0; result != NULL && d < count; k += lengths[d], d++) {
+        PyObject *ids = ids_list(self->table, out + k, lengths[d]);
         if (ids == NULL) {
             Py_CLEAR(result);
             break;
         }
         PyList_SET_ITEM(result, d, ids);
-        for (Py_ssize_t i = 0; i < lengths[d]; i++, k++) {
-            PyObject *v = PyLong_FromLongLong(out[k]);
-            if (v == NULL) {
-                Py_CLEAR(result);
-                break;
-            }
-            PyList_SET_ITEM(ids, i, v);
-        }
     }
 done:
     for (Py_ssize_t d = 0; d < got; d++) {
@@ -834,8 +1242,13 @@ Encoder_cache_size(Encoder *self, PyObject *Py_UNUSED(ignored))
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)(void (*)(void))Encoder_encode, METH_VARARGS | METH_KEYWORDS,
      "encode(data, start=0, end=-1, as_list=False) -> int64 bytes (or a list) of the ids of data[start:end]"},
+    {"encode_list", (PyCFunction)Encoder_encode_list, METH_O,
+     "encode_list(text or bytes) -> list of the ids of the text's UTF-8 (or of the bytes)"},
+    {"encode_text", (PyCFunction)Encoder_encode_text, METH_VARARGS,
+     "encode_text(data, as_list=False) -> the ids of data (a str: its UTF-8), special tokens as their ids, "
+     "as a bytearray of int64 or a list"},
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_O,
-     "encode_many(list of bytes) -> the ids of each, as lists (one release of the GIL for all)"},
+     "encode_many(list of bytes) -> the ids of each (special tokens as their ids), as lists; one release of the GIL for all"},
     {"cache_size", (PyCFunction)Encoder_cache_size, METH_NOARGS, "pre-tokens in the cache"},
     {NULL, NULL, 0, NULL},
 };
@@ -846,7 +1259,7 @@ static PyTypeObject EncoderType = {
     .tp_basicsize = sizeof(Encoder),
     .tp_dealloc = (destructor)Encoder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Encoder(table, pattern, cache_entries): bytes -> ids with the native pre-tokenizer.",
+    .tp_doc = "Encoder(table, pattern, cache_entries, specials=()): bytes -> ids with the native pre-tokenizer.",
     .tp_methods = Encoder_methods,
     .tp_init = (initproc)Encoder_init,
     .tp_new = PyType_GenericNew,

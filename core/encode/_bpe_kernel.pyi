@@ -17,14 +17,27 @@ class BpeTable:
 class Encoder:
     """Bytes -> ids: the native pre-tokenizer, a pre-token cache, the BPE of misses."""
 
-    def __init__(self, table: BpeTable, pattern: int, cache_entries: int) -> None: ...
+    def __init__(
+        self, table: BpeTable, pattern: int, cache_entries: int, specials: Sequence[tuple[bytes, int]] = ()
+    ) -> None:
+        """``specials``: up to 16 special tokens' UTF-8 and ids, for `encode_text` and `encode_many`."""
     @overload
     def encode(self, data: bytes | bytearray | memoryview, start: int = 0, end: int = -1, as_list: Literal[False] = False) -> bytes:
         """The ids of ``data[start:end]`` (its end is the end of a text) as int64 bytes."""
     @overload
     def encode(self, data: bytes | bytearray | memoryview, start: int = 0, end: int = -1, *, as_list: Literal[True]) -> list[int]:
         """The ids of ``data[start:end]`` as a list."""
+    def encode_list(self, data: str | bytes | bytearray | memoryview) -> list[int]:
+        """The ids of ``data`` (a str: of its UTF-8; ``UnicodeEncodeError`` for a lone surrogate)."""
+    @overload
+    def encode_text(self, data: str | bytes | bytearray | memoryview, as_list: Literal[False] = False, /) -> bytearray:
+        """The ids of ``data`` (a str: of its UTF-8), special tokens as their ids, as int64
+        bytes (a bytearray: `numpy.frombuffer` makes a writable array of it, no copy)."""
+    @overload
+    def encode_text(self, data: str | bytes | bytearray | memoryview, as_list: Literal[True], /) -> list[int]:
+        """The ids of ``data``, special tokens as their ids, as a list."""
     def encode_many(self, datas: Sequence[bytes]) -> list[list[int]]:
-        """The ids of each of ``datas`` (each a whole text), the GIL released once for all."""
+        """The ids of each of ``datas`` (each a whole text; special tokens as their ids), the
+        GIL released once for all."""
     def cache_size(self) -> int:
         """Pre-tokens in the cache."""

@@ -1,13 +1,14 @@
-"""Encoding bytes on the native pre-tokenizer: special tokens, then one C call per stretch of text.
+"""Encoding bytes on the native pre-tokenizer: special tokens and text in one C call.
 
 `NativeEncoder` is the fast path of `Tokenizer.encode` / `encode_bytes` / `encode_batch` and
-of corpus encoding for the built-in GPT-2 and GPT-4 patterns: special tokens split the
-bytes (`core.pretokenize.specials.special_bytes_regex`); each stretch between them goes to
-the compiled ``Encoder`` (``_bpe_kernel.c``), which cuts it with the native pre-tokenizer
-(``core/pretokenize/_scanner.h``), looks each pre-token up in its own cache and merges only
-the misses — no Python object per pre-token. `NativeEncoder.build` gives ``None`` when the
-pattern is custom, ``BPE_STUDIO_PURE_PYTHON=1`` is set, or the kernels are not built; the
-callers then take the Python path (`core.encode.piece_encoder`), which gives the same ids.
+of corpus encoding for the built-in GPT-2 and GPT-4 patterns. The compiled ``Encoder``
+(``_bpe_kernel.c``) finds the special tokens (up to `MAX_C_SPECIALS`; more are found here by
+`core.pretokenize.specials.special_bytes_regex`), cuts the stretches between them with the
+native pre-tokenizer (``core/pretokenize/_scanner.h``), looks each pre-token up in its own
+cache and merges only the misses — no Python object per pre-token. `NativeEncoder.build`
+gives ``None`` when the pattern is custom, ``BPE_STUDIO_PURE_PYTHON=1`` is set, or the
+kernels are not built; the callers then take the Python path (`core.encode.piece_encoder`),
+which gives the same ids.
 """
 
 from __future__ import annotations
@@ -28,16 +29,22 @@ try:
 except ImportError:  # built without a C compiler (or an older build without Encoder)
     _Encoder = None  # type: ignore[assignment,misc]
 
-__all__ = ["NativeEncoder"]
+__all__ = ["MAX_C_SPECIALS", "NativeEncoder"]
 
 NATIVE_CACHE_ENTRIES = 1 << 17
 """The native cache's least size: ~80 bytes an entry (its pre-token, ids and hash slot), so
 ~10 MB holds the distinct pre-tokens of most corpora (emptied when full)."""
 
+MAX_C_SPECIALS = 16
+"""Special tokens the C code finds itself (it searches for each one: more go through
+`SpecialMatcher` here)."""
+
 
 class NativeEncoder:
     """Bytes -> ids for one vocabulary, pattern and set of special tokens, with its own cache.
 
+    Up to `MAX_C_SPECIALS` special tokens are found by the C code, in the same call; with
+    more, `SpecialMatcher` cuts the text here and each stretch between them goes to C.
     Not for use from two threads at once (each call waits for the previous one); give each
     thread its own (`copy`).
     """
@@ -48,23 +55,14 @@ class NativeEncoder:
         self._pieces = pieces
         self._scanner = scanner
         self._cache_entries = cache_entries
-        self._encoder = _Encoder(table, scanner, max(cache_entries, NATIVE_CACHE_ENTRIES))
         self._special_ids = dict(special_ids)
-        self._splitter = special_bytes_regex(tuple(special_ids))
         self._by_bytes = {t.encode("utf-8"): i for t, i in special_ids.items()}
-        # a few special tokens: `in` (a fast substring search) tells sooner than the regex
-        # whether a short text holds any at all
-        self._few = list(self._by_bytes) if len(self._by_bytes) <= 4 else None
-
-    def _has_special(self, data: bytes) -> bool:
-        few = self._few
-        if few is None:
-            assert self._splitter is not None
-            return self._splitter.search(data) is not None
-        for token in few:
-            if token in data:
-                return True
-        return False
+        in_c = len(self._by_bytes) <= MAX_C_SPECIALS
+        self._encoder = _Encoder(
+            table, scanner, max(cache_entries, NATIVE_CACHE_ENTRIES), list(self._by_bytes.items()) if in_c else []
+        )
+        # None: the C code finds the special tokens (or there are none)
+        self._splitter = None if in_c else special_bytes_regex(tuple(special_ids))
 
     @classmethod
     def build(cls, pieces: PieceEncoder, special_ids: dict[str, int], cache_entries: int) -> NativeEncoder | None:
@@ -81,8 +79,8 @@ class NativeEncoder:
     def encode_list(self, data: bytes) -> list[int]:
         """The ids of ``data`` (special tokens are their one id each)."""
         splitter = self._splitter
-        if splitter is None or not self._has_special(data):
-            return self._encoder.encode(data, as_list=True)
+        if splitter is None:
+            return self._encoder.encode_text(data, True)
         ids: list[int] = []
         pos = 0
         for m in splitter.finditer(data):
@@ -94,16 +92,22 @@ class NativeEncoder:
             ids += self._encoder.encode(data, pos, as_list=True)
         return ids
 
-    def encode_ordinary(self, data: bytes) -> list[int]:
-        """The ids of ``data`` with special tokens as plain text."""
-        return self._encoder.encode(data, as_list=True)
+    def encode_text(self, text: str) -> list[int]:
+        """`encode_list` of ``text``'s UTF-8, the str read by the C code
+        (``UnicodeEncodeError`` for a lone surrogate: the caller replaces it first)."""
+        if self._splitter is None:
+            return self._encoder.encode_text(text, True)
+        return self.encode_list(text.encode("utf-8"))
+
+    def encode_ordinary(self, data: bytes | str) -> list[int]:
+        """The ids of ``data`` (bytes, or a str as its UTF-8) with special tokens as plain text."""
+        return self._encoder.encode_list(data)
 
     def encode_array(self, data: bytes) -> np.ndarray:
         """`encode_list` as an int64 numpy array (no Python int per id)."""
         splitter = self._splitter
-        if splitter is None or not self._has_special(data):
-            packed = self._encoder.encode(data)
-            return np.frombuffer(bytearray(packed), np.int64)
+        if splitter is None:
+            return np.frombuffer(self._encoder.encode_text(data), np.int64)
         parts: list[bytes] = []
         pos = 0
         for m in splitter.finditer(data):
@@ -124,7 +128,7 @@ class NativeEncoder:
         stretches: list[bytes] = []
         plans: list[list[int | None] | None] = []  # None: the text is one stretch
         for data in datas:
-            if not self._has_special(data):
+            if splitter.search(data) is None:
                 stretches.append(data)
                 plans.append(None)
                 continue

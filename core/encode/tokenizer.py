@@ -124,11 +124,12 @@ class TextEncoder:
 
 @contextlib.contextmanager
 def _gc_paused(pause: bool) -> Iterator[None]:
-    """Hold the cyclic garbage collector while encoding a large text.
+    """Hold the cyclic garbage collector while encoding a large text (or batch).
 
-    Encoding allocates many small tuples next to lists of a million pieces, so the
-    collector's full passes would re-scan those lists again and again (~15% of the time);
-    nothing made here forms reference cycles, so nothing is left for it to find.
+    Encoding allocates many small tuples next to lists of a million pieces (a batch: a list
+    of ids per text), so the collector's passes would re-scan those lists again and again
+    (~15% of the time); nothing made here forms reference cycles, so nothing is left for it
+    to find.
     """
     enabled = pause and gc.isenabled()
     if enabled:
@@ -366,8 +367,13 @@ class Tokenizer:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` with special tokens treated as plain text."""
-        data = _text_bytes(text)
         native = self._native_encoder()
+        if native is not None and type(text) is str:
+            try:
+                return native.encode_ordinary(text)  # its UTF-8, read by the C code
+            except UnicodeEncodeError:  # a lone surrogate: _text_bytes replaces it
+                pass
+        data = _text_bytes(text)
         if native is not None:
             return native.encode_ordinary(data)
         text = _tiktoken_text(text)
@@ -382,8 +388,13 @@ class Tokenizer:
         does, a lone surrogate (``"\\udcff"``) is encoded as U+FFFD; raw bytes, invalid
         UTF-8 included, go through `encode_bytes`.
         """
-        data = _text_bytes(text)
         native = self._native_encoder()
+        if native is not None and type(text) is str:
+            try:
+                return native.encode_text(text)
+            except UnicodeEncodeError:  # a lone surrogate: _text_bytes replaces it
+                pass
+        data = _text_bytes(text)
         if native is not None:
             return native.encode_list(data)
         return self.encode_array(text).tolist()  # type: ignore[no-any-return]
@@ -421,7 +432,8 @@ class Tokenizer:
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         native = self._native_encoder()
         if native is not None:
-            return native.encode_batch(datas, workers)
+            with _gc_paused(sum(map(len, datas)) >= _GC_PAUSE_CHARS):  # thousands of lists of ints
+                return native.encode_batch(datas, workers)
         return [self.encode(t) for t in texts]
 
     def encode_escaped_array(self, text: str) -> np.ndarray:

@@ -456,3 +456,103 @@ def test_native_cache_eviction_changes_no_id(trained: Tokenizer) -> None:
         assert small.cache_size() <= capacity
         assert small.encode_many([data, data[:100]]) == [want, small.encode(data[:100], as_list=True)]
     assert trained.decode_bytes(want) == data
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_compiled_merge_equals_the_python_loop(trained: Tokenizer, data: st.DataObject) -> None:
+    """The compiled merge (symbols linked in place up to 256 bytes, a heap beyond) against
+    the Python one-word loop, on words built from tokens so that they merge a lot."""
+    if piece_encoder._BpeTable is None:
+        pytest.skip("core.encode._bpe_kernel is not built")
+    tokens = [trained.vocab[i] for i in range(0, len(trained.vocab), 7) if i not in trained._special_id_set]
+    alphabet = tokens + [b"a", b"\xff", b" "]
+    words = data.draw(st.lists(st.lists(st.sampled_from(alphabet), min_size=1, max_size=90).map(b"".join), max_size=6))
+    words = [w for w in words if w]
+    table = trained._pieces._compiled()
+    assert table is not None
+    text = "".join(w.decode("utf-8", "surrogateescape") for w in words)
+    lengths = np.array([len(w.decode("utf-8", "surrogateescape")) for w in words], dtype=np.int64)
+    ids, counts = table.encode_text(text, lengths)
+    expected = [trained._pieces.bpe(w) for w in words]
+    assert np.frombuffer(ids, np.int64).tolist() == [i for e in expected for i in e]
+    assert np.frombuffer(counts, np.int64).tolist() == [len(e) for e in expected]
+
+
+def test_native_encode_list_takes_text_and_bytes(trained: Tokenizer) -> None:
+    """``Encoder.encode_list``: a str (ASCII read in place, else its UTF-8) or any bytes-like
+    object gives the ids of ``encode(data, as_list=True)``; a lone surrogate is refused."""
+    kernel = pytest.importorskip("core.encode._bpe_kernel")
+    if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
+        pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
+    encoder = kernel.Encoder(trained._pieces._compiled(), 1 if trained.pattern.name == "gpt2" else 2, 1 << 10)
+    for text in ["", "plain ASCII text, twice: plain ASCII text", "café ünïcode 漢字 😀", generated_corpus(5, 9000).replace("<|", "")]:
+        data = text.encode("utf-8")
+        want = encoder.encode(data, as_list=True)
+        assert encoder.encode_list(text) == want
+        assert encoder.encode_list(data) == encoder.encode_list(bytearray(data)) == encoder.encode_list(memoryview(data)) == want
+        assert trained.encode_ordinary(text) == oracle_encode(trained, text)  # no special token in these
+    with pytest.raises(UnicodeEncodeError):
+        encoder.encode_list("a\udcffb")
+    assert trained.encode_ordinary("a\udcffb") == trained.encode_ordinary("a\ufffdb")
+
+
+def test_compiled_table_refuses_ids_past_32_bits() -> None:
+    if piece_encoder._BpeTable is None:
+        pytest.skip("core.encode._bpe_kernel is not built")
+    rows = np.zeros((0, 3), dtype=np.int64)
+    with pytest.raises(ValueError, match="byte ids"):
+        piece_encoder._BpeTable([1 << 32] + list(range(1, 256)), rows, np.zeros(0, dtype=np.int64))
+    with pytest.raises(ValueError, match="merged ids"):
+        piece_encoder._BpeTable(list(range(256)), np.array([[0, 1, 0]], dtype=np.int64), np.array([1 << 32], dtype=np.int64))
+
+
+@FAST
+@given(parts=st.lists(st.sampled_from(["<|a|>", "<|a|><|b|>", "<|b|>", "<|a|><|", "<|endoftext|>", "<|", "x", " y", "é"]), max_size=12))
+def test_special_tokens_found_in_c_and_in_python_alike(trained: Tokenizer, parts: list[str]) -> None:
+    """The C code finds up to MAX_C_SPECIALS special tokens (leftmost, then longest); with
+    more, `SpecialMatcher` cuts the text in Python. Both equal the oracle."""
+    from core.encode import native
+
+    text = "".join(parts)
+    assert trained.encode(text) == oracle_encode(trained, text)
+    assert trained.encode_bytes(text.encode()) == oracle_encode(trained, text)
+    extra = [f"<|extra{k}|>" for k in range(native.MAX_C_SPECIALS)]
+    many = Tokenizer(trained.vocab, trained.merges, trained.special_tokens + extra, pattern=trained.pattern)
+    with_extra = text + "<|extra3|>" + text
+    assert many.encode(with_extra) == oracle_encode(many, with_extra)
+    assert many.encode_batch([text, with_extra], workers=1) == [oracle_encode(many, text), oracle_encode(many, with_extra)]
+    assert many.encode_bytes_array(with_extra.encode()).tolist() == oracle_encode(many, with_extra)
+
+
+def test_native_caches_change_no_id(trained: Tokenizer) -> None:
+    """Tens of thousands of distinct short pre-tokens (the front cache's slots are taken over
+    again and again, and words that differ only in length share their key words) encode as
+    the kernel merges them without any cache."""
+    kernel = pytest.importorskip("core.encode._bpe_kernel")
+    if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
+        pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
+    rng = random.Random(11)
+    words = ["a" * k for k in range(1, 20)] + ["".join(rng.choices("ab", k=rng.randint(1, 17))) for _ in range(60_000)]
+    words += ["".join(rng.choices("abcdé", k=rng.randint(1, 9))) for _ in range(20_000)]
+    text = " ".join(words + words[::-1])
+    pretokens = [words[0]] + [" " + w for w in (words + words[::-1])[1:]]
+    table = trained._pieces._compiled()
+    ids, _ = table.encode_text(text, np.array([len(p) for p in pretokens], dtype=np.int64))
+    want = np.frombuffer(ids, np.int64).tolist()
+    encoder = kernel.Encoder(table, 1 if trained.pattern.name == "gpt2" else 2, 1 << 12)
+    assert encoder.encode_list(text) == want
+    assert encoder.encode_list(text) == want  # warm
+
+
+def test_native_special_ids_are_written_as_given(trained: Tokenizer) -> None:
+    """Any id, even a negative marker (core.encode.documents_to_npy drops boundaries marked -1)."""
+    kernel = pytest.importorskip("core.encode._bpe_kernel")
+    if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
+        pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
+    encoder = kernel.Encoder(trained._pieces._compiled(), 1 if trained.pattern.name == "gpt2" else 2, 64, [(b"\x00", -1)])
+    a, b = trained.encode_ordinary("ab"), trained.encode_ordinary(" cd")
+    assert encoder.encode_text("ab\x00 cd\x00", True) == [*a, -1, *b, -1]
+    assert np.frombuffer(encoder.encode_text(b"ab\x00 cd\x00"), np.int64).tolist() == [*a, -1, *b, -1]
+    with pytest.raises(ValueError, match="must not be empty"):
+        kernel.Encoder(trained._pieces._compiled(), 1, 64, [(b"", 5)])

@@ -110,6 +110,15 @@ def test_gpt2_lone_surrogates_follow_tiktoken(gpt2: tuple[Tokenizer, tiktoken.En
     assert tok.encode("a\udcffb") == enc.encode("a\udcffb") == [64, 4210, 65]
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.characters(exclude_categories=("Cn",))) | st.sampled_from(HARD_STRINGS))
+def test_gpt2_encode_ordinary_follows_tiktoken(gpt2: tuple[Tokenizer, tiktoken.Encoding], text: str) -> None:
+    """encode_ordinary hands a str to the C code (ASCII in place, else its UTF-8; a lone
+    surrogate falls back to U+FFFD); special tokens are plain text."""
+    tok, enc = gpt2
+    assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
+
+
 def test_gpt2_encode_batch(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
     tok, enc = gpt2
     texts = HARD_STRINGS * 5 + ["", "<|endoftext|>", "a\udcffb"]
