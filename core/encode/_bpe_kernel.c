@@ -577,7 +577,6 @@ static PyTypeObject BpeTableType = {
 #include "pythread.h"
 
 #define CACHED_WORD 256 /* longer pre-tokens are merged every time, not cached */
-#define MAX_SPECIALS 16 /* each call looks for each special token: more are the caller's to split */
 #define FRONT_BITS 16   /* the front cache: 2^16 slots of 32 bytes, direct-mapped */
 #define SEEN_BITS 20    /* the cache's admission filter: 2^20 bits */
 #define FRONT_BYTES 16  /* pre-tokens of up to 16 bytes */
@@ -590,11 +589,6 @@ typedef struct {
     uint8_t unused[2];
 } FrontSlot;
 
-typedef struct {
-    char *bytes; /* the token's UTF-8 */
-    Py_ssize_t len;
-    int64_t id;
-} Special;
 
 typedef struct {
     PyObject_HEAD
@@ -610,7 +604,8 @@ typedef struct {
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
     FrontSlot *front;        /* in front of the cache: recent short pre-tokens (encode_pretoken) */
     uint64_t *seen;          /* a bit per pre-token hash: seen once since the last eviction */
-    Special specials[MAX_SPECIALS]; /* longest first (of two starting at one place, it wins) */
+    BpeSpecial specials[BPE_MAX_SPECIALS]; /* longest first, as BpeSpecialCut takes them; bytes owned */
+    int64_t special_ids[BPE_MAX_SPECIALS]; /* their ids */
     int nspecials;
 } Encoder;
 
@@ -684,7 +679,7 @@ Encoder_dealloc(Encoder *self)
     PyMem_RawFree(self->front);
     PyMem_RawFree(self->seen);
     for (int k = 0; k < self->nspecials; k++) {
-        PyMem_Free(self->specials[k].bytes);
+        PyMem_Free((void *)self->specials[k].bytes);
     }
     PyMem_RawFree(self->out);
     if (self->lock) {
@@ -704,9 +699,9 @@ encoder_set_specials(Encoder *self, PyObject *specials)
         return -1;
     }
     Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
-    if (count > MAX_SPECIALS) {
+    if (count > BPE_MAX_SPECIALS) {
         Py_DECREF(seq);
-        PyErr_Format(PyExc_ValueError, "at most %d special tokens", MAX_SPECIALS);
+        PyErr_Format(PyExc_ValueError, "at most %d special tokens", BPE_MAX_SPECIALS);
         return -1;
     }
     for (Py_ssize_t k = 0; k < count; k++) {
@@ -726,17 +721,19 @@ encoder_set_specials(Encoder *self, PyObject *specials)
         int at = self->nspecials;
         while (at > 0 && self->specials[at - 1].len < len) {
             self->specials[at] = self->specials[at - 1];
+            self->special_ids[at] = self->special_ids[at - 1];
             at--;
         }
-        self->specials[at].bytes = PyMem_Malloc(len);
-        if (self->specials[at].bytes == NULL) {
+        unsigned char *copy = PyMem_Malloc(len);
+        if (copy == NULL) {
             Py_DECREF(seq);
             PyErr_NoMemory();
             return -1;
         }
-        memcpy(self->specials[at].bytes, bytes, len);
+        memcpy(copy, bytes, len);
+        self->specials[at].bytes = copy;
         self->specials[at].len = len;
-        self->specials[at].id = id;
+        self->special_ids[at] = id;
         self->nspecials++;
     }
     Py_DECREF(seq);
@@ -966,59 +963,28 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
     return written;
 }
 
-/* Where needle[0:m] occurs first in s[from:n], or -1. */
-static Py_ssize_t
-find_bytes(const unsigned char *s, Py_ssize_t from, Py_ssize_t n, const char *needle, Py_ssize_t m)
-{
-    while (from + m <= n) {
-        const unsigned char *hit = memchr(s + from, (unsigned char)needle[0], (size_t)(n - m + 1 - from));
-        if (hit == NULL) {
-            return -1;
-        }
-        from = hit - s;
-        if (memcmp(hit, needle, (size_t)m) == 0) {
-            return from;
-        }
-        from++;
-    }
-    return -1;
-}
-
-/* encode_span, with each of the encoder's special tokens as its one id: the leftmost
- * occurrence first, the longest of those starting there (as core.pretokenize.specials'
- * SpecialMatcher), and each stretch between them encoded as a text of its own. */
+/* encode_span, with each of the encoder's special tokens as its one id (cut where
+ * core.pretokenize.specials' SpecialMatcher cuts: BpeSpecialCut), each stretch between
+ * them encoded as a text of its own. */
 static Py_ssize_t
 encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
 {
-    Py_ssize_t next[MAX_SPECIALS]; /* where each token occurs next at or after pos; -1: nowhere */
-    for (int k = 0; k < self->nspecials; k++) {
-        next[k] = find_bytes(s, 0, n, self->specials[k].bytes, self->specials[k].len);
-    }
-    Py_ssize_t pos = 0, written = 0;
-    for (;;) {
-        int best = -1;
-        for (int k = 0; k < self->nspecials; k++) {
-            if (next[k] >= 0 && (best < 0 || next[k] < next[best])) {
-                best = k;
-            }
-        }
-        Py_ssize_t stop = best < 0 ? n : next[best];
-        Py_ssize_t k = encode_span(self, s + pos, stop - pos, out + written);
+    BpeSpecialCut cut;
+    ptrdiff_t start, stop;
+    int special;
+    Py_ssize_t written = 0;
+    bpe_special_cut_start(&cut, self->specials, self->nspecials, s, n);
+    while (bpe_special_cut_next(&cut, &start, &stop, &special)) {
+        Py_ssize_t k = encode_span(self, s + start, stop - start, out + written);
         if (k < 0) {
             return -1;
         }
         written += k;
-        if (best < 0) {
-            return written;
-        }
-        out[written++] = self->specials[best].id;
-        pos = stop + self->specials[best].len;
-        for (int t = 0; t < self->nspecials; t++) {
-            if (next[t] >= 0 && next[t] < pos) {
-                next[t] = find_bytes(s, pos, n, self->specials[t].bytes, self->specials[t].len);
-            }
+        if (special >= 0) {
+            out[written++] = self->special_ids[special];
         }
     }
+    return written;
 }
 
 /* The output buffer with room for n ids (the lock is held); NULL when out of memory. */

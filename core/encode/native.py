@@ -2,7 +2,7 @@
 
 `NativeEncoder` is the fast path of `Tokenizer.encode` / `encode_bytes` / `encode_batch` and
 of corpus encoding for the built-in GPT-2 and GPT-4 patterns. The compiled ``Encoder``
-(``_bpe_kernel.c``) finds the special tokens (up to `MAX_C_SPECIALS`; more are found here by
+(``_bpe_kernel.c``) finds the special tokens (up to `NATIVE_MAX_SPECIALS`; more are found here by
 `core.pretokenize.specials.special_bytes_regex`), cuts the stretches between them with the
 native pre-tokenizer (``core/pretokenize/_scanner.h``), looks each pre-token up in its own
 cache and merges only the misses — no Python object per pre-token. `NativeEncoder.build`
@@ -22,28 +22,24 @@ import numpy as np
 
 from core.encode.piece_encoder import PieceEncoder
 from core.pretokenize.native import scanner_for
-from core.pretokenize.specials import special_bytes_regex
+from core.pretokenize.specials import NATIVE_MAX_SPECIALS, special_bytes_regex
 
 try:
     from core.encode._bpe_kernel import Encoder as _Encoder
 except ImportError:  # built without a C compiler (or an older build without Encoder)
     _Encoder = None  # type: ignore[assignment,misc]
 
-__all__ = ["MAX_C_SPECIALS", "NativeEncoder"]
+__all__ = ["NativeEncoder"]
 
 NATIVE_CACHE_ENTRIES = 1 << 17
 """The native cache's least size: ~80 bytes an entry (its pre-token, ids and hash slot), so
 ~10 MB holds the distinct pre-tokens of most corpora (emptied when full)."""
 
-MAX_C_SPECIALS = 16
-"""Special tokens the C code finds itself (it searches for each one: more go through
-`SpecialMatcher` here)."""
-
 
 class NativeEncoder:
     """Bytes -> ids for one vocabulary, pattern and set of special tokens, with its own cache.
 
-    Up to `MAX_C_SPECIALS` special tokens are found by the C code, in the same call; with
+    Up to `NATIVE_MAX_SPECIALS` special tokens are found by the C code, in the same call; with
     more, `SpecialMatcher` cuts the text here and each stretch between them goes to C.
     Not for use from two threads at once (each call waits for the previous one); give each
     thread its own (`copy`).
@@ -57,7 +53,7 @@ class NativeEncoder:
         self._cache_entries = cache_entries
         self._special_ids = dict(special_ids)
         self._by_bytes = {t.encode("utf-8"): i for t, i in special_ids.items()}
-        in_c = len(self._by_bytes) <= MAX_C_SPECIALS
+        in_c = len(self._by_bytes) <= NATIVE_MAX_SPECIALS
         self._encoder = _Encoder(
             table, scanner, max(cache_entries, NATIVE_CACHE_ENTRIES), list(self._by_bytes.items()) if in_c else []
         )

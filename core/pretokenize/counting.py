@@ -24,15 +24,12 @@ from typing import TYPE_CHECKING
 from core.pretokenize.native import native_module, scanner_for
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.pieces import split_pieces
-from core.pretokenize.specials import special_bytes_regex, split_on_specials
+from core.pretokenize.specials import NATIVE_MAX_SPECIALS, special_bytes_regex, split_on_specials
 
 if TYPE_CHECKING:
     from core.pretokenize._native import Counts
 
 __all__ = ["ChunkCounts", "CountTable", "NativeTally", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
-
-MAX_NATIVE_SPECIALS = 16
-"""At most this many special tokens are found by the native scanner itself (``BPE_MAX_SPECIALS``)."""
 
 PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
@@ -92,8 +89,8 @@ def count_chunk(
 def _scan(counter: Counts, data: bytes, scanner: int, special_tokens: Sequence[str]) -> None:
     """Count the pre-tokens of ``data`` into ``counter`` (native), special tokens splitting it:
     in C, in one call without the GIL (so worker threads count at once), for up to
-    ``MAX_NATIVE_SPECIALS`` special tokens; for more, cut here and each stretch scanned."""
-    if len(special_tokens) <= MAX_NATIVE_SPECIALS:
+    `NATIVE_MAX_SPECIALS` special tokens; for more, cut here and each stretch scanned."""
+    if len(special_tokens) <= NATIVE_MAX_SPECIALS:
         counter.scan(data, scanner, specials=[t.encode("utf-8") for t in special_tokens])
         return
     splitter = special_bytes_regex(tuple(special_tokens))

@@ -42,6 +42,11 @@ def validate_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
     return tokens
 
 
+NATIVE_MAX_SPECIALS = 16
+"""The native code (``BPE_MAX_SPECIALS`` in ``core/pretokenize/_scanner.h``) finds up to this
+many special tokens itself, in the call that scans the text; with more, `SpecialMatcher`
+cuts the text in Python and each stretch between them goes to C."""
+
 LONG_SPECIAL = 64
 """Special tokens longer than this are found with substring searches, not a regex (compiling
 a regex of a million-character literal takes seconds)."""

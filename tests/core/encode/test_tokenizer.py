@@ -22,6 +22,7 @@ import core
 import core.encode.tokenizer as tokenizer_module
 from core.encode import piece_encoder
 from core.formats import save_tokenizer
+from core.pretokenize.specials import NATIVE_MAX_SPECIALS
 from core.encode.tokenizer import TokenSpan, Tokenizer, TokenizerError
 
 WHITESPACE = [
@@ -510,14 +511,12 @@ def test_compiled_table_refuses_ids_past_32_bits() -> None:
 @FAST
 @given(parts=st.lists(st.sampled_from(["<|a|>", "<|a|><|b|>", "<|b|>", "<|a|><|", "<|endoftext|>", "<|", "x", " y", "é"]), max_size=12))
 def test_special_tokens_found_in_c_and_in_python_alike(trained: Tokenizer, parts: list[str]) -> None:
-    """The C code finds up to MAX_C_SPECIALS special tokens (leftmost, then longest); with
+    """The C code finds up to NATIVE_MAX_SPECIALS special tokens (leftmost, then longest); with
     more, `SpecialMatcher` cuts the text in Python. Both equal the oracle."""
-    from core.encode import native
-
     text = "".join(parts)
     assert trained.encode(text) == oracle_encode(trained, text)
     assert trained.encode_bytes(text.encode()) == oracle_encode(trained, text)
-    extra = [f"<|extra{k}|>" for k in range(native.MAX_C_SPECIALS)]
+    extra = [f"<|extra{k}|>" for k in range(NATIVE_MAX_SPECIALS)]
     many = Tokenizer(trained.vocab, trained.merges, trained.special_tokens + extra, pattern=trained.pattern)
     with_extra = text + "<|extra3|>" + text
     assert many.encode(with_extra) == oracle_encode(many, with_extra)
