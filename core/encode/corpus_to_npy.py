@@ -6,8 +6,11 @@ a GUI worker or a terminal display follows; closing it cancels). The recipe:
 1. Cut the file into chunks at exact boundaries (`core.corpus.chunks.plan_chunks`: at a special
    token or a safe cut point of the pattern), so encoding the chunks one by one gives
    exactly the ids of encoding the whole text.
-2. Encode the chunks in worker processes (`core.corpus.scheduler`), each reading its own chunks from the file
-   (bytes decoded with ``surrogateescape``, so invalid bytes stay exact). Workers are
+2. Encode the chunks in workers (`core.corpus.scheduler`), each reading its own chunks from
+   the file. With the native encoder (the built-in patterns), the workers are threads of
+   this process, each with an encoder of its own: the C code runs without the GIL, and
+   no ids travel between processes. Otherwise they are worker processes
+   (bytes decoded with ``surrogateescape``, so invalid bytes stay exact). Processes are
    forked where that is safe (Linux, and this process runs no other thread): they start
    in milliseconds with the encoder already built, one per core, and this process only
    gathers their results. Otherwise they are spawned and rebuild the encoder from its
@@ -28,6 +31,7 @@ import gc
 import io
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
@@ -246,7 +250,11 @@ def _encode_events(
             else:
                 encoder = tok.text_encoder(ENCODE_CACHE_ENTRIES)
                 encoder.pieces.prepare()  # once, here: forked workers inherit it
-                if workers > 1 and len(chunks) > 1:
+                if workers > 1 and len(chunks) > 1 and encoder.native_available():
+                    pool = WorkerPool(min(workers, len(chunks)), threads=True)
+                    ends = [end for _, end in chunks]
+                    results = zip(ends, _encode_in_threads(tasks, tok, encoder, pool))
+                elif workers > 1 and len(chunks) > 1:
                     fork = start_method == "fork" or (start_method is None and can_fork())
                     helpers = workers if fork else workers - 1  # see the module's docstring
                     pool = _start_workers(encoder, min(helpers, len(chunks)), fork)
@@ -316,6 +324,27 @@ def _encode_in_order(tasks: list[tuple[str, int, int, str]], encoder: TextEncode
         warm_up=_cache_snapshot(encoder) if here else None,
     )
     return (ids for ids in ordered if ids is not None)
+
+
+def _encode_in_threads(tasks: list[tuple[str, int, int, str]], tok: Tokenizer, first: TextEncoder,
+                       pool: WorkerPool) -> Iterator[np.ndarray]:
+    """The chunks' ids in order, encoded by threads of this process, each with a native
+    encoder (and cache) of its own: reading the file, encoding and converting the ids all
+    run without the GIL, and no ids are sent between processes."""
+    local = threading.local()
+    spare = [first]  # the encoder built here goes to the first thread (list.pop is atomic)
+
+    def encode(task: tuple[str, int, int, str], _warm: object = None) -> np.ndarray:
+        encoder: TextEncoder | None = getattr(local, "encoder", None)
+        if encoder is None:
+            try:
+                encoder = spare.pop()
+            except IndexError:
+                encoder = tok.text_encoder(ENCODE_CACHE_ENTRIES)
+            local.encoder = encoder
+        return _encode_chunk(encoder, *task)
+
+    return (ids for ids in results_in_order(tasks, pool, encode) if ids is not None)
 
 
 def _start_workers(encoder: TextEncoder, processes: int, fork: bool) -> WorkerPool:

@@ -111,6 +111,11 @@ class TextEncoder:
         text = data.decode("utf-8", errors="surrogateescape")
         return _encode_array(self.pieces, self._special_re, self.special_ids, text)
 
+    def native_available(self) -> bool:
+        """Whether the native encoder serves this encoder (so encoding runs without the GIL)."""
+        self._native = _native_encoder(self.pieces, self.special_ids, self._native)
+        return self._native is not None
+
     def state(self) -> tuple[EncoderState, dict[str, int]]:
         """This encoder, compact, for `from_state` in another process."""
         return self.pieces.state(), dict(self.special_ids)

@@ -96,8 +96,10 @@ def test_encode_stopped_by_a_signal_leaves_nothing(
 ) -> None:
     out_dir = tmp_path / "npy"
     out_dir.mkdir()
+    # the Python encoder, whose workers are processes (the native encoder's are threads,
+    # and would finish these 24 MB within a second)
     process = start_cli("encode", big_corpus, "--tokenizer", tokenizer_dir, "--out", out_dir / "ids.npy",
-                        "--workers", "2")
+                        "--workers", "2", env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "BPE_STUDIO_PURE_PYTHON": "1"})
     _wait_for(lambda: _temporaries(out_dir) and _children(process.pid), "the .npy temporary and the workers", process)
     time.sleep(0.2)  # the workers are encoding chunks
     workers = _children(process.pid)
@@ -164,7 +166,9 @@ def test_sigkilled_encode_is_cleaned_up_by_the_next_run(
     out_dir = tmp_path / "npy"
     out_dir.mkdir()
     out = out_dir / "ids.npy"
-    process = start_cli("encode", big_corpus, "--tokenizer", tokenizer_dir, "--out", out, "--workers", "2")
+    # the Python encoder's workers are processes (the native encoder's are threads)
+    process = start_cli("encode", big_corpus, "--tokenizer", tokenizer_dir, "--out", out, "--workers", "2",
+                        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "BPE_STUDIO_PURE_PYTHON": "1"})
     _wait_for(lambda: _temporaries(out_dir) and _children(process.pid), "the temporary and the workers", process)
     time.sleep(0.2)
     workers = _children(process.pid)
@@ -210,13 +214,13 @@ def test_a_worker_killed_mid_run_is_one_clear_error_not_a_hang(
     # The system's out-of-memory killer ends workers with SIGKILL: their chunks never come back.
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    env = None
     if command == "encode":
         args = ["encode", big_corpus, "--tokenizer", tokenizer_dir, "--out", out_dir / "ids.npy"]
     else:
         args = ["train", big_corpus, "--vocab-size", "2000", "--out", out_dir / "tok"]
-        # the regex path counts in worker processes (the native one in threads, which cannot be killed alone)
-        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "BPE_STUDIO_PURE_PYTHON": "1"}
+    # the Python paths count and encode in worker processes (the native ones in threads,
+    # which cannot be killed alone)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "BPE_STUDIO_PURE_PYTHON": "1"}
     process = start_cli(*args, "--workers", "2", env=env)
     _wait_for(lambda: _children(process.pid), "the workers", process)
     time.sleep(0.3)  # they are at work

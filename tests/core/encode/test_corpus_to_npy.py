@@ -83,8 +83,15 @@ def test_file_without_cut_points_is_streamed(tmp_path: Path, monkeypatch: pytest
     assert len(events) > 3  # progress while streaming
 
 
-@pytest.mark.parametrize("start_method", ["spawn", "fork", None])
-def test_parallel_workers_give_the_same_ids(tmp_path: Path, start_method: str | None) -> None:
+@pytest.mark.parametrize(("path", "start_method"), [("native", None), ("python", "spawn"), ("python", "fork"),
+                                                     ("python", None)])
+def test_parallel_workers_give_the_same_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str,
+                                            start_method: str | None) -> None:
+    """Native encoding runs in threads of this process, the Python path in worker processes."""
+    if path == "python":
+        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    else:
+        pytest.importorskip("core.encode._bpe_kernel", reason="the native encoder is not built")
     data = corpus_bytes(2, 300_000)
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(data)
