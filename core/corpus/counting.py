@@ -204,7 +204,10 @@ def count_documents(
             pool = WorkerPool(workers - 1, initializer=_init_worker)
     try:
         results: Iterator[Counted | None]
-        if pool is None:
+        if pool is None and cap is None and lazy.at_least(1) and worker_threads_suit(pattern, lazy.peek(), count_data):
+            assert scanner is not None
+            results = _count_into_one_table(lazy, options, pattern, scanner, specials)
+        elif pool is None:
             results = (here(job) for job in iter(lazy.take, None))
         elif pool.threads:
             assert scanner is not None
@@ -243,6 +246,21 @@ def count_documents(
         close = getattr(tasks, "close", None)
         if close is not None:
             close()  # a stream being read is closed now, not when collected
+
+
+def _count_into_one_table(lazy: LazyTasks[Job], options: ReadOptions, pattern: Pattern, scanner: int,
+                          specials: list[str]) -> Iterator[Counted]:
+    """One worker, native, no cap: every task counted here into one table, handed over with
+    the last task (the others' results are empty), instead of a table per task to pack and
+    add up (a tenth of the time on 44 MB of English)."""
+    tally = NativeTally(scanner)
+    job = lazy.take()
+    while job is not None:
+        _counts, _invalid, text_bytes, documents, input_bytes = count_task(
+            job[0], options, pattern, specials, tally.count, {})
+        job = lazy.take()
+        counts = tally.chunk() if job is None else ChunkCounts(None, None, 0)
+        yield counts, counts.invalid, text_bytes, documents, input_bytes
 
 
 @dataclass(frozen=True, slots=True)
