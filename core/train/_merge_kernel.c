@@ -1,8 +1,9 @@
 /* Compiled BPE merge loop: the hot loop of core/merge.py (merge_pairs_python) in C.
  *
- * MergeState(words, counts, token_bytes) holds the words as int32 token arrays, their
- * counts (int64), a pair -> (count, words holding it) open-addressing hash map keyed by
- * left << 32 | right, and a lazy binary max-heap of (count, left, right). step(n) runs
+ * MergeState(words, counts, token_bytes) holds the words of two bytes or more as
+ * records (count, where its int32 tokens start in one arena, length), a pair -> (count,
+ * words holding it) open-addressing hash map keyed by left << 32 | right, and a lazy
+ * binary max-heap of (count, left, right). step(n) runs
  * up to n merges and returns them as five columns (left ids, right ids, new ids, counts,
  * tokens removed), each a bytes object of native int64 values, one per merge (Python
  * reads one with array('q', column)), appending each new token's bytes to the
@@ -25,6 +26,29 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
+/* Ask the kernel to back the whole 2 MB pages inside [p, p + bytes) with huge pages
+ * (Linux transparent huge pages, which may be enabled only on request). The merge loop
+ * reads words and pairs scattered over hundreds of MB; with 4 kB pages nearly every such
+ * read also misses the TLB. Called on fresh allocations, before they are written. */
+static void
+advise_huge_pages(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)p + bytes) & ~(huge - 1);
+    if (end > start) {
+        (void)madvise((void *)start, end - start, MADV_HUGEPAGE); /* advice: failure is harmless */
+    }
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
 
 /* ---------- pair map ---------- */
 
@@ -67,6 +91,7 @@ map_init(PairMap *m, size_t capacity)
     if (m->slots == NULL) {
         return -1;
     }
+    advise_huge_pages(m->slots, cap * sizeof(PairEntry));
     for (size_t i = 0; i < cap; i++) {
         m->slots[i].key = EMPTY_KEY;
     }
@@ -100,6 +125,7 @@ map_grow(PairMap *m)
     if (slots == NULL) {
         return -1;
     }
+    advise_huge_pages(slots, cap * sizeof(PairEntry));
     for (size_t i = 0; i < cap; i++) {
         slots[i].key = EMPTY_KEY;
     }
@@ -186,19 +212,32 @@ entry_add_holder(PairEntry *e, int32_t w)
 
 /* ---------- state ---------- */
 
+/* A heap entry. lkey and rkey are the first 8 bytes of the left and right tokens,
+ * big-endian and zero-padded: comparing them as integers orders most pairs of equal
+ * count without reading the tokens' bytes (a cache miss each). */
 typedef struct {
     int64_t count;
+    uint64_t lkey;
+    uint64_t rkey;
     int32_t left;
     int32_t right;
 } HeapItem;
 
+/* One distinct pre-token: its tokens are arena[start .. start + len). Merges shorten
+ * a word in place (len goes down; the arena's space after it stays unused). */
+typedef struct {
+    int64_t count;
+    int64_t start;
+    int32_t len;
+} WordRecord;
+
 typedef struct {
     PyObject_HEAD
-    int32_t **words;
-    int32_t *lengths;
-    int64_t *counts;
+    WordRecord *records; /* one per word of at least two bytes, grouped by count (see init) */
+    int32_t *arena;      /* every word's tokens, one after the other */
     Py_ssize_t nwords;
     PyObject **tokens;   /* owned refs to each token's bytes, id -> bytes */
+    uint64_t *prefixes;  /* id -> first 8 bytes of the token, for HeapItem keys */
     Py_ssize_t ntokens;
     Py_ssize_t captokens;
     PyObject *token_list; /* the caller's token_bytes list, appended to */
@@ -218,6 +257,28 @@ typedef struct {
     Py_ssize_t forced_done;
 } MergeState;
 
+/* The first 8 bytes of b, big-endian, zero-padded: for two tokens whose prefixes
+ * differ, the integer order is their lexicographic order (a token that ends first
+ * pads with 0, below any byte it is compared with when the prefixes differ there). */
+static uint64_t
+token_prefix(PyObject *b)
+{
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(b);
+    Py_ssize_t n = PyBytes_GET_SIZE(b);
+    uint64_t key = 0;
+    for (int i = 0; i < 8; i++) {
+        key = key << 8 | (i < n ? p[i] : 0);
+    }
+    return key;
+}
+
+static inline HeapItem
+heap_item(MergeState *s, int64_t count, int32_t left, int32_t right)
+{
+    HeapItem item = {count, s->prefixes[left], s->prefixes[right], left, right};
+    return item;
+}
+
 /* 1 if item x must be popped before item y. */
 static inline int
 heap_before(MergeState *s, const HeapItem *x, const HeapItem *y)
@@ -225,6 +286,13 @@ heap_before(MergeState *s, const HeapItem *x, const HeapItem *y)
     if (x->count != y->count) {
         return x->count > y->count;
     }
+    if (x->lkey != y->lkey) {
+        return x->lkey > y->lkey;
+    }
+    if (x->left == y->left && x->rkey != y->rkey) {
+        return x->rkey > y->rkey;
+    }
+    /* the prefixes do not decide: compare the whole tokens */
     for (int side = 0; side < 2; side++) {
         int32_t ix = side ? x->right : x->left;
         int32_t iy = side ? y->right : y->left;
@@ -282,6 +350,7 @@ heap_reserve(MergeState *s)
             PyErr_NoMemory();
             return -1;
         }
+        advise_huge_pages(h + s->heapcap, (cap - s->heapcap) * sizeof(HeapItem));
         s->heap = h;
         s->heapcap = cap;
     }
@@ -294,7 +363,7 @@ heap_push(MergeState *s, int64_t count, int32_t left, int32_t right)
     if (heap_reserve(s) < 0) {
         return -1;
     }
-    HeapItem item = {count, left, right};
+    HeapItem item = heap_item(s, count, left, right);
     size_t i = s->heaplen++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -327,14 +396,9 @@ pair_key(int32_t left, int32_t right)
 static void
 MergeState_dealloc(MergeState *s)
 {
-    if (s->words != NULL) {
-        for (Py_ssize_t i = 0; i < s->nwords; i++) {
-            PyMem_Free(s->words[i]);
-        }
-        PyMem_Free(s->words);
-    }
-    PyMem_Free(s->lengths);
-    PyMem_Free(s->counts);
+    PyMem_Free(s->records);
+    PyMem_Free(s->arena);
+    PyMem_Free(s->prefixes);
     if (s->tokens != NULL) {
         for (Py_ssize_t i = 0; i < s->ntokens; i++) {
             Py_XDECREF(s->tokens[i]);
@@ -354,12 +418,12 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"words", "counts", "token_bytes", "max_token_length", "min_frequency",
                              "forced", NULL};
-    PyObject *words, *counts, *token_list;
+    PyObject *words, *counts_list, *token_list;
     Py_ssize_t max_token_length = 0;
     long long min_frequency = 0;
     Py_buffer forced = {0};
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!|$nLy*:MergeState", kwlist, &PyList_Type,
-                                     &words, &PyList_Type, &counts, &PyList_Type, &token_list,
+                                     &words, &PyList_Type, &counts_list, &PyList_Type, &token_list,
                                      &max_token_length, &min_frequency, &forced)) {
         return -1;
     }
@@ -382,14 +446,14 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     }
     s->max_token_length = max_token_length;
     s->min_frequency = min_frequency;
-    if (s->words != NULL || s->token_list != NULL) {
+    if (s->records != NULL || s->token_list != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "MergeState is already initialized");
         return -1;
     }
     Py_ssize_t n = PyList_GET_SIZE(words);
-    if (PyList_GET_SIZE(counts) != n) {
+    if (PyList_GET_SIZE(counts_list) != n) {
         PyErr_Format(PyExc_ValueError, "words and counts differ in length (%zd and %zd)", n,
-                     PyList_GET_SIZE(counts));
+                     PyList_GET_SIZE(counts_list));
         return -1;
     }
     Py_ssize_t ntok = PyList_GET_SIZE(token_list);
@@ -400,7 +464,8 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     }
     s->captokens = ntok + 1024;
     s->tokens = PyMem_Calloc((size_t)s->captokens, sizeof(PyObject *));
-    if (s->tokens == NULL) {
+    s->prefixes = PyMem_Calloc((size_t)s->captokens, sizeof(uint64_t));
+    if (s->tokens == NULL || s->prefixes == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -413,19 +478,23 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         }
         Py_INCREF(t);
         s->tokens[i] = t;
+        s->prefixes[i] = token_prefix(t);
         s->ntokens = i + 1;
     }
     Py_INCREF(token_list);
     s->token_list = token_list;
 
-    s->words = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int32_t *));
-    s->lengths = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
-    s->counts = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int64_t));
-    if (s->words == NULL || s->lengths == NULL || s->counts == NULL) {
+    /* First pass: check the words and counts, and group the words that hold a pair (two
+     * bytes or more; the others never change) by the bit length of their count, most
+     * frequent first. The order of the words does not change the merges; this one keeps
+     * the words that many merges visit close together in memory. */
+    int64_t *counts = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (counts == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    s->nwords = n;
+    Py_ssize_t group_start[66] = {0}; /* words per group, then where each group starts */
+    int64_t arena_len = 0;
     /* every pair count and every tokens_removed is at most this total, so int64 holds
      * them all when it does */
     int64_t total = 0;
@@ -434,53 +503,93 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         if (!PyBytes_Check(w)) {
             PyErr_Format(PyExc_TypeError, "words[%zd] must be bytes, not %.100s", i,
                          Py_TYPE(w)->tp_name);
-            return -1;
+            goto fail;
         }
         Py_ssize_t len = PyBytes_GET_SIZE(w);
         if (len > INT32_MAX) {
             PyErr_Format(PyExc_OverflowError, "words[%zd] is too long", i);
-            return -1;
+            goto fail;
         }
-        long long c = PyLong_AsLongLong(PyList_GET_ITEM(counts, i));
+        long long c = PyLong_AsLongLong(PyList_GET_ITEM(counts_list, i));
         if (c == -1 && PyErr_Occurred()) {
-            return -1;
+            goto fail;
         }
         if (c < 0) {
             PyErr_Format(PyExc_ValueError, "counts[%zd] is negative", i);
-            return -1;
+            goto fail;
         }
+        counts[i] = c;
         if (len > 1) {
             int64_t part;
             if (__builtin_mul_overflow((int64_t)c, (int64_t)(len - 1), &part) ||
                 __builtin_add_overflow(total, part, &total)) {
                 PyErr_SetString(PyExc_OverflowError,
                                 "weighted pair counts exceed 64 bits; use the Python merge loop");
-                return -1;
+                goto fail;
             }
-        }
-        s->counts[i] = c;
-        s->lengths[i] = (int32_t)len;
-        s->words[i] = PyMem_Malloc((size_t)(len > 0 ? len : 1) * sizeof(int32_t));
-        if (s->words[i] == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        const unsigned char *src = (const unsigned char *)PyBytes_AS_STRING(w);
-        for (Py_ssize_t j = 0; j < len; j++) {
-            s->words[i][j] = src[j];
+            /* group 0: the largest counts (bit length 64 - clz), group 64: count 0 */
+            group_start[(c > 0 ? __builtin_clzll((unsigned long long)c) : 64) + 1]++;
+            arena_len += len;
         }
     }
+    for (int g = 1; g < 66; g++) {
+        group_start[g] += group_start[g - 1];
+    }
+    Py_ssize_t nwords = group_start[65];
+    s->records = PyMem_Malloc((size_t)(nwords > 0 ? nwords : 1) * sizeof(WordRecord));
+    s->arena = PyMem_Malloc((size_t)(arena_len > 0 ? arena_len : 1) * sizeof(int32_t));
+    if (s->records == NULL || s->arena == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    advise_huge_pages(s->records, (size_t)nwords * sizeof(WordRecord));
+    advise_huge_pages(s->arena, (size_t)arena_len * sizeof(int32_t));
+    s->nwords = nwords;
+    /* second pass: each word's record, the next one of its group (a stable counting
+     * sort); counts[i] becomes word i's record index */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t len = PyBytes_GET_SIZE(PyList_GET_ITEM(words, i));
+        if (len < 2) {
+            continue;
+        }
+        int64_t c = counts[i];
+        Py_ssize_t at = group_start[c > 0 ? __builtin_clzll((unsigned long long)c) : 64]++;
+        s->records[at].count = c;
+        s->records[at].len = (int32_t)len;
+        counts[i] = at;
+    }
+    /* the arena in the records' order: visiting words in index order reads it forwards */
+    int64_t start = 0;
+    for (Py_ssize_t r = 0; r < nwords; r++) {
+        s->records[r].start = start;
+        start += s->records[r].len;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyList_GET_ITEM(words, i);
+        Py_ssize_t len = PyBytes_GET_SIZE(w);
+        if (len < 2) {
+            continue;
+        }
+        const unsigned char *src = (const unsigned char *)PyBytes_AS_STRING(w);
+        int32_t *dst = s->arena + s->records[counts[i]].start;
+        for (Py_ssize_t j = 0; j < len; j++) {
+            dst[j] = src[j];
+        }
+    }
+    PyMem_Free(counts);
+    counts = NULL;
+
     if (map_init(&s->map, 65536) < 0) {
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int32_t *word = s->words[i];
-        int32_t len = s->lengths[i];
-        int64_t c = s->counts[i];
+    for (Py_ssize_t r = 0; r < nwords; r++) {
+        const int32_t *word = s->arena + s->records[r].start;
+        int32_t len = s->records[r].len;
+        int64_t c = s->records[r].count;
         for (int32_t j = 0; j + 1 < len; j++) {
             PairEntry *e = map_get_or_add(&s->map, pair_key(word[j], word[j + 1]));
-            if (e == NULL || entry_add_holder(e, (int32_t)i) < 0) {
+            if (e == NULL || entry_add_holder(e, (int32_t)r) < 0) {
                 PyErr_NoMemory();
                 return -1;
             }
@@ -496,8 +605,8 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         if (heap_reserve(s) < 0) {
             return -1;
         }
-        HeapItem item = {e->count, (int32_t)(e->key >> 32), (int32_t)(e->key & 0xFFFFFFFFu)};
-        s->heap[s->heaplen++] = item;
+        s->heap[s->heaplen++] =
+            heap_item(s, e->count, (int32_t)(e->key >> 32), (int32_t)(e->key & 0xFFFFFFFFu));
     }
     if (s->heaplen > 1) {
         for (size_t i = s->heaplen / 2; i-- > 0;) {
@@ -505,6 +614,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         }
     }
     return 0;
+
+fail:
+    PyMem_Free(counts);
+    return -1;
 }
 
 /* Count c of pair (l, r) goes down by c, and (l2, r2) up by c, with word w recorded
@@ -541,6 +654,10 @@ shift_pair(MergeState *s, int32_t l, int32_t r, int32_t l2, int32_t r2, int64_t 
     }
     return 0;
 }
+
+/* How many holders ahead the merge loop prefetches a word's record, and its tokens. */
+#define PREFETCH_RECORD 32
+#define PREFETCH_TOKENS 16
 
 /* One merge: fills out[0..4] with (left, right, new_id, count, tokens_removed) and
  * returns 1; returns 0 when no pair is left, -1 on error. */
@@ -611,14 +728,21 @@ merge_once(MergeState *s, int64_t *out)
     if (s->ntokens == s->captokens) {
         Py_ssize_t cap = s->captokens * 2;
         PyObject **t = PyMem_Realloc(s->tokens, (size_t)cap * sizeof(PyObject *));
-        if (t == NULL) {
+        if (t != NULL) {
+            s->tokens = t;
+        }
+        uint64_t *p = PyMem_Realloc(s->prefixes, (size_t)cap * sizeof(uint64_t));
+        if (p != NULL) {
+            s->prefixes = p;
+        }
+        if (t == NULL || p == NULL) {
             Py_DECREF(bz);
             PyErr_NoMemory();
             return -1;
         }
-        s->tokens = t;
         s->captokens = cap;
     }
+    s->prefixes[s->ntokens] = token_prefix(bz);
     s->tokens[s->ntokens++] = bz; /* the reference from FromStringAndSize */
 
     /* take the holders of the merged pair; its count is gone with its occurrences */
@@ -638,10 +762,19 @@ merge_once(MergeState *s, int64_t *out)
     int64_t removed = 0;
     int failed = 0;
     for (int32_t h = 0; h < nholders && !failed; h++) {
+        /* the holders are mostly far apart in memory: fetch a record ahead, and the
+         * tokens of a nearer word whose record was fetched before */
+        if (h + PREFETCH_RECORD < nholders) {
+            __builtin_prefetch(&s->records[holders[h + PREFETCH_RECORD]]);
+        }
+        if (h + PREFETCH_TOKENS < nholders) {
+            __builtin_prefetch(s->arena + s->records[holders[h + PREFETCH_TOKENS]].start);
+        }
+        WordRecord *record = &s->records[holders[h]];
         int32_t w = holders[h];
-        int32_t *word = s->words[w];
-        int32_t n = s->lengths[w];
-        int64_t c = s->counts[w];
+        int32_t *word = s->arena + record->start;
+        int32_t n = record->len;
+        int64_t c = record->count;
         int32_t i = 0, o = 0; /* read and write positions; o <= i */
         int merged = 0;
         while (i < n) {
@@ -666,7 +799,7 @@ merge_once(MergeState *s, int64_t *out)
             break;
         }
         if (merged) {
-            s->lengths[w] = o;
+            record->len = o;
         }
     }
     PyMem_Free(holders);
