@@ -54,7 +54,7 @@ advise_huge_pages(void *p, size_t bytes)
 
 #define EMPTY_KEY UINT64_MAX
 
-typedef struct {
+typedef struct PairEntry_ {
     uint64_t key;      /* left << 32 | right, EMPTY_KEY when the slot is free */
     int64_t count;     /* weighted count; 0 for pairs that are gone */
     int32_t *holders;  /* word indices (may be stale, may repeat non-consecutively) */
@@ -223,6 +223,27 @@ typedef struct {
     int32_t right;
 } HeapItem;
 
+/* What one merge (a, b) -> z has done next to token t so far: on the left side,
+ * ``delta`` moved from pair (t, a) to (t, z); on the right side, from (b, t) to (z, t).
+ * The merge loop adds occurrences up here and applies them to the pair map once per
+ * neighbour (flush_neighbours) instead of twice per occurrence: the first merges touch
+ * millions of occurrences but only a few thousand distinct neighbours. */
+typedef struct {
+    int64_t delta;
+    struct PairEntry_ *entry; /* the new pair's entry, while flushing */
+    int32_t occurrences;      /* pending holder records of this neighbour */
+    int32_t touched;
+} Neighbour;
+
+/* A word to record as a holder of a new pair: the neighbour's key, the word. */
+typedef struct {
+    int32_t key;
+    int32_t word;
+} Pending;
+
+/* Pending records before a flush (bounds the buffer: 8 MB). */
+#define PENDING_MAX (1 << 20)
+
 /* One distinct pre-token: its tokens are arena[start .. start + len). Merges shorten
  * a word in place (len goes down; the arena's space after it stays unused). */
 typedef struct {
@@ -248,6 +269,11 @@ typedef struct {
     uint64_t *new_pairs;
     size_t nnew;
     size_t capnew;
+    Neighbour *neighbours; /* 2 * captokens, by neighbour_key; all zero between merges */
+    int32_t *touched;      /* neighbour keys with pending changes, 2 * captokens at most */
+    Py_ssize_t ntouched;
+    Pending *pending;      /* PENDING_MAX */
+    Py_ssize_t npending;
     int64_t merges_done;
     int finished;
     Py_ssize_t max_token_length; /* 0: no limit */
@@ -409,6 +435,9 @@ MergeState_dealloc(MergeState *s)
     map_free(&s->map);
     PyMem_Free(s->heap);
     PyMem_Free(s->new_pairs);
+    PyMem_Free(s->neighbours);
+    PyMem_Free(s->touched);
+    PyMem_Free(s->pending);
     PyMem_Free(s->forced);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
@@ -465,7 +494,11 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     s->captokens = ntok + 1024;
     s->tokens = PyMem_Calloc((size_t)s->captokens, sizeof(PyObject *));
     s->prefixes = PyMem_Calloc((size_t)s->captokens, sizeof(uint64_t));
-    if (s->tokens == NULL || s->prefixes == NULL) {
+    s->neighbours = PyMem_Calloc(2 * (size_t)s->captokens, sizeof(Neighbour));
+    s->touched = PyMem_Malloc(2 * (size_t)s->captokens * sizeof(int32_t));
+    s->pending = PyMem_Malloc(PENDING_MAX * sizeof(Pending));
+    if (s->tokens == NULL || s->prefixes == NULL || s->neighbours == NULL || s->touched == NULL ||
+        s->pending == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -620,37 +653,106 @@ fail:
     return -1;
 }
 
-/* Count c of pair (l, r) goes down by c, and (l2, r2) up by c, with word w recorded
- * as a holder of the new pair. */
-static inline int
-shift_pair(MergeState *s, int32_t l, int32_t r, int32_t l2, int32_t r2, int64_t c, int32_t w)
+/* Make room in the map for k more pairs, so that entry pointers stay valid while they
+ * are added. */
+static int
+map_reserve(PairMap *m, size_t k)
 {
-    PairEntry *e = map_get_or_add(&s->map, pair_key(l, r));
-    if (e == NULL) {
+    while ((m->used + k) * 2 > m->mask + 1) {
+        if (map_grow(m) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The neighbour key of token t on the left (side 0) or right (side 1) of a merge. */
+static inline int32_t
+neighbour_key(int32_t t, int side)
+{
+    return 2 * t + side;
+}
+
+/* Apply the pending changes of merge (a, b) -> z: for each touched neighbour, its
+ * delta off the old pair and onto the new one, then the pending words as holders of the
+ * new pairs, in the order the merge met them (skipping an immediate repeat, as
+ * entry_add_holder does). Leaves the neighbours zero and nothing pending. */
+static int
+flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
+{
+    /* each touched neighbour adds at most its old and its new pair */
+    if (map_reserve(&s->map, 2 * (size_t)s->ntouched) < 0) {
         return -1;
     }
-    e->count -= c;
-    uint64_t key = pair_key(l2, r2);
-    e = map_get_or_add(&s->map, key);
-    if (e == NULL) {
-        return -1;
-    }
-    e->count += c;
-    if (entry_add_holder(e, w) < 0) {
-        return -1;
-    }
-    if (e->stamp != s->merges_done) {
-        e->stamp = s->merges_done;
-        if (s->nnew == s->capnew) {
-            size_t cap = s->capnew ? s->capnew * 2 : 256;
-            uint64_t *p = PyMem_Realloc(s->new_pairs, cap * sizeof(uint64_t));
-            if (p == NULL) {
+    for (Py_ssize_t k = 0; k < s->ntouched; k++) {
+        int32_t key = s->touched[k];
+        Neighbour *nb = &s->neighbours[key];
+        int32_t t = key >> 1;
+        int left = (key & 1) == 0;
+        map_get_or_add(&s->map, left ? pair_key(t, a) : pair_key(b, t))->count -= nb->delta;
+        uint64_t new_key = left ? pair_key(t, z) : pair_key(z, t);
+        PairEntry *e = map_get_or_add(&s->map, new_key);
+        e->count += nb->delta;
+        if (e->nholders + nb->occurrences > e->capholders) {
+            int32_t cap = e->capholders ? e->capholders * 2 : 4;
+            if (cap < e->nholders + nb->occurrences) {
+                cap = e->nholders + nb->occurrences;
+            }
+            int32_t *h = PyMem_Realloc(e->holders, (size_t)cap * sizeof(int32_t));
+            if (h == NULL) {
                 return -1;
             }
-            s->new_pairs = p;
-            s->capnew = cap;
+            e->holders = h;
+            e->capholders = cap;
         }
-        s->new_pairs[s->nnew++] = key;
+        nb->entry = e;
+        if (e->stamp != s->merges_done) {
+            e->stamp = s->merges_done;
+            if (s->nnew == s->capnew) {
+                size_t cap = s->capnew ? s->capnew * 2 : 256;
+                uint64_t *p = PyMem_Realloc(s->new_pairs, cap * sizeof(uint64_t));
+                if (p == NULL) {
+                    return -1;
+                }
+                s->new_pairs = p;
+                s->capnew = cap;
+            }
+            s->new_pairs[s->nnew++] = new_key;
+        }
+    }
+    for (Py_ssize_t k = 0; k < s->npending; k++) {
+        PairEntry *e = s->neighbours[s->pending[k].key].entry;
+        int32_t w = s->pending[k].word;
+        if (e->nholders == 0 || e->holders[e->nholders - 1] != w) {
+            e->holders[e->nholders++] = w; /* room reserved above */
+        }
+    }
+    for (Py_ssize_t k = 0; k < s->ntouched; k++) {
+        memset(&s->neighbours[s->touched[k]], 0, sizeof(Neighbour));
+    }
+    s->ntouched = 0;
+    s->npending = 0;
+    return 0;
+}
+
+/* Occurrence of the merge in word w (count c) next to token t, on the left (side 0)
+ * or right (side 1): noted, applied by flush_neighbours. */
+static inline int
+note_neighbour(MergeState *s, int32_t t, int side, int64_t c, int32_t w, int32_t a, int32_t b,
+               int32_t z)
+{
+    int32_t key = neighbour_key(t, side);
+    Neighbour *nb = &s->neighbours[key];
+    if (!nb->touched) {
+        nb->touched = 1;
+        s->touched[s->ntouched++] = key;
+    }
+    nb->delta += c;
+    nb->occurrences++;
+    s->pending[s->npending].key = key;
+    s->pending[s->npending].word = w;
+    if (++s->npending == PENDING_MAX) {
+        return flush_neighbours(s, a, b, z);
     }
     return 0;
 }
@@ -735,7 +837,16 @@ merge_once(MergeState *s, int64_t *out)
         if (p != NULL) {
             s->prefixes = p;
         }
-        if (t == NULL || p == NULL) {
+        Neighbour *nb = PyMem_Realloc(s->neighbours, 2 * (size_t)cap * sizeof(Neighbour));
+        if (nb != NULL) {
+            memset(nb + 2 * s->captokens, 0, 2 * (size_t)(cap - s->captokens) * sizeof(Neighbour));
+            s->neighbours = nb;
+        }
+        int32_t *tl = PyMem_Realloc(s->touched, 2 * (size_t)cap * sizeof(int32_t));
+        if (tl != NULL) {
+            s->touched = tl;
+        }
+        if (t == NULL || p == NULL || nb == NULL || tl == NULL) {
             Py_DECREF(bz);
             PyErr_NoMemory();
             return -1;
@@ -779,11 +890,11 @@ merge_once(MergeState *s, int64_t *out)
         int merged = 0;
         while (i < n) {
             if (i + 1 < n && word[i] == a && word[i + 1] == b) {
-                if (o > 0 && shift_pair(s, word[o - 1], a, word[o - 1], z, c, w) < 0) {
+                if (o > 0 && note_neighbour(s, word[o - 1], 0, c, w, a, b, z) < 0) {
                     failed = 1;
                     break;
                 }
-                if (i + 2 < n && shift_pair(s, b, word[i + 2], z, word[i + 2], c, w) < 0) {
+                if (i + 2 < n && note_neighbour(s, word[i + 2], 1, c, w, a, b, z) < 0) {
                     failed = 1;
                     break;
                 }
@@ -803,6 +914,9 @@ merge_once(MergeState *s, int64_t *out)
         }
     }
     PyMem_Free(holders);
+    if (!failed && flush_neighbours(s, a, b, z) < 0) {
+        failed = 1;
+    }
     if (failed) {
         PyErr_NoMemory();
         return -1;
