@@ -52,16 +52,45 @@ advise_huge_pages(void *p, size_t bytes)
 
 /* ---------- pair map ---------- */
 
-#define EMPTY_KEY UINT64_MAX
+/* Keys are (left + 1) << 32 | right (pair_key): never 0, so a zeroed slot is free and
+ * a table from calloc needs no initialization (nor its pages touched before use). */
+#define EMPTY_KEY 0
 
+/* 32 bytes: two to a cache line. */
 typedef struct PairEntry_ {
-    uint64_t key;      /* left << 32 | right, EMPTY_KEY when the slot is free */
+    uint64_t key;      /* pair_key(left, right), EMPTY_KEY when the slot is free */
     int64_t count;     /* weighted count; 0 for pairs that are gone */
-    int32_t *holders;  /* word indices (may be stale, may repeat non-consecutively) */
+    int32_t *holders;  /* word indices (may be stale, may repeat non-consecutively); room
+                        * for at least holder_capacity(nholders) */
     int32_t nholders;
-    int32_t capholders;
-    int64_t stamp;     /* merge number in which the pair was last recorded as new */
+    int32_t stamp;     /* merge number in which the pair was last recorded as new */
 } PairEntry;
+
+/* The room a holders array of n words has: 0, then powers of two from 4 (so that the
+ * capacity need not be stored). */
+static inline int32_t
+holder_capacity(int32_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    return n <= 4 ? 4 : (int32_t)1 << (32 - __builtin_clz((uint32_t)(n - 1)));
+}
+
+/* Grow e's holders array to room for n words at least; -1 on memory error. */
+static int
+entry_reserve_holders(PairEntry *e, int32_t n)
+{
+    if (n <= holder_capacity(e->nholders)) {
+        return 0;
+    }
+    int32_t *h = PyMem_Realloc(e->holders, (size_t)holder_capacity(n) * sizeof(int32_t));
+    if (h == NULL) {
+        return -1;
+    }
+    e->holders = h;
+    return 0;
+}
 
 typedef struct {
     PairEntry *slots;
@@ -87,14 +116,11 @@ map_init(PairMap *m, size_t capacity)
     while (cap < capacity * 2) {
         cap <<= 1;
     }
-    m->slots = PyMem_Malloc(cap * sizeof(PairEntry));
+    m->slots = PyMem_Calloc(cap, sizeof(PairEntry));
     if (m->slots == NULL) {
         return -1;
     }
     advise_huge_pages(m->slots, cap * sizeof(PairEntry));
-    for (size_t i = 0; i < cap; i++) {
-        m->slots[i].key = EMPTY_KEY;
-    }
     m->mask = cap - 1;
     m->used = 0;
     return 0;
@@ -121,14 +147,11 @@ map_grow(PairMap *m)
     size_t old_cap = m->mask + 1;
     size_t cap = old_cap * 2;
     PairEntry *old = m->slots;
-    PairEntry *slots = PyMem_Malloc(cap * sizeof(PairEntry));
+    PairEntry *slots = PyMem_Calloc(cap, sizeof(PairEntry));
     if (slots == NULL) {
         return -1;
     }
     advise_huge_pages(slots, cap * sizeof(PairEntry));
-    for (size_t i = 0; i < cap; i++) {
-        slots[i].key = EMPTY_KEY;
-    }
     size_t mask = cap - 1;
     for (size_t i = 0; i < old_cap; i++) {
         if (old[i].key == EMPTY_KEY) {
@@ -174,7 +197,7 @@ map_get_or_add(PairMap *m, uint64_t key)
     if (e->key == key) {
         return e;
     }
-    if ((m->used + 1) * 2 > m->mask + 1) {
+    if ((m->used + 1) * 4 > (m->mask + 1) * 3) {
         if (map_grow(m) < 0) {
             return NULL;
         }
@@ -184,7 +207,6 @@ map_get_or_add(PairMap *m, uint64_t key)
     e->count = 0;
     e->holders = NULL;
     e->nholders = 0;
-    e->capholders = 0;
     e->stamp = -1;
     m->used++;
     return e;
@@ -197,14 +219,8 @@ entry_add_holder(PairEntry *e, int32_t w)
     if (e->nholders > 0 && e->holders[e->nholders - 1] == w) {
         return 0;
     }
-    if (e->nholders == e->capholders) {
-        int32_t cap = e->capholders ? e->capholders * 2 : 4;
-        int32_t *h = PyMem_Realloc(e->holders, (size_t)cap * sizeof(int32_t));
-        if (h == NULL) {
-            return -1;
-        }
-        e->holders = h;
-        e->capholders = cap;
+    if (entry_reserve_holders(e, e->nholders + 1) < 0) {
+        return -1;
     }
     e->holders[e->nholders++] = w;
     return 0;
@@ -416,7 +432,19 @@ heap_pop(MergeState *s)
 static inline uint64_t
 pair_key(int32_t left, int32_t right)
 {
-    return ((uint64_t)(uint32_t)left << 32) | (uint32_t)right;
+    return ((uint64_t)(uint32_t)left + 1) << 32 | (uint32_t)right;
+}
+
+static inline int32_t
+key_left(uint64_t key)
+{
+    return (int32_t)((key >> 32) - 1);
+}
+
+static inline int32_t
+key_right(uint64_t key)
+{
+    return (int32_t)(key & 0xFFFFFFFFu);
 }
 
 static void
@@ -639,7 +667,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
             return -1;
         }
         s->heap[s->heaplen++] =
-            heap_item(s, e->count, (int32_t)(e->key >> 32), (int32_t)(e->key & 0xFFFFFFFFu));
+            heap_item(s, e->count, key_left(e->key), key_right(e->key));
     }
     if (s->heaplen > 1) {
         for (size_t i = s->heaplen / 2; i-- > 0;) {
@@ -658,7 +686,7 @@ fail:
 static int
 map_reserve(PairMap *m, size_t k)
 {
-    while ((m->used + k) * 2 > m->mask + 1) {
+    while ((m->used + k) * 4 > (m->mask + 1) * 3) {
         if (map_grow(m) < 0) {
             return -1;
         }
@@ -693,21 +721,12 @@ flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
         uint64_t new_key = left ? pair_key(t, z) : pair_key(z, t);
         PairEntry *e = map_get_or_add(&s->map, new_key);
         e->count += nb->delta;
-        if (e->nholders + nb->occurrences > e->capholders) {
-            int32_t cap = e->capholders ? e->capholders * 2 : 4;
-            if (cap < e->nholders + nb->occurrences) {
-                cap = e->nholders + nb->occurrences;
-            }
-            int32_t *h = PyMem_Realloc(e->holders, (size_t)cap * sizeof(int32_t));
-            if (h == NULL) {
-                return -1;
-            }
-            e->holders = h;
-            e->capholders = cap;
+        if (entry_reserve_holders(e, e->nholders + nb->occurrences) < 0) {
+            return -1;
         }
         nb->entry = e;
-        if (e->stamp != s->merges_done) {
-            e->stamp = s->merges_done;
+        if (e->stamp != (int32_t)s->merges_done) {
+            e->stamp = (int32_t)s->merges_done;
             if (s->nnew == s->capnew) {
                 size_t cap = s->capnew ? s->capnew * 2 : 256;
                 uint64_t *p = PyMem_Realloc(s->new_pairs, cap * sizeof(uint64_t));
@@ -865,7 +884,7 @@ merge_once(MergeState *s, int64_t *out)
         holders = best->holders;
         nholders = best->nholders;
         best->holders = NULL;
-        best->nholders = best->capholders = 0;
+        best->nholders = 0;
         best->count = 0;
     }
 
@@ -931,7 +950,7 @@ merge_once(MergeState *s, int64_t *out)
         uint64_t key = s->new_pairs[k];
         PairEntry *e = map_find(&s->map, key);
         if (e->count > 0 &&
-            heap_push(s, e->count, (int32_t)(key >> 32), (int32_t)(key & 0xFFFFFFFFu)) < 0) {
+            heap_push(s, e->count, key_left(key), key_right(key)) < 0) {
             return -1;
         }
     }
