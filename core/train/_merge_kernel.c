@@ -640,7 +640,9 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     PyMem_Free(counts);
     counts = NULL;
 
-    if (map_init(&s->map, 65536) < 0) {
+    /* the pairs of bytes, counted in a direct table (no hashing), then moved to the map */
+    PairEntry *byte_pairs = PyMem_Calloc(65536, sizeof(PairEntry));
+    if (byte_pairs == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -649,14 +651,30 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         int32_t len = s->records[r].len;
         int64_t c = s->records[r].count;
         for (int32_t j = 0; j + 1 < len; j++) {
-            PairEntry *e = map_get_or_add(&s->map, pair_key(word[j], word[j + 1]));
-            if (e == NULL || entry_add_holder(e, (int32_t)r) < 0) {
-                PyErr_NoMemory();
-                return -1;
+            PairEntry *e = &byte_pairs[word[j] << 8 | word[j + 1]];
+            if (entry_add_holder(e, (int32_t)r) < 0) {
+                goto fail_byte_pairs;
             }
             e->count += c;
         }
     }
+    size_t nbyte_pairs = 0;
+    for (int32_t k = 0; k < 65536; k++) {
+        nbyte_pairs += byte_pairs[k].nholders > 0;
+    }
+    if (map_init(&s->map, nbyte_pairs) < 0) {
+        goto fail_byte_pairs;
+    }
+    for (int32_t k = 0; k < 65536; k++) {
+        if (byte_pairs[k].nholders > 0) {
+            PairEntry *e = map_get_or_add(&s->map, pair_key(k >> 8, k & 0xFF)); /* room made */
+            e->count = byte_pairs[k].count;
+            e->holders = byte_pairs[k].holders;
+            e->nholders = byte_pairs[k].nholders;
+            byte_pairs[k].holders = NULL;
+        }
+    }
+    PyMem_Free(byte_pairs);
     /* the heap: every pair with a positive count, heapified */
     for (size_t j = 0; j <= s->map.mask; j++) {
         PairEntry *e = &s->map.slots[j];
@@ -678,6 +696,13 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 
 fail:
     PyMem_Free(counts);
+    return -1;
+fail_byte_pairs:
+    for (int32_t k = 0; k < 65536; k++) {
+        PyMem_Free(byte_pairs[k].holders);
+    }
+    PyMem_Free(byte_pairs);
+    PyErr_NoMemory();
     return -1;
 }
 
