@@ -26,29 +26,6 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
-/* Ask the kernel to back the whole 2 MB pages inside [p, p + bytes) with huge pages
- * (Linux transparent huge pages, which may be enabled only on request). The merge loop
- * reads words and pairs scattered over hundreds of MB; with 4 kB pages nearly every such
- * read also misses the TLB. Called on fresh allocations, before they are written. */
-static void
-advise_huge_pages(void *p, size_t bytes)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t start = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    uintptr_t end = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (end > start) {
-        (void)madvise((void *)start, end - start, MADV_HUGEPAGE); /* advice: failure is harmless */
-    }
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
 
 /* ---------- pair map ---------- */
 
@@ -120,7 +97,6 @@ map_init(PairMap *m, size_t capacity)
     if (m->slots == NULL) {
         return -1;
     }
-    advise_huge_pages(m->slots, cap * sizeof(PairEntry));
     m->mask = cap - 1;
     m->used = 0;
     return 0;
@@ -151,7 +127,6 @@ map_grow(PairMap *m)
     if (slots == NULL) {
         return -1;
     }
-    advise_huge_pages(slots, cap * sizeof(PairEntry));
     size_t mask = cap - 1;
     for (size_t i = 0; i < old_cap; i++) {
         if (old[i].key == EMPTY_KEY) {
@@ -392,7 +367,6 @@ heap_reserve(MergeState *s)
             PyErr_NoMemory();
             return -1;
         }
-        advise_huge_pages(h + s->heapcap, (cap - s->heapcap) * sizeof(HeapItem));
         s->heap = h;
         s->heapcap = cap;
     }
@@ -468,6 +442,14 @@ MergeState_dealloc(MergeState *s)
     PyMem_Free(s->pending);
     PyMem_Free(s->forced);
     Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+/* The group of a word of count c in the records: 0 for the largest counts (by bit
+ * length), 64 for count 0. */
+static inline int
+count_group(int64_t c)
+{
+    return c > 0 ? __builtin_clzll((unsigned long long)c) : 64;
 }
 
 static int
@@ -554,7 +536,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         return -1;
     }
-    Py_ssize_t group_start[66] = {0}; /* words per group, then where each group starts */
+    /* words and tokens per group (at index group + 1), then where each group starts in
+     * the records and in the arena */
+    Py_ssize_t group_start[66] = {0};
+    int64_t group_arena[66] = {0};
     int64_t arena_len = 0;
     /* every pair count and every tokens_removed is at most this total, so int64 holds
      * them all when it does */
@@ -588,13 +573,14 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
                                 "weighted pair counts exceed 64 bits; use the Python merge loop");
                 goto fail;
             }
-            /* group 0: the largest counts (bit length 64 - clz), group 64: count 0 */
-            group_start[(c > 0 ? __builtin_clzll((unsigned long long)c) : 64) + 1]++;
+            group_start[count_group(c) + 1]++;
+            group_arena[count_group(c) + 1] += len;
             arena_len += len;
         }
     }
     for (int g = 1; g < 66; g++) {
         group_start[g] += group_start[g - 1];
+        group_arena[g] += group_arena[g - 1];
     }
     Py_ssize_t nwords = group_start[65];
     s->records = PyMem_Malloc((size_t)(nwords > 0 ? nwords : 1) * sizeof(WordRecord));
@@ -603,36 +589,23 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         goto fail;
     }
-    advise_huge_pages(s->records, (size_t)nwords * sizeof(WordRecord));
-    advise_huge_pages(s->arena, (size_t)arena_len * sizeof(int32_t));
     s->nwords = nwords;
-    /* second pass: each word's record, the next one of its group (a stable counting
-     * sort); counts[i] becomes word i's record index */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t len = PyBytes_GET_SIZE(PyList_GET_ITEM(words, i));
-        if (len < 2) {
-            continue;
-        }
-        int64_t c = counts[i];
-        Py_ssize_t at = group_start[c > 0 ? __builtin_clzll((unsigned long long)c) : 64]++;
-        s->records[at].count = c;
-        s->records[at].len = (int32_t)len;
-        counts[i] = at;
-    }
-    /* the arena in the records' order: visiting words in index order reads it forwards */
-    int64_t start = 0;
-    for (Py_ssize_t r = 0; r < nwords; r++) {
-        s->records[r].start = start;
-        start += s->records[r].len;
-    }
+    /* second pass: each word's record and tokens, the next ones of its group (a stable
+     * counting sort): visiting words in index order reads the arena forwards */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *w = PyList_GET_ITEM(words, i);
         Py_ssize_t len = PyBytes_GET_SIZE(w);
         if (len < 2) {
             continue;
         }
+        int g = count_group(counts[i]);
+        WordRecord *r = &s->records[group_start[g]++];
+        r->count = counts[i];
+        r->start = group_arena[g];
+        r->len = (int32_t)len;
+        group_arena[g] += len;
         const unsigned char *src = (const unsigned char *)PyBytes_AS_STRING(w);
-        int32_t *dst = s->arena + s->records[counts[i]].start;
+        int32_t *dst = s->arena + r->start;
         for (Py_ssize_t j = 0; j < len; j++) {
             dst[j] = src[j];
         }
