@@ -5,10 +5,11 @@
  * words holding it) open-addressing hash map, and a lazy binary max-heap of (count,
  * left, right). A merge visits the words holding its pair (prefetching ahead: they are
  * scattered over hundreds of MB on a large corpus) and gathers its changes per
- * neighbour token before applying them to the map. step(n) runs up to n merges and returns them as five columns (left ids, right ids, new ids, counts,
- * tokens removed), each a bytes object of native int64 values, one per merge (Python
- * reads one with array('q', column)), appending each new token's bytes to the
- * token_bytes list given at construction. The results are exactly those of
+ * neighbour token before applying them to the map. step(n) runs up to n merges and
+ * returns them as five columns (left ids, right ids, new ids, counts, tokens removed),
+ * each a bytes object of native int64 values, one per merge (Python reads one with
+ * array('q', column)), appending each new token's bytes to the token_bytes list given
+ * at construction. The results are exactly those of
  * merge_pairs_python:
  * - the pair with the highest count is merged; ties go to the lexicographically
  *   greater (left_bytes, right_bytes), then to the smaller (left, right) ids;
