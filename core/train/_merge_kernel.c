@@ -1,12 +1,15 @@
 /* Compiled BPE merge loop: the hot loop of core/merge.py (merge_pairs_python) in C.
  *
- * MergeState(words, counts, token_bytes) holds the words as int32 token arrays, their
- * counts (int64), a pair -> (count, words holding it) open-addressing hash map keyed by
- * left << 32 | right, and a lazy binary max-heap of (count, left, right). step(n) runs
- * up to n merges and returns them as five columns (left ids, right ids, new ids, counts,
- * tokens removed), each a bytes object of native int64 values, one per merge (Python
- * reads one with array('q', column)), appending each new token's bytes to the
- * token_bytes list given at construction. The results are exactly those of
+ * MergeState(words, counts, token_bytes) holds the words of two bytes or more as
+ * records (count, where its int32 tokens start in one arena, length), a pair -> (count,
+ * words holding it) open-addressing hash map, and a lazy binary max-heap of (count,
+ * left, right). A merge visits the words holding its pair (prefetching ahead: they are
+ * scattered over hundreds of MB on a large corpus) and gathers its changes per
+ * neighbour token before applying them to the map. step(n) runs up to n merges and
+ * returns them as five columns (left ids, right ids, new ids, counts, tokens removed),
+ * each a bytes object of native int64 values, one per merge (Python reads one with
+ * array('q', column)), appending each new token's bytes to the token_bytes list given
+ * at construction. The results are exactly those of
  * merge_pairs_python:
  * - the pair with the highest count is merged; ties go to the lexicographically
  *   greater (left_bytes, right_bytes), then to the smaller (left, right) ids;
@@ -28,16 +31,45 @@
 
 /* ---------- pair map ---------- */
 
-#define EMPTY_KEY UINT64_MAX
+/* Keys are (left + 1) << 32 | right (pair_key): never 0, so a zeroed slot is free and
+ * a table from calloc needs no initialization (nor its pages touched before use). */
+#define EMPTY_KEY 0
 
-typedef struct {
-    uint64_t key;      /* left << 32 | right, EMPTY_KEY when the slot is free */
+/* 32 bytes: two to a cache line. */
+typedef struct PairEntry_ {
+    uint64_t key;      /* pair_key(left, right), EMPTY_KEY when the slot is free */
     int64_t count;     /* weighted count; 0 for pairs that are gone */
-    int32_t *holders;  /* word indices (may be stale, may repeat non-consecutively) */
+    int32_t *holders;  /* word indices (may be stale, may repeat non-consecutively); room
+                        * for at least holder_capacity(nholders) */
     int32_t nholders;
-    int32_t capholders;
-    int64_t stamp;     /* merge number in which the pair was last recorded as new */
+    int32_t stamp;     /* merge number in which the pair was last recorded as new */
 } PairEntry;
+
+/* The room a holders array of n words has: 0, then powers of two from 4 (so that the
+ * capacity need not be stored). */
+static inline int32_t
+holder_capacity(int32_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    return n <= 4 ? 4 : (int32_t)1 << (32 - __builtin_clz((uint32_t)(n - 1)));
+}
+
+/* Grow e's holders array to room for n words at least; -1 on memory error. */
+static int
+entry_reserve_holders(PairEntry *e, int32_t n)
+{
+    if (n <= holder_capacity(e->nholders)) {
+        return 0;
+    }
+    int32_t *h = PyMem_Realloc(e->holders, (size_t)holder_capacity(n) * sizeof(int32_t));
+    if (h == NULL) {
+        return -1;
+    }
+    e->holders = h;
+    return 0;
+}
 
 typedef struct {
     PairEntry *slots;
@@ -63,12 +95,9 @@ map_init(PairMap *m, size_t capacity)
     while (cap < capacity * 2) {
         cap <<= 1;
     }
-    m->slots = PyMem_Malloc(cap * sizeof(PairEntry));
+    m->slots = PyMem_Calloc(cap, sizeof(PairEntry));
     if (m->slots == NULL) {
         return -1;
-    }
-    for (size_t i = 0; i < cap; i++) {
-        m->slots[i].key = EMPTY_KEY;
     }
     m->mask = cap - 1;
     m->used = 0;
@@ -96,12 +125,9 @@ map_grow(PairMap *m)
     size_t old_cap = m->mask + 1;
     size_t cap = old_cap * 2;
     PairEntry *old = m->slots;
-    PairEntry *slots = PyMem_Malloc(cap * sizeof(PairEntry));
+    PairEntry *slots = PyMem_Calloc(cap, sizeof(PairEntry));
     if (slots == NULL) {
         return -1;
-    }
-    for (size_t i = 0; i < cap; i++) {
-        slots[i].key = EMPTY_KEY;
     }
     size_t mask = cap - 1;
     for (size_t i = 0; i < old_cap; i++) {
@@ -148,7 +174,7 @@ map_get_or_add(PairMap *m, uint64_t key)
     if (e->key == key) {
         return e;
     }
-    if ((m->used + 1) * 2 > m->mask + 1) {
+    if ((m->used + 1) * 4 > (m->mask + 1) * 3) {
         if (map_grow(m) < 0) {
             return NULL;
         }
@@ -158,7 +184,6 @@ map_get_or_add(PairMap *m, uint64_t key)
     e->count = 0;
     e->holders = NULL;
     e->nholders = 0;
-    e->capholders = 0;
     e->stamp = -1;
     m->used++;
     return e;
@@ -171,14 +196,8 @@ entry_add_holder(PairEntry *e, int32_t w)
     if (e->nholders > 0 && e->holders[e->nholders - 1] == w) {
         return 0;
     }
-    if (e->nholders == e->capholders) {
-        int32_t cap = e->capholders ? e->capholders * 2 : 4;
-        int32_t *h = PyMem_Realloc(e->holders, (size_t)cap * sizeof(int32_t));
-        if (h == NULL) {
-            return -1;
-        }
-        e->holders = h;
-        e->capholders = cap;
+    if (entry_reserve_holders(e, e->nholders + 1) < 0) {
+        return -1;
     }
     e->holders[e->nholders++] = w;
     return 0;
@@ -186,19 +205,53 @@ entry_add_holder(PairEntry *e, int32_t w)
 
 /* ---------- state ---------- */
 
+/* A heap entry. lkey and rkey are the first 8 bytes of the left and right tokens,
+ * big-endian and zero-padded: comparing them as integers orders most pairs of equal
+ * count without reading the tokens' bytes (a cache miss each). */
 typedef struct {
     int64_t count;
+    uint64_t lkey;
+    uint64_t rkey;
     int32_t left;
     int32_t right;
 } HeapItem;
 
+/* What one merge (a, b) -> z has done next to token t so far: on the left side,
+ * ``delta`` moved from pair (t, a) to (t, z); on the right side, from (b, t) to (z, t).
+ * The merge loop adds occurrences up here and applies them to the pair map once per
+ * neighbour (flush_neighbours) instead of twice per occurrence: the first merges touch
+ * millions of occurrences but only a few thousand distinct neighbours. */
+typedef struct {
+    int64_t delta;
+    struct PairEntry_ *entry; /* the new pair's entry, while flushing */
+    int32_t occurrences;      /* pending holder records of this neighbour */
+    int32_t touched;
+} Neighbour;
+
+/* A word to record as a holder of a new pair: the neighbour's key, the word. */
+typedef struct {
+    int32_t key;
+    int32_t word;
+} Pending;
+
+/* Pending records before a flush (bounds the buffer: 8 MB). */
+#define PENDING_MAX (1 << 20)
+
+/* One distinct pre-token: its tokens are arena[start .. start + len). Merges shorten
+ * a word in place (len goes down; the arena's space after it stays unused). */
+typedef struct {
+    int64_t count;
+    int64_t start;
+    int32_t len;
+} WordRecord;
+
 typedef struct {
     PyObject_HEAD
-    int32_t **words;
-    int32_t *lengths;
-    int64_t *counts;
+    WordRecord *records; /* one per word of at least two bytes, grouped by count (see init) */
+    int32_t *arena;      /* every word's tokens, one after the other */
     Py_ssize_t nwords;
     PyObject **tokens;   /* owned refs to each token's bytes, id -> bytes */
+    uint64_t *prefixes;  /* id -> first 8 bytes of the token, for HeapItem keys */
     Py_ssize_t ntokens;
     Py_ssize_t captokens;
     PyObject *token_list; /* the caller's token_bytes list, appended to */
@@ -209,6 +262,11 @@ typedef struct {
     uint64_t *new_pairs;
     size_t nnew;
     size_t capnew;
+    Neighbour *neighbours; /* 2 * captokens, by neighbour_key; all zero between merges */
+    int32_t *touched;      /* neighbour keys with pending changes, 2 * captokens at most */
+    Py_ssize_t ntouched;
+    Pending *pending;      /* PENDING_MAX */
+    Py_ssize_t npending;
     int64_t merges_done;
     int finished;
     Py_ssize_t max_token_length; /* 0: no limit */
@@ -218,6 +276,28 @@ typedef struct {
     Py_ssize_t forced_done;
 } MergeState;
 
+/* The first 8 bytes of b, big-endian, zero-padded: for two tokens whose prefixes
+ * differ, the integer order is their lexicographic order (a token that ends first
+ * pads with 0, below any byte it is compared with when the prefixes differ there). */
+static uint64_t
+token_prefix(PyObject *b)
+{
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(b);
+    Py_ssize_t n = PyBytes_GET_SIZE(b);
+    uint64_t key = 0;
+    for (int i = 0; i < 8; i++) {
+        key = key << 8 | (i < n ? p[i] : 0);
+    }
+    return key;
+}
+
+static inline HeapItem
+heap_item(MergeState *s, int64_t count, int32_t left, int32_t right)
+{
+    HeapItem item = {count, s->prefixes[left], s->prefixes[right], left, right};
+    return item;
+}
+
 /* 1 if item x must be popped before item y. */
 static inline int
 heap_before(MergeState *s, const HeapItem *x, const HeapItem *y)
@@ -225,6 +305,13 @@ heap_before(MergeState *s, const HeapItem *x, const HeapItem *y)
     if (x->count != y->count) {
         return x->count > y->count;
     }
+    if (x->lkey != y->lkey) {
+        return x->lkey > y->lkey;
+    }
+    if (x->left == y->left && x->rkey != y->rkey) {
+        return x->rkey > y->rkey;
+    }
+    /* the prefixes do not decide: compare the whole tokens */
     for (int side = 0; side < 2; side++) {
         int32_t ix = side ? x->right : x->left;
         int32_t iy = side ? y->right : y->left;
@@ -294,7 +381,7 @@ heap_push(MergeState *s, int64_t count, int32_t left, int32_t right)
     if (heap_reserve(s) < 0) {
         return -1;
     }
-    HeapItem item = {count, left, right};
+    HeapItem item = heap_item(s, count, left, right);
     size_t i = s->heaplen++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -321,20 +408,27 @@ heap_pop(MergeState *s)
 static inline uint64_t
 pair_key(int32_t left, int32_t right)
 {
-    return ((uint64_t)(uint32_t)left << 32) | (uint32_t)right;
+    return ((uint64_t)(uint32_t)left + 1) << 32 | (uint32_t)right;
+}
+
+static inline int32_t
+key_left(uint64_t key)
+{
+    return (int32_t)((key >> 32) - 1);
+}
+
+static inline int32_t
+key_right(uint64_t key)
+{
+    return (int32_t)(key & 0xFFFFFFFFu);
 }
 
 static void
 MergeState_dealloc(MergeState *s)
 {
-    if (s->words != NULL) {
-        for (Py_ssize_t i = 0; i < s->nwords; i++) {
-            PyMem_Free(s->words[i]);
-        }
-        PyMem_Free(s->words);
-    }
-    PyMem_Free(s->lengths);
-    PyMem_Free(s->counts);
+    PyMem_Free(s->records);
+    PyMem_Free(s->arena);
+    PyMem_Free(s->prefixes);
     if (s->tokens != NULL) {
         for (Py_ssize_t i = 0; i < s->ntokens; i++) {
             Py_XDECREF(s->tokens[i]);
@@ -345,8 +439,19 @@ MergeState_dealloc(MergeState *s)
     map_free(&s->map);
     PyMem_Free(s->heap);
     PyMem_Free(s->new_pairs);
+    PyMem_Free(s->neighbours);
+    PyMem_Free(s->touched);
+    PyMem_Free(s->pending);
     PyMem_Free(s->forced);
     Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+/* The group of a word of count c in the records: 0 for the largest counts (by bit
+ * length), 64 for count 0. */
+static inline int
+count_group(int64_t c)
+{
+    return c > 0 ? __builtin_clzll((unsigned long long)c) : 64;
 }
 
 static int
@@ -354,12 +459,12 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"words", "counts", "token_bytes", "max_token_length", "min_frequency",
                              "forced", NULL};
-    PyObject *words, *counts, *token_list;
+    PyObject *words, *counts_list, *token_list;
     Py_ssize_t max_token_length = 0;
     long long min_frequency = 0;
     Py_buffer forced = {0};
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!|$nLy*:MergeState", kwlist, &PyList_Type,
-                                     &words, &PyList_Type, &counts, &PyList_Type, &token_list,
+                                     &words, &PyList_Type, &counts_list, &PyList_Type, &token_list,
                                      &max_token_length, &min_frequency, &forced)) {
         return -1;
     }
@@ -382,14 +487,14 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     }
     s->max_token_length = max_token_length;
     s->min_frequency = min_frequency;
-    if (s->words != NULL || s->token_list != NULL) {
+    if (s->records != NULL || s->token_list != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "MergeState is already initialized");
         return -1;
     }
     Py_ssize_t n = PyList_GET_SIZE(words);
-    if (PyList_GET_SIZE(counts) != n) {
+    if (PyList_GET_SIZE(counts_list) != n) {
         PyErr_Format(PyExc_ValueError, "words and counts differ in length (%zd and %zd)", n,
-                     PyList_GET_SIZE(counts));
+                     PyList_GET_SIZE(counts_list));
         return -1;
     }
     Py_ssize_t ntok = PyList_GET_SIZE(token_list);
@@ -400,7 +505,12 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     }
     s->captokens = ntok + 1024;
     s->tokens = PyMem_Calloc((size_t)s->captokens, sizeof(PyObject *));
-    if (s->tokens == NULL) {
+    s->prefixes = PyMem_Calloc((size_t)s->captokens, sizeof(uint64_t));
+    s->neighbours = PyMem_Calloc(2 * (size_t)s->captokens, sizeof(Neighbour));
+    s->touched = PyMem_Malloc(2 * (size_t)s->captokens * sizeof(int32_t));
+    s->pending = PyMem_Malloc(PENDING_MAX * sizeof(Pending));
+    if (s->tokens == NULL || s->prefixes == NULL || s->neighbours == NULL || s->touched == NULL ||
+        s->pending == NULL) {
         PyErr_NoMemory();
         return -1;
     }
@@ -413,19 +523,26 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         }
         Py_INCREF(t);
         s->tokens[i] = t;
+        s->prefixes[i] = token_prefix(t);
         s->ntokens = i + 1;
     }
     Py_INCREF(token_list);
     s->token_list = token_list;
 
-    s->words = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int32_t *));
-    s->lengths = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
-    s->counts = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int64_t));
-    if (s->words == NULL || s->lengths == NULL || s->counts == NULL) {
+    /* First pass: check the words and counts, and group the words that hold a pair (two
+     * bytes or more; the others never change) by the bit length of their count, most
+     * frequent first. The order of the words does not change the merges; this one keeps
+     * the words that many merges visit close together in memory. */
+    int64_t *counts = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (counts == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    s->nwords = n;
+    /* words and tokens per group (at index group + 1), then where each group starts in
+     * the records and in the arena */
+    Py_ssize_t group_start[66] = {0};
+    int64_t group_arena[66] = {0};
+    int64_t arena_len = 0;
     /* every pair count and every tokens_removed is at most this total, so int64 holds
      * them all when it does */
     int64_t total = 0;
@@ -434,59 +551,105 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         if (!PyBytes_Check(w)) {
             PyErr_Format(PyExc_TypeError, "words[%zd] must be bytes, not %.100s", i,
                          Py_TYPE(w)->tp_name);
-            return -1;
+            goto fail;
         }
         Py_ssize_t len = PyBytes_GET_SIZE(w);
         if (len > INT32_MAX) {
             PyErr_Format(PyExc_OverflowError, "words[%zd] is too long", i);
-            return -1;
+            goto fail;
         }
-        long long c = PyLong_AsLongLong(PyList_GET_ITEM(counts, i));
+        long long c = PyLong_AsLongLong(PyList_GET_ITEM(counts_list, i));
         if (c == -1 && PyErr_Occurred()) {
-            return -1;
+            goto fail;
         }
         if (c < 0) {
             PyErr_Format(PyExc_ValueError, "counts[%zd] is negative", i);
-            return -1;
+            goto fail;
         }
+        counts[i] = c;
         if (len > 1) {
             int64_t part;
             if (__builtin_mul_overflow((int64_t)c, (int64_t)(len - 1), &part) ||
                 __builtin_add_overflow(total, part, &total)) {
                 PyErr_SetString(PyExc_OverflowError,
                                 "weighted pair counts exceed 64 bits; use the Python merge loop");
-                return -1;
+                goto fail;
             }
-        }
-        s->counts[i] = c;
-        s->lengths[i] = (int32_t)len;
-        s->words[i] = PyMem_Malloc((size_t)(len > 0 ? len : 1) * sizeof(int32_t));
-        if (s->words[i] == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        const unsigned char *src = (const unsigned char *)PyBytes_AS_STRING(w);
-        for (Py_ssize_t j = 0; j < len; j++) {
-            s->words[i][j] = src[j];
+            group_start[count_group(c) + 1]++;
+            group_arena[count_group(c) + 1] += len;
+            arena_len += len;
         }
     }
-    if (map_init(&s->map, 65536) < 0) {
+    for (int g = 1; g < 66; g++) {
+        group_start[g] += group_start[g - 1];
+        group_arena[g] += group_arena[g - 1];
+    }
+    Py_ssize_t nwords = group_start[65];
+    s->records = PyMem_Malloc((size_t)(nwords > 0 ? nwords : 1) * sizeof(WordRecord));
+    s->arena = PyMem_Malloc((size_t)(arena_len > 0 ? arena_len : 1) * sizeof(int32_t));
+    if (s->records == NULL || s->arena == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    s->nwords = nwords;
+    /* second pass: each word's record and tokens, the next ones of its group (a stable
+     * counting sort): visiting words in index order reads the arena forwards */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *w = PyList_GET_ITEM(words, i);
+        Py_ssize_t len = PyBytes_GET_SIZE(w);
+        if (len < 2) {
+            continue;
+        }
+        int g = count_group(counts[i]);
+        WordRecord *r = &s->records[group_start[g]++];
+        r->count = counts[i];
+        r->start = group_arena[g];
+        r->len = (int32_t)len;
+        group_arena[g] += len;
+        const unsigned char *src = (const unsigned char *)PyBytes_AS_STRING(w);
+        int32_t *dst = s->arena + r->start;
+        for (Py_ssize_t j = 0; j < len; j++) {
+            dst[j] = src[j];
+        }
+    }
+    PyMem_Free(counts);
+    counts = NULL;
+
+    /* the pairs of bytes, counted in a direct table (no hashing), then moved to the map */
+    PairEntry *byte_pairs = PyMem_Calloc(65536, sizeof(PairEntry));
+    if (byte_pairs == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int32_t *word = s->words[i];
-        int32_t len = s->lengths[i];
-        int64_t c = s->counts[i];
+    for (Py_ssize_t r = 0; r < nwords; r++) {
+        const int32_t *word = s->arena + s->records[r].start;
+        int32_t len = s->records[r].len;
+        int64_t c = s->records[r].count;
         for (int32_t j = 0; j + 1 < len; j++) {
-            PairEntry *e = map_get_or_add(&s->map, pair_key(word[j], word[j + 1]));
-            if (e == NULL || entry_add_holder(e, (int32_t)i) < 0) {
-                PyErr_NoMemory();
-                return -1;
+            PairEntry *e = &byte_pairs[word[j] << 8 | word[j + 1]];
+            if (entry_add_holder(e, (int32_t)r) < 0) {
+                goto fail_byte_pairs;
             }
             e->count += c;
         }
     }
+    size_t nbyte_pairs = 0;
+    for (int32_t k = 0; k < 65536; k++) {
+        nbyte_pairs += byte_pairs[k].nholders > 0;
+    }
+    if (map_init(&s->map, nbyte_pairs) < 0) {
+        goto fail_byte_pairs;
+    }
+    for (int32_t k = 0; k < 65536; k++) {
+        if (byte_pairs[k].nholders > 0) {
+            PairEntry *e = map_get_or_add(&s->map, pair_key(k >> 8, k & 0xFF)); /* room made */
+            e->count = byte_pairs[k].count;
+            e->holders = byte_pairs[k].holders;
+            e->nholders = byte_pairs[k].nholders;
+            byte_pairs[k].holders = NULL;
+        }
+    }
+    PyMem_Free(byte_pairs);
     /* the heap: every pair with a positive count, heapified */
     for (size_t j = 0; j <= s->map.mask; j++) {
         PairEntry *e = &s->map.slots[j];
@@ -496,8 +659,8 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         if (heap_reserve(s) < 0) {
             return -1;
         }
-        HeapItem item = {e->count, (int32_t)(e->key >> 32), (int32_t)(e->key & 0xFFFFFFFFu)};
-        s->heap[s->heaplen++] = item;
+        s->heap[s->heaplen++] =
+            heap_item(s, e->count, key_left(e->key), key_right(e->key));
     }
     if (s->heaplen > 1) {
         for (size_t i = s->heaplen / 2; i-- > 0;) {
@@ -505,42 +668,117 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         }
     }
     return 0;
+
+fail:
+    PyMem_Free(counts);
+    return -1;
+fail_byte_pairs:
+    for (int32_t k = 0; k < 65536; k++) {
+        PyMem_Free(byte_pairs[k].holders);
+    }
+    PyMem_Free(byte_pairs);
+    PyErr_NoMemory();
+    return -1;
 }
 
-/* Count c of pair (l, r) goes down by c, and (l2, r2) up by c, with word w recorded
- * as a holder of the new pair. */
-static inline int
-shift_pair(MergeState *s, int32_t l, int32_t r, int32_t l2, int32_t r2, int64_t c, int32_t w)
+/* Make room in the map for k more pairs, so that entry pointers stay valid while they
+ * are added. */
+static int
+map_reserve(PairMap *m, size_t k)
 {
-    PairEntry *e = map_get_or_add(&s->map, pair_key(l, r));
-    if (e == NULL) {
-        return -1;
-    }
-    e->count -= c;
-    uint64_t key = pair_key(l2, r2);
-    e = map_get_or_add(&s->map, key);
-    if (e == NULL) {
-        return -1;
-    }
-    e->count += c;
-    if (entry_add_holder(e, w) < 0) {
-        return -1;
-    }
-    if (e->stamp != s->merges_done) {
-        e->stamp = s->merges_done;
-        if (s->nnew == s->capnew) {
-            size_t cap = s->capnew ? s->capnew * 2 : 256;
-            uint64_t *p = PyMem_Realloc(s->new_pairs, cap * sizeof(uint64_t));
-            if (p == NULL) {
-                return -1;
-            }
-            s->new_pairs = p;
-            s->capnew = cap;
+    while ((m->used + k) * 4 > (m->mask + 1) * 3) {
+        if (map_grow(m) < 0) {
+            return -1;
         }
-        s->new_pairs[s->nnew++] = key;
     }
     return 0;
 }
+
+/* The neighbour key of token t on the left (side 0) or right (side 1) of a merge. */
+static inline int32_t
+neighbour_key(int32_t t, int side)
+{
+    return 2 * t + side;
+}
+
+/* Apply the pending changes of merge (a, b) -> z: for each touched neighbour, its
+ * delta off the old pair and onto the new one, then the pending words as holders of the
+ * new pairs, in the order the merge met them (skipping an immediate repeat, as
+ * entry_add_holder does). Leaves the neighbours zero and nothing pending. */
+static int
+flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
+{
+    /* each touched neighbour adds at most its old and its new pair */
+    if (map_reserve(&s->map, 2 * (size_t)s->ntouched) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < s->ntouched; k++) {
+        int32_t key = s->touched[k];
+        Neighbour *nb = &s->neighbours[key];
+        int32_t t = key >> 1;
+        int left = (key & 1) == 0;
+        map_get_or_add(&s->map, left ? pair_key(t, a) : pair_key(b, t))->count -= nb->delta;
+        uint64_t new_key = left ? pair_key(t, z) : pair_key(z, t);
+        PairEntry *e = map_get_or_add(&s->map, new_key);
+        e->count += nb->delta;
+        if (entry_reserve_holders(e, e->nholders + nb->occurrences) < 0) {
+            return -1;
+        }
+        nb->entry = e;
+        if (e->stamp != (int32_t)s->merges_done) {
+            e->stamp = (int32_t)s->merges_done;
+            if (s->nnew == s->capnew) {
+                size_t cap = s->capnew ? s->capnew * 2 : 256;
+                uint64_t *p = PyMem_Realloc(s->new_pairs, cap * sizeof(uint64_t));
+                if (p == NULL) {
+                    return -1;
+                }
+                s->new_pairs = p;
+                s->capnew = cap;
+            }
+            s->new_pairs[s->nnew++] = new_key;
+        }
+    }
+    for (Py_ssize_t k = 0; k < s->npending; k++) {
+        PairEntry *e = s->neighbours[s->pending[k].key].entry;
+        int32_t w = s->pending[k].word;
+        if (e->nholders == 0 || e->holders[e->nholders - 1] != w) {
+            e->holders[e->nholders++] = w; /* room reserved above */
+        }
+    }
+    for (Py_ssize_t k = 0; k < s->ntouched; k++) {
+        memset(&s->neighbours[s->touched[k]], 0, sizeof(Neighbour));
+    }
+    s->ntouched = 0;
+    s->npending = 0;
+    return 0;
+}
+
+/* Occurrence of the merge in word w (count c) next to token t, on the left (side 0)
+ * or right (side 1): noted, applied by flush_neighbours. */
+static inline int
+note_neighbour(MergeState *s, int32_t t, int side, int64_t c, int32_t w, int32_t a, int32_t b,
+               int32_t z)
+{
+    int32_t key = neighbour_key(t, side);
+    Neighbour *nb = &s->neighbours[key];
+    if (!nb->touched) {
+        nb->touched = 1;
+        s->touched[s->ntouched++] = key;
+    }
+    nb->delta += c;
+    nb->occurrences++;
+    s->pending[s->npending].key = key;
+    s->pending[s->npending].word = w;
+    if (++s->npending == PENDING_MAX) {
+        return flush_neighbours(s, a, b, z);
+    }
+    return 0;
+}
+
+/* How many holders ahead the merge loop prefetches a word's record, and its tokens. */
+#define PREFETCH_RECORD 32
+#define PREFETCH_TOKENS 16
 
 /* One merge: fills out[0..4] with (left, right, new_id, count, tokens_removed) and
  * returns 1; returns 0 when no pair is left, -1 on error. */
@@ -611,14 +849,30 @@ merge_once(MergeState *s, int64_t *out)
     if (s->ntokens == s->captokens) {
         Py_ssize_t cap = s->captokens * 2;
         PyObject **t = PyMem_Realloc(s->tokens, (size_t)cap * sizeof(PyObject *));
-        if (t == NULL) {
+        if (t != NULL) {
+            s->tokens = t;
+        }
+        uint64_t *p = PyMem_Realloc(s->prefixes, (size_t)cap * sizeof(uint64_t));
+        if (p != NULL) {
+            s->prefixes = p;
+        }
+        Neighbour *nb = PyMem_Realloc(s->neighbours, 2 * (size_t)cap * sizeof(Neighbour));
+        if (nb != NULL) {
+            memset(nb + 2 * s->captokens, 0, 2 * (size_t)(cap - s->captokens) * sizeof(Neighbour));
+            s->neighbours = nb;
+        }
+        int32_t *tl = PyMem_Realloc(s->touched, 2 * (size_t)cap * sizeof(int32_t));
+        if (tl != NULL) {
+            s->touched = tl;
+        }
+        if (t == NULL || p == NULL || nb == NULL || tl == NULL) {
             Py_DECREF(bz);
             PyErr_NoMemory();
             return -1;
         }
-        s->tokens = t;
         s->captokens = cap;
     }
+    s->prefixes[s->ntokens] = token_prefix(bz);
     s->tokens[s->ntokens++] = bz; /* the reference from FromStringAndSize */
 
     /* take the holders of the merged pair; its count is gone with its occurrences */
@@ -630,7 +884,7 @@ merge_once(MergeState *s, int64_t *out)
         holders = best->holders;
         nholders = best->nholders;
         best->holders = NULL;
-        best->nholders = best->capholders = 0;
+        best->nholders = 0;
         best->count = 0;
     }
 
@@ -638,19 +892,28 @@ merge_once(MergeState *s, int64_t *out)
     int64_t removed = 0;
     int failed = 0;
     for (int32_t h = 0; h < nholders && !failed; h++) {
+        /* the holders are mostly far apart in memory: fetch a record ahead, and the
+         * tokens of a nearer word whose record was fetched before */
+        if (h + PREFETCH_RECORD < nholders) {
+            __builtin_prefetch(&s->records[holders[h + PREFETCH_RECORD]]);
+        }
+        if (h + PREFETCH_TOKENS < nholders) {
+            __builtin_prefetch(s->arena + s->records[holders[h + PREFETCH_TOKENS]].start);
+        }
+        WordRecord *record = &s->records[holders[h]];
         int32_t w = holders[h];
-        int32_t *word = s->words[w];
-        int32_t n = s->lengths[w];
-        int64_t c = s->counts[w];
+        int32_t *word = s->arena + record->start;
+        int32_t n = record->len;
+        int64_t c = record->count;
         int32_t i = 0, o = 0; /* read and write positions; o <= i */
         int merged = 0;
         while (i < n) {
             if (i + 1 < n && word[i] == a && word[i + 1] == b) {
-                if (o > 0 && shift_pair(s, word[o - 1], a, word[o - 1], z, c, w) < 0) {
+                if (o > 0 && note_neighbour(s, word[o - 1], 0, c, w, a, b, z) < 0) {
                     failed = 1;
                     break;
                 }
-                if (i + 2 < n && shift_pair(s, b, word[i + 2], z, word[i + 2], c, w) < 0) {
+                if (i + 2 < n && note_neighbour(s, word[i + 2], 1, c, w, a, b, z) < 0) {
                     failed = 1;
                     break;
                 }
@@ -666,10 +929,13 @@ merge_once(MergeState *s, int64_t *out)
             break;
         }
         if (merged) {
-            s->lengths[w] = o;
+            record->len = o;
         }
     }
     PyMem_Free(holders);
+    if (!failed && flush_neighbours(s, a, b, z) < 0) {
+        failed = 1;
+    }
     if (failed) {
         PyErr_NoMemory();
         return -1;
@@ -684,7 +950,7 @@ merge_once(MergeState *s, int64_t *out)
         uint64_t key = s->new_pairs[k];
         PairEntry *e = map_find(&s->map, key);
         if (e->count > 0 &&
-            heap_push(s, e->count, (int32_t)(key >> 32), (int32_t)(key & 0xFFFFFFFFu)) < 0) {
+            heap_push(s, e->count, key_left(key), key_right(key)) < 0) {
             return -1;
         }
     }

@@ -141,19 +141,19 @@ def merge_pairs(
     The compiled kernel (``core.train._merge_kernel``, built by ``pip install``) runs the
     merges when it is available, unless the environment variable ``BPE_STUDIO_PURE_PYTHON``
     is ``"1"``; otherwise (no C compiler at install time, or counts whose sum does not fit
-    in 64 bits) the Python loop runs. With the kernel, ``words`` are left unchanged. Each
-    count and tokens_removed must fit in 64 bits (``array('q')``).
+    in 64 bits) the Python loop runs. ``words`` are left unchanged either way (the Python
+    loop works on a copy). Each count and tokens_removed must fit in 64 bits (``array('q')``).
     """
     python_loop = functools.partial(
         merge_pairs_python, max_token_length=max_token_length, min_frequency=min_frequency, forced=forced
     )
     if _MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
-        yield from _as_batches(python_loop(words, counts, token_bytes, num_merges))
+        yield from _as_batches(python_loop(list(words), counts, token_bytes, num_merges))
         return
     try:
         state = _MergeState(words, counts, token_bytes, **_kernel_options(max_token_length, min_frequency, forced))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
-        yield from _as_batches(python_loop(words, counts, token_bytes, num_merges))
+        yield from _as_batches(python_loop(list(words), counts, token_bytes, num_merges))
         return
     remaining = num_merges
     while remaining > 0:

@@ -411,9 +411,8 @@ def _train_from_counts(
     num_merges = vocab_size - len(token_bytes)  # an initial tokenizer's merges included
     initial = train_options.initial
     rank = 0
-    # a copy: the Python merge loop replaces the words in place, and the counts may be trained from again
     for lefts, rights, new_ids, pair_counts, removed in merge_pairs(
-        list(words), word_counts, token_bytes, num_merges, max_token_length=train_options.max_token_length,
+        words, word_counts, token_bytes, num_merges, max_token_length=train_options.max_token_length,
         min_frequency=train_options.min_frequency, forced=initial.forced if initial else (),
     ):
         # all at C speed: no Python work per merge

@@ -214,3 +214,31 @@ def test_trainer_gives_the_same_merges_with_and_without_kernel(
     assert len(merges_python) > 300
     assert merges_kernel == merges_python
     assert vocab_kernel == vocab_python
+
+
+def test_a_merge_with_more_changes_than_the_kernel_buffers_at_once() -> None:
+    # the first merge, (x, a), has 1.2M neighbour occurrences (b before it, b after it,
+    # twice in each of 300k words): more than the kernel's pending buffer (2**20), so it
+    # applies them in two flushes. Distinct tails keep the words distinct.
+    letters = b"cdefghijklmnopqrstuv"
+    words = [b"bxabxab" + bytes(letters[i // 20**k % 20] for k in range(5)) for i in range(300_000)]
+    counts = [1 + i % 3 for i in range(len(words))]
+    expected, python_tokens, got, kernel_tokens = _run_both(words, counts, [], 6)
+    assert expected[0][:2] == (ord("x"), ord("a"))
+    assert got == expected
+    assert kernel_tokens == python_tokens
+
+
+def test_thousands_of_merges_over_a_wide_alphabet() -> None:
+    # more merges than the kernel's first token tables hold (they grow past 1024 new
+    # tokens), over words of many distinct bytes and counts
+    rng = random.Random(7)
+    alphabet = bytes(range(40, 120))
+    table: dict[bytes, int] = {}
+    for _ in range(4000):
+        word = bytes(rng.choices(alphabet[: rng.randint(3, len(alphabet))], k=rng.randint(1, 24)))
+        table[word] = table.get(word, 0) + rng.choice([1, 1, 2, 3, 10, 1000])
+    expected, python_tokens, got, kernel_tokens = _run_both(list(table), list(table.values()), [b"<s>"], 3000)
+    assert len(expected) > 1500
+    assert got == expected
+    assert kernel_tokens == python_tokens
