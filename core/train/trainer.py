@@ -26,6 +26,8 @@ from array import array
 from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
 
+import numpy as np
+
 from core.corpus.pretoken_counts import Counting, PretokenCounts, check_counting, count_events
 from core.corpus.sources import ReadOptions, Source
 from core.errors import CorpusError
@@ -392,16 +394,20 @@ def _train_from_counts(
     counts: PretokenCounts, vocab_size: int, specials: list[str], train_options: TrainOptions
 ) -> Generator[BatchedTrainEvent]:
     words, word_counts = counts.items()
-    frequencies = array("q", sorted(word_counts, reverse=True))
-    corpus_bytes = sum(len(w) * c for w, c in zip(words, word_counts))
+    # the statistics in numpy: with millions of distinct pre-tokens, Python's sort and sums
+    # took a second (7.5M on 500 MB)
+    occurrences = np.array(word_counts, dtype=np.int64)
+    lengths = np.fromiter(map(len, words), np.int64, len(words))
+    frequencies = array("q", np.sort(occurrences)[::-1].tobytes())
+    corpus_bytes = int(lengths @ occurrences)
     corpus_tokens = corpus_bytes
     yield CountingDone(
         distinct=len(words),
-        total=sum(frequencies),
+        total=int(occurrences.sum()),
         invalid_bytes=counts.invalid_bytes,
         corpus_bytes=corpus_bytes,
         frequencies=frequencies,
-        longest_pretoken=max(words, key=len, default=b""),
+        longest_pretoken=words[int(lengths.argmax())] if words else b"",
         documents=counts.documents,
         input_bytes=counts.input_bytes,
     )
