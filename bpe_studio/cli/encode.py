@@ -42,7 +42,7 @@ def add_encode_parser(commands: Any) -> None:
     parser.add_argument("--tokenizer", required=True, metavar="DIR",
                         help="a tokenizer directory (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) or file")
     parser.add_argument("--out", required=True, metavar="IDS.npy", help="the .npy file to write")
-    parser.add_argument("--workers", type=int, metavar="K", help="encoding processes (default: all cores)")
+    parser.add_argument("--workers", type=int, metavar="K", help="encoding workers: threads with the native encoder, else processes (default: all cores)")
     parser.add_argument("--field", default="text", metavar="NAME",
                         help="the JSONL field / Parquet column holding the text (default: text)")
     separator = parser.add_mutually_exclusive_group()

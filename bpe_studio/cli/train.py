@@ -44,7 +44,7 @@ def add_train_parser(commands: Any) -> None:
     parser.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
                         help="a special token (repeat for several), e.g. '<|endoftext|>'")
     parser.add_argument("--out", required=True, metavar="DIR", help="directory to write the tokenizer files into")
-    parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization processes (default: all cores)")
+    parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization workers: threads on text, processes for JSONL, Parquet and custom patterns (default: all cores)")
     parser.add_argument("--pattern", metavar="gpt2|gpt4|REGEX",
                         help="pre-tokenization pattern (default: gpt2, or --init's)")
     add_source_options(parser)

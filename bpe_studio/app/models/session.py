@@ -39,7 +39,7 @@ class TrainSettings:
         vocab_size: target vocabulary size (256 bytes + special tokens + merges).
         special_tokens: special tokens in id order.
         pattern: ``"gpt2"``, ``"gpt4"`` or a custom regex.
-        workers: pre-tokenization processes (``None``: all cores).
+        workers: pre-tokenization workers, threads or processes (``None``: all cores).
         max_token_length, min_frequency: the trainer options (docs/semantics.md).
         initial: the tokenizer continued (a path), or ``None``; its special tokens come
             first in ``special_tokens`` and its pattern is ``pattern``.
