@@ -326,25 +326,37 @@ def _encode_in_order(tasks: list[tuple[str, int, int, str]], encoder: TextEncode
     return (ids for ids in ordered if ids is not None)
 
 
+def thread_encoders(tok: Tokenizer, first: TextEncoder) -> Callable[[], TextEncoder]:
+    """The encoder of the calling worker thread: each thread one of its own (with its own
+    caches; the native encoder serves one thread at a time), ``first`` to the first."""
+    local = threading.local()
+    spare = [first]  # list.pop is atomic
+
+    def encoder() -> TextEncoder:
+        mine: TextEncoder | None = getattr(local, "encoder", None)
+        if mine is None:
+            try:
+                mine = spare.pop()
+            except IndexError:
+                mine = tok.text_encoder(ENCODE_CACHE_ENTRIES)
+            local.encoder = mine
+        return mine
+
+    return encoder
+
+
 def _encode_in_threads(tasks: list[tuple[str, int, int, str]], tok: Tokenizer, first: TextEncoder,
                        pool: WorkerPool) -> Iterator[np.ndarray]:
     """The chunks' ids in order, encoded by threads of this process, each with a native
-    encoder (and cache) of its own: reading the file, encoding and converting the ids all
-    run without the GIL, and no ids are sent between processes."""
-    local = threading.local()
-    spare = [first]  # the encoder built here goes to the first thread (list.pop is atomic)
+    encoder of its own (`thread_encoders`): reading the file, encoding and converting the
+    ids all run without the GIL, and no ids are sent between processes."""
+    encoder = thread_encoders(tok, first)
 
     def encode(task: tuple[str, int, int, str], _warm: object = None) -> np.ndarray:
-        encoder: TextEncoder | None = getattr(local, "encoder", None)
-        if encoder is None:
-            try:
-                encoder = spare.pop()
-            except IndexError:
-                encoder = tok.text_encoder(ENCODE_CACHE_ENTRIES)
-            local.encoder = encoder
-        return _encode_chunk(encoder, *task)
+        return _encode_chunk(encoder(), *task)
 
-    return (ids for ids in results_in_order(tasks, pool, encode) if ids is not None)
+    ordered = results_in_order(tasks, pool, encode)
+    return (ids for ids in ordered if ids is not None)
 
 
 def _start_workers(encoder: TextEncoder, processes: int, fork: bool) -> WorkerPool:

@@ -32,7 +32,7 @@ from core.corpus.documents import (
     separator_for,
 )
 from core.corpus.processes import can_fork
-from core.corpus.scheduler import results_in_order
+from core.corpus.scheduler import WorkerPool, results_in_order
 from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
 from core.encode import corpus_to_npy as single
 from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
@@ -174,7 +174,17 @@ def _encode_source(corpus: Corpus, tok: Tokenizer, out: Path, sep_id: int | None
         with atomic_output(out) as f:
             f.write(reserved)
             results: Iterator[tuple[np.ndarray, int] | None]
-            if workers > 1 and lazy.at_least(2):
+            if workers > 1 and lazy.at_least(2) and encoder.native_available() and all(
+                    file.kind == "text" for file in corpus.files):
+                # threads, as single.encode_file_events: reading text and encoding release the GIL
+                pool = WorkerPool(workers, threads=True)
+                thread_encoder = single.thread_encoders(tok, encoder)
+
+                def encode(job: EncodeJob, _warm: object = None) -> tuple[np.ndarray, int]:
+                    return _encode_documents(thread_encoder(), *job)
+
+                results = results_in_order(lazy, pool, encode)
+            elif workers > 1 and lazy.at_least(2):
                 fork = start_method == "fork" or (start_method is None and can_fork())
                 pool = single._start_workers(encoder, workers if fork else workers - 1, fork)
                 here = not pool.started_at_once

@@ -112,3 +112,21 @@ def test_a_bad_line_leaves_nothing(tmp_path: Path, tokenizer) -> None:
     with pytest.raises(core.CorpusError, match=r"d\.jsonl, line 4001"):
         encode_source(tmp_path / "d.jsonl", tokenizer, out / "ids.npy", workers=2)
     assert not list(out.iterdir())
+
+
+@pytest.mark.parametrize("path_kind", ["native", "python"])
+def test_text_files_in_worker_threads_or_processes(tmp_path: Path, tokenizer, monkeypatch: pytest.MonkeyPatch,
+                                                   path_kind: str) -> None:
+    """Text encodes in worker threads with the native encoder, in processes on the Python
+    path: the same ids, in order, over many small chunks of plain and compressed files."""
+    if path_kind == "python":
+        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    docs = _docs(60)
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i, doc in enumerate(docs):
+        data = doc.encode()
+        (folder / f"{i:03d}.txt{'.gz' if i % 3 == 0 else ''}").write_bytes(gzip.compress(data) if i % 3 == 0 else data)
+    out = tmp_path / "ids.npy"
+    encode_source(folder, tokenizer, out, workers=2)
+    assert np.load(out).tolist() == _expected(tokenizer, docs, tokenizer.special_ids[EOT])
