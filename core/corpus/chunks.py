@@ -48,8 +48,11 @@ def find_cut(
     while True:
         base = max(0, pos - lookback)
         f.seek(base)
-        data = f.read(pos - base + window)
-        at_eof = base + len(data) >= size
+        want = pos - base + window
+        data = f.read(want)
+        # a short read is the end too: a file that shrank since its size was taken would
+        # otherwise grow the window for ever (the run then fails as "changed while read")
+        at_eof = base + len(data) >= size or len(data) < want
         cut = _cut_in(data, pos - base, at_eof, pattern, special_tokens, specials_re, lookback)
         if cut is not None:
             return base + cut

@@ -207,3 +207,15 @@ def test_a_corpus_touched_during_the_run(tmp_path: Path) -> None:
         for event in events:
             if isinstance(event, core.PretokenizeProgress) and event.done > 0:
                 os.utime(path, ns=(1, 1))
+
+
+def test_a_file_that_shrank_before_its_chunks_were_planned() -> None:
+    """Planning reads windows up to the size taken at the start: a shorter file ends the
+    search (the run then fails as changed) instead of reading ever larger windows."""
+    import io
+
+    from core.corpus.chunks import find_cut
+    from core.pretokenize.patterns import resolve_pattern
+
+    shrunk = io.BytesIO(b"x" * 1000)  # one long word: no cut point in it
+    assert find_cut(shrunk, 500, 50_000_000, resolve_pattern("gpt2"), []) == 50_000_000
