@@ -144,8 +144,18 @@ def load_tokenizer_files(
     for _ in range(3):
         folder = p if p.is_dir() else p.parent
         with folder_read_lock(folder):
-            if p.is_dir() == (folder == p):  # the folder locked is still the one to read
-                return _load_files(p, encoding, pattern, special_tokens)
+            if p.is_dir() != (folder == p):
+                continue  # the path became (or stopped being) a folder: lock the right one
+            # A path that was no folder may become one (a first export) while it is read,
+            # then read without that folder's lock: such a read is done again under it.
+            try:
+                files = _load_files(p, encoding, pattern, special_tokens)
+            except (OSError, FormatError):
+                if p.is_dir() != (folder == p):
+                    continue
+                raise
+            if p.is_dir() == (folder == p):
+                return files
     return _load_files(p, encoding, pattern, special_tokens)
 
 

@@ -92,3 +92,26 @@ def test_concurrent_exports_never_mix(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == [
         "merges.txt", "tokenizer.json", "tokenizer.tiktoken", "tokenizer_config.json", "vocab.json"
     ], "temporary files were left behind"
+
+
+def test_a_folder_that_appears_while_loading_is_read_again_under_its_lock(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The path is no folder when the lock is chosen (its parent's is taken); a first export
+    creates it before the files are read, so they were read without the folder's lock: the
+    load is done again, under it."""
+    import core.formats.load as load
+
+    folder = tmp_path / "tok"
+    vocab, merges = _expected(1)
+    real = load._load_files
+    reads: list[bool] = []
+
+    def first_export_lands_meanwhile(p, *args):  # type: ignore[no-untyped-def]
+        if not folder.exists():
+            core.save_tokenizer(folder, vocab, merges, ["<|writer1|>"], "gpt2")
+        reads.append(folder.is_dir())
+        return real(p, *args)
+
+    monkeypatch.setattr(load, "_load_files", first_export_lands_meanwhile)
+    files = load.load_tokenizer_files(folder)
+    assert (files.vocab, files.merges) == (vocab, merges)
+    assert reads == [True, True], "the read made without the folder's lock was not done again"
