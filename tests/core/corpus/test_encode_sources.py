@@ -114,13 +114,9 @@ def test_a_bad_line_leaves_nothing(tmp_path: Path, tokenizer) -> None:
     assert not list(out.iterdir())
 
 
-@pytest.mark.parametrize("path_kind", ["native", "python"])
-def test_text_files_in_worker_threads_or_processes(tmp_path: Path, tokenizer, monkeypatch: pytest.MonkeyPatch,
-                                                   path_kind: str) -> None:
+def test_text_files_in_worker_threads_or_processes(tmp_path: Path, tokenizer, path_kind: str) -> None:
     """Text encodes in worker threads with the native encoder, in processes on the Python
     path: the same ids, in order, over many small chunks of plain and compressed files."""
-    if path_kind == "python":
-        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
     docs = _docs(60)
     folder = tmp_path / "corpus"
     folder.mkdir()

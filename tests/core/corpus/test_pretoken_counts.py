@@ -21,7 +21,6 @@ from core.train.reference import count_pretokens as reference_counts
 from core.train.reference import read_corpus
 from core.train.reference import train_bpe_reference
 
-PATHS = ["native", "pure"]
 EOT = "<|endoftext|>"
 fragments = st.one_of(
     st.sampled_from(["hi", " there", "  ", "\n", "don't", "12345", "٣٤", "日本", "!!", "naïve", "👍🏽", " \xa0",
@@ -30,16 +29,6 @@ fragments = st.one_of(
 ).map(lambda s: s.encode("utf-8"))
 corpora = st.lists(st.one_of(fragments, st.binary(min_size=1, max_size=2)), min_size=1, max_size=60).map(lambda parts: b"".join(parts).replace(b"\0", b"")).filter(bool)
 tables = st.dictionaries(st.binary(min_size=1, max_size=6), st.integers(1, 2**40), max_size=30)
-
-
-@pytest.fixture(params=PATHS)
-def path_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "pure":
-        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
-    else:
-        pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
-        monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
-    return str(request.param)
 
 
 def _corpus(seed: int, size: int = 60_000) -> bytes:

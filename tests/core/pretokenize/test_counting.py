@@ -17,7 +17,6 @@ from core.pretokenize.counting import ChunkCounts, CountTable, count_chunk
 from core.pretokenize.patterns import resolve_pattern
 from core.train.reference import count_invalid_bytes, count_pretokens, read_corpus, train_bpe_reference
 
-PATHS = ["native", "pure"]
 SPECIALS = [
     [], ["<|e|>"], ["<|a|>", "<|a|><|b|>"], ["a b", "\n\n"],
     ["|><|", "<|a|><|b|>", "<|a|>", "b|>"],  # overlapping: the leftmost, then the longest there
@@ -30,16 +29,6 @@ fragments = st.one_of(
     st.text(max_size=3).map(lambda s: s.encode("utf-8", "surrogatepass").decode("utf-8", "replace")),
 ).map(lambda s: s.encode("utf-8"))
 corpora = st.lists(st.one_of(fragments, st.binary(min_size=1, max_size=2)), max_size=50).map(b"".join)
-
-
-@pytest.fixture(params=PATHS)
-def path_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "pure":
-        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
-    else:
-        pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
-        monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
-    return str(request.param)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
