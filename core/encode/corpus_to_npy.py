@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -179,6 +180,15 @@ def _npy_header(count: int, dtype: np.dtype[np.unsignedinteger]) -> bytes:
     return buffer.getvalue()
 
 
+def _write_npy_header(f: BinaryIO, tokens: int, dtype: np.dtype[np.unsignedinteger]) -> None:
+    """Write the header of ``tokens`` ids over the one reserved at the start of ``f``
+    (``_npy_header(0, dtype)``: the same size, a count having room in its padding)."""
+    header = _npy_header(tokens, dtype)
+    assert len(header) == len(_npy_header(0, dtype)), "the .npy header does not fit the space reserved"
+    f.seek(0)
+    f.write(header)
+
+
 def check_paths(corpus: Path, out: Path) -> int:
     """Check the corpus (`core.corpus.check`) and the output path before any work; return
     the corpus size.
@@ -268,10 +278,7 @@ def _encode_events(
                 ids.tofile(f)
                 tokens += len(ids)
                 yield EncodeProgress(end, size, tokens)
-            header = _npy_header(tokens, dtype)
-            assert len(header) == len(reserved), "the .npy header does not fit the space reserved"
-            f.seek(0)
-            f.write(header)
+            _write_npy_header(f, tokens, dtype)
     finally:
         if pool is not None:
             pool.close()

@@ -209,10 +209,7 @@ def _encode_source(corpus: Corpus, tok: Tokenizer, out: Path, sep_id: int | None
             if lazy.error is not None:
                 raise lazy.error
             check_unchanged(corpus)
-            header = single._npy_header(tokens, dtype)
-            assert len(header) == len(reserved), "the .npy header does not fit the space reserved"
-            f.seek(0)
-            f.write(header)
+            single._write_npy_header(f, tokens, dtype)
     finally:
         if pool is not None:
             pool.close()
