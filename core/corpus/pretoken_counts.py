@@ -388,7 +388,8 @@ def count_events(
             table.add(step.counts)
             done += step.input_bytes
             documents += step.documents
-        yield PretokenizeProgress(done, size if size else done, documents)
+        read = done + step.counting
+        yield PretokenizeProgress(read, max(size, read), documents)
     if isinstance(corpus, Corpus):
         check_unchanged(corpus)
     return PretokenCounts.from_table(table, pattern=pattern.source, special_tokens=specials,

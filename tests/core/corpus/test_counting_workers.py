@@ -1,8 +1,8 @@
 """Counting with workers: threads for the native pre-tokenizer on text, processes otherwise.
 
 Plain and compressed text counted by the native pre-tokenizer go to worker threads, in
-runs of consecutive tasks counted into a table per thread (`core.corpus.counting.RunCounter`);
-JSONL, the regex path and custom patterns go to worker processes. Whatever the workers
+shares of consecutive tasks counted into a table per thread and balanced by stealing
+(`core.corpus.shares`); JSONL, the regex path and custom patterns go to worker processes. Whatever the workers
 (1, 2, 3) and the chunk size, the counts equal the oracle's (`core.train.reference`), in the
 same first-seen order, ``max_bytes`` takes the same documents, and closing the count stops
 the threads between two tasks, leaving no thread and no process behind.
@@ -15,6 +15,7 @@ import json
 import multiprocessing
 import random
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ import zstandard
 
 import core
 import core.corpus.counting as counting
+import core.corpus.shares as shares
+from core.corpus.chunks import plan_chunks
+from core.corpus.documents import FileRange
 from core.corpus.pretoken_counts import check_counting, count_events
 from core.corpus.sources import ReadOptions
 from core.pretokenize.patterns import resolve_pattern
@@ -82,18 +86,22 @@ def _oracle_text(name: str, text: bytes) -> bytes:
 
 
 class PoolKinds:
-    """Records the kind of every worker pool the counting starts."""
+    """Records the kind of workers of every count: threads (`ShareCounter`) or processes."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.kinds: list[str] = []
-        real = counting.WorkerPool
+        real_pool, real_shares = counting.WorkerPool, counting.ShareCounter
 
         def pool(*args: Any, **kwargs: Any) -> Any:
-            made = real(*args, **kwargs)
-            self.kinds.append("threads" if made.threads else "processes")
-            return made
+            self.kinds.append("threads" if kwargs.get("threads") else "processes")
+            return real_pool(*args, **kwargs)
+
+        def shares(*args: Any, **kwargs: Any) -> Any:
+            self.kinds.append("threads")
+            return real_shares(*args, **kwargs)
 
         monkeypatch.setattr(counting, "WorkerPool", pool)
+        monkeypatch.setattr(counting, "ShareCounter", shares)
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
@@ -126,6 +134,40 @@ def test_regex_path_and_custom_patterns_count_in_processes(
     expected = reference_counts(text, [EOT])
     assert core.count_pretokens(files["plain.txt"], [EOT], workers=2, chunk_size=CHUNK).as_dict() == expected
     assert kinds.kinds == ["processes", "processes"]
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+@pytest.mark.parametrize("name", ["plain.txt", "zstd.txt.zst"])
+def test_a_slow_threads_share_is_stolen_and_cut_and_the_counts_stay_exact(
+    files: dict[str, Path], text: bytes, name: str, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the first thread counts slowly (a busy core): the others take the rest of its share
+    monkeypatch.setattr(shares, "MIN_PIECE_BYTES", 64)
+    stolen: list[object] = []
+    real_steal, real_count = shares.ShareCounter._steal, counting.count_task
+
+    def steal(self: shares.ShareCounter) -> Any:
+        share = real_steal(self)
+        if share is not None:
+            stolen.extend(share.todo)
+        return share
+
+    def count_task(task: Any, *args: Any) -> Any:
+        if threading.current_thread().name.endswith("-0"):
+            time.sleep(0.005)
+        return real_count(task, *args)
+
+    monkeypatch.setattr(shares.ShareCounter, "_steal", steal)
+    monkeypatch.setattr(counting, "count_task", count_task)
+    alone = core.count_pretokens(files[name], [EOT], workers=1, chunk_size=CHUNK)
+    counts = core.count_pretokens(files[name], [EOT], workers=workers, chunk_size=CHUNK)
+    assert counts.as_dict() == reference_counts(text, [EOT])
+    assert counts.items() == alone.items()
+    assert counts.invalid_bytes == alone.invalid_bytes and counts.documents == alone.documents
+    assert stolen
+    if name == "plain.txt":  # some of it cut at a boundary that the plan did not have
+        planned = {start for start, _end in plan_chunks(files[name], len(text), resolve_pattern("gpt2"), [EOT], CHUNK)}
+        assert any(isinstance(task, FileRange) and task.start not in planned for task in stolen)
 
 
 @pytest.mark.parametrize("name", ["plain.txt", "zstd.txt.zst", "lines.jsonl"])
@@ -196,3 +238,14 @@ def test_an_error_in_a_thread_is_raised_here(tmp_path: Path, monkeypatch: pytest
         for _ in _counting(path, 2):
             pass
     assert threading.active_count() == threads_before
+
+
+def test_progress_in_threads_moves_task_by_task_and_never_back(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(_text(400_000))
+    events = list(_counting(path, 2))
+    done = [event.done for event in events if isinstance(event, core.PretokenizeProgress)]
+    assert done == sorted(done)
+    assert done[-1] == path.stat().st_size
+    # two shares, but progress after (about) each of the ~200 tasks
+    assert len(set(done)) > 20
