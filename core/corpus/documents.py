@@ -385,8 +385,8 @@ class LazyTasks(Sequence[JobT]):
     """Jobs made from a task iterator as the scheduler takes them, so a stream is read only
     a few chunks ahead of the workers. Only the scheduler's position is ever indexed (under
     its lock); a reading error ends the sequence and is kept in ``error`` (it may be raised
-    in a pool thread, which must not die). The tasks may also be groups of tasks
-    (`core.corpus.counting.Run`)."""
+    in a pool thread, which must not die). Counting in threads takes the tasks themselves
+    (`pop`, `peek`: `core.corpus.shares`)."""
 
     def __init__(self, tasks: Iterator[Any], make_job: Callable[[Any], JobT]) -> None:
         self._tasks = tasks

@@ -1,4 +1,4 @@
-"""The one parallel chunk scheduler: chunks of a corpus run in workers (and here), results in order.
+"""The parallel chunk scheduler: chunks of a corpus run in workers (and here), results in order.
 
 Training (counting pre-tokens) and corpus encoding both cut a file into chunks at exact
 boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
@@ -11,8 +11,9 @@ boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
   runs `core.corpus.processes.prepare_worker` (signals, and ending itself should this
   process die). Worker threads start at once and cost no start-up, no copy of their
   tasks and results and no memory of their own, but run in parallel only while they are
-  in code that releases the GIL (the native pre-tokenizer, file reads, decompression):
-  the caller chooses them for such work (`core.corpus.counting.worker_threads_suit`).
+  in code that releases the GIL (the native encoder, file reads): the caller chooses
+  them for such work (`core.encode.corpus_to_npy`; counting in threads has its own
+  scheduler, which balances tables rather than chunks: `core.corpus.shares`).
   At most `core.corpus.processes.max_workers` workers of either kind are started.
 - `results_in_order`: hands the chunks to the workers and, when ``run_here`` is given, to
   this process too, whenever the next result is not ready yet — so it works from the
