@@ -15,6 +15,11 @@ from typing import BinaryIO
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.specials import SpecialMatcher, special_token_regex
 
+FIRST_WINDOW = 4096
+"""Bytes read after the position where a cut is looked for (4 times more each time none is
+found): a cut point is most often a few bytes away, and the window is decoded and searched
+whole, so a larger one made planning a chunk cost 0.3 ms (46 ms for 24 MB in 375 KB chunks)."""
+
 
 def _char_start(data: bytes, i: int) -> int:
     """The first index >= i that is not a UTF-8 continuation byte (at most 3 steps)."""
@@ -44,7 +49,7 @@ def find_cut(
     """
     specials_re = special_token_regex(special_tokens)
     lookback = max((len(t.encode("utf-8")) for t in special_tokens), default=0)
-    window = 1 << 16
+    window = FIRST_WINDOW
     while True:
         base = max(0, pos - lookback)
         f.seek(base)

@@ -8,6 +8,7 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import core.corpus.chunks as chunks_module
 from core.corpus.chunks import plan_chunks
 from core.pretokenize.patterns import resolve_pattern
 from core.pretokenize.counting import count_pretokens
@@ -67,8 +68,19 @@ def test_count_pretokens_matches_plain_regex(text: str, name: str) -> None:
     text=texts,
     name=st.sampled_from(["gpt2", "gpt4"]),
     chunk=st.integers(min_value=1, max_value=40),
+    window=st.sampled_from([1, 7, chunks_module.FIRST_WINDOW]),
 )
-def test_chunks_cut_at_exact_boundaries(tmp_path_factory, text: str, name: str, chunk: int) -> None:  # type: ignore[no-untyped-def]
+def test_chunks_cut_at_exact_boundaries(tmp_path_factory, text: str, name: str, chunk: int, window: int) -> None:  # type: ignore[no-untyped-def]
+    # a small first window: the window grows until a cut is found
+    first_window = chunks_module.FIRST_WINDOW
+    chunks_module.FIRST_WINDOW = window
+    try:
+        _check_chunks(tmp_path_factory, text, name, chunk)
+    finally:
+        chunks_module.FIRST_WINDOW = first_window
+
+
+def _check_chunks(tmp_path_factory, text: str, name: str, chunk: int) -> None:  # type: ignore[no-untyped-def]
     pattern = resolve_pattern(name)
     specials = ["<|e|>", "<|e|><|e|>"]
     path = tmp_path_factory.mktemp("c") / "corpus.txt"
