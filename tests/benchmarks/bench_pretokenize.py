@@ -12,7 +12,11 @@ Three measurements, each in a fresh process, taking turns round after round (med
   `CountingDone`: chunking, workers — threads of one process on the native path —, adding
   up the counts) with ``workers=1`` and ``workers=2``; the ratio is the speed-up of a
   second worker;
-- ``regex``: the same `count_chunk` with ``BPE_STUDIO_PURE_PYTHON=1`` (the `regex` path), for scale.
+- ``regex``: the same `count_chunk` with ``BPE_STUDIO_PURE_PYTHON=1`` (the `regex` path), for scale;
+- ``halves``: the file in memory, its two halves scanned by two threads at once, each into
+  a table of its own, the two tables added: what this machine allows two workers against
+  ``scan`` (two vCPUs of a shared host are often not two whole cores), the ceiling for
+  ``train 2`` against ``train 1``.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ def child(mode: str, corpus: str, pattern: str) -> None:
     from core.pretokenize.counting import CountTable, count_chunk
     from core.pretokenize.patterns import resolve_pattern
 
+    if mode == "halves":
+        halves(Path(corpus).read_bytes(), resolve_pattern(pattern))
+        return
     if mode in ("scan", "regex"):
         data = Path(corpus).read_bytes()
         compiled = resolve_pattern(pattern)
@@ -47,6 +54,28 @@ def child(mode: str, corpus: str, pattern: str) -> None:
         if isinstance(event, core.CountingDone):
             harness.child_result(time.perf_counter() - started, distinct=event.distinct)
             return
+
+
+def halves(data: bytes, pattern: object) -> None:
+    import threading
+
+    from core.pretokenize.native import native_module, scanner_for
+
+    native, scanner = native_module(), scanner_for(pattern)  # type: ignore[arg-type]
+    assert native is not None and scanner is not None
+    tables = [native.Counts(), native.Counts()]
+    middle = len(data) // 2  # not a chunk boundary: a pre-token may be cut in two, which is no matter here
+    bounds = [(0, middle), (middle, len(data))]
+    started = time.perf_counter()
+    threads = [threading.Thread(target=table.scan, args=(data, scanner, *bound), kwargs={"specials": [SPECIAL.encode()]})
+               for table, bound in zip(tables, bounds)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    tables[0].add(tables[1])
+    words, _ = tables[0].items()
+    harness.child_result(time.perf_counter() - started, distinct=0)
 
 
 def main() -> int:
@@ -65,12 +94,12 @@ def main() -> int:
         return lambda: harness.measure([__file__, args.corpus, "--pattern", args.pattern, "--run", mode], env)
 
     contenders = {
-        "scan": run("scan"), "train 1": run("train 1"), "train 2": run("train 2"),
+        "scan": run("scan"), "halves": run("halves"), "train 1": run("train 1"), "train 2": run("train 2"),
         "regex": run("regex", {"BPE_STUDIO_PURE_PYTHON": "1"}),
     }
     results = harness.rounds(contenders, args.rounds)
     seconds = {name: harness.median(runs, "seconds") for name, runs in results.items()}
-    distinct = {results[name][0]["distinct"] for name in results}
+    distinct = {results[name][0]["distinct"] for name in results if name != "halves"}
     print(f"corpus {args.corpus} ({mb:.1f} MB), pattern {args.pattern}, medians of {args.rounds} rounds; "
           f"{'the same' if len(distinct) == 1 else 'DIFFERENT'} distinct pre-tokens: {sorted(distinct)}")
     print(f"native scan + count, one process:   {mb / seconds['scan']:7.1f} MB/s "
@@ -81,6 +110,11 @@ def main() -> int:
     print(f"trainer's counting stage, 2 workers:{mb / seconds['train 2']:7.1f} MB/s "
           f"({seconds['train 1'] / seconds['train 2']:.2f}x one worker; peak memory "
           f"{harness.median(results['train 2'], 'peak_mb'):.0f} MB)")
+    print(f"this machine's ceiling for 2 workers: two threads scanning the halves in memory at once, "
+          f"{seconds['scan'] / seconds['halves']:.2f}x one (medians); round by round: "
+          + ", ".join(f"{s['seconds'] / h['seconds']:.2f}x" for s, h in zip(results["scan"], results["halves"])))
+    print("trainer's counting stage, 2 workers against 1, round by round: "
+          + ", ".join(f"{a['seconds'] / b['seconds']:.2f}x" for a, b in zip(results["train 1"], results["train 2"])))
     return 0
 
 
