@@ -125,3 +125,21 @@ def test_native_tables_add_up_to_the_reference_counts(first, second, name) -> No
     doubled.add(tables[0])
     doubled.add(doubled)
     assert doubled.items() == (words, [2 * c for c in counts])
+
+
+def test_a_native_table_grows_while_another_is_added_to_it() -> None:
+    """Adding a table with many new keys grows the one it is added to half-way (a new table
+    has room for 512 keys), keeping the counts and the first-seen order."""
+    native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    first = " ".join(f"w{i}" for i in range(0, 3000, 2)).encode() + b" shared shared"
+    second = b"shared " + " ".join(f"w{i}" for i in range(2000, 5000)).encode()
+    tables = []
+    for data in (first, second):
+        table = native.Counts()
+        table.scan(data, native.GPT2)
+        tables.append(table)
+    tables[0].add(tables[1])
+    words, counts = tables[0].items()
+    expected = count_pretokens(first, [], pattern="gpt2") + count_pretokens(second, [], pattern="gpt2")
+    assert dict(zip(words, counts)) == expected
+    assert words == list(dict.fromkeys([*count_pretokens(first, [], pattern="gpt2"), *count_pretokens(second, [], pattern="gpt2")]))
