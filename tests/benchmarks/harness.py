@@ -61,11 +61,18 @@ class _ProcessTree:
         return total
 
 
+QUIET_BLAS = {"OPENBLAS_NUM_THREADS": "1"}
+"""In every contender's environment: numpy's OpenBLAS otherwise starts a thread that spins
+for about 0.1 s of CPU when numpy is imported, taking the second core from the first
+tenths of a second of whatever is measured next (`bpe-studio` sets the same for itself;
+none of the peers uses OpenBLAS)."""
+
+
 def measure(argv: Sequence[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``python *argv`` in a fresh process; its last stdout line (JSON) plus ``peak_mb``."""
     process = subprocess.Popen(
         [sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **QUIET_BLAS, **(env or {})},
     )
     peak = 0.0
     done = threading.Event()

@@ -137,3 +137,16 @@ def test_a_run_that_runs_out_of_pairs_says_it_stopped_early(tmp_path: Path) -> N
     merges = (tmp_path / "out" / "merges.txt").read_text(encoding="utf-8").splitlines()[1:]
     assert f"result: stopped early: no pair left ({len(merges)} of 144 merges)" in result.stdout
     assert "result: complete" not in result.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_the_application_keeps_numpy_from_starting_a_spinning_blas_thread() -> None:
+    # OpenBLAS's thread spins for ~0.1 s of CPU once numpy is imported: on a worker's core
+    code = ("import bpe_studio.cli, numpy, os; "
+            "print(len(os.listdir('/proc/self/task')), os.environ['OPENBLAS_NUM_THREADS'])")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    alone = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert alone.stdout.split() == ["1", "1"]
+    chosen = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**env, "OPENBLAS_NUM_THREADS": "2"},
+                            capture_output=True, text=True, check=True)
+    assert chosen.stdout.split()[1] == "2"  # the user's choice is kept
