@@ -16,6 +16,9 @@ as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
    ours: ``encode_batch`` with 2 threads; fastokens: ``encode_batch`` and
    ``encode_batch_flat`` with RAYON_NUM_THREADS=2), and ``bpe-studio encode`` on the
    file with ``--workers 1`` and ``--workers 2`` (the time it reports).
+3. What two threads can give here, for ``bpe-studio encode``: the file's bytes in memory,
+   cut in two at an exact boundary, encoded by one thread (both halves in turn) and by two
+   threads at once, each with an encoder (and cache) of its own, as the command's workers.
 All contenders take turns, round after round; medians, MB/s, peak memory of each
 process tree (workers summed), and the ratios to tiktoken.
 """
@@ -102,7 +105,41 @@ def batch(name: str, encoder, docs: list[str]) -> list[list[int]]:  # noqa: ANN0
     raise ValueError(name)
 
 
+def halves(corpus: str, threads: int) -> None:
+    import threading
+
+    from core.corpus.chunks import find_cut
+    from core.encode.corpus_to_npy import ENCODE_CACHE_ENTRIES
+    from core.encode.tokenizer import Tokenizer
+    from core.formats import load_gpt2_files
+
+    tok = Tokenizer(*load_gpt2_files(VOCAB_PATH, MERGES_PATH, [SPECIAL]), [SPECIAL])
+    data = Path(corpus).read_bytes()
+    with open(corpus, "rb") as f:
+        middle = find_cut(f, len(data) // 2, len(data), tok.pattern, tok.special_tokens)
+    parts = [data[:middle], data[middle:]]
+    encoders = [tok.text_encoder(ENCODE_CACHE_ENTRIES) for _ in range(threads)]
+    for encoder in encoders:
+        encoder.native_available()  # built before the clock starts
+    started = time.perf_counter()
+    if threads == 1:
+        tokens = sum(len(encoders[0].encode_bytes_array(part)) for part in parts)
+    else:
+        counted: list[int] = []
+        workers = [threading.Thread(target=lambda e, p: counted.append(len(e.encode_bytes_array(p))), args=(e, p))
+                   for e, p in zip(encoders, parts)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        tokens = sum(counted)
+    harness.child_result(time.perf_counter() - started, tokens=tokens)
+
+
 def child(name: str, mode: str, corpus: str, files: Path) -> None:
+    if mode.startswith("halves"):
+        halves(corpus, int(mode[-1]))
+        return
     docs = documents(corpus)
     encoder, encode = build(name.removesuffix("-flat"), files)
     encode("warm up")
@@ -142,7 +179,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", default="ours,tiktoken,fastokens,tokendagger,hf")
     parser.add_argument("--run", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=["docs", "batch"], help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=["docs", "batch", "halves1", "halves2"], help=argparse.SUPPRESS)
     parser.add_argument("--files", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
@@ -170,6 +207,8 @@ def main() -> int:
         if "ours" in chosen:
             contenders["cli 1"] = lambda: cli(args.corpus, files, 1)
             contenders["cli 2"] = lambda: cli(args.corpus, files, 2)
+            contenders["halves 1"] = run("ours", "halves1")
+            contenders["halves 2"] = run("ours", "halves2")
         results = harness.rounds(contenders, args.rounds)
 
     sums = {results[k][0]["checksum"] for k in results if "checksum" in results[k][0]}
@@ -194,6 +233,12 @@ def main() -> int:
         print()
         print(f"bpe-studio encode (the time it reports): --workers 1 {mb / one_s:.1f} MB/s, --workers 2 "
               f"{mb / two_s:.1f} MB/s ({one_s / two_s:.2f}x), peak memory {harness.median(results['cli 2'], 'peak_mb'):.0f} MB")
+        print("  round by round: " + ", ".join(f"{a['seconds'] / b['seconds']:.2f}x"
+                                               for a, b in zip(results["cli 1"], results["cli 2"])))
+        ceiling = harness.median(results["halves 1"], "seconds") / harness.median(results["halves 2"], "seconds")
+        print(f"what two threads give here: the two halves in memory, one thread then two, {ceiling:.2f}x (medians); "
+              "round by round: " + ", ".join(f"{a['seconds'] / b['seconds']:.2f}x"
+                                             for a, b in zip(results["halves 1"], results["halves 2"])))
     return 0
 
 
