@@ -27,7 +27,7 @@ from array import array
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.corpus.counting import count_documents
 from core.corpus.documents import Task, check_unchanged, plan_tasks, text_tasks
@@ -39,6 +39,9 @@ from core.pretokenize.counting import CountTable
 from core.pretokenize.native import native_module
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["MAGIC", "VERSION", "PretokenCounts", "check_counting", "count_events", "count_pretokens"]
 
@@ -78,6 +81,7 @@ class PretokenCounts:
         # at least one of the two: the compact form (to add, to ship) or the lists (to train)
         self._chunk: ChunkCounts | None = chunk if chunk is not None else ChunkCounts(None, {}, 0)
         self._items: tuple[list[bytes], list[int]] | None = None
+        self._arrays: tuple[bytes, bytes] | None = None  # lengths and counts of _items, when made in C
         self.invalid_bytes = self._chunk.invalid
 
     @classmethod
@@ -86,6 +90,7 @@ class PretokenCounts:
         counts = cls(**meta)
         counts._chunk = None
         counts._items = table.items()
+        counts._arrays = table.arrays()
         counts.invalid_bytes = table.invalid
         return counts
 
@@ -132,7 +137,20 @@ class PretokenCounts:
             table = CountTable()
             table.add(self.chunk())
             self._items = table.items()
+            self._arrays = table.arrays()
         return self._items
+
+    def lengths_and_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """The length and count of each pre-token of `items`, in its order, as int64 arrays
+        (from a native table, made in C: no object per pre-token, half a second less on
+        7.5 million of them)."""
+        import numpy as np  # only here: counting alone does not load numpy
+
+        words, counts = self.items()
+        if self._arrays is not None:
+            lengths, occurrences = self._arrays
+            return np.frombuffer(lengths, np.int64), np.frombuffer(occurrences, np.int64)
+        return np.fromiter(map(len, words), np.int64, len(words)), np.array(counts, dtype=np.int64)
 
     def as_dict(self) -> dict[bytes, int]:
         return dict(zip(*self.items()))

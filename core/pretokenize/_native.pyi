@@ -24,6 +24,8 @@ class Counts:
         """Add another table's counts (in this process: no packing)."""
     def items(self) -> tuple[list[bytes], list[int]]:
         """The pre-tokens and their counts, in the order first seen."""
+    def arrays(self) -> tuple[bytes, bytes]:
+        """The pre-tokens' lengths and counts as int64 bytes, in the order of `items`."""
     def __len__(self) -> int: ...
 
 def pretokenize(data: bytes, pattern: int) -> list[bytes]:

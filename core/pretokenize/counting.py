@@ -168,6 +168,11 @@ class CountTable:
         packed = self._native.packed() if self._native is not None else None
         return ChunkCounts(packed, dict(self._dict) if self._dict else None, self.invalid)
 
+    def arrays(self) -> tuple[bytes, bytes] | None:
+        """The length and count of each pre-token of `items`, in its order, as int64 bytes
+        made in C — or None unless every count is in the native table."""
+        return self._native.arrays() if self._native is not None and not self._dict else None
+
     def items(self) -> tuple[list[bytes], list[int]]:
         """``(pre-tokens, counts)``: every distinct pre-token and its total, in first-seen order."""
         words: list[bytes] = []

@@ -396,8 +396,7 @@ def _train_from_counts(
     words, word_counts = counts.items()
     # the statistics in numpy: with millions of distinct pre-tokens, Python's sort and sums
     # took a second (7.5M on 500 MB)
-    occurrences = np.array(word_counts, dtype=np.int64)
-    lengths = np.fromiter(map(len, words), np.int64, len(words))
+    lengths, occurrences = counts.lengths_and_counts()
     frequencies = array("q", np.sort(occurrences)[::-1].tobytes())
     corpus_bytes = int(lengths @ occurrences)
     corpus_tokens = corpus_bytes

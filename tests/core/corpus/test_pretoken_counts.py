@@ -45,6 +45,11 @@ def test_counts_and_training_from_them_equal_the_oracle(tmp_path, path_kind, dat
     counts = core.count_pretokens(path, [EOT], workers=1)
     assert counts.as_dict() == dict(reference_counts(path, [EOT]))
     assert counts.invalid_bytes == reference_invalid(read_corpus(path))
+    words, numbers = counts.items()
+    lengths, occurrences = counts.lengths_and_counts()  # made in C on the native path
+    assert lengths.tolist() == [len(w) for w in words] and occurrences.tolist() == numbers
+    loaded = PretokenCounts.from_pairs(counts.as_dict())  # no native table: made from the lists
+    assert [a.tolist() for a in loaded.lengths_and_counts()] == [[len(w) for w in loaded.items()[0]], loaded.items()[1]]
     assert core.train_bpe_from_counts(counts, vocab) == train_bpe_reference(path, vocab, [EOT])
 
 
