@@ -604,8 +604,7 @@ typedef struct {
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
     FrontSlot *front;        /* in front of the cache: recent short pre-tokens (encode_pretoken) */
     uint64_t *seen;          /* a bit per pre-token hash: seen once since the last eviction */
-    BpeSpecial specials[BPE_MAX_SPECIALS]; /* longest first, as BpeSpecialCut takes them; bytes owned */
-    int64_t special_ids[BPE_MAX_SPECIALS]; /* their ids */
+    BpeSpecial specials[BPE_MAX_SPECIALS]; /* longest first, as BpeSpecialCut takes them, with their ids; bytes owned */
     int nspecials;
 } Encoder;
 
@@ -717,13 +716,6 @@ encoder_set_specials(Encoder *self, PyObject *specials)
             PyErr_SetString(PyExc_ValueError, "a special token must not be empty");
             return -1;
         }
-        /* insertion sort, longest first; equal lengths keep their order */
-        int at = self->nspecials;
-        while (at > 0 && self->specials[at - 1].len < len) {
-            self->specials[at] = self->specials[at - 1];
-            self->special_ids[at] = self->special_ids[at - 1];
-            at--;
-        }
         unsigned char *copy = PyMem_Malloc(len);
         if (copy == NULL) {
             Py_DECREF(seq);
@@ -731,10 +723,8 @@ encoder_set_specials(Encoder *self, PyObject *specials)
             return -1;
         }
         memcpy(copy, bytes, len);
-        self->specials[at].bytes = copy;
-        self->specials[at].len = len;
-        self->special_ids[at] = id;
-        self->nspecials++;
+        BpeSpecial special = {copy, len, id};
+        bpe_special_insert(self->specials, self->nspecials++, special);
     }
     Py_DECREF(seq);
     return 0;
@@ -981,7 +971,7 @@ encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *o
         }
         written += k;
         if (special >= 0) {
-            out[written++] = self->special_ids[special];
+            out[written++] = self->specials[special].id;
         }
     }
     return written;

@@ -77,11 +77,8 @@ read_specials(PyObject *seq, BpeSpecial *out)
             PyErr_SetString(PyExc_TypeError, "special tokens must be non-empty bytes");
             return -1;
         }
-        BpeSpecial special = {(const unsigned char *)PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item)};
-        Py_ssize_t at = k;
-        for (; at > 0 && out[at - 1].len < special.len; at--)
-            out[at] = out[at - 1];
-        out[at] = special;
+        BpeSpecial special = {(const unsigned char *)PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item), 0};
+        bpe_special_insert(out, (int)k, special);
     }
     return (int)count;
 }

@@ -606,11 +606,22 @@ static int bpe_count(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t n
  * itself (core.pretokenize.specials.SpecialMatcher) and hands over the stretches between. */
 #define BPE_MAX_SPECIALS 16
 
-/* A special token's bytes. */
+/* A special token's bytes (and, for the encoder, its id). */
 typedef struct {
     const unsigned char *bytes;
     ptrdiff_t len;
+    int64_t id;
 } BpeSpecial;
+
+/* Put `special` among the first `count` of `specials` (room for one more), kept longest
+ * first as BpeSpecialCut takes them; equal lengths keep the order they came in. */
+static inline void bpe_special_insert(BpeSpecial *specials, int count, BpeSpecial special)
+{
+    int at = count;
+    for (; at > 0 && specials[at - 1].len < special.len; at--)
+        specials[at] = specials[at - 1];
+    specials[at] = special;
+}
 
 /* Where needle[0:m] occurs first in s[from:n], or -1. */
 static inline ptrdiff_t bpe_find(const unsigned char *s, ptrdiff_t from, ptrdiff_t n,
