@@ -675,7 +675,7 @@ Encoder_dealloc(Encoder *self)
     bpe_map_free(&self->cache);
     PyMem_RawFree(self->ids);
     PyMem_RawFree(self->scratch);
-    PyMem_RawFree(self->front);
+    free(self->front);
     PyMem_RawFree(self->seen);
     for (int k = 0; k < self->nspecials; k++) {
         PyMem_Free((void *)self->specials[k].bytes);
@@ -759,7 +759,7 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
     self->ids_cap = 1 << 12;
     self->ids = PyMem_RawMalloc(self->ids_cap * sizeof(int64_t));
     self->scratch = PyMem_RawMalloc(sizeof(Scratch));
-    self->front = PyMem_RawCalloc((size_t)1 << FRONT_BITS, sizeof(FrontSlot));
+    self->front = bpe_calloc_written((size_t)1 << FRONT_BITS, sizeof(FrontSlot)); /* each thread's own */
     self->seen = PyMem_RawCalloc((size_t)1 << (SEEN_BITS - 6), sizeof(uint64_t));
     self->lock = PyThread_allocate_lock();
     if (self->ids == NULL || self->scratch == NULL || self->front == NULL || self->seen == NULL || self->lock == NULL || bpe_map_init(&self->cache, 1 << 12) < 0) {
