@@ -78,24 +78,34 @@ class PretokenCounts:
         self.special_tokens = tuple(validate_special_tokens(special_tokens))
         self.documents = documents
         self.input_bytes = input_bytes
-        # at least one of the two: the compact form (to add, to ship) or the lists (to train)
+        # at least one of three: the compact form (to add, to ship), the table counting made
+        # (to train from without an object per pre-token), or the lists
         self._chunk: ChunkCounts | None = chunk if chunk is not None else ChunkCounts(None, {}, 0)
+        self._table: CountTable | None = None
         self._items: tuple[list[bytes], list[int]] | None = None
         self._arrays: tuple[bytes, bytes] | None = None  # lengths and counts of _items, when made in C
         self.invalid_bytes = self._chunk.invalid
 
     @classmethod
     def from_table(cls, table: CountTable, **meta: Any) -> PretokenCounts:
-        """Counts from the accumulator training adds chunks into (which may then be dropped)."""
+        """Counts from the accumulator training adds chunks into (kept until the lists are
+        made: `packed_words` reads it)."""
         counts = cls(**meta)
         counts._chunk = None
-        counts._items = table.items()
-        counts._arrays = table.arrays()
+        counts._table = table
         counts.invalid_bytes = table.invalid
         return counts
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (e.g. for a Dask worker): the compact form or the lists, not the native table."""
+        if self._table is not None:
+            self.chunk()
+        return {**self.__dict__, "_table": None}
+
     def chunk(self) -> ChunkCounts:
         """The counts in the compact form workers send (packed where the native counter is built)."""
+        if self._chunk is None and self._table is not None:
+            self._chunk = self._table.chunk()
         if self._chunk is None:
             words, counts = self.items()
             if native_module() is not None:
@@ -134,23 +144,35 @@ class PretokenCounts:
     def items(self) -> tuple[list[bytes], list[int]]:
         """``(pre-tokens, counts)``, every distinct pre-token once (in no set order)."""
         if self._items is None:
-            table = CountTable()
-            table.add(self.chunk())
+            table = self._table
+            if table is None:
+                table = CountTable()
+                table.add(self.chunk())
             self._items = table.items()
             self._arrays = table.arrays()
+            self._table = None  # the lists stand for it now (and take the memory)
         return self._items
 
     def lengths_and_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """The length and count of each pre-token of `items`, in its order, as int64 arrays
-        (from a native table, made in C: no object per pre-token, half a second less on
-        7.5 million of them)."""
+        """The length and count of each pre-token, in the order of `items` (and of
+        `packed_words`), as int64 arrays: from a native table, made in C (no object per
+        pre-token, half a second less on 7.5 million of them)."""
         import numpy as np  # only here: counting alone does not load numpy
 
-        words, counts = self.items()
-        if self._arrays is not None:
-            lengths, occurrences = self._arrays
-            return np.frombuffer(lengths, np.int64), np.frombuffer(occurrences, np.int64)
-        return np.fromiter(map(len, words), np.int64, len(words)), np.array(counts, dtype=np.int64)
+        arrays = self._table.arrays() if self._table is not None else None
+        if arrays is None:
+            words, counts = self.items()
+            arrays = self._arrays
+            if arrays is None:
+                return np.fromiter(map(len, words), np.int64, len(words)), np.array(counts, dtype=np.int64)
+        return np.frombuffer(arrays[0], np.int64), np.frombuffer(arrays[1], np.int64)
+
+    def packed_words(self) -> tuple[bytes, bytes, bytes] | None:
+        """``(every pre-token's bytes one after another, lengths, counts)``, the last two as
+        int64 bytes, in the order of `items`: while the native table counting made is still
+        here (`items` not called yet), else None. The merge kernel reads them as they are
+        (`core.train.merge.PackedWords`): no Python object per pre-token."""
+        return self._table.packed_words() if self._table is not None else None
 
     def as_dict(self) -> dict[bytes, int]:
         return dict(zip(*self.items()))

@@ -255,6 +255,14 @@ Counts_add(Counts *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* Every pre-token's bytes one after another, in first-seen order (the key arena as it is:
+ * keys are appended as they are first seen). */
+static PyObject *
+Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyBytes_FromStringAndSize((const char *)self->map.keys, (Py_ssize_t)self->map.keys_len);
+}
+
 /* (lengths, counts): int64 bytes of each pre-token's length and count, in first-seen order
  * (the order of items()): the statistics of millions of pre-tokens with no object each. */
 static PyObject *
@@ -325,6 +333,7 @@ static PyMethodDef Counts_methods[] = {
     {"add", (PyCFunction)Counts_add, METH_O, "add the counts of another Counts"},
     {"items", (PyCFunction)Counts_items, METH_NOARGS, "(pre-tokens, counts), in first-seen order"},
     {"arrays", (PyCFunction)Counts_arrays, METH_NOARGS, "(lengths, counts) as int64 bytes, in the order of items()"},
+    {"keys", (PyCFunction)Counts_keys, METH_NOARGS, "every pre-token's bytes one after another, in the order of items()"},
     {NULL, NULL, 0, NULL},
 };
 

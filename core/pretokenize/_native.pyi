@@ -26,6 +26,8 @@ class Counts:
         """The pre-tokens and their counts, in the order first seen."""
     def arrays(self) -> tuple[bytes, bytes]:
         """The pre-tokens' lengths and counts as int64 bytes, in the order of `items`."""
+    def keys(self) -> bytes:
+        """Every pre-token's bytes one after another, in the order of `items`."""
     def __len__(self) -> int: ...
 
 def pretokenize(data: bytes, pattern: int) -> list[bytes]:

@@ -168,6 +168,14 @@ class CountTable:
         packed = self._native.packed() if self._native is not None else None
         return ChunkCounts(packed, dict(self._dict) if self._dict else None, self.invalid)
 
+    def packed_words(self) -> tuple[bytes, bytes, bytes] | None:
+        """``(every pre-token's bytes one after another, lengths, counts)`` in the order of
+        `items`, the last two as int64 bytes, made in C (no object per pre-token) — or None
+        unless every count is in the native table."""
+        if self._native is None or self._dict:
+            return None
+        return (self._native.keys(), *self._native.arrays())
+
     def arrays(self) -> tuple[bytes, bytes] | None:
         """The length and count of each pre-token of `items`, in its order, as int64 bytes
         made in C — or None unless every count is in the native table."""

@@ -454,6 +454,106 @@ count_group(int64_t c)
     return c > 0 ? __builtin_clzll((unsigned long long)c) : 64;
 }
 
+/* The words and counts MergeState starts from: two lists (bytes, int), or packed — every
+ * word's bytes one after another, with the words' lengths and counts as int64 buffers —
+ * as the native pre-token table gives them (no Python object per word). Read in order,
+ * each pass from the start (word_source_rewind). */
+typedef struct {
+    PyObject *words, *counts; /* the lists, or NULL when packed */
+    Py_buffer blob, lengths, packed_counts;
+    Py_ssize_t n;
+    Py_ssize_t at; /* packed: where the next word starts in blob */
+} WordSource;
+
+static void
+word_source_close(WordSource *ws)
+{
+    if (ws->words == NULL) {
+        if (ws->blob.obj) PyBuffer_Release(&ws->blob);
+        if (ws->lengths.obj) PyBuffer_Release(&ws->lengths);
+        if (ws->packed_counts.obj) PyBuffer_Release(&ws->packed_counts);
+    }
+}
+
+/* 0, or -1 with an exception set (and nothing to close). */
+static int
+word_source_open(WordSource *ws, PyObject *words, PyObject *counts)
+{
+    memset(ws, 0, sizeof(*ws));
+    if (PyList_Check(words)) {
+        if (!PyList_Check(counts)) {
+            PyErr_SetString(PyExc_TypeError, "counts must be a list when words are");
+            return -1;
+        }
+        ws->words = words;
+        ws->counts = counts;
+        ws->n = PyList_GET_SIZE(words);
+        if (PyList_GET_SIZE(counts) != ws->n) {
+            PyErr_Format(PyExc_ValueError, "words and counts differ in length (%zd and %zd)", ws->n,
+                         PyList_GET_SIZE(counts));
+            return -1;
+        }
+        return 0;
+    }
+    if (!PyTuple_Check(words) || PyTuple_GET_SIZE(words) != 2) {
+        PyErr_SetString(PyExc_TypeError, "words must be a list of bytes or a (bytes, int64 lengths) pair");
+        return -1;
+    }
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(words, 0), &ws->blob, PyBUF_SIMPLE) < 0) {
+        return -1;
+    }
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(words, 1), &ws->lengths, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&ws->blob);
+        return -1;
+    }
+    if (PyObject_GetBuffer(counts, &ws->packed_counts, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&ws->blob);
+        PyBuffer_Release(&ws->lengths);
+        return -1;
+    }
+    ws->n = ws->lengths.len / (Py_ssize_t)sizeof(int64_t);
+    if (ws->lengths.len % (Py_ssize_t)sizeof(int64_t) != 0 || ws->packed_counts.len != ws->lengths.len) {
+        word_source_close(ws);
+        PyErr_SetString(PyExc_ValueError, "packed words need int64 lengths and as many int64 counts");
+        return -1;
+    }
+    return 0;
+}
+
+static void
+word_source_rewind(WordSource *ws)
+{
+    ws->at = 0;
+}
+
+/* Word i (the words are read in order): its bytes, length and count. 0, or -1 with an
+ * exception set. */
+static int
+word_source_next(WordSource *ws, Py_ssize_t i, const unsigned char **bytes, Py_ssize_t *len, long long *count)
+{
+    if (ws->words != NULL) {
+        PyObject *w = PyList_GET_ITEM(ws->words, i);
+        if (!PyBytes_Check(w)) {
+            PyErr_Format(PyExc_TypeError, "words[%zd] must be bytes, not %.100s", i, Py_TYPE(w)->tp_name);
+            return -1;
+        }
+        *bytes = (const unsigned char *)PyBytes_AS_STRING(w);
+        *len = PyBytes_GET_SIZE(w);
+        *count = PyLong_AsLongLong(PyList_GET_ITEM(ws->counts, i));
+        return *count == -1 && PyErr_Occurred() ? -1 : 0;
+    }
+    int64_t length = ((const int64_t *)ws->lengths.buf)[i];
+    if (length < 0 || length > ws->blob.len - ws->at) {
+        PyErr_Format(PyExc_ValueError, "packed word %zd runs past the end of the words' bytes", i);
+        return -1;
+    }
+    *bytes = (const unsigned char *)ws->blob.buf + ws->at;
+    *len = (Py_ssize_t)length;
+    *count = ((const int64_t *)ws->packed_counts.buf)[i];
+    ws->at += (Py_ssize_t)length;
+    return 0;
+}
+
 static int
 MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 {
@@ -463,9 +563,9 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     Py_ssize_t max_token_length = 0;
     long long min_frequency = 0;
     Py_buffer forced = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!O!|$nLy*:MergeState", kwlist, &PyList_Type,
-                                     &words, &PyList_Type, &counts_list, &PyList_Type, &token_list,
-                                     &max_token_length, &min_frequency, &forced)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*:MergeState", kwlist, &words, &counts_list,
+                                     &PyList_Type, &token_list, &max_token_length, &min_frequency,
+                                     &forced)) {
         return -1;
     }
     if (forced.buf != NULL) {
@@ -491,16 +591,16 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_RuntimeError, "MergeState is already initialized");
         return -1;
     }
-    Py_ssize_t n = PyList_GET_SIZE(words);
-    if (PyList_GET_SIZE(counts_list) != n) {
-        PyErr_Format(PyExc_ValueError, "words and counts differ in length (%zd and %zd)", n,
-                     PyList_GET_SIZE(counts_list));
+    WordSource source;
+    if (word_source_open(&source, words, counts_list) < 0) {
         return -1;
     }
+    Py_ssize_t n = source.n;
     Py_ssize_t ntok = PyList_GET_SIZE(token_list);
     if (ntok < 256 || ntok > INT32_MAX / 2) {
         PyErr_Format(PyExc_ValueError, "token_bytes must hold at least the 256 byte tokens, got %zd",
                      ntok);
+        word_source_close(&source);
         return -1;
     }
     s->captokens = ntok + 1024;
@@ -512,6 +612,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     if (s->tokens == NULL || s->prefixes == NULL || s->neighbours == NULL || s->touched == NULL ||
         s->pending == NULL) {
         PyErr_NoMemory();
+        word_source_close(&source);
         return -1;
     }
     for (Py_ssize_t i = 0; i < ntok; i++) {
@@ -519,6 +620,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         if (!PyBytes_Check(t)) {
             PyErr_Format(PyExc_TypeError, "token_bytes[%zd] must be bytes, not %.100s", i,
                          Py_TYPE(t)->tp_name);
+            word_source_close(&source);
             return -1;
         }
         Py_INCREF(t);
@@ -536,6 +638,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     int64_t *counts = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     if (counts == NULL) {
         PyErr_NoMemory();
+        word_source_close(&source);
         return -1;
     }
     /* words and tokens per group (at index group + 1), then where each group starts in
@@ -546,20 +649,16 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     /* every pair count and every tokens_removed is at most this total, so int64 holds
      * them all when it does */
     int64_t total = 0;
+    word_source_rewind(&source);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *w = PyList_GET_ITEM(words, i);
-        if (!PyBytes_Check(w)) {
-            PyErr_Format(PyExc_TypeError, "words[%zd] must be bytes, not %.100s", i,
-                         Py_TYPE(w)->tp_name);
+        const unsigned char *bytes;
+        Py_ssize_t len;
+        long long c;
+        if (word_source_next(&source, i, &bytes, &len, &c) < 0) {
             goto fail;
         }
-        Py_ssize_t len = PyBytes_GET_SIZE(w);
         if (len > INT32_MAX) {
             PyErr_Format(PyExc_OverflowError, "words[%zd] is too long", i);
-            goto fail;
-        }
-        long long c = PyLong_AsLongLong(PyList_GET_ITEM(counts_list, i));
-        if (c == -1 && PyErr_Occurred()) {
             goto fail;
         }
         if (c < 0) {
@@ -594,9 +693,14 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     s->nwords = nwords;
     /* second pass: each word's record and tokens, the next ones of its group (a stable
      * counting sort): visiting words in index order reads the arena forwards */
+    word_source_rewind(&source);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *w = PyList_GET_ITEM(words, i);
-        Py_ssize_t len = PyBytes_GET_SIZE(w);
+        const unsigned char *src;
+        Py_ssize_t len;
+        long long c;
+        if (word_source_next(&source, i, &src, &len, &c) < 0) { /* read before: cannot fail */
+            goto fail;
+        }
         if (len < 2) {
             continue;
         }
@@ -606,7 +710,6 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         r->start = group_arena[g];
         r->len = (int32_t)len;
         group_arena[g] += len;
-        const unsigned char *src = (const unsigned char *)PyBytes_AS_STRING(w);
         int32_t *dst = s->arena + r->start;
         for (Py_ssize_t j = 0; j < len; j++) {
             dst[j] = src[j];
@@ -614,6 +717,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     }
     PyMem_Free(counts);
     counts = NULL;
+    word_source_close(&source);
 
     /* the pairs of bytes, counted in a direct table (no hashing), then moved to the map */
     PairEntry *byte_pairs = PyMem_Calloc(65536, sizeof(PairEntry));
@@ -671,6 +775,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 
 fail:
     PyMem_Free(counts);
+    word_source_close(&source);
     return -1;
 fail_byte_pairs:
     for (int32_t k = 0; k < 65536; k++) {

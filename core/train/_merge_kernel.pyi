@@ -5,16 +5,18 @@ class MergeState:
 
     def __init__(
         self,
-        words: list[bytes],
-        counts: list[int],
+        words: list[bytes] | tuple[bytes, bytes],
+        counts: list[int] | bytes,
         token_bytes: list[bytes],
         *,
         max_token_length: int = 0,
         min_frequency: int = 0,
         forced: bytes = b"",
     ) -> None:
-        """``max_token_length`` 0: no limit; ``forced``: native int32 (left, right) id pairs
-        merged first, in order (``array('i', ...).tobytes()``)."""
+        """``words`` and ``counts``: lists, or packed (`core.train.merge.PackedWords`): the
+        words' bytes one after another with their native int64 lengths, and native int64
+        counts. ``max_token_length`` 0: no limit; ``forced``: native int32 (left, right) id
+        pairs merged first, in order (``array('i', ...).tobytes()``)."""
     def step(self, max_merges: int) -> tuple[bytes, bytes, bytes, bytes, bytes]:
         """Run up to ``max_merges`` merges: five columns of native int64 values (left ids,
         right ids, new ids, counts, tokens removed); empty columns when no pair is left."""

@@ -32,8 +32,9 @@ import heapq
 import os
 import time
 from array import array
+from itertools import accumulate
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 if TYPE_CHECKING:
     import numpy as np
@@ -121,9 +122,29 @@ MergeColumns = tuple["array[int]", "array[int]", "array[int]", "array[int]", "ar
 """One batch of merges as columns ``(left_ids, right_ids, new_ids, counts, tokens_removed)``."""
 
 
+class PackedWords(NamedTuple):
+    """Words and their counts as a native pre-token table gives them
+    (`core.pretokenize.counting.CountTable.packed_words`): every word's bytes one after
+    another, and each word's length and count as native int64 — no Python object per word,
+    which for millions of words is a second saved before merging starts."""
+
+    blob: bytes
+    lengths: bytes
+    counts: bytes
+
+    def unpacked(self) -> tuple[list[bytes], list[int]]:
+        """``(words, counts)`` as lists."""
+        lengths, counts = array("q"), array("q")
+        lengths.frombytes(self.lengths)
+        counts.frombytes(self.counts)
+        blob = self.blob
+        words = [blob[end - n : end] for end, n in zip(accumulate(lengths), lengths)]
+        return words, counts.tolist()
+
+
 def merge_pairs(
-    words: list[bytes],
-    counts: list[int],
+    words: list[bytes] | PackedWords,
+    counts: list[int] | None,
     token_bytes: list[bytes],
     num_merges: int,
     *,
@@ -143,17 +164,29 @@ def merge_pairs(
     is ``"1"``; otherwise (no C compiler at install time, or counts whose sum does not fit
     in 64 bits) the Python loop runs. ``words`` are left unchanged either way (the Python
     loop works on a copy). Each count and tokens_removed must fit in 64 bits (``array('q')``).
+    ``words`` may also be a `PackedWords` (with ``counts`` None), which the kernel reads as
+    it is.
     """
     python_loop = functools.partial(
         merge_pairs_python, max_token_length=max_token_length, min_frequency=min_frequency, forced=forced
     )
+    def lists() -> tuple[list[bytes], list[int]]:
+        if isinstance(words, PackedWords):
+            return words.unpacked()
+        assert counts is not None
+        return list(words), counts
+
     if _MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
-        yield from _as_batches(python_loop(list(words), counts, token_bytes, num_merges))
+        yield from _as_batches(python_loop(*lists(), token_bytes, num_merges))
         return
+    kernel_words: list[bytes] | tuple[bytes, bytes] = words if not isinstance(words, PackedWords) else (
+        words.blob, words.lengths)
+    kernel_counts: list[int] | bytes = words.counts if isinstance(words, PackedWords) else cast("list[int]", counts)
     try:
-        state = _MergeState(words, counts, token_bytes, **_kernel_options(max_token_length, min_frequency, forced))
+        state = _MergeState(kernel_words, kernel_counts, token_bytes,
+                            **_kernel_options(max_token_length, min_frequency, forced))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
-        yield from _as_batches(python_loop(list(words), counts, token_bytes, num_merges))
+        yield from _as_batches(python_loop(*lists(), token_bytes, num_merges))
         return
     remaining = num_merges
     while remaining > 0:

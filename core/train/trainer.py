@@ -40,7 +40,7 @@ from core.events import (
     TrainEvent,
     initial_token_bytes,
 )
-from core.train.merge import merge_pairs
+from core.train.merge import PackedWords, merge_pairs
 from core.train.options import InitialTokenizer, TrainOptions, check_train_options
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
@@ -393,20 +393,29 @@ def _train(counting: Counting, vocab_size: int, train_options: TrainOptions) -> 
 def _train_from_counts(
     counts: PretokenCounts, vocab_size: int, specials: list[str], train_options: TrainOptions
 ) -> Generator[BatchedTrainEvent]:
-    words, word_counts = counts.items()
     # the statistics in numpy: with millions of distinct pre-tokens, Python's sort and sums
     # took a second (7.5M on 500 MB)
     lengths, occurrences = counts.lengths_and_counts()
+    longest = int(lengths.argmax()) if len(lengths) else -1
+    packed = counts.packed_words()  # the native table's: no Python object per pre-token
+    words: list[bytes] | PackedWords
+    if packed is not None:
+        words, word_counts = PackedWords(*packed), None
+        start = int(lengths[:longest].sum())
+        longest_pretoken = words.blob[start : start + int(lengths[longest])] if longest >= 0 else b""
+    else:
+        words, word_counts = counts.items()
+        longest_pretoken = words[longest] if longest >= 0 else b""
     frequencies = array("q", np.sort(occurrences)[::-1].tobytes())
     corpus_bytes = int(lengths @ occurrences)
     corpus_tokens = corpus_bytes
     yield CountingDone(
-        distinct=len(words),
+        distinct=len(lengths),
         total=int(occurrences.sum()),
         invalid_bytes=counts.invalid_bytes,
         corpus_bytes=corpus_bytes,
         frequencies=frequencies,
-        longest_pretoken=words[int(lengths.argmax())] if words else b"",
+        longest_pretoken=longest_pretoken,
         documents=counts.documents,
         input_bytes=counts.input_bytes,
     )

@@ -6,6 +6,7 @@ Both counting paths run (the native pre-tokenizer and ``BPE_STUDIO_PURE_PYTHON=1
 
 from __future__ import annotations
 
+import pickle
 import random
 import struct
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 import core
 from core import PretokenCounts
 from core.errors import FormatError
+from core.train.merge import PackedWords
 from core.train.reference import count_invalid_bytes as reference_invalid
 from core.train.reference import count_pretokens as reference_counts
 from core.train.reference import read_corpus
@@ -51,6 +53,23 @@ def test_counts_and_training_from_them_equal_the_oracle(tmp_path, path_kind, dat
     loaded = PretokenCounts.from_pairs(counts.as_dict())  # no native table: made from the lists
     assert [a.tolist() for a in loaded.lengths_and_counts()] == [[len(w) for w in loaded.items()[0]], loaded.items()[1]]
     assert core.train_bpe_from_counts(counts, vocab) == train_bpe_reference(path, vocab, [EOT])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_counts_fresh_from_the_native_table_pack_pickle_and_list_alike(tmp_path, workers) -> None:
+    pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    path = tmp_path / "c.txt"
+    path.write_bytes(_corpus(2))
+    counts = core.count_pretokens(path, [EOT], workers=workers, chunk_size=4096)
+    packed = counts.packed_words()  # the table counting made, before the lists are made
+    assert packed is not None
+    lengths, occurrences = counts.lengths_and_counts()
+    shipped = pickle.loads(pickle.dumps(counts))  # as to a Dask worker: no native table in it
+    unpacked = PackedWords(*packed).unpacked()
+    assert unpacked == counts.items() == shipped.items()
+    assert dict(zip(*unpacked)) == dict(reference_counts(path, [EOT]))
+    assert lengths.tolist() == [len(w) for w in unpacked[0]] and occurrences.tolist() == unpacked[1]
+    assert counts.packed_words() is None  # the lists stand for the table now
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import core
 import core.train.merge
-from core.train.merge import KERNEL_BATCH, MergeColumns, merge_pairs, merge_pairs_python
+from core.train.merge import KERNEL_BATCH, MergeColumns, PackedWords, merge_pairs, merge_pairs_python
 
 try:
     from core.train._merge_kernel import MergeState
@@ -97,6 +97,35 @@ def test_kernel_equals_python_loop(
     )
     assert got == expected
     assert kernel_tokens == python_tokens
+
+
+def _packed(words: list[bytes], counts: list[int]) -> PackedWords:
+    return PackedWords(b"".join(words), array("q", map(len, words)).tobytes(), array("q", counts).tobytes())
+
+
+@settings(max_examples=200, deadline=None)
+@given(table=word_tables, num_merges=st.integers(0, 80), pure=st.booleans())
+def test_packed_words_give_the_merges_of_the_lists(table: dict[bytes, int], num_merges: int, pure: bool) -> None:
+    # the native count table's form (CountTable.packed_words): the kernel reads it as it
+    # is; the Python loop unpacks it
+    words, counts = list(table), list(table.values())
+    expected = list(merge_pairs_python(list(words), list(counts), list(BYTE_TOKENS), num_merges))
+    tokens = list(BYTE_TOKENS)
+    with pytest.MonkeyPatch.context() as patch:
+        if pure:
+            patch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+        got = rows(merge_pairs(_packed(words, counts), None, tokens, num_merges), tokens)
+    assert got == expected
+
+
+def test_packed_words_that_do_not_add_up_are_refused() -> None:
+    lengths, counts = array("q", [2, 3]).tobytes(), array("q", [1, 1]).tobytes()
+    with pytest.raises(ValueError, match="runs past the end"):
+        MergeState((b"abcd", lengths), counts, list(BYTE_TOKENS))  # 2 + 3 bytes of 4
+    with pytest.raises(ValueError, match="as many int64 counts"):
+        MergeState((b"abcde", lengths), counts[:8], list(BYTE_TOKENS))
+    with pytest.raises(TypeError, match="words must be"):
+        MergeState(b"abcde", counts, list(BYTE_TOKENS))
 
 
 @settings(max_examples=100, deadline=None)
