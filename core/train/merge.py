@@ -152,7 +152,8 @@ def merge_pairs(
     min_frequency: int = 1,
     forced: Sequence[tuple[int, int]] = (),
 ) -> Iterator[MergeColumns]:
-    """Run up to ``num_merges`` merges; yield them in batches of columns.
+    """Run up to ``num_merges`` merges: their batches of columns. (The kernel starts at
+    once, reading the words; the merges run as the batches are taken.)
 
     Each batch is ``(left_ids, right_ids, new_ids, counts, tokens_removed)``, five
     ``array('q')`` of one value per merge, in order: the merges `merge_pairs_python` yields
@@ -170,6 +171,7 @@ def merge_pairs(
     python_loop = functools.partial(
         merge_pairs_python, max_token_length=max_token_length, min_frequency=min_frequency, forced=forced
     )
+
     def lists() -> tuple[list[bytes], list[int]]:
         if isinstance(words, PackedWords):
             return words.unpacked()
@@ -177,8 +179,7 @@ def merge_pairs(
         return list(words), counts
 
     if _MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
-        yield from _as_batches(python_loop(*lists(), token_bytes, num_merges))
-        return
+        return _as_batches(python_loop(*lists(), token_bytes, num_merges))
     kernel_words: list[bytes] | tuple[bytes, bytes] = words if not isinstance(words, PackedWords) else (
         words.blob, words.lengths)
     kernel_counts: list[int] | bytes = words.counts if isinstance(words, PackedWords) else cast("list[int]", counts)
@@ -186,8 +187,13 @@ def merge_pairs(
         state = _MergeState(kernel_words, kernel_counts, token_bytes,
                             **_kernel_options(max_token_length, min_frequency, forced))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
-        yield from _as_batches(python_loop(*lists(), token_bytes, num_merges))
-        return
+        return _as_batches(python_loop(*lists(), token_bytes, num_merges))
+    # the kernel has its own copy: the words are not held while it merges (a generator
+    # would keep this call's arguments to its end)
+    return _kernel_batches(state, num_merges)
+
+
+def _kernel_batches(state: MergeState, num_merges: int) -> Iterator[MergeColumns]:
     remaining = num_merges
     while remaining > 0:
         columns = state.step(min(KERNEL_BATCH, remaining))

@@ -425,10 +425,12 @@ def _train_from_counts(
     num_merges = vocab_size - len(token_bytes)  # an initial tokenizer's merges included
     initial = train_options.initial
     rank = 0
-    for lefts, rights, new_ids, pair_counts, removed in merge_pairs(
+    batches = merge_pairs(
         words, word_counts, token_bytes, num_merges, max_token_length=train_options.max_token_length,
         min_frequency=train_options.min_frequency, forced=initial.forced if initial else (),
-    ):
+    )
+    del words, word_counts, packed  # the kernel has its own copy: not held while it merges
+    for lefts, rights, new_ids, pair_counts, removed in batches:
         # all at C speed: no Python work per merge
         after = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))
         del after[0]
