@@ -125,7 +125,7 @@ class ShareCounter:
             while not self.stop.is_set():
                 with self._cond:
                     share, task = self._next_task(share)
-                if task is None:
+                if share is None or task is None:
                     return
                 text_bytes, documents = self._count_task(task, share.tally)
                 with self._cond:
@@ -143,12 +143,13 @@ class ShareCounter:
                 self.stop.set()
                 self._cond.notify_all()
 
-    def _next_task(self, share: _Share | None) -> tuple[_Share, Task | None]:
-        """The next task for the thread whose last share is ``share`` (the lock is held)."""
+    def _next_task(self, share: _Share | None) -> tuple[_Share | None, Task | None]:
+        """The next task for the thread whose last share is ``share``, and the share it is
+        of; ``(None, None)`` when there is none left (the lock is held)."""
         if share is None or not share.todo:
             share = self._take_share(share) or self._steal()
             if share is None:
-                return _Share(deque(), self._new_tally()), None
+                return None, None
         self._cut_front(share)
         return share, share.take_front()
 
