@@ -1,8 +1,8 @@
 """Counting a corpus's documents in parallel, in order, stopping at the cap.
 
 `count_documents` hands the tasks of `core.corpus.documents` to workers
-(`core.corpus.shares`, `core.corpus.scheduler`) and yields the results in the tasks' order. Which workers is
-decided in one place, `worker_threads_suit`:
+(`core.corpus.shares`, `core.corpus.scheduler`) and yields the results in the tasks'
+order. Which workers is decided in one place, `worker_threads_suit`:
 
 - text counted by the native pre-tokenizer (plain or compressed files): threads of this
   process, which scan without the GIL, each counting a contiguous share of the tasks into
