@@ -186,9 +186,10 @@ class ShareCounter:
         stolen: deque[Task] = deque()
         moved = 0
         while len(victim.todo) > 1 and moved < victim.left:  # whole tasks from the back, up to half
-            moved += _work(victim.todo[-1])
-            victim.left -= _work(victim.todo[-1])
-            stolen.appendleft(victim.todo.pop())
+            task = victim.todo.pop()
+            moved += _work(task)
+            victim.left -= _work(task)
+            stolen.appendleft(task)
         if not stolen:
             halves = self._cut(victim.todo[0], victim.todo[0].input_bytes // 2)
             if halves is None:
@@ -283,7 +284,7 @@ class ShareCounter:
 def _work(task: Task) -> int:
     """The bytes to count in a task: its text if read from a stream (whose input bytes are
     compressed, and come unevenly as the stream is read), else its input bytes."""
-    return len(task.data) if isinstance(task, Block) else task.input_bytes
+    return _text_held(task) if isinstance(task, Block) else task.input_bytes
 
 
 def _text_held(task: Task) -> int:

@@ -395,17 +395,22 @@ def _train_from_counts(
 ) -> Generator[BatchedTrainEvent]:
     # the statistics in numpy: with millions of distinct pre-tokens, Python's sort and sums
     # took a second (7.5M on 500 MB)
-    lengths, occurrences = counts.lengths_and_counts()
-    longest = int(lengths.argmax()) if len(lengths) else -1
     packed = counts.packed_words()  # the native table's: no Python object per pre-token
     words: list[bytes] | PackedWords
     if packed is not None:
         words, word_counts = PackedWords(*packed), None
-        start = int(lengths[:longest].sum())
-        longest_pretoken = words.blob[start : start + int(lengths[longest])] if longest >= 0 else b""
+        lengths, occurrences = np.frombuffer(words.lengths, np.int64), np.frombuffer(words.counts, np.int64)
     else:
         words, word_counts = counts.items()
-        longest_pretoken = words[longest] if longest >= 0 else b""
+        lengths, occurrences = counts.lengths_and_counts()
+    longest = int(lengths.argmax()) if len(lengths) else -1
+    if longest < 0:
+        longest_pretoken = b""
+    elif isinstance(words, PackedWords):
+        start = int(lengths[:longest].sum())
+        longest_pretoken = words.blob[start : start + int(lengths[longest])]
+    else:
+        longest_pretoken = words[longest]
     frequencies = array("q", np.sort(occurrences)[::-1].tobytes())
     corpus_bytes = int(lengths @ occurrences)
     corpus_tokens = corpus_bytes
@@ -429,7 +434,8 @@ def _train_from_counts(
         words, word_counts, token_bytes, num_merges, max_token_length=train_options.max_token_length,
         min_frequency=train_options.min_frequency, forced=initial.forced if initial else (),
     )
-    del words, word_counts, packed  # the kernel has its own copy: not held while it merges
+    # the kernel has its own copy: the words and their arrays are not held while it merges
+    del words, word_counts, packed, lengths, occurrences
     for lefts, rights, new_ids, pair_counts, removed in batches:
         # all at C speed: no Python work per merge
         after = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))
