@@ -105,8 +105,8 @@ def _scan(counter: Counts, data: bytes, scanner: int, special_tokens: Sequence[s
 
 
 class NativeTally:
-    """One native table that a run of consecutive chunks is counted into, in order (by one
-    worker thread; `core.corpus.counting`): one table to add up per run instead of one per
+    """One native table that a share of consecutive chunks is counted into, in order (by one
+    worker thread; `core.corpus.shares`): one table to add up per share instead of one per
     chunk, the packed form made once. Adding tables is most of the counting's work not done
     in parallel (it holds the GIL) and grows with each table's distinct pre-tokens; chunks in
     order, so the first-seen order of the whole corpus is kept.
