@@ -526,8 +526,8 @@ word_source_rewind(WordSource *ws)
     ws->at = 0;
 }
 
-/* Word i (the words are read in order): its bytes, length and count. 0, or -1 with an
- * exception set. */
+/* Word i (the words are read in order): its bytes, length and (unless count is NULL)
+ * count. 0, or -1 with an exception set. */
 static int
 word_source_next(WordSource *ws, Py_ssize_t i, const unsigned char **bytes, Py_ssize_t *len, long long *count)
 {
@@ -539,6 +539,9 @@ word_source_next(WordSource *ws, Py_ssize_t i, const unsigned char **bytes, Py_s
         }
         *bytes = (const unsigned char *)PyBytes_AS_STRING(w);
         *len = PyBytes_GET_SIZE(w);
+        if (count == NULL) {
+            return 0;
+        }
         *count = PyLong_AsLongLong(PyList_GET_ITEM(ws->counts, i));
         return *count == -1 && PyErr_Occurred() ? -1 : 0;
     }
@@ -549,7 +552,9 @@ word_source_next(WordSource *ws, Py_ssize_t i, const unsigned char **bytes, Py_s
     }
     *bytes = (const unsigned char *)ws->blob.buf + ws->at;
     *len = (Py_ssize_t)length;
-    *count = ((const int64_t *)ws->packed_counts.buf)[i];
+    if (count != NULL) {
+        *count = ((const int64_t *)ws->packed_counts.buf)[i];
+    }
     ws->at += (Py_ssize_t)length;
     return 0;
 }
@@ -697,8 +702,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     for (Py_ssize_t i = 0; i < n; i++) {
         const unsigned char *src;
         Py_ssize_t len;
-        long long c;
-        if (word_source_next(&source, i, &src, &len, &c) < 0) { /* read before: cannot fail */
+        if (word_source_next(&source, i, &src, &len, NULL) < 0) { /* read before: cannot fail */
             goto fail;
         }
         if (len < 2) {
