@@ -360,9 +360,10 @@ def tokenizer_from_json(data: Any, where: str) -> tuple[Vocab, Merges, list[str]
     for key, raw_id in raw_vocab.items():
         key_where = f"{where}: key model.vocab[{key!r}]"
         vocab[ids.add(key, raw_id, key_where)] = decode_token_text(key, special_set, key_where)
+    model_ids = set(vocab)
     for tok, (n, raw_id) in added_ids.items():
         token_id = ids.check(tok, raw_id, f"{where}: key added_tokens[{n}]")
-        if token_id in vocab:
+        if token_id in model_ids:
             if vocab[token_id] != tok.encode("utf-8"):
                 raise FormatError(
                     f"{where}: key added_tokens[{n}]: {tok!r} has id {token_id}, which model.vocab gives "
