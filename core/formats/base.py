@@ -38,16 +38,19 @@ Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
 
 
-UNUSED_IDS_ALLOWED = 1024
-"""How many ids a tokenizer file may leave unused below its largest: a file of ``n``
-tokens has ids ``0 <= id < n + 1024``. tiktoken's ``cl100k_base`` leaves 16 unused
-(100256, 100261-100275); the bound keeps a hostile id (``-1``, ``10**20``) from wrapping
-in a ``uint16`` array or sizing anything by it."""
+UNUSED_IDS_ALLOWED = 1 << 17
+"""How many ids a tokenizer file may leave unused: a file of ``n`` tokens has ids
+``0 <= id < n + 131072``. Room for real gaps — tiktoken's ``cl100k_base`` leaves 16 ids
+unused (100256, 100261-100275), a special token may be placed at 70,000 — while a hostile
+id (``-1``, ``10**20``) can neither wrap in a ``uint16`` array nor size memory: whatever
+is sized by the largest id (a rank table, a count per id) stays within about 1 MB of
+int64 more than the file's own tokens need."""
 
 
 class TokenIds:
     """The ids of one tokenizer file, checked as they are read: each an integer in
-    ``0 .. count + UNUSED_IDS_ALLOWED - 1`` and given to one token only.
+    ``0 .. count + UNUSED_IDS_ALLOWED - 1`` and given to one token only. The one check
+    every loader puts each id through.
 
     ``ids = TokenIds(count=3)``; ``ids.add("a", 0, "vocab.json:2")`` -> ``0``;
     ``ids.add("b", 0, ...)`` -> ``FormatError: ...: tokens 'a' and 'b' both have id 0``.
@@ -65,14 +68,14 @@ class TokenIds:
         """``token_id`` if it is an integer in range (given twice or not).
 
         Raises:
-            FormatError: ``{where}: token '<s>' has id -1; ids must be integers from 0 to 1280 (...)``.
+            FormatError: ``{where}: token '<s>' has id -1; ids must be integers from 0 to 131328 (...)``.
         """
         if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < self.limit:
             place = where() if callable(where) else where
             raise FormatError(
                 f"{place}: token {_short(token)} has id {_short(token_id)}; ids must be integers from 0 to "
-                f"{self.limit - 1} (the file has {self.count} tokens, and may leave at most "
-                f"{UNUSED_IDS_ALLOWED} ids unused)"
+                f"{self.limit - 1:,} (the file has {self.count:,} tokens, and may leave at most "
+                f"{UNUSED_IDS_ALLOWED:,} ids unused)"
             )
         return token_id
 
