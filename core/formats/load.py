@@ -11,10 +11,15 @@
   ``encoding``/``pattern``/``special_tokens`` arguments, else from a
   ``tokenizer_config.json`` beside it, else from its name when that is a known tiktoken
   encoding (``cl100k_base.tiktoken``); with none of them it is refused, never guessed;
-- a Hugging Face ``tokenizer.json`` (any other file name: it is read as one).
+- a Hugging Face ``tokenizer.json`` (a file of another name is read as one if it is a JSON
+  object with a ``model``; any other file "is not a tokenizer file").
+
+Only regular files are read: a device or a FIFO is refused before it is opened. Every id
+is checked as it is read (`core.formats.base.TokenIds`).
 
 GPT-2 files take their pattern and special tokens from a ``tokenizer_config.json`` beside
-them when there is one. Without it the pattern is GPT-2's, and the special tokens are
+them when there is one, whose ``special_token_ids`` must agree with ``vocab.json`` (or
+``tokenizer.json``: `check_config_ids`). Without it the pattern is GPT-2's, and the special tokens are
 the tokens no merge makes (other than single bytes) — GPT-2's own files give
 ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has; a ``vocab.json`` key that GPT-2's byte
 map cannot spell (``<｜begin▁of▁sentence｜>``) is such a token's own text.
@@ -51,8 +56,8 @@ from core.formats.tiktoken_file import (
 from core.pretokenize.patterns import Pattern
 
 __all__ = [
-    "TokenizerFiles", "check_config_ids", "find_gpt2_pair", "load_gpt2_tokenizer", "load_tiktoken_tokenizer", "load_tokenizer_files",
-    "unreachable_tokens",
+    "TokenizerFiles", "check_config_ids", "find_gpt2_pair", "load_gpt2_tokenizer", "load_tiktoken_tokenizer",
+    "load_tokenizer_files", "unreachable_tokens",
 ]
 
 
