@@ -225,11 +225,21 @@ _EXPECTED = {"str": "text", "int": "a whole number", "float": "a number", "bool"
              "tuple[str, ...]": "a list of texts"}
 
 
-def _short(value: Any) -> str:
-    """``repr`` of a value from the file, cut short (it may be huge or deeply nested)."""
-    if isinstance(value, (dict, list)):
-        return f"a JSON {'object' if isinstance(value, dict) else 'list'}"
-    text = repr(value)
+def _short(value: Any, depth: int = 0) -> str:
+    """A value from the file as JSON, cut short: it may be huge or nested thousands deep.
+
+    ``[3, 12]`` -> ``"[3, 12]"``; ``[[[[[1]]]]]`` -> ``"[[[…]]]"``
+    """
+    if isinstance(value, dict):
+        parts = [f"{_short(k)}: {_short(v, depth + 1)}" for k, v in list(value.items())[:5]]
+        text = "{…}" if depth >= 2 else "{" + ", ".join(parts) + (", …" if len(value) > 5 else "") + "}"
+    elif isinstance(value, list):
+        parts = [_short(v, depth + 1) for v in value[:5]] if depth < 2 else []
+        text = "[…]" if depth >= 2 else "[" + ", ".join(parts) + (", …" if len(value) > 5 else "") + "]"
+    elif isinstance(value, str):
+        text = json.dumps(value[:61], ensure_ascii=False)
+    else:
+        text = json.dumps(value) if isinstance(value, bool) or value is None else repr(value)
     return text if len(text) <= 60 else text[:60] + "…"
 
 
