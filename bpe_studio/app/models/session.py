@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core.formats.atomic import atomic_output
+from core.formats.base import FormatError, file_kind, read_bytes
 
 FORMAT_NAME = "bpe-studio-session"
 FORMAT_VERSION = 1
@@ -351,7 +352,12 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+        raw = read_bytes(path)  # a FIFO or a device is refused unread: it could hang the window
+    except FormatError as e:  # the only one read_bytes raises: not a regular file
+        kind = file_kind(os.stat(path).st_mode)
+        raise SessionError(f"{path} is not a regular file ({kind}); choose a session file") from e
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
     except UnicodeDecodeError as e:
         raise SessionError(f"{path} is not a BPE Studio session file (not UTF-8 text)") from e
     except json.JSONDecodeError as e:

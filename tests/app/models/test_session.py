@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -198,3 +200,18 @@ def test_deep_nesting_and_odd_numbers_are_session_errors(tmp_path, damage: str) 
     path.write_text(text, encoding="utf-8")
     with pytest.raises(SessionError, match=r"deep\.bpesession"):
         load_session(path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_is_refused_without_waiting(tmp_path) -> None:  # noqa: ANN001
+    """Open session on a FIFO must not hang the window waiting for a writer."""
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "pipe.bpesession"
+    os.mkfifo(fifo)
+    code = ("from bpe_studio.app.models.session import load_session, SessionError\n"
+            f"try:\n    load_session({str(fifo)!r})\nexcept SessionError as e:\n    print(e)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])})
+    assert result.stdout.strip() == f"{fifo} is not a regular file (a FIFO); choose a session file"
