@@ -220,6 +220,7 @@ def _check_merges(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], so
 
 _INT64 = 2**63
 _INT32 = 2**31
+_SETTING_LIMITS = {"max_bytes": _INT32 * 1_000_000}  # shown in MB
 _NUMERIC_STATS = ("elapsed", "distinct", "total", "corpus_bytes", "invalid_bytes", "documents", "input_bytes")
 _LIST_STATS = ("frequency_ranks", "frequency_counts")
 _EXPECTED = {"str": "text", "int": "a whole number", "float": "a number", "bool": "true or false",
@@ -296,8 +297,9 @@ def _check_fields(data: dict[str, Any], source: str) -> None:
             kind = annotation.removesuffix(" | None")
             expected = _EXPECTED.get(kind, kind) + (" or null" if annotation != kind else "")
             raise damaged(f"settings.{f.name}", raw[f.name], expected)
-        if annotation.startswith("int") and raw[f.name] is not None and raw[f.name] >= _INT32 and f.name != "max_bytes":
-            raise damaged(f"settings.{f.name}", raw[f.name], f"below {_INT32:,}")
+        limit = _SETTING_LIMITS.get(f.name, _INT32)  # what the settings panel's spin boxes can show
+        if annotation.startswith("int") and raw[f.name] is not None and raw[f.name] >= limit:
+            raise damaged(f"settings.{f.name}", raw[f.name], f"below {limit:,}")
     for key in ("vocab", "merges"):
         if not isinstance(data.get(key), list):
             raise damaged(key, data.get(key), "a list")
