@@ -319,3 +319,18 @@ def test_a_broken_tokenizer_json_still_says_where(tmp_path: Path) -> None:
     other = tmp_path / "my.json"  # a tokenizer.json under another name is still read as one
     other.write_text(json.dumps(tiny_json(tmp_path)[1]), encoding="utf-8")
     assert Tokenizer.load(other).special_ids == {EOT: 257}
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+@pytest.mark.parametrize("tokenizer", ["/dev/zero", "notes"])
+def test_the_encode_command_says_it_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], tokenizer: str) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello\n", encoding="utf-8")
+    if tokenizer == "notes":
+        tokenizer = str(tmp_path / "notes.md")
+        Path(tokenizer).write_text("# my notes\n", encoding="utf-8")
+    out = tmp_path / "ids.npy"
+    assert main(["encode", str(corpus), "--tokenizer", tokenizer, "--out", str(out), "--workers", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and ("is not a regular file (a character device)" in err or "is not a tokenizer file" in err)
+    assert tokenizer in err and not out.exists()
