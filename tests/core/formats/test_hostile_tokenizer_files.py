@@ -93,7 +93,9 @@ def test_a_huge_rank_is_refused_fast_in_bounded_memory(tmp_path: Path, rank: str
         """
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert seconds < 5  # the load itself well under 2 s; the rest is starting Python and importing numpy
+    # the load itself takes milliseconds (measured in the next test); this bound is for a
+    # busy machine starting Python and importing numpy — the old code hit 1 GB in 3.5 s
+    assert seconds < 20
     message = result.stdout.strip()
     assert message.startswith("REFUSED") and f"{name}:257: token b'ab' has id" in message
     assert "ids must be integers from 0 to" in message and "\n" not in message
