@@ -270,10 +270,15 @@ def load_special_token_ids(path: str | os.PathLike[str]) -> dict[str, int] | Non
     ids = data.get("special_token_ids") if isinstance(data, dict) else None
     if ids is None:
         return None
-    if not isinstance(ids, dict) or not all(
-        isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids.values()
-    ):
+    if not isinstance(ids, dict):
         raise FormatError(f"{p}: key 'special_token_ids' must map each special token to a non-negative integer id")
+    for token, token_id in ids.items():
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
+            shown = repr(token_id) if len(repr(token_id)) <= 40 else repr(token_id)[:40] + "…"
+            raise FormatError(
+                f"{p}: key 'special_token_ids': token {token[:60]!r} has id {shown}; "
+                "each special token needs a non-negative integer id"
+            )
     specials, _ = load_tokenizer_config(p)
     if set(ids) != set(specials):
         raise FormatError(f"{p}: 'special_token_ids' and 'special_tokens' list different tokens")

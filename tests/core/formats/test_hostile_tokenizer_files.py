@@ -132,6 +132,10 @@ def test_a_huge_special_id_of_a_rank_file_is_refused(tmp_path: Path) -> None:
         Tokenizer.load(path.parent)
     with pytest.raises(FormatError, match=r"the special_tokens argument: token '<s>' has id -1"):
         Tokenizer.load(path, pattern="gpt2", special_tokens={"<s>": -1})
+    config["special_token_ids"] = {EOT: -1}
+    (path.parent / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(FormatError, match=r"tokenizer_config\.json: key 'special_token_ids': token '<\|endoftext\|>' has id -1"):
+        Tokenizer.load(path.parent)
     # a known encoding's ids are constants, not the file's: cl100k_base leaves 100256 unused
     assert Tokenizer.load(path, encoding="cl100k_base").special_ids[EOT] == 100257
 
