@@ -37,6 +37,7 @@ from bpe_studio.app.train.recent_files import RecentFiles
 from bpe_studio.app.train.trainer_options import InitialInfo, TrainerOptions
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings
+from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import format_bytes
 
@@ -165,6 +166,7 @@ class SettingsPanel(QWidget):
 
         self._on_pattern_choice()
         self._update_merges_hint()
+        guard_wheel(self)  # scrolling the panel over a setting must not change it
 
     # -- values --------------------------------------------------------------------------
 
