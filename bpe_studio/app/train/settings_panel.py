@@ -102,6 +102,7 @@ class SettingsPanel(QWidget):
         self.vocab_spin.valueChanged.connect(self._update_merges_hint)
         self.merges_hint = QLabel()
         self.merges_hint.setObjectName("hint")
+        self.merges_hint.setWordWrap(True)  # "too small: …" must not widen the column and shift the charts
 
         self.specials_edit = QPlainTextEdit("\n".join(DEFAULT_SPECIAL_TOKENS))
         self.specials_edit.setPlaceholderText("none (as on the command line) — e.g. <|endoftext|>, one per line")
