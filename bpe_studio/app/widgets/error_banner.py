@@ -14,8 +14,6 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QTabWidget, QToolButton, QWidget
 
-from bpe_studio.app.widgets.messages import as_sentence
-
 
 class ErrorBanner(QFrame):
     """A dismissible one-message banner; `show_error` and `show_info` set its text."""
@@ -84,7 +82,7 @@ class ErrorBanner(QFrame):
 
     def _show(self, message: str, kind: str) -> None:
         self.setProperty("kind", kind)
-        self._label.setText(as_sentence(message))
+        self._label.setText(message)
         self.style().unpolish(self)  # re-apply the style sheet's [kind=...] rule
         self.style().polish(self)
         self.show()
