@@ -3,12 +3,13 @@
 Bars: one colour per tokenizer, one group per source. Ladder: one line per tokenizer and
 source, bytes per token against vocabulary size — the colour says the tokenizer, the
 marker and dash say the source, and the legend lists each tokenizer and each source once.
-The legend sits in head room above the data, in dark text on white, so it never covers a
-bar or a line.
+The legend sits in head room kept above the data (as many rows as it needs), in dark text
+on white, so it never covers a bar or a line.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,6 @@ COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e3
 SYMBOLS = ("o", "s", "t", "d", "star", "x", "+", "h")
 DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 SOURCE_GREY = "#555555"
-HEAD_ROOM = 1.35
-"""The y range goes this far above the highest value: the legend's row lives there."""
 TRAINING = "training corpus"
 
 
@@ -58,8 +57,12 @@ class EvaluateChart(pg.PlotWidget):
         super().__init__(background="w")
         self.setLabel("left", "bytes per token")
         self.setMinimumHeight(180)
+        for name in ("left", "bottom"):
+            self.getAxis(name).setTextPen("#303030")  # the default grey is faint on white
+            self.getAxis(name).setPen("#808080")
         self.legend = self.addLegend(offset=(10, 5), labelTextColor="#202020", brush=pg.mkBrush(255, 255, 255, 230),
                                      pen=pg.mkPen("#b0b0b0"))
+        self.legend.hide()  # until there is something to list
         self.training_line: Any = None  # the dashed "training corpus" curve when drawn
 
     def draw(self, rows: list[Row], training_curve: tuple[Any, Any] | None = None) -> None:
@@ -72,8 +75,26 @@ class EvaluateChart(pg.PlotWidget):
         else:
             self._draw_bars(rows)
 
-    def _legend_row(self, entries: int) -> None:
-        self.legend.setColumnCount(max(entries, 1))  # one row across the top, in the head room
+    def _legend_rows(self) -> int:
+        """Lay the legend's entries out in as many columns as the chart's width holds; the rows."""
+        labels = [label.text for _sample, label in self.legend.items]
+        self.legend.setVisible(bool(labels))
+        if not labels:
+            return 0
+        room, used, columns = max(self.width() - 90, 150), 0, 0
+        for text in labels:
+            used += self.fontMetrics().horizontalAdvance(text) + 45  # the sample and the spacing
+            if used > room and columns:
+                break
+            columns += 1
+        self.legend.setColumnCount(columns)
+        return math.ceil(len(labels) / columns)
+
+    def _fit_y(self, low: float, high: float) -> None:
+        """Show ``low``..``high`` with head room above for the legend's rows (in pixels)."""
+        rows = self._legend_rows()
+        share = min((rows * 22 + 14) / max(self.height() - 60, 100), 0.6) if rows else 0.05
+        self.setYRange(low, low + (high - low) / (1 - share), padding=0)
 
     def _draw_bars(self, rows: list[Row]) -> None:
         self.setLabel("bottom", "")
@@ -89,10 +110,8 @@ class EvaluateChart(pg.PlotWidget):
             self.addItem(bars)  # named: the legend lists it
         labels = source_labels(sources)
         self.getAxis("bottom").setTicks([[(i, labels[s]) for i, s in enumerate(sources)]])
-        self._legend_row(len(names))
-        top = max((r.bytes_per_token for r in rows), default=1.0)
         self.setXRange(-0.6, len(sources) - 0.4, padding=0)
-        self.setYRange(0, top * HEAD_ROOM, padding=0)
+        self._fit_y(0, max((r.bytes_per_token for r in rows), default=1.0))
 
     def _draw_ladder(self, rows: list[Row], training_curve: tuple[Any, Any] | None) -> None:
         self.setLabel("bottom", "vocabulary size")
@@ -109,23 +128,19 @@ class EvaluateChart(pg.PlotWidget):
                 self.plot([p[0] for p in points], [p[1] for p in points], pen=pen, symbol=SYMBOLS[j % len(SYMBOLS)],
                           symbolBrush=color, symbolPen=color, symbolSize=7)
         # The legend: each tokenizer once (its colour) when there are several, each source once (its marker).
-        entries = 0
         if len(names) > 1:
             for k, name in enumerate(names):
                 self.legend.addItem(pg.PlotDataItem(pen=pg.mkPen(COLORS[k % len(COLORS)], width=3)), name)
-                entries += 1
         for j, source in enumerate(sources):
             sample = pg.PlotDataItem(pen=pg.mkPen(SOURCE_GREY, width=2, style=DASHES[j % len(DASHES)]),
                                      symbol=SYMBOLS[j % len(SYMBOLS)], symbolBrush=SOURCE_GREY, symbolPen=SOURCE_GREY)
             self.legend.addItem(sample, labels[source])
-            entries += 1
         values = [r.bytes_per_token for r in rows]
         if training_curve is not None and any(n == "current" for n in names):
             sizes, bpt = training_curve
             self.training_line = self.plot(sizes, bpt, pen=pg.mkPen("#7f7f7f", width=2, style=Qt.PenStyle.DashLine),
                                            name=TRAINING)
             values += [float(v) for v in bpt]
-            entries += 1
-        self._legend_row(entries)
         self.enableAutoRange(axis="x")
-        self.setYRange(min(values) * 0.95 if values else 0, max(values, default=1.0) * HEAD_ROOM, padding=0)
+        low, high = (min(values), max(values)) if values else (0.0, 1.0)
+        self._fit_y(low - 0.05 * (high - low), high)

@@ -102,8 +102,8 @@ def suggestion(found: str | None, current: list[str], auto: bool) -> Suggestion:
     here (not typed): then they are replaced freely, otherwise only a hint is given.
     """
     if found is not None and (not current or (auto and current == [found])):
-        return Suggestion(found, f"{found} separates this corpus's documents (found in its first MB): as a "
-                                 "special token it is never merged. Delete it to learn it as text.", True)
+        return Suggestion(found, f"Found between this corpus's documents: a special token is never merged "
+                                 "(delete it to learn it as text).", True)
     if found is not None and found not in current:
         return Suggestion(None, f"This corpus holds {found} between documents: add it here, or it is learned "
                                 "as text (merges like “<|” and “endoftext”).", auto)

@@ -16,7 +16,7 @@ def test_the_sample_starts_with_the_separator_and_says_why(qtbot, make_window, t
     assert panel.special_tokens() == [SEPARATOR]
     assert panel.settings().special_tokens == (SEPARATOR,)
     hint = panel.specials_hint
-    assert hint.isVisibleTo(panel) and SEPARATOR in hint.text() and "never merged" in hint.text()
+    assert hint.isVisibleTo(panel) and "between this corpus's documents" in hint.text() and "never merged" in hint.text()
     assert panel.merges_hint.text().endswith("minimum 257")  # the minimum counts it
 
     # A plain file without it: the field is empty again (it was filled in, not typed).
