@@ -72,3 +72,20 @@ def test_the_window_opens_inside_a_laptop_screen_and_stays_there(qtbot, laptop, 
     # The banner's × stays on screen, inside the window.
     close = window.banner._close
     assert window.rect().contains(QRect(close.mapTo(window, close.rect().topLeft()), close.size()))
+
+
+def test_a_long_combo_box_entry_does_not_widen_the_window(qtbot, laptop, make_window) -> None:
+    from PySide6.QtWidgets import QComboBox
+
+    window = make_window()
+    qtbot.waitExposed(window)
+    long_name = "a tokenizer opened from " + LONG_PATH
+    combos = window.findChildren(QComboBox)
+    assert len(combos) >= 5
+    for index in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(index)
+        for combo in combos:
+            combo.addItem(long_name)
+            combo.setCurrentIndex(combo.count() - 1)
+        qtbot.wait(20)
+        assert fits(window, laptop), (index, window.size(), window.minimumSizeHint())
