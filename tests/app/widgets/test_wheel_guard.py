@@ -32,7 +32,7 @@ def test_the_wheel_over_an_unfocused_setting_changes_nothing(qtbot, make_window)
     panel = window.settings_panel
     widgets = settings_widgets(panel)
     names = {type(w).__name__ for w in widgets}
-    assert {"QSpinBox", "QComboBox"} <= names and len(widgets) >= 4, names
+    assert {"QSpinBox", "QDoubleSpinBox", "QComboBox"} <= names and len(widgets) >= 5, names
     window.tabs.setFocus()
     for widget in widgets:
         for steps in (-1, 1):
