@@ -42,7 +42,9 @@ from bpe_studio.app.train.merges_table import MergesTable
 from bpe_studio.app.train.progress_panel import ProgressPanel
 from bpe_studio.app.models.session import Session, load_session, save_session
 from bpe_studio.app.train.settings_panel import SettingsPanel
+from bpe_studio.app.widgets.screen_fit import place_window
 from bpe_studio.app.widgets.side_scroll import SideScrollArea
+from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.train.summary_panel import SummaryPanel
 from bpe_studio.app.workers.tokenizer_builder import TokenizerBuilder
@@ -152,7 +154,7 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(self.banner)
+        self.banner.float_over(self.tabs)  # over the pages, under the tab bar: nothing moves
         layout.addWidget(self.encode_strip)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
@@ -178,8 +180,8 @@ class MainWindow(QMainWindow):
             self.settings_panel.set_corpus(str(corpus))
         if vocab_size is not None:
             self.settings_panel.set_vocab_size(int(vocab_size))
-        if not self.restoreGeometry(self.qsettings.value("window/geometry", b"")):
-            self.resize(*DEFAULT_SIZE)
+        place_window(self, self.qsettings.value("window/geometry", b""), DEFAULT_SIZE)  # inside the screen
+        guard_wheel(self)  # the wheel changes a setting only when it has focus
         self._update_title()
         freeze_long_lived_objects()  # so no full collection of the whole heap stalls a run
 

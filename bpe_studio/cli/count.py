@@ -27,7 +27,7 @@ from core.corpus.sources import ReadOptions
 from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
 from core.pretokenize.specials import validate_special_tokens
-from core.progress import bytes_progress, format_bytes
+from core.progress import bytes_progress, format_bytes, read_summary
 from bpe_studio.cli.checks import capped_workers, check_text_option
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from bpe_studio.cli.train import add_source_options
@@ -99,7 +99,7 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     counts.save(target)
     rows = [
         ("Counted", f"{len(counts):,} distinct pre-tokens, {counts.total:,} in all"),
-        ("Read", f"{counts.documents:,} documents · {format_bytes(counts.input_bytes)}"),
+        ("Read", read_summary(counts.documents, _text_bytes(counts), counts.input_bytes)),
         ("Invalid UTF-8 bytes", f"{counts.invalid_bytes:,}"),
         ("Time", f"{time.monotonic() - started:.1f} s"),
         ("Wrote", f"{target} ({format_bytes(os.path.getsize(target))})"),
@@ -123,6 +123,12 @@ def _dask_client(address: str | None, local: int | None) -> Iterator[Any]:
     with distributed.LocalCluster(n_workers=local, processes=True, threads_per_worker=1,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         yield client
+
+
+def _text_bytes(counts: PretokenCounts) -> int:
+    """The bytes of text counted (every pre-token's length times its count), as `train` reports."""
+    lengths, occurrences = counts.lengths_and_counts()
+    return int(lengths @ occurrences)
 
 
 def _follow(events: Generator[PretokenizeProgress, None, PretokenCounts], started: float) -> PretokenCounts:

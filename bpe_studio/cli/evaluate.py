@@ -222,21 +222,32 @@ def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     return 0
 
 
-def run_lm(args: argparse.Namespace, stream: TextIO | None = None) -> int:
-    """Run ``bpe-studio lm``."""
+def run_lm(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run ``bpe-studio lm`` (on a terminal, a progress line on stderr says which step runs)."""
     from core.evaluate.ngram import bits_per_byte, encode_sources, train_ngram
 
     out = stream or sys.stdout
+    errs = err or sys.stderr
+
+    def progress(text: str) -> None:
+        if errs.isatty():  # the steps take seconds each: say what runs (nothing in pipes and logs)
+            errs.write(f"\r{text[:78]:<78}" if text else "\r" + " " * 78 + "\r")
+            errs.flush()
     if args.samples < 0 or args.sample_tokens < 1:
         raise ValueError("--samples must be at least 0 and --sample-tokens at least 1")
     tokenizers = load_tokenizers(args.tokenizers)
     lines = [("tokenizer", "vocab", "train tokens", "held-out tokens", "bits/token", "bits/byte")]
     samples = []
-    for name, tokenizer in tokenizers.items():
+    for k, (name, tokenizer) in enumerate(tokenizers.items(), 1):
+        step = f"{name} ({k}/{len(tokenizers)}): "
+        progress(step + "encoding the training text…")
         ids, _ = encode_sources(tokenizer, args.train, field=args.field)
         if len(ids) < 3:
+            progress("")
             raise ValueError(f"{' '.join(args.train)}: too little text to train on (fewer than 3 tokens)")
+        progress(step + f"counting the model on {len(ids):,} tokens…")
         model = train_ngram(ids, max(tokenizer.vocab) + 1)
+        progress(step + "measuring the held-out text…")
         held, nbytes = encode_sources(tokenizer, args.on, field=args.field)
         bpb = bits_per_byte(model, held, nbytes)
         lines.append((name, f"{len(tokenizer):,}", f"{len(ids):,}", f"{len(held):,}",
@@ -244,6 +255,7 @@ def run_lm(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         for k in range(args.samples):
             text = tokenizer.decode(model.sample(args.sample_tokens, seed=args.seed + k))
             samples.append(f"{name}: {text!r}")
+    progress("")
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     for line in lines:
         out.write("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))

@@ -94,6 +94,7 @@ class ExplorePanel(QWidget):
         self._opening_for_compare = False
 
         self.heading = QLabel(NO_TOKENIZER)
+        self.heading.setWordWrap(True)  # five special tokens or a long path must not widen the window
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label = QLabel()
         self.error_label.setStyleSheet("color: #c62828;")
@@ -106,6 +107,7 @@ class ExplorePanel(QWidget):
         self.tree = MergeTreeView()
         self.occurrences_label = QLabel("Select a token to see how it was built.")
         self.occurrences_label.setWordWrap(True)
+        self.occurrences_label.setTextFormat(Qt.TextFormat.PlainText)  # a token's “&” is shown as “&”
         self.show_in_inspector = QPushButton("Show in inspector")
         self.show_in_inspector.setEnabled(False)
         self.inspector = InspectorPanel()
@@ -277,7 +279,7 @@ class ExplorePanel(QWidget):
             message = f"occurs {where} in the inspector text (highlighted in yellow there)."
         else:
             message = "does not occur in the inspector text."
-        self.occurrences_label.setText(f"“{html.escape(readable)}” {message}")
+        self.occurrences_label.setText(f"“{readable}” {message}")
         self.show_in_inspector.setEnabled(n > 0)
 
     def _on_inspector_token(self, token_id: int) -> None:

@@ -32,6 +32,7 @@ from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob, failure_message
 from core.readable import readable_text
+from bpe_studio.app.widgets.messages import as_sentence
 from bpe_studio.app.widgets.token_view import TokenView
 
 ENCODING = "encoding the text"  # for messages: "encoding the text failed unexpectedly (…)"
@@ -242,7 +243,7 @@ class InspectorPanel(QWidget):
         self.encoded.emit()
 
     def _show_error(self, message: str) -> None:
-        self.error_label.setText(message[:1].upper() + message[1:])
+        self.error_label.setText(as_sentence(message))  # "stdlib_all.txt is …" keeps its file name
         self.error_label.show()
 
     def _set_round_trip(self, ok: bool, detail: str) -> None:
