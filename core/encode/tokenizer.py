@@ -288,14 +288,16 @@ class Tokenizer:
         *,
         pattern: str | Pattern | None = None,
     ) -> Tokenizer:
-        """Load GPT-2 format ``vocab.json`` + ``merges.txt``.
+        """Load GPT-2 format ``vocab.json`` + ``merges.txt``, as CS336's ``from_files`` does.
 
-        Special tokens and pattern not given come from a ``tokenizer_config.json`` beside
-        ``vocab.json`` when there is one; otherwise the pattern is GPT-2's and the special
-        tokens are the tokens no merge makes (other than single bytes) — GPT-2's own files
-        give ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has (`core.formats.load`).
+        The special tokens are exactly ``special_tokens``: none by default, so
+        ``"a<|endoftext|>b"`` is plain text (with GPT-2's files,
+        ``[64, 27, 91, 437, 1659, 5239, 91, 29, 65]``, tiktoken's ``encode_ordinary``);
+        nothing is inferred (`load` infers them, and says so). The pattern is ``pattern``,
+        else the one a ``tokenizer_config.json`` beside ``vocab.json`` names, else GPT-2's.
         """
-        return cls._from(load_gpt2_tokenizer(vocab_path, merges_path, special_tokens, pattern))
+        files = load_gpt2_tokenizer(vocab_path, merges_path, list(special_tokens or []), pattern)
+        return cls._from(files)
 
     @classmethod
     def from_tokenizer_json(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -322,6 +324,11 @@ class Tokenizer:
         leave free, a dict gives them), else a ``tokenizer_config.json`` beside it, else
         the file's name (``cl100k_base.tiktoken``).
         ``Tokenizer.load("o200k_base.tiktoken")``, ``Tokenizer.load("llama3.tiktoken", pattern=PAT, special_tokens={...})``
+
+        GPT-2 files with no ``tokenizer_config.json`` beside them name no special tokens:
+        they are *inferred* — the tokens no merge makes (GPT-2's own files give
+        ``["<|endoftext|>"]``). The result's ``special_tokens`` (and its repr) say which
+        were found; use `from_files` to choose them yourself.
 
         Raises:
             FileNotFoundError: nothing loadable is there.
@@ -627,7 +634,8 @@ class Tokenizer:
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
 
     def __repr__(self) -> str:
+        specials = self.special_tokens[:5] + (["..."] if len(self.special_tokens) > 5 else [])
         return (
             f"Tokenizer({len(self)} tokens, {len(self.merges)} merges, "
-            f"{len(self.special_tokens)} special tokens, pattern={self.pattern.name!r})"
+            f"special_tokens={specials!r}, pattern={self.pattern.name!r})"
         )

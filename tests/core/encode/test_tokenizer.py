@@ -400,7 +400,7 @@ def test_load_restores_pattern_and_specials(trained: Tokenizer, tmp_path: Path) 
         Tokenizer.load(tmp_path),
         Tokenizer.load(tmp_path / "vocab.json"),
         Tokenizer.load(tmp_path / "tokenizer.json"),
-        Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt"),
+        Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt", trained.special_tokens),
         Tokenizer.from_tokenizer_json(tmp_path / "tokenizer.json"),
     ):
         assert loaded.pattern.source == trained.pattern.source
@@ -423,9 +423,10 @@ def test_gpt2_files_without_sidecar_make_unreachable_tokens_special(tmp_path: Pa
 
     tok = _byte_tokenizer(["<|x|>"])
     save_gpt2_files(tmp_path, tok.vocab, tok.merges, ["<|x|>"])  # no tokenizer_config.json
-    inferred = Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    inferred = Tokenizer.load(tmp_path)
     assert inferred.special_tokens == ["<|x|>"] and inferred.encode("a<|x|>") == [97, 261]
-    plain = Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt", [])
+    assert "special_tokens=['<|x|>']" in repr(inferred)
+    plain = Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")  # none asked for: none
     assert plain.special_tokens == [] and plain.encode("<|x|>") == list(b"<|x|>")
 
 

@@ -69,9 +69,25 @@ def offline_encoding(tok: Tokenizer, pattern: str) -> tiktoken.Encoding:
 @pytest.fixture(scope="module")
 def gpt2(shared_dir: Path) -> tuple[Tokenizer, tiktoken.Encoding]:
     fixtures = shared_dir / "fixtures"
-    tok = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt")  # no sidecar: <|endoftext|> is found unreachable
+    tok = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt", ["<|endoftext|>"])
     assert tok.special_ids == {"<|endoftext|>": 50256} and len(tok) == 50257
     return tok, offline_encoding(tok, GPT2_PATTERN)
+
+
+def test_from_files_without_special_tokens_has_none(shared_dir: Path, tmp_path: Path) -> None:
+    """CS336's ``from_files(vocab, merges)``: no special tokens asked for, none used, so
+    untrusted text never turns into control tokens (tiktoken's ``encode_ordinary``)."""
+    fixtures = shared_dir / "fixtures"
+    tok = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt")
+    assert tok.special_tokens == [] and tok.special_ids == {}
+    assert tok.encode("a<|endoftext|>b") == [64, 27, 91, 437, 1659, 5239, 91, 29, 65]
+    assert tok.encode_batch(["a<|endoftext|>b"]) == [[64, 27, 91, 437, 1659, 5239, 91, 29, 65]]
+    # Tokenizer.load infers them from the files, and its repr says which it found.
+    (tmp_path / "vocab.json").write_bytes((fixtures / "gpt2_vocab.json").read_bytes())
+    (tmp_path / "merges.txt").write_bytes((fixtures / "gpt2_merges.txt").read_bytes())
+    loaded = Tokenizer.load(tmp_path)
+    assert loaded.special_tokens == ["<|endoftext|>"] and loaded.encode("a<|endoftext|>b") == [64, 50256, 65]
+    assert "special_tokens=['<|endoftext|>']" in repr(loaded)
 
 
 def test_gpt2_hard_strings(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
