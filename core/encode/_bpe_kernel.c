@@ -1167,9 +1167,37 @@ Encoder_encode_text(Encoder *self, PyObject *args)
     return encoder_encode_object(self, data, 1, as_list);
 }
 
+/* The ids of a batch as two bytearrays: every text's ids one after another as uint32 (no
+ * Python int per id) and each text's number of ids as int64. */
 static PyObject *
-Encoder_encode_many(Encoder *self, PyObject *arg)
+batch_arrays(const int64_t *ids, Py_ssize_t total, const Py_ssize_t *lengths, Py_ssize_t count)
 {
+    PyObject *flat = PyByteArray_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(uint32_t));
+    PyObject *counts = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    if (flat == NULL || counts == NULL) {
+        Py_XDECREF(flat);
+        Py_XDECREF(counts);
+        return NULL;
+    }
+    uint32_t *to = (uint32_t *)PyByteArray_AS_STRING(flat);
+    for (Py_ssize_t i = 0; i < total; i++) {
+        to[i] = (uint32_t)ids[i]; /* every id is below 2^32 (BpeTable_init) */
+    }
+    int64_t *c = (int64_t *)PyByteArray_AS_STRING(counts);
+    for (Py_ssize_t d = 0; d < count; d++) {
+        c[d] = lengths[d];
+    }
+    return Py_BuildValue("(NN)", flat, counts);
+}
+
+static PyObject *
+Encoder_encode_many(Encoder *self, PyObject *args)
+{
+    PyObject *arg;
+    int as_arrays = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &arg, &as_arrays)) {
+        return NULL;
+    }
     PyObject *seq = PySequence_Fast(arg, "encode_many takes a list of bytes");
     if (seq == NULL) {
         return NULL;
@@ -1195,9 +1223,9 @@ Encoder_encode_many(Encoder *self, PyObject *arg)
         goto done;
     }
     int failed = 0;
+    Py_ssize_t at = 0;
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
-    Py_ssize_t at = 0;
     for (Py_ssize_t d = 0; d < count && !failed; d++) {
         lengths[d] = encode_text_span(self, views[d].buf, views[d].len, out + at);
         failed = lengths[d] < 0;
@@ -1207,6 +1235,10 @@ Encoder_encode_many(Encoder *self, PyObject *arg)
     Py_END_ALLOW_THREADS
     if (failed) {
         PyErr_NoMemory();
+        goto done;
+    }
+    if (as_arrays) {
+        result = batch_arrays(out, at, lengths, count);
         goto done;
     }
     result = PyList_New(count);
@@ -1243,8 +1275,9 @@ static PyMethodDef Encoder_methods[] = {
     {"encode_text", (PyCFunction)Encoder_encode_text, METH_VARARGS,
      "encode_text(data, as_list=False) -> the ids of data (a str: its UTF-8), special tokens as their ids, "
      "as a bytearray of int64 or a list"},
-    {"encode_many", (PyCFunction)Encoder_encode_many, METH_O,
-     "encode_many(list of bytes) -> the ids of each (special tokens as their ids), as lists; one release of the GIL for all"},
+    {"encode_many", (PyCFunction)Encoder_encode_many, METH_VARARGS,
+     "encode_many(list of bytes, as_arrays=False) -> the ids of each (special tokens as their ids), as lists, "
+     "or as (uint32 ids of all, int64 count of each) bytearrays; one release of the GIL for all"},
     {"cache_size", (PyCFunction)Encoder_cache_size, METH_NOARGS, "pre-tokens in the cache"},
     {NULL, NULL, 0, NULL},
 };

@@ -22,6 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, overload
 
 import numpy as np
 import regex
@@ -429,12 +430,27 @@ class Tokenizer:
             return native.encode_array(data)
         return _encode_array(self._pieces, self._special_re, self.special_ids, _tiktoken_text(text))
 
-    def encode_batch(self, texts: Sequence[str], *, workers: int | None = None) -> list[list[int]]:
+    @overload
+    def encode_batch(self, texts: Sequence[str], *, workers: int | None = ...,
+                     return_numpy: Literal[False] = ...) -> list[list[int]]: ...
+    @overload
+    def encode_batch(self, texts: Sequence[str], *, workers: int | None = ...,
+                     return_numpy: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def encode_batch(
+        self, texts: Sequence[str], *, workers: int | None = None, return_numpy: bool = False
+    ) -> list[list[int]] | tuple[np.ndarray, np.ndarray]:
         """`encode` of each text, in ``workers`` threads (default: all cores).
 
         ``tok.encode_batch(["Hello world", "Hi"]) -> [[15496, 995], [17250]]``. With the
         native encoder the threads run at once (it releases the GIL); on the Python path
         the texts are encoded one after another.
+
+        ``return_numpy=True`` gives ``(ids, offsets)`` instead, built without a Python int
+        per id: ``ids`` all texts' ids one after another (``uint32``, whatever the
+        vocabulary's size), ``offsets`` ``int64``, ``len(texts) + 1`` of them, with text
+        i's ids at ``ids[offsets[i]:offsets[i + 1]]``:
+        ``(array([15496, 995, 17250], dtype=uint32), array([0, 2, 3]))``.
         """
         if isinstance(texts, (str, bytes)):
             raise TypeError("encode_batch() takes a list of texts; use encode() for one text")
@@ -443,9 +459,17 @@ class Tokenizer:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"workers must be a positive integer, got {workers!r}")
         native = self._native_encoder()
+        if native is not None and return_numpy:
+            return native.encode_batch_arrays(datas, workers)
         if native is not None:
             with _gc_paused(sum(map(len, datas)) >= _GC_PAUSE_CHARS):  # thousands of lists of ints
                 return native.encode_batch(datas, workers)
+        if return_numpy:
+            arrays = [self.encode_bytes_array(d) for d in datas]
+            offsets = np.zeros(len(arrays) + 1, np.int64)
+            np.cumsum(np.fromiter(map(len, arrays), np.int64, len(arrays)), out=offsets[1:])
+            flat = np.concatenate(arrays).astype(np.uint32) if arrays else np.empty(0, np.uint32)
+            return flat, offsets
         return [self.encode(t) for t in texts]
 
     def encode_escaped_array(self, text: str) -> np.ndarray:

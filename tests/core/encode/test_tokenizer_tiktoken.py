@@ -190,3 +190,25 @@ def test_trained_vocab_matches_tiktoken(trained) -> None:  # noqa: ANN001
 def test_trained_vocab_matches_tiktoken_on_any_text(trained, text: str) -> None:  # noqa: ANN001
     tok, enc, _ = trained
     assert tok.encode(text) == enc.encode(text, allowed_special="all")
+
+
+def test_gpt2_encode_batch_to_arrays(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
+    """Issue 25 target 5: ``(ids, offsets)`` — uint32 ids, int64 offsets — equal to the lists
+    and to tiktoken, at any number of threads, special tokens included."""
+    import numpy as np
+
+    tok, enc = gpt2
+    rng = random.Random(5)
+    texts = HARD_STRINGS + ["", "a<|endoftext|>b"] + [
+        "".join(rng.choice(["Hello", " world", " 漢字", "\n", "<|endoftext|>", " 123", "🙂"]) for _ in range(rng.randint(0, 60)))
+        for _ in range(200)
+    ]
+    want = [enc.encode(t, allowed_special="all") for t in texts]
+    assert tok.encode_batch(texts) == want
+    for workers in (1, 2, 3):
+        ids, offsets = tok.encode_batch(texts, workers=workers, return_numpy=True)
+        assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and len(offsets) == len(texts) + 1
+        assert offsets[0] == 0 and offsets[-1] == len(ids)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == want
+    ids, offsets = tok.encode_batch([], return_numpy=True)
+    assert ids.tolist() == [] and offsets.tolist() == [0]
