@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from core.encode.bpe_batch import bpe_long
+from core.encode.merge import merge_word
 from core.encode.tokenizer import Tokenizer
 
 
@@ -29,7 +29,7 @@ def run_tokenizer() -> Tokenizer:
 def test_long_runs_merge_as_the_reference(text: str) -> None:
     tok = run_tokenizer()
     pieces = tok._pieces
-    want = bpe_long([ord(c) for c in text], pieces._pair_rank, pieces._new_id)
+    want = merge_word([ord(c) for c in text], pieces._pair_rank, pieces._new_id)
     assert tok.encode_bytes(text.encode()) == want
 
 

@@ -255,11 +255,11 @@ def test_batch_kernels_equal_one_word_loop(trained: Tokenizer, merging: str) -> 
     alphabet = [w.encode() for w in WORDS] + [b"a", b"aa", b" ", b"\xff", b"ll"]
     words = [b"".join(rng.choices(alphabet, k=rng.randint(1, 6))) for _ in range(3000)]
     words += [b"a" * n for n in range(1, 40)] + [bytes([b]) for b in range(256)] + [b""]
-    # Long words: the compiled kernel's heap (over 256 bytes) and the Python one (`bpe_long`).
+    # Long words: the compiled kernel's heap (over 256 bytes).
     words += [b"".join(rng.choices(alphabet, k=rng.randint(40, 400))) for _ in range(20)] + [b"a" * 3000]
-    expected = [trained._pieces.bpe(word) for word in words]  # the one-word loop
-    assert trained._pieces.bpe_many(words) == expected  # compiled, or numpy (a big batch)
-    assert trained._pieces.bpe_many(words[:5]) == expected[:5]  # compiled, or the one-word loop
+    expected = [trained._pieces.bpe(word) for word in words]  # the Python reference
+    assert trained._pieces.bpe_many(words) == expected  # compiled (or the reference again)
+    assert trained._pieces.bpe_many(words[:5]) == expected[:5]
     singles = [trained._pieces.encode_pretoken(w.decode("utf-8", "surrogateescape")) for w in words[-25:]]
     assert singles == expected[-25:]  # one by one, through the pre-token cache
 
@@ -285,13 +285,24 @@ def test_compiled_text_parts_merge_as_their_bytes(parts: list[str], escapes: byt
     assert np.frombuffer(counts, np.int64).tolist() == [len(e) for e in expected]
 
 
-def test_long_words_merge_like_the_loop(trained: Tokenizer, monkeypatch: pytest.MonkeyPatch) -> None:
+def _merge_by_definition(pieces: piece_encoder.PieceEncoder, word: bytes) -> tuple[int, ...]:
+    """BPE as defined, quadratic: merge the lowest-ranked adjacent pair, leftmost on ties."""
+    ids = [pieces._byte_ids[b] for b in word]
+    while True:
+        ranks = [pieces._pair_rank.get(pair, 1 << 62) for pair in zip(ids, ids[1:])]
+        if not ranks or min(ranks) == 1 << 62:
+            return tuple(ids)
+        i = ranks.index(min(ranks))
+        ids[i : i + 2] = [pieces._new_id[ranks[i]]]
+
+
+def test_long_words_merge_by_the_definition(trained: Tokenizer) -> None:
     rng = random.Random(4)
     alphabet = [w.encode() for w in WORDS[:20]] + [b"a", b"aa", b" "]
-    words = [b"".join(rng.choices(alphabet, k=rng.randint(20, 120))) for _ in range(40)] + [b"a" * 1000]
-    heap = [trained._pieces.bpe(word) for word in words]  # long words: the heap (`bpe_long`)
-    monkeypatch.setattr(piece_encoder, "_LONG_WORD", 10**9)
-    assert [trained._pieces.bpe(word) for word in words] == heap  # the quadratic loop
+    words = [b"".join(rng.choices(alphabet, k=rng.randint(1, 120))) for _ in range(40)] + [b"a" * 1000]
+    want = [_merge_by_definition(trained._pieces, word) for word in words]
+    assert [trained._pieces.bpe(word) for word in words] == want  # the Python reference (a heap)
+    assert trained._pieces.bpe_many(words) == want  # the compiled kernel (short and long words)
     text = "a" * 3000 + " " + "ab" * 1500
     assert trained.encode(text) == oracle_encode(trained, text)
 
