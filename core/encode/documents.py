@@ -45,7 +45,8 @@ from core.encode.pipeline import (
     thread_encoders,
     worker_encoder,
 )
-from core.encode.tokenizer import TextEncoder, Tokenizer
+from core.encode.engine import TextEncoder
+from core.encode.tokenizer import Tokenizer
 
 __all__ = ["documents_events"]
 
@@ -138,7 +139,7 @@ def _encode_documents(encoder: TextEncoder, task: Task, options: ReadOptions, se
             if cap is not None and text_bytes + len(part) > cap:
                 text = cut_bytes(part.decode("utf-8", "surrogateescape"), cap - text_bytes, specials)
                 part = encode_text(text)
-            out.append(encoder.encode_bytes_array(part))
+            out.append(encoder.encode_bytes(part))
             text_bytes += len(part)
             continue
         if cap is not None:
@@ -149,9 +150,9 @@ def _encode_documents(encoder: TextEncoder, task: Task, options: ReadOptions, se
         sep = separator_for(part, specials)
         if sep:
             joined = TextEncoder(encoder.pieces, {**encoder.special_ids, sep: marker})
-            ids = joined.encode_bytes_array(encode_text(sep.join(part) + sep))
+            ids = joined.encode_bytes(encode_text(sep.join(part) + sep))
         else:  # every candidate character is in the text: one document at a time
-            ids = np.concatenate([np.append(encoder.encode_bytes_array(encode_text(doc)), marker) for doc in part])
+            ids = np.concatenate([np.append(encoder.encode_bytes(encode_text(doc)), marker) for doc in part])
         out.append(ids[ids != _DROPPED] if sep_id is None else ids)
         text_bytes += sum(len(encode_text(doc)) for doc in part)
     ends_text_document = (isinstance(task, FileRange) and task.end == task.file.size) or (

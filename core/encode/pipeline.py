@@ -31,7 +31,8 @@ import numpy as np
 
 from core.corpus.scheduler import WorkerPool
 from core.encode.piece_encoder import CacheSnapshot, EncoderState
-from core.encode.tokenizer import TextEncoder, Tokenizer
+from core.encode.engine import TextEncoder
+from core.encode.tokenizer import Tokenizer
 from core.progress import encode_summary
 
 __all__ = [

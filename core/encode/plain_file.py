@@ -39,8 +39,10 @@ from core.encode.pipeline import (
     thread_encoders,
     worker_encoder,
 )
-from core.encode.piece_encoder import CacheSnapshot
-from core.encode.tokenizer import TextEncoder, Tokenizer
+from core.encode.piece_encoder import TEXT_ERRORS, CacheSnapshot
+from core.encode.streaming import SafeCuts, encode_stream
+from core.encode.engine import TextEncoder
+from core.encode.tokenizer import Tokenizer
 
 __all__ = ["plain_file_events"]
 
@@ -109,7 +111,7 @@ def _encode_chunk(tok: TextEncoder, path: str, start: int, end: int, dtype: str)
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    return tok.encode_bytes_array(data).astype(dtype)
+    return tok.encode_bytes(data).astype(dtype)
 
 
 def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -> Iterator[tuple[int, np.ndarray]]:
@@ -129,7 +131,9 @@ def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -
                 yield decoder.decode(data)
         yield decoder.decode(b"", final=True)
 
-    for ids in tok.encode_blocks(blocks(), batch_chars=STREAM_BLOCK_CHARS, escaped=True):
+    # TEXT_ERRORS: the surrogateescape characters back to the bytes they stand for
+    encode = lambda text: tok.encode_bytes(text.encode("utf-8", TEXT_ERRORS), return_numpy=True)  # noqa: E731
+    for ids in encode_stream(blocks(), SafeCuts(tok.pattern, tok.special_tokens), encode, STREAM_BLOCK_CHARS):
         yield position, ids.astype(dtype)
 
 

@@ -138,10 +138,10 @@ def halves(corpus: str, threads: int) -> None:
         encoder.native_available()  # built before the clock starts
     started = time.perf_counter()
     if threads == 1:
-        tokens = sum(len(encoders[0].encode_bytes_array(part)) for part in parts)
+        tokens = sum(len(encoders[0].encode_bytes(part)) for part in parts)
     else:
         counted: list[int] = []
-        workers = [threading.Thread(target=lambda e, p: counted.append(len(e.encode_bytes_array(p))), args=(e, p))
+        workers = [threading.Thread(target=lambda e, p: counted.append(len(e.encode_bytes(p))), args=(e, p))
                    for e, p in zip(encoders, parts)]
         for worker in workers:
             worker.start()

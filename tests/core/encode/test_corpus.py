@@ -119,7 +119,7 @@ def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> N
     corpus.write_bytes(data)
     tok = small_tokenizer("gpt2")
     encoder = tok.text_encoder(1000)
-    encoder.encode_array("warm the cache hello world")  # spawned: the second task carries a snapshot
+    encoder.encode_bytes(b"warm the cache hello world")  # spawned: the second task carries a snapshot
     chunks = plan_chunks(corpus, len(data), tok.pattern, tok.special_tokens, 5_000)
     tasks = [(str(corpus), start, end, "<u2") for start, end in chunks]
     starter = pipeline.start_workers(encoder, 1, fork)

@@ -41,9 +41,9 @@ MEASURE = textwrap.dedent("""
     vocab |= {256 + i: a + b for i, (a, b) in enumerate(merges)}
     tok = Tokenizer(vocab, merges)
     data = b"a" * (16 << 20)
-    tok.encode_bytes_array(b"a" * 1000)  # everything built
+    tok.encode_bytes(b"a" * 1000)  # everything built
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    ids = tok.encode_bytes_array(data)
+    ids = tok.encode_bytes(data, return_numpy=True)
     assert len(ids) == (16 << 20) // 8, len(ids)
     print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024 / len(data))
 """)

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core
-import core.encode.tokenizer as tokenizer_module
+import core.encode.streaming as streaming_module
 from core.encode import piece_encoder
 from core.formats import save_tokenizer
 from core.pretokenize.specials import NATIVE_MAX_SPECIALS
@@ -210,7 +210,7 @@ def test_raw_bytes_are_encoded_byte_exactly(merging: str) -> None:
     raw = b"ok \xff\xfe hello \xed\xa0\x80"
     assert tok.decode_bytes(tok.encode_bytes(raw)) == raw
     assert tok.encode_bytes(bytearray(raw)) == tok.encode_bytes(memoryview(raw)) == tok.encode_bytes(raw)
-    assert tok.encode_bytes_array(raw).tolist() == tok.encode_bytes(raw)
+    assert tok.encode_bytes(raw, return_numpy=True).tolist() == tok.encode_bytes(raw)
 
 
 def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> None:
@@ -218,7 +218,7 @@ def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> 
     tok = _byte_tokenizer()
     assert tok.decode_bytes(tok.encode("a\udcffb")) == "a\ufffdb".encode()
     assert tok.decode_bytes(tok.encode("x\ud83d\ude00\ud800")) == "x\U0001f600\ufffd".encode()
-    assert tok.encode_array("a\udcffb").tolist() == tok.encode("a\udcffb") == tok.encode_ordinary("a\udcffb")
+    assert tok.encode("a\udcffb", return_numpy=True).tolist() == tok.encode("a\udcffb") == tok.encode_ordinary("a\udcffb")
 
 
 @pytest.mark.parametrize(
@@ -226,7 +226,7 @@ def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> 
     [
         ("encode", None, r"encode\(\) takes text \(str\), got NoneType"),
         ("encode", b"", r"encode\(\) takes text \(str\), got bytes: use encode_bytes\(\) for bytes"),
-        ("encode_array", 5, r"encode\(\) takes text \(str\), got int"),
+        ("encode", 5, r"encode\(\) takes text \(str\), got int"),
         ("encode_ordinary", b"x", r"got bytes: use encode_bytes"),
         ("encode_bytes", "text", r"encode_bytes\(\) takes bytes, got str: use encode\(\) for text"),
         ("encode_bytes", None, r"encode_bytes\(\) takes bytes, got NoneType"),
@@ -313,7 +313,7 @@ def test_long_words_merge_by_the_definition(trained: Tokenizer) -> None:
 @pytest.fixture
 def cut_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make encode_iterable look for a cut after every piece it is given."""
-    monkeypatch.setattr(tokenizer_module, "_ITER_BATCH_CHARS", 0)
+    monkeypatch.setattr(streaming_module, "ITER_BATCH_CHARS", 0)
 
 
 def test_encode_iterable_every_split(trained: Tokenizer, cut_every_time: None) -> None:
@@ -533,7 +533,7 @@ def test_special_tokens_found_in_c_and_in_python_alike(trained: Tokenizer, parts
     with_extra = text + "<|extra3|>" + text
     assert many.encode(with_extra) == oracle_encode(many, with_extra)
     assert many.encode_batch([text, with_extra], workers=1) == [oracle_encode(many, text), oracle_encode(many, with_extra)]
-    assert many.encode_bytes_array(with_extra.encode()).tolist() == oracle_encode(many, with_extra)
+    assert many.encode_bytes(with_extra.encode(), return_numpy=True).tolist() == oracle_encode(many, with_extra)
 
 
 def test_native_caches_change_no_id(trained: Tokenizer) -> None:
