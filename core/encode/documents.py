@@ -18,7 +18,7 @@ boundary, never inside a special token), as counting does (`core.corpus.counting
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import numpy as np
 
@@ -58,7 +58,7 @@ Encoded = tuple[np.ndarray, int]  # ids, text bytes
 
 
 def documents_events(corpus: Corpus, tok: Tokenizer, out: NpyOut, sep_id: int | None, workers: int,
-                     chunk_bytes: int, start_method: str | None) -> Iterator[EncodeProgress]:
+                     chunk_bytes: int, start_method: str | None) -> Generator[EncodeProgress, None, int]:
     """Encode ``corpus``'s documents into ``out``, yielding progress after each task;
     returns (as the generator's value) the bytes of text encoded.
 

@@ -162,8 +162,8 @@ class NativeEncoder:
         """`encode_many` as ``(uint32 ids of all texts, int64 number of ids of each)``,
         built in C: no Python int per id."""
         if self._splitter is None:
-            flat, counts = self._encoder.encode_many(datas, True)
-            return np.frombuffer(flat, np.uint32), np.frombuffer(counts, np.int64)
+            raw_ids, raw_counts = self._encoder.encode_many(datas, True)
+            return np.frombuffer(raw_ids, np.uint32), np.frombuffer(raw_counts, np.int64)
         arrays = [self.encode_array(data) for data in datas]  # int64 arrays, no Python ints
         counts = np.fromiter(map(len, arrays), np.int64, len(arrays))
         flat = np.concatenate(arrays).astype(np.uint32) if arrays else np.empty(0, np.uint32)
