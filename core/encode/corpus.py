@@ -134,11 +134,16 @@ def _encode(corpus: Corpus, tok: Tokenizer, out: Path, sep_id: int | None, worke
     whole = corpus.options == ReadOptions(corpus.options.field)  # no sample, cap or cut
     with atomic_output(out) as f:
         npy = NpyOut(f, ids_dtype(tok))  # from the largest id, never the token count
-        if sep_id is None and whole and not others and first.kind == "text" and not first.streamed:
-            yield from plain_file_events(first, tok, npy, workers, chunk_bytes, start_method)
-            text_bytes = first.size
-        else:
-            text_bytes = yield from documents_events(corpus, tok, npy, sep_id, workers, chunk_bytes, start_method)
+        try:
+            if sep_id is None and whole and not others and first.kind == "text" and not first.streamed:
+                yield from plain_file_events(first, tok, npy, workers, chunk_bytes, start_method)
+                text_bytes = first.size
+            else:
+                text_bytes = yield from documents_events(corpus, tok, npy, sep_id, workers, chunk_bytes,
+                                                         start_method)
+        except (OSError, ValueError):
+            check_unchanged(corpus)  # a file that changed explains a read error (half a line): say so
+            raise
         check_unchanged(corpus)  # a file truncated, appended or rewritten: no output
         npy.finish()
     yield EncodeFinished(out, npy.tokens, text_bytes, npy.dtype.name, time.monotonic() - started)
