@@ -1167,21 +1167,67 @@ Encoder_encode_text(Encoder *self, PyObject *args)
     return encoder_encode_object(self, data, 1, as_list);
 }
 
-/* The ids of a batch as two bytearrays: every text's ids one after another as uint32 (no
- * Python int per id) and each text's number of ids as int64. */
-static PyObject *
-batch_arrays(const int64_t *ids, Py_ssize_t total, const Py_ssize_t *lengths, Py_ssize_t count)
+/* Encode every text of a batch into a growing buffer of uint32 ids (no Python int per id,
+ * and no int64 buffer the size of the whole batch: each text goes through a scratch buffer
+ * the size of the longest one). Runs without the GIL, holding the encoder's lock; sets
+ * *ids (PyMem_Raw, to free) and *total, and each text's number of ids in lengths.
+ * -1 when out of memory. */
+static int
+encode_many_flat(Encoder *self, const Py_buffer *views, Py_ssize_t count, Py_ssize_t *lengths,
+                 uint32_t **ids, Py_ssize_t *total)
 {
-    PyObject *flat = PyByteArray_FromStringAndSize(NULL, total * (Py_ssize_t)sizeof(uint32_t));
+    Py_ssize_t longest = 1, all = 0;
+    for (Py_ssize_t d = 0; d < count; d++) {
+        longest = views[d].len > longest ? views[d].len : longest;
+        all += views[d].len;
+    }
+    int64_t *scratch = PyMem_RawMalloc((size_t)longest * sizeof(int64_t));
+    Py_ssize_t room = all / 3 + 64; /* ~4 bytes a token in text; grown when short */
+    uint32_t *flat = PyMem_RawMalloc((size_t)room * sizeof(uint32_t));
+    Py_ssize_t at = 0;
+    if (scratch == NULL || flat == NULL) {
+        goto fail;
+    }
+    for (Py_ssize_t d = 0; d < count; d++) {
+        Py_ssize_t k = encode_text_span(self, views[d].buf, views[d].len, scratch);
+        if (k < 0) {
+            goto fail;
+        }
+        if (at + k > room) {
+            Py_ssize_t more = room + room / 2 > at + k ? room + room / 2 : at + k;
+            uint32_t *grown = PyMem_RawRealloc(flat, (size_t)more * sizeof(uint32_t));
+            if (grown == NULL) {
+                goto fail;
+            }
+            flat = grown;
+            room = more;
+        }
+        for (Py_ssize_t i = 0; i < k; i++) {
+            flat[at + i] = (uint32_t)scratch[i]; /* every id is below 2^32 (BpeTable_init) */
+        }
+        lengths[d] = k;
+        at += k;
+    }
+    PyMem_RawFree(scratch);
+    *ids = flat;
+    *total = at;
+    return 0;
+fail:
+    PyMem_RawFree(scratch);
+    PyMem_RawFree(flat);
+    return -1;
+}
+
+/* The result of encode_many(datas, True): (uint32 ids, int64 number of ids of each text). */
+static PyObject *
+batch_arrays(const uint32_t *ids, Py_ssize_t total, const Py_ssize_t *lengths, Py_ssize_t count)
+{
+    PyObject *flat = PyByteArray_FromStringAndSize((const char *)ids, total * (Py_ssize_t)sizeof(uint32_t));
     PyObject *counts = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
     if (flat == NULL || counts == NULL) {
         Py_XDECREF(flat);
         Py_XDECREF(counts);
         return NULL;
-    }
-    uint32_t *to = (uint32_t *)PyByteArray_AS_STRING(flat);
-    for (Py_ssize_t i = 0; i < total; i++) {
-        to[i] = (uint32_t)ids[i]; /* every id is below 2^32 (BpeTable_init) */
     }
     int64_t *c = (int64_t *)PyByteArray_AS_STRING(counts);
     for (Py_ssize_t d = 0; d < count; d++) {
@@ -1217,13 +1263,28 @@ Encoder_encode_many(Encoder *self, PyObject *args)
         }
         total += views[got].len;
     }
+    int failed = 0;
+    Py_ssize_t at = 0;
+    if (as_arrays) {
+        uint32_t *flat = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        failed = encode_many_flat(self, views, count, lengths, &flat, &at) < 0;
+        PyThread_release_lock(self->lock);
+        Py_END_ALLOW_THREADS
+        if (failed) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        result = batch_arrays(flat, at, lengths, count);
+        PyMem_RawFree(flat);
+        goto done;
+    }
     out = PyMem_RawMalloc((total ? total : 1) * sizeof(int64_t));
     if (out == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    int failed = 0;
-    Py_ssize_t at = 0;
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
     for (Py_ssize_t d = 0; d < count && !failed; d++) {
@@ -1235,10 +1296,6 @@ Encoder_encode_many(Encoder *self, PyObject *args)
     Py_END_ALLOW_THREADS
     if (failed) {
         PyErr_NoMemory();
-        goto done;
-    }
-    if (as_arrays) {
-        result = batch_arrays(out, at, lengths, count);
         goto done;
     }
     result = PyList_New(count);
