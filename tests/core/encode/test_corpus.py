@@ -251,6 +251,19 @@ def test_read_options_sample_cap_and_cut_documents(tmp_path: Path) -> None:
         encode_corpus(path, tok, out, read={"field": "body"})  # type: ignore[arg-type]
 
 
+def test_max_bytes_cuts_plain_text_at_the_cap(tmp_path: Path) -> None:
+    tok = small_tokenizer()
+    data = ("hello world, naïve 漢字 text " * 4000).encode()
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(data)
+    for workers, cap in ((1, 1000), (2, 30_001), (2, 30_002)):
+        finished = encode_corpus(corpus, tok, tmp_path / "ids.npy", read=ReadOptions(max_bytes=cap), workers=workers,
+                                 chunk_bytes=4096, doc_separator=None)
+        kept = data[:cap].decode("utf-8", errors="ignore").encode()  # never half a character
+        assert np.load(tmp_path / "ids.npy").tolist() == tok.encode_bytes(kept)
+        assert finished.corpus_bytes == len(kept)
+
+
 def test_bad_paths_raise_before_any_work(tmp_path: Path) -> None:
     tok = small_tokenizer()
     with pytest.raises(FileNotFoundError, match="corpus file not found"):
