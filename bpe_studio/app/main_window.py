@@ -55,7 +55,7 @@ from core.errors import FormatError
 from core.formats import save_tokenizer
 
 if TYPE_CHECKING:
-    from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
+    from core.encode.corpus import EncodeFinished, EncodeProgress
 
 NOTHING_TO_EXPORT = "Nothing to export yet: train a tokenizer, open a session, or open a tokenizer first."
 

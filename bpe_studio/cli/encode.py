@@ -23,8 +23,7 @@ from bpe_studio.cli.checks import capped_workers
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
 from core.corpus.sources import ReadOptions, open_corpus
-from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
-from core.encode.documents_to_npy import check_output, encode_source_events
+from core.encode.corpus import EncodeFinished, EncodeProgress, check_output, encode_corpus_events
 from core.encode.tokenizer import Tokenizer
 
 
@@ -61,10 +60,11 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
     if not str(args.out).endswith(".npy"):
         raise ValueError(f"--out {args.out} must end in .npy")
     # the corpus and output before the (slower) tokenizer load: the same checks as training
-    open_corpus(args.corpus, ReadOptions(args.field), purpose="encode")
+    read = ReadOptions(args.field)
+    open_corpus(args.corpus, read, purpose="encode")
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)
-    events = encode_source_events(args.corpus, tokenizer, args.out, field=args.field,
+    events = encode_corpus_events(args.corpus, tokenizer, args.out, read=read,
                                   doc_separator=args.doc_separator, workers=workers)
     progress = ProgressLine(err)
     finished: EncodeFinished | None = None

@@ -198,7 +198,7 @@ def _task_bytes(task: FileRange | Block) -> tuple[bytes, int]:
 
 def changed_message(path: object) -> str:
     return (f"{path} changed while it was being read (its size or modification time is not what it was "
-            "at the start); train again on a corpus that does not change during the run")
+            "at the start); start again on a corpus that does not change during the run")
 
 
 def _sampled(texts: Iterable[str | None], options: ReadOptions, file_index: int, first: int,

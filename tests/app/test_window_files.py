@@ -62,7 +62,7 @@ def test_export_writes_files_that_tokenizer_from_files_loads(qtbot, make_window,
     paths = window.export_to(out)
     assert {p.name for p in paths} >= {"vocab.json", "merges.txt", "tokenizer.json"}
     assert window.banner.kind() == "info" and "Exported the tokenizer" in window.banner.text()
-    loaded = Tokenizer.from_files(out / "vocab.json", out / "merges.txt")
+    loaded = Tokenizer.from_files(out / "vocab.json", out / "merges.txt", [EOT])
     vocab, merges = core.train_bpe(corpus, 600, [EOT])
     assert loaded.merges == merges
     text = corpus.read_text(encoding="utf-8")[:5000]

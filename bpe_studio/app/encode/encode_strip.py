@@ -18,7 +18,7 @@ from bpe_studio.app.widgets.elided_label import ElidedLabel
 from core.progress import encode_progress
 
 if TYPE_CHECKING:
-    from core.encode.corpus_to_npy import EncodeProgress
+    from core.encode.corpus import EncodeProgress
 
 
 class EncodeStrip(QFrame):

@@ -1,7 +1,7 @@
 """Encoding a corpus to a ``.npy`` off the GUI thread: a `ThreadJob` over the core's events.
 
 Its work (`encode_corpus`, in the job's worker thread) follows
-`core.encode.corpus_to_npy.encode_file_events` with workers *spawned* (forking a process
+`core.encode.corpus.encode_corpus_events` with workers *spawned* (forking a process
 that runs Qt is unsafe); the job passes its progress on at most a few times a second.
 Cancelling stops it at the next progress event: the job closes the generator in its
 thread, which stops the worker processes and removes the temporary file. `EncodeJob` is
@@ -22,7 +22,7 @@ from PySide6.QtCore import QObject, Signal
 from bpe_studio.app.workers.thread_job import ThreadJob
 
 if TYPE_CHECKING:
-    from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
+    from core.encode.corpus import EncodeFinished, EncodeProgress
 
 PROGRESS_INTERVAL = 0.25
 """Seconds between two progress signals (the first and the last always go out)."""
@@ -34,15 +34,14 @@ def encode_corpus(
     """Encode ``corpus`` into ``out``, yielding progress; return the `EncodeFinished`.
 
     JSONL and Parquet files (and compressed ones) are read as documents, each followed by
-    ``<|endoftext|>`` when the tokenizer has it (`core.encode.documents_to_npy`); a plain
+    ``<|endoftext|>`` when the tokenizer has it (`core.encode.corpus`); a plain
     text file gives exactly the ids of its text.
     """
     # not at the GUI's start
-    from core.encode.corpus_to_npy import EncodeFinished
-    from core.encode.documents_to_npy import encode_source_events
+    from core.encode.corpus import EncodeFinished, encode_corpus_events
 
     plain = not str(corpus).lower().endswith((".jsonl", ".ndjson", ".parquet", ".gz", ".bz2", ".xz", ".zst"))
-    events = encode_source_events(corpus, tokenizer, out, workers=workers, start_method="spawn",
+    events = encode_corpus_events(corpus, tokenizer, out, workers=workers, start_method="spawn",
                                   doc_separator=None if plain else True)
     try:
         for event in events:

@@ -182,13 +182,13 @@ def test_an_unexpected_error_in_the_encoder_is_reported_and_the_strip_hides(
 ):
     # A bug in the core (here a KeyError after the first progress event) must not make the
     # strip vanish in silence: the banner says encoding failed, the details go to the log.
-    from core.encode import corpus_to_npy
+    from core.encode import corpus as encode_corpus
 
     def broken_encoder(corpus, tokenizer, out, **_kwargs):
-        yield corpus_to_npy.EncodeProgress(0, Path(corpus).stat().st_size, 0)
+        yield encode_corpus.EncodeProgress(0, Path(corpus).stat().st_size, 0)
         raise KeyError("no such piece")
 
-    monkeypatch.setattr(corpus_to_npy, "encode_file_events", broken_encoder)
+    monkeypatch.setattr(encode_corpus, "encode_corpus_events", broken_encoder)
     window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
     job = window.encode_corpus_to(make_corpus(20_000, seed=9), tmp_path / "ids.npy")
     assert job is not None and window.encode_strip.isVisible()
