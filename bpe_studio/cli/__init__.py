@@ -1,9 +1,15 @@
-"""The ``bpe-studio`` command: open the application, or train/encode headless.
+"""The ``bpe-studio`` command: open the application, or work headless.
 
     bpe-studio [CORPUS] [--vocab-size N]          open the window
-    bpe-studio train CORPUS --vocab-size N --out DIR [...]
-    bpe-studio encode CORPUS --tokenizer DIR --out ids.npy [...]
-    bpe-studio count SOURCE --out counts.bpc [--dask ADDRESS | --dask-local N] [...]
+    bpe-studio train SOURCE ... --vocab-size N --out DIR [...]
+    bpe-studio encode TOKENIZER SOURCE ... --out ids.npy [...]
+    bpe-studio count SOURCE ... --out counts.bpc [--dask ADDRESS | --dask-local N] [...]
+    bpe-studio eval TOKENIZER ... --on SOURCE ...  (and shrink, health, lm)
+    bpe-studio --help | --version
+
+A tokenizer is given the same way everywhere: the first positional argument, TOKENIZER
+(a folder or a tokenizer file). ``bpe-studio --help`` lists every subcommand, a line each,
+taken from the subcommands' own parsers.
 
 A user mistake (missing file, bad option, vocabulary too small) prints one line,
 ``bpe-studio: error: ...``, on stderr and exits with status 2; nothing is written. So
@@ -22,6 +28,7 @@ from typing import NoReturn
 PROG = "bpe-studio"
 EXIT_USAGE = 2
 EVALUATE_COMMANDS = ("eval", "shrink", "health", "lm")
+COMMANDS = ("train", "encode", "count", *EVALUATE_COMMANDS)
 
 
 class UsageError(Exception):
@@ -35,15 +42,45 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+class _TopParser(_Parser):
+    """The parser of ``bpe-studio [CORPUS]``, whose help also lists every subcommand (built
+    only when help is asked for: the window's start imports no subcommand)."""
+
+    def format_help(self) -> str:
+        lines = [f"  {PROG} [CORPUS]".ljust(28) + "open the window (with CORPUS chosen)"]
+        for name, summary in command_summaries():
+            lines.append(f"  {PROG} {name}".ljust(28) + summary)
+        return (super().format_help().rstrip("\n") + "\n\ncommands:\n" + "\n".join(lines)
+                + f"\n\n'{PROG} COMMAND --help' tells more about each.\n")
+
+
+def version() -> str:
+    """The installed version of bpe-studio (from the package metadata)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("bpe-studio")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def _gui_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = _TopParser(
         prog=PROG,
-        description="Train, inspect and export byte-level BPE tokenizers. "
-        "Also: 'bpe-studio train --help', 'bpe-studio encode --help'.",
+        description="Train, inspect and export byte-level BPE tokenizers: the window, or a command below.",
     )
     parser.add_argument("corpus", nargs="?", help="a text file to preselect for training")
     parser.add_argument("--vocab-size", type=int, metavar="N", help="vocabulary size to preselect")
+    parser.add_argument("--version", action="version", version=f"{PROG} {version()}",
+                        help="print the version and exit")
     return parser
+
+
+def command_summaries() -> list[tuple[str, str]]:
+    """``(name, one-line help)`` of every subcommand, in the order ``--help`` lists them."""
+    commands = next(a for a in _command_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return [(action.dest, action.help or "") for action in commands._choices_actions]
 
 
 def _command_parser() -> argparse.ArgumentParser:
@@ -53,11 +90,11 @@ def _command_parser() -> argparse.ArgumentParser:
     from bpe_studio.cli.train import add_train_parser
 
     parser = _Parser(prog=PROG, description="Train and use byte-level BPE tokenizers headless.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
     add_train_parser(commands)
+    add_count_parser(commands)
     add_encode_parser(commands)
     add_evaluate_parsers(commands)
-    add_count_parser(commands)
     return parser
 
 
@@ -67,9 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bpe_studio.cli.stopping import Stopped, stop_signals_raise
 
     try:
-        if args_list and args_list[0] in ("train", "encode", "count", *EVALUATE_COMMANDS):
+        if args_list and args_list[0] in COMMANDS:
             with stop_signals_raise():
                 args = _command_parser().parse_args(args_list)
+                finish = getattr(args, "finish", None)
+                if finish is not None:  # a subcommand's own check of what argparse cannot tell
+                    finish(args)
                 return int(args.run(args))
         args = _gui_parser().parse_args(args_list)
         if args.vocab_size is not None and args.vocab_size < 256:
