@@ -18,6 +18,10 @@
  *   tables_info() -> (regex version, digest)       where the tables came from
  *
  * packed(): int64 n, int64 invalid, int64 n counts, uint32 n key lengths, the keys.
+ *
+ * A table is one thread's at a time: scan() releases the GIL and grows the table, so a
+ * table marks itself busy while it scans, and any use of it from another thread meanwhile
+ * raises RuntimeError (instead of reading or growing a table being rebuilt under it).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,7 +33,20 @@ typedef struct {
     PyObject_HEAD
     BpeMap map;
     int64_t invalid;
+    int busy; /* scanning without the GIL: set and tested only with the GIL held */
 } Counts;
+
+/* -1 with RuntimeError set if the table is being scanned by another thread. */
+static int
+check_idle(Counts *self)
+{
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this Counts table is being scanned by another thread; give each thread its own table");
+        return -1;
+    }
+    return 0;
+}
 
 static int check_pattern(int pattern)
 {
@@ -95,7 +112,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
     int nspecials = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*i|nnO", kwlist, &view, &pattern, &start, &end, &specials_arg))
         return NULL;
-    if (check_pattern(pattern) < 0)
+    if (check_pattern(pattern) < 0 || check_idle(self) < 0)
         goto fail;
     if (specials_arg) {
         specials_seq = PySequence_Fast(specials_arg, "specials must be a sequence of bytes");
@@ -111,6 +128,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
     const unsigned char *s = (const unsigned char *)view.buf + start;
     ptrdiff_t n = end - start;
     int failed = 0;
+    self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     BpeSpecialCut cut;
     ptrdiff_t from, to;
@@ -121,6 +139,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
         failed = bpe_count(&self->map, pattern, s + from, to - from) < 0;
     }
     Py_END_ALLOW_THREADS
+    self->busy = 0;
     Py_XDECREF(specials_seq);
     PyBuffer_Release(&view);
     if (failed)
@@ -135,6 +154,8 @@ fail:
 static PyObject *
 Counts_packed(Counts *self, PyObject *Py_UNUSED(ignored))
 {
+    if (check_idle(self) < 0)
+        return NULL;
     const BpeMap *m = &self->map;
     size_t size = 3 * 8 + m->n * 12 + m->keys_len;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
@@ -157,6 +178,8 @@ static PyObject *
 Counts_add_packed(Counts *self, PyObject *arg)
 {
     Py_buffer view;
+    if (check_idle(self) < 0)
+        return NULL;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
@@ -231,6 +254,8 @@ Counts_add(Counts *self, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "add() takes a Counts");
         return NULL;
     }
+    if (check_idle(self) < 0 || check_idle((Counts *)arg) < 0)
+        return NULL;
     const BpeMap *other = &((Counts *)arg)->map;
     if ((Counts *)arg == self) { /* every count doubles: adding entry by entry would see its own adds */
         for (size_t e = 0; e < self->map.n; e++)
@@ -260,6 +285,8 @@ Counts_add(Counts *self, PyObject *arg)
 static PyObject *
 Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
 {
+    if (check_idle(self) < 0)
+        return NULL;
     return PyBytes_FromStringAndSize((const char *)self->map.keys, (Py_ssize_t)self->map.keys_len);
 }
 
@@ -268,6 +295,8 @@ Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
 {
+    if (check_idle(self) < 0)
+        return NULL;
     const BpeMap *m = &self->map;
     PyObject *lengths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
     PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
@@ -290,6 +319,8 @@ Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Counts_items(Counts *self, PyObject *Py_UNUSED(ignored))
 {
+    if (check_idle(self) < 0)
+        return NULL;
     const BpeMap *m = &self->map;
     PyObject *words = PyList_New((Py_ssize_t)m->n), *counts = PyList_New((Py_ssize_t)m->n);
     if (!words || !counts)
@@ -315,12 +346,16 @@ fail:
 static Py_ssize_t
 Counts_len(Counts *self)
 {
+    if (check_idle(self) < 0)
+        return -1;
     return (Py_ssize_t)self->map.n;
 }
 
 static PyObject *
 Counts_get_invalid(Counts *self, void *closure)
 {
+    if (check_idle(self) < 0)
+        return NULL;
     return PyLong_FromLongLong(self->invalid);
 }
 
