@@ -42,6 +42,7 @@ from core.corpus.documents import (
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.corpus.shares import ShareCounter, ShareCounts
 from core.corpus.sources import ReadOptions
+from core.errors import CorpusError
 from core.pretokenize.counting import ChunkCounts, CountTable, NativeTally, count_chunk_bytes
 from core.pretokenize.native import scanner_for
 from core.pretokenize.patterns import Pattern, resolve_pattern
@@ -191,7 +192,7 @@ def count_documents(
     cache: dict[str, list[str]] = {}
     lazy: LazyTasks[Job] = LazyTasks(tasks, lambda task: (task, options, pattern.source, specials, count_data, None))
     cap = options.max_bytes
-    taken = 0
+    taken = documents = 0
 
     def here(job: Job) -> Counted:
         return count_task(job[0], options, pattern, specials, count_data, cache)
@@ -231,16 +232,21 @@ def count_documents(
                 for task in item if isinstance(item, tuple) else (item,):
                     counted = count_task(task, options, pattern, specials, count_data, cache, cap - taken)
                     taken += counted[2]
+                    documents += counted[3]
                     yield CountStep(counted[4], counted[3], counted[0], counted[1])
                     if taken >= cap:
                         return
                 continue
             taken += counted[2]
+            documents += counted[3]
             yield CountStep(counted[4], counted[3], counted[0], counted[1], counting())
             if cap is not None and taken >= cap:
                 return
         if lazy.error is not None:
             raise lazy.error
+        if documents == 0 and options.sample is not None and options.sample < 1:
+            raise CorpusError(f"sampling kept no document (sample={options.sample:g}); give a larger fraction "
+                              "(--sample) or a larger corpus")
     finally:
         if shares is not None:
             shares.close()

@@ -252,14 +252,21 @@ def _line_of(file: SourceFile, offset: int) -> int:
 
 def _read_row_group(task: RowGroup, options: ReadOptions, specials: Sequence[str]) -> Iterator[Part]:
     pq = require_pyarrow(task.file.path)
-    parquet = pq.ParquetFile(task.file.path)
     row = task.first_row
-    for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[task.group],
-                                      columns=[options.field]):
-        values = batch.column(0).to_pylist()
-        docs = _sampled(values, options, task.file.index, row, specials, 1)
-        row += len(values)
-        yield docs, len(docs)
+    try:
+        parquet = pq.ParquetFile(task.file.path)
+        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[task.group],
+                                       columns=[options.field])
+        for batch in batches:
+            values = batch.column(0).to_pylist()
+            docs = _sampled(values, options, task.file.index, row, specials, 1)
+            row += len(values)
+            yield docs, len(docs)
+    except (CorpusError, TypeError, MemoryError):
+        raise
+    except Exception as e:  # pyarrow's own errors (ArrowInvalid, OSError) on a damaged page
+        raise CorpusError(f"{task.file.path} is corrupt (row group {task.group}, from row {row:,}: "
+                          f"{str(e).splitlines()[0] if str(e) else type(e).__name__}); check or rewrite the file") from None
 
 
 # --------------------------------------------------------------------------- planning (this process)

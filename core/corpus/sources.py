@@ -225,7 +225,7 @@ def open_corpus(
             raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
         file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index)
         if kind == "parquet":
-            _check_parquet(path, options.field)
+            _check_parquet(path, options.field, purpose)
         else:
             _check_start(file, options.field, purpose, sample)
         files.append(file)
@@ -295,10 +295,12 @@ def _string_columns(schema: Any) -> list[str]:
             or str(f.type) == "string_view"]
 
 
-def _check_parquet(path: Path, field: str) -> None:
+def _check_parquet(path: Path, field: str, purpose: str = "train on") -> None:
     pq = require_pyarrow(path)
     try:
-        schema = pq.ParquetFile(path).schema_arrow
+        parquet = pq.ParquetFile(path)
+        schema = parquet.schema_arrow
+        rows = parquet.metadata.num_rows
     except Exception as e:  # pyarrow raises its own ArrowInvalid / OSError types
         raise CorpusError(f"{path} is not a valid Parquet file ({e}); check the file") from None
     if field not in schema.names:
@@ -307,6 +309,8 @@ def _check_parquet(path: Path, field: str) -> None:
     if field not in _string_columns(schema):
         raise CorpusError(f"{path}: the column {field!r} holds {schema.field(field).type}, not strings; "
                           f"choose a text column (--field): {', '.join(_string_columns(schema)) or 'none'}")
+    if rows == 0:
+        raise CorpusError(f"{path} holds no rows; there is nothing to {purpose}")
 
 
 def text_fields(path: str | os.PathLike[str], records: int = 20) -> list[str]:
