@@ -21,8 +21,12 @@ the signal's number.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 PROG = "bpe-studio"
@@ -103,6 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     from bpe_studio.cli.stopping import Stopped, stop_signals_raise
 
+    out: str | None = None
     try:
         if args_list and args_list[0] in COMMANDS:
             with stop_signals_raise():
@@ -110,12 +115,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 finish = getattr(args, "finish", None)
                 if finish is not None:  # a subcommand's own check of what argparse cannot tell
                     finish(args)
-                return int(args.run(args))
+                out = getattr(args, "out", None)
+                with _no_empty_output_folder(out):
+                    return int(args.run(args))
         args = _gui_parser().parse_args(args_list)
         if args.vocab_size is not None and args.vocab_size < 256:
             raise UsageError(f"--vocab-size must be at least 256, got {args.vocab_size}")
     except (UsageError, ValueError, OSError) as e:
-        return _fail(e)
+        return _fail(_disk_full(e, out))
     except MemoryError:
         return _fail(MemoryError(
             "out of memory; try a smaller corpus, fewer --workers, or a machine with more memory"
@@ -129,6 +136,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bpe_studio.app.application import run_app
 
     return run_app(corpus=args.corpus, vocab_size=args.vocab_size)
+
+
+@contextlib.contextmanager
+def _no_empty_output_folder(out: str | None) -> Iterator[None]:
+    """A command that fails leaves no empty ``--out`` folder it made (its files are written
+    atomically, so the folder is all that could be left)."""
+    made = out is not None and bool(out) and not os.path.lexists(out)
+    try:
+        yield
+    except BaseException:
+        if made and out is not None and os.path.isdir(out) and not os.path.islink(out):
+            with contextlib.suppress(OSError):
+                os.rmdir(out)  # only if empty
+        raise
+
+
+_SHORT_WRITE = re.compile(r"\d+ requested and \d+ written")
+
+
+def _disk_full(error: BaseException, out: str | None) -> BaseException:
+    """A full disk said plainly, naming the file being written: not ``[Errno 28] No space
+    left on device`` alone, nor numpy's "185736 requested and 115090 written"."""
+    if not isinstance(error, OSError):
+        return error
+    if error.errno != errno.ENOSPC and not _SHORT_WRITE.fullmatch(str(error)):
+        return error
+    target = error.filename or out
+    where = f" writing {target}" if target else ""
+    return OSError(f"no space left on device{where}; free some space or write elsewhere")
 
 
 def _fail(error: BaseException) -> int:
