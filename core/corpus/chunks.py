@@ -44,7 +44,7 @@ def uncut_error(path: str | os.PathLike[str], offset: int, kind: str, pattern: P
                        "--max-bytes, or split the text")
 
 
-def _char_start(data: bytes, i: int) -> int:
+def _char_start(data: bytes | bytearray, i: int) -> int:
     """The first index >= i that is not a UTF-8 continuation byte (at most 3 steps)."""
     for _ in range(3):
         if i < len(data) and 0x80 <= data[i] < 0xC0:
@@ -94,7 +94,7 @@ def find_cut(
         window = min(4 * window, MAX_UNCUT_BYTES)
 
 
-def find_cut_in_buffer(data: bytes, pos: int, pattern: Pattern, special_tokens: list[str]) -> int | None:
+def find_cut_in_buffer(data: bytes | bytearray, pos: int, pattern: Pattern, special_tokens: list[str]) -> int | None:
     """The first exact chunk boundary at or after ``pos`` in ``data``, a stretch of a
     longer text (a decompressed stream) that goes on after it; ``None`` if none can be
     told from ``data`` alone (the last few characters are not trusted)."""
@@ -106,7 +106,7 @@ def find_cut_in_buffer(data: bytes, pos: int, pattern: Pattern, special_tokens: 
 
 
 def _cut_in(
-    data: bytes,
+    data: bytes | bytearray,
     pos: int,
     at_eof: bool,
     pattern: Pattern,

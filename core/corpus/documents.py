@@ -33,7 +33,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from core.corpus.sources import STREAM_BLOCK, Corpus, ReadOptions, SourceFile, json_text, require_pyarrow
+from core.corpus.sources import Corpus, ReadOptions, SourceFile, json_text, require_pyarrow
+from core.corpus.streams import STREAM_BLOCK
 from core.errors import CorpusError
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.specials import special_token_regex

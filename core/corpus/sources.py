@@ -34,7 +34,7 @@ from core.corpus.streams import STREAM_BLOCK, corrupt_error, open_stream
 from core.errors import CorpusError
 
 __all__ = [
-    "Corpus", "ReadOptions", "Source", "SourceFile", "corrupt_error", "json_text", "open_corpus", "open_stream",
+    "STREAM_BLOCK", "Corpus", "ReadOptions", "Source", "SourceFile", "corrupt_error", "json_text", "open_corpus", "open_stream",
     "parse_size", "require_pyarrow", "resolve_paths", "text_fields",
 ]
 
