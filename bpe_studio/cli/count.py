@@ -48,7 +48,7 @@ def add_count_parser(commands: Any) -> None:
                         help="a special token (repeat for several), e.g. '<|endoftext|>'")
     parser.add_argument("--pattern", default="gpt2", type=non_empty("gpt2, gpt4 or a regex"), metavar="gpt2|gpt4|REGEX",
                         help="pre-tokenization pattern (default: gpt2)")
-    parser.add_argument("--workers", type=int, metavar="K", help="local counting workers: threads on text, processes for JSONL, Parquet and custom patterns (default: all cores)")
+    parser.add_argument("--workers", type=int, metavar="K", help="local counting workers: threads on text and JSONL, processes for Parquet and custom patterns (default: all cores)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--dask", metavar="ADDRESS", help="count on the Dask cluster at ADDRESS (tcp://host:8786)")
     where.add_argument("--dask-local", type=int, metavar="N", help="count on a Dask cluster of N local processes")

@@ -45,7 +45,7 @@ def add_train_parser(commands: Any) -> None:
                         help="a special token (repeat for several), e.g. '<|endoftext|>'")
     parser.add_argument("--out", required=True, type=non_empty("the folder to write the tokenizer into"),
                         metavar="DIR", help="directory to write the tokenizer files into")
-    parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization workers: threads on text, processes for JSONL, Parquet and custom patterns (default: all cores)")
+    parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization workers: threads on text and JSONL, processes for Parquet and custom patterns (default: all cores)")
     parser.add_argument("--pattern", type=non_empty("gpt2, gpt4 or a regex"), metavar="gpt2|gpt4|REGEX",
                         help="pre-tokenization pattern (default: gpt2, or --init's)")
     add_source_options(parser)
