@@ -15,11 +15,18 @@ whole corpus:
   stream. A share that follows the thread's previous one directly, whose counts the
   consumer has not taken yet, goes on in the same table (``chain``);
 - when none are left, a thread steals the second half of what is left of the share with
-  the most left — whole tasks, or the one task left cut at an exact boundary
-  (`core.corpus.chunks.find_cut`) — as a new share placed right after it; and a task about
-  to be counted once no tasks are left to hand out is first cut to a small part of what
-  is left. So the threads end together, whatever the speed of each core (on a shared
-  machine it varies by half from one run to the next).
+  the most left — whole tasks, or the one task left, whole — as a new share placed right
+  after it; and a task about to be counted once no tasks are left to hand out is first
+  cut, by the thread that claimed it, to a small part of what is left, at an exact
+  boundary (`core.corpus.chunks.find_cut`), the rest going back to the front of its
+  share (where it can be stolen). So the threads end together, whatever the speed of
+  each core (on a shared machine it varies by half from one run to the next).
+
+No reading happens under the lock (`_cond`), which guards only the bookkeeping: the
+next tasks are read (a stream decompressed, a file's cut points found) by one thread at a
+time under a lock of their own, and a task is cut by the thread that claimed it; so while
+one thread waits on a slow read, the others record their counts, claim tasks and steal,
+and the consumer takes finished shares.
 
 The consumer (`ShareCounter.results`) takes the shares' counts in order as they end.
 Closing it stops the threads after the task in hand (a chunk of at most a few MB).
