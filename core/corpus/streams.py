@@ -111,27 +111,36 @@ class _ZstdReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        while self._at >= len(self._pending):
-            self._pending, self._at = b"", 0
-            if self._input_at >= len(self._input):
-                self._input, self._input_at = self._raw.read(self.RAW_BLOCK), 0
-                if not self._input:
-                    if self._in_frame:
-                        raise EOFError("the last zstd frame is cut short")
-                    return 0
-            piece = self._input[self._input_at : self._input_at + self.RAW_PIECE]
-            self._input_at += len(piece)
-            self._in_frame = True
-            self._pending = self._decoder.decompress(piece)
-            if self._decoder.eof:  # the frame ended in this piece: the rest starts the next one
-                rest = self._decoder.unused_data
-                self._decoder = self._new()
-                self._in_frame = False
-                self._input, self._input_at = rest + self._input[self._input_at :], 0
-        n = min(len(buffer), len(self._pending) - self._at)
-        buffer[:n] = memoryview(self._pending)[self._at : self._at + n]
-        self._at += n
-        return n
+        """Fill ``buffer`` as far as the stream goes (fewer calls than one piece's output each)."""
+        view = memoryview(buffer).cast("B")
+        filled = 0
+        while filled < len(view):
+            if self._at >= len(self._pending) and not self._decompress_piece():
+                break
+            n = min(len(view) - filled, len(self._pending) - self._at)
+            view[filled : filled + n] = memoryview(self._pending)[self._at : self._at + n]
+            self._at += n
+            filled += n
+        return filled
+
+    def _decompress_piece(self) -> bool:
+        """Decompress the next `RAW_PIECE` bytes into ``_pending``; False at the end."""
+        if self._input_at >= len(self._input):
+            self._input, self._input_at = self._raw.read(self.RAW_BLOCK), 0
+            if not self._input:
+                if self._in_frame:
+                    raise EOFError("the last zstd frame is cut short")
+                return False
+        piece = self._input[self._input_at : self._input_at + self.RAW_PIECE]
+        self._input_at += len(piece)
+        self._in_frame = True
+        self._pending, self._at = self._decoder.decompress(piece), 0
+        if self._decoder.eof:  # the frame ended in this piece: the rest starts the next one
+            rest = self._decoder.unused_data
+            self._decoder = self._new()
+            self._in_frame = False
+            self._input, self._input_at = rest + self._input[self._input_at :], 0
+        return True
 
 
 class _Checked(io.RawIOBase):
