@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bpe_studio.app.compare.compare_view import CompareView
 from bpe_studio.app.explore.inspector import InspectorPanel
 from bpe_studio.app.explore.merge_tree import MergeTreeView
 from bpe_studio.app.widgets.splitters import splitter
@@ -71,14 +70,19 @@ def _open_tokenizer(path: Path, for_compare: bool) -> tuple[Any, str, VocabData 
 
 
 class ExplorePanel(QWidget):
-    """Vocabulary, Inspector and Compare tabs for the current tokenizer."""
+    """Vocabulary, Inspector and Compare tabs for the current tokenizer.
+
+    Args:
+        compare: the Compare tab (a `bpe_studio.app.compare.compare_view.CompareView`); the
+            window makes it, so the two areas do not import each other.
+    """
 
     tokenizer_changed = Signal(str)  # the title of the tokenizer now shown
     vocab_ready = Signal()  # set_tokenizer finished: browser, inspector and compare show it
     open_failed = Signal(str)  # open_tokenizer could not load the files (the message is shown too)
     compare_ready = Signal()  # a tokenizer opened for Compare was added to its choices
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, *, compare: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.tokenizer: Any = None
         self.vocab: VocabData | None = None
@@ -109,7 +113,7 @@ class ExplorePanel(QWidget):
         self.show_in_inspector = QPushButton("Show in inspector")
         self.show_in_inspector.setEnabled(False)
         self.inspector = InspectorPanel()
-        self.compare = CompareView()
+        self.compare: Any = compare
 
         side = QWidget()
         side_layout = QVBoxLayout(side)

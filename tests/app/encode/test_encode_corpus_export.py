@@ -14,9 +14,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QKeySequence  # noqa: E402
-from PySide6.QtWidgets import QFileDialog  # noqa: E402
 
 import core  # noqa: E402
+from bpe_studio.app.encode.encode_dialog import EncodeDialog  # noqa: E402
 from core.formats import save_tokenizer  # noqa: E402
 from core.progress import format_bytes  # noqa: E402
 from core.encode.tokenizer import Tokenizer  # noqa: E402
@@ -148,29 +148,26 @@ def test_the_action_waits_for_a_tokenizer_and_uses_the_dialogs(qtbot, make_windo
     assert window.encode_action.shortcut().toString() == "Ctrl+Shift+E"
     assert window.encode_action in window.menuBar().actions()[0].menu().actions()
     window.encode_action.trigger()  # disabled: nothing happens
-    assert window.encode_job is None
+    assert window.encoding.job is None
     assert window.encode_corpus_to(corpus, tmp_path / "ids.npy") is None
     assert "train a tokenizer" in window.banner.text()
 
     window.settings_panel.workers_spin.setValue(1)
     window.start_training()
     qtbot.waitUntil(lambda: window.encode_action.isEnabled(), timeout=60_000)
-    asked: dict[str, str] = {}
+    seen: dict[str, object] = {}
 
-    def get_open(_parent, _title, start, _filter):
-        asked["corpus"] = start
-        return str(corpus), ""
+    def fill_in(dialog: EncodeDialog) -> int:
+        seen.update(corpus=dialog.corpus(), out=dialog.out_edit.text(), separator=dialog.doc_separator())
+        dialog.out_edit.setText(str(tmp_path / "chosen"))  # no suffix: .npy is added
+        return 1
 
-    def get_save(_parent, _title, start, _filter):
-        asked["out"] = start
-        return str(tmp_path / "chosen"), ""  # no suffix: .npy is added
-
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", get_open)
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", get_save)
+    monkeypatch.setattr(EncodeDialog, "exec", fill_in)
     window.encode_action.trigger()
-    assert asked == {"corpus": str(corpus), "out": str(tmp_path / "corpus.npy")}
-    assert window.encode_job is not None
-    with qtbot.waitSignal(window.encode_job.stopped, timeout=30_000):
+    # the training corpus, a .npy beside it, and bpe-studio encode's default separator
+    assert seen == {"corpus": str(corpus), "out": str(tmp_path / "corpus.npy"), "separator": True}
+    assert window.encoding.job is not None
+    with qtbot.waitSignal(window.encoding.job.stopped, timeout=30_000):
         pass
     expected = window.tokenizer.encode(corpus.read_text(encoding="utf-8"))
     assert np.load(tmp_path / "chosen.npy").tolist() == expected
@@ -204,7 +201,7 @@ def test_an_unexpected_error_in_the_encoder_is_reported_and_the_strip_hides(
 
 
 
-def test_export_save_and_encode_follow_one_named_tokenizer(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path):
+def test_export_save_and_encode_follow_one_named_tokenizer(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path, export_and_wait):
     """Train, then open another tokenizer in Explore: Export, Save session and Encode all act on
     the one opened last, and each names it (menus, dialog, strip, result)."""
     window = make_window(make_corpus(20_000, seed=3), 300)
@@ -224,7 +221,7 @@ def test_export_save_and_encode_follow_one_named_tokenizer(qtbot, make_window, m
         assert opened.title in action.text() and trained.title not in action.text()
 
     # Export writes the opened tokenizer, and says which.
-    paths = window.export_to(tmp_path / "export")
+    paths = export_and_wait(window, tmp_path / "export")
     assert paths and opened.title in window.banner.text()
     exported = Tokenizer.from_files(tmp_path / "export" / "vocab.json", tmp_path / "export" / "merges.txt")
     assert exported.merges == opened_tokenizer.merges and len(exported.merges) != len(trained.session.merges)
