@@ -57,16 +57,10 @@ class FileDialogs:
             self.remember(path, key)
         return path
 
-    def choose_folder(self, title: str, key: str, accept_label: str = "Choose") -> str:
-        """A folder, which the dialog can create ("Create New Folder"); "" if cancelled."""
-        dialog = QFileDialog(self._parent, title, self.folder(key))
-        dialog.setFileMode(QFileDialog.FileMode.Directory)
-        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
-        dialog.setOption(QFileDialog.Option.ReadOnly, False)  # ReadOnly would hide "Create New Folder"
-        dialog.setLabelText(QFileDialog.DialogLabel.Accept, accept_label)
-        dialog.setObjectName("folderDialog")
-        if not dialog.exec() or not dialog.selectedFiles():
-            return ""
-        folder = dialog.selectedFiles()[0]
-        self.remember(folder, key, is_folder=True)
+    def choose_folder(self, title: str, key: str) -> str:
+        """A folder, which the dialog can create ("Create New Folder"; not read-only); "" if cancelled."""
+        folder = QFileDialog.getExistingDirectory(self._parent, title, self.folder(key),
+                                                  QFileDialog.Option.ShowDirsOnly)
+        if folder:
+            self.remember(folder, key, is_folder=True)
         return folder

@@ -301,7 +301,7 @@ class MainWindow(QMainWindow):
                 "tokens and the special tokens. Export it anyway?")
             if answer != QMessageBox.StandardButton.Yes:
                 return
-        folder = self.dialogs.choose_folder(f"Export “{current.title}” to folder", "paths/export_folder", "Export")
+        folder = self.dialogs.choose_folder(f"Export “{current.title}” to folder", "paths/export_folder")
         if folder:
             self.export_to(folder, allow_empty=current.empty_partial)
 

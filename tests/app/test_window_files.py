@@ -190,6 +190,7 @@ def test_keyboard_shortcuts(qtbot, make_window, make_corpus, tmp_path, monkeypat
     out = tmp_path / "via-ctrl-e"
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(out))
     QTest.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not window.exports.busy, timeout=30_000)  # written off the GUI thread
     assert (out / "merges.txt").is_file()
 
     # Ctrl+Enter (the keypad Enter) starts training too.

@@ -99,8 +99,8 @@ class EncodingController(QObject):
         job.failed.connect(self.failed)
         job.stopped.connect(self.stopped)
         self.job = job
-        self.started.emit(job)
         job.start()
+        self.started.emit(job)
         return job
 
     def cancel(self) -> bool:
