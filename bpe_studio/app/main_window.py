@@ -18,15 +18,16 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSettings
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from bpe_studio.app.compare.compare_view import CompareView
-from bpe_studio.app.controllers.closing import CloseGuard
+from bpe_studio.app.controllers.closing import CloseGuard, window_work
 from bpe_studio.app.controllers.current import CurrentController
 from bpe_studio.app.controllers.encoding import EncodingController
 from bpe_studio.app.controllers.export import ExportController
 from bpe_studio.app.controllers.sessions import SESSION_SUFFIX, SessionController
 from bpe_studio.app.controllers.training import TrainingController
+from bpe_studio.app import questions
 from bpe_studio.app.encode.encode_dialog import EncodeDialog
 from bpe_studio.app.encode.encode_strip import EncodeStrip
 from bpe_studio.app.evaluate.evaluate_panel import EvaluatePanel
@@ -79,7 +80,9 @@ class MainWindow(QMainWindow):
         self.exports = ExportController(self)
         self.sessions = SessionController(self)
         self.encoding = EncodingController(self)
-        self.close_guard = self._close_guard()
+        self.close_guard = CloseGuard(window_work(self.training, self.encoding, self.exports, self.sessions,
+                                                  lambda: self.findChildren(LatestJob)), self)
+        self.close_guard.idle.connect(self.close)
         self.current_tokenizer = CurrentController(self)  # what Export, Save session and Encode act on
 
         self.banner = ErrorBanner()
@@ -294,13 +297,8 @@ class MainWindow(QMainWindow):
         if problem:
             self.banner.show_error(problem)
             return
-        if current.empty_partial:
-            answer = QMessageBox.question(
-                self, "Export an empty result?",
-                "Training was cancelled before its first merge: this tokenizer has only the 256 byte "
-                "tokens and the special tokens. Export it anyway?")
-            if answer != QMessageBox.StandardButton.Yes:
-                return
+        if current.empty_partial and not questions.export_empty_result(self):
+            return
         folder = self.dialogs.choose_folder(f"Export “{current.title}” to folder", "paths/export_folder")
         if folder:
             self.export_to(folder, allow_empty=current.empty_partial)
@@ -391,40 +389,14 @@ class MainWindow(QMainWindow):
         else:
             self.open_path(files[0])
 
-    def _close_guard(self) -> CloseGuard:
-        """What closing waits for: the training and the encoding are cancelled; an export or a
-        session being written (atomic, short) and background renderings are let finish."""
-        def latest() -> list[LatestJob]:
-            return self.findChildren(LatestJob)
-
-        guard = CloseGuard([
-            ("the training", lambda: self.training.running, self.training.cancel),
-            ("the encoding", lambda: self.encoding.running, self.encoding.cancel),
-            ("the export", lambda: self.exports.busy, self.exports.cancel),
-            ("saving the session", lambda: self.sessions.busy, self.sessions.cancel),
-            ("background work", lambda: any(job.busy for job in latest()), lambda: [job.cancel() for job in latest()]),
-        ], self)
-        guard.idle.connect(self.close)
-        return guard
-
     @property
     def closing(self) -> bool:
         """True from a close asked while work was running until the window closes."""
         return self.close_guard.waiting
 
-    def _quit_confirmed(self) -> bool:
-        """Quitting while training runs asks first (the merges so far would be lost)."""
-        if not self.ask_before_quitting or not self.state.stage.running or self.closing:
-            return True
-        answer = QMessageBox.question(
-            self, "Quit while training?",
-            "Training is running. Quit anyway? The run is stopped and its merges so far are not kept "
-            "(cancel first to keep them as a partial result).",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
-
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self._quit_confirmed():
+        asking = self.ask_before_quitting and self.state.stage.running and not self.closing
+        if asking and not questions.quit_during_training(self):
             event.ignore()
             return
         what = self.close_guard.request()

@@ -14,6 +14,7 @@ export or a session being written is not cancelled: its writer is atomic and sho
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -62,3 +63,18 @@ class CloseGuard(QObject):
         if not self.busy() and self._timer is not None:
             self._timer.stop()
             self.idle.emit()
+
+
+def window_work(training: Any, encoding: Any, exports: Any, sessions: Any,
+                background: Callable[[], Sequence[Any]]) -> list[Work]:
+    """What closing the window waits for: the training and the encoding are cancelled; an
+    export or a session being written and the ``background`` renderings (`LatestJob`s) end."""
+    return [
+        ("the training", lambda: training.running, training.cancel),
+        ("the encoding", lambda: encoding.running, encoding.cancel),
+        ("the export", lambda: exports.busy, exports.cancel),
+        ("saving the session", lambda: sessions.busy, sessions.cancel),
+        ("background work", lambda: any(job.busy for job in background()),
+         lambda: [job.cancel() for job in background()]),
+    ]
+

@@ -217,3 +217,15 @@ def test_panels_do_not_import_each_other(area):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("bpe_studio.app."):
                 assert node.module.split(".")[2] not in others, f"{module.name} imports {node.module}"
+
+
+def test_controllers_hold_no_widgets():
+    import ast
+
+    folder = Path(__file__).resolve().parents[3] / "bpe_studio" / "app" / "controllers"
+    for module in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert node.module not in ("PySide6.QtWidgets", "PySide6.QtGui"), f"{module.name} imports {node.module}"
+                assert not node.module.startswith(("bpe_studio.app.widgets", "bpe_studio.app.train",
+                                                   "bpe_studio.app.explore", "bpe_studio.app.evaluate")), module.name
