@@ -151,8 +151,8 @@ class MainWindow(QMainWindow):
         self.evaluate_panel.error.connect(self.banner.show_error)
         for controller in (self.exports, self.sessions, self.encoding):
             controller.failed.connect(self.banner.show_error)
-        self.exports.finished.connect(lambda message, _paths: self.banner.show_info(message))
-        self.sessions.saved.connect(lambda message, _path: self.banner.show_info(message))
+        for done in (self.exports.finished, self.sessions.saved):
+            done.connect(lambda message, _paths: (self.banner.show_info(message), self.statusBar().clearMessage()))
         self.encode_strip.follow(self.encoding)
         self.encode_strip.statusChanged.connect(self.statusBar().showMessage)
         self.encoding.started.connect(self._update_encode_action)
@@ -307,7 +307,10 @@ class MainWindow(QMainWindow):
         """Write the current tokenizer's files into ``folder`` in the background; the banner
         shows the result. Returns the job (None if refused: the banner says why)."""
         self.banner.clear()
-        return self.exports.export(folder, self.current, allow_empty=allow_empty)
+        job = self.exports.export(folder, self.current, allow_empty=allow_empty)
+        if job is not None:
+            self.statusBar().showMessage(f"Exporting “{self.current.title}” to {folder}…")
+        return job
 
     def save_session_dialog(self) -> None:
         session = self.current.session
@@ -322,7 +325,10 @@ class MainWindow(QMainWindow):
     def save_session_to(self, path: str | os.PathLike[str]) -> ThreadJob | None:
         """Save the current tokenizer's training result in the background (the banner shows the
         result, or why there is none). Returns the job, or None."""
-        return self.sessions.save(path, self.current)
+        job = self.sessions.save(path, self.current)
+        if job is not None:
+            self.statusBar().showMessage(f"Saving the session to {path}…")
+        return job
 
     def is_encoding(self) -> bool:
         return self.encoding.running

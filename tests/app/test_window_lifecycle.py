@@ -180,3 +180,30 @@ def test_continue_choose_takes_a_folder_as_init_does(qtbot, make_window, make_co
     with qtbot.waitSignal(options.initialRead, timeout=30_000) as read:
         menu.actions()[0].trigger()
     assert options.initial() == str(tmp_path / "base") and read.args[0].merges == len(merges)
+
+
+def test_closing_while_an_export_is_written_waits_for_it(qtbot, make_window, make_corpus, tmp_path, monkeypatch):
+    import time
+
+    from bpe_studio.app.controllers import export as export_module
+    from core.encode.tokenizer import Tokenizer
+
+    window = make_window(make_corpus(30_000, seed=6), 400)
+    window.start_training()
+    qtbot.waitUntil(lambda: window.current.tokenizer is not None, timeout=60_000)
+    real = export_module.write_tokenizer_files
+
+    def slow(folder, current):
+        time.sleep(0.5)  # in the export's thread: the window stays responsive meanwhile
+        return real(folder, current)
+
+    monkeypatch.setattr(export_module, "write_tokenizer_files", slow)
+    assert window.export_to(tmp_path / "out") is not None
+    assert "Exporting" in window.statusBar().currentMessage()
+    assert not window.close()  # not yet: the export is let finish (its writer is atomic)
+    assert window.closing and window.isVisible()
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=30_000)
+    tokenizer = Tokenizer.from_files(tmp_path / "out" / "vocab.json", tmp_path / "out" / "merges.txt")
+    assert tokenizer.merges == window.state.session.merges
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
+        ["vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json", "tokenizer.tiktoken"])
