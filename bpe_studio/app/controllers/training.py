@@ -130,6 +130,10 @@ class TrainingController(QObject):
                 return  # the previous result is the current one already
             if was_running:
                 self.ended.emit(self.state.stage)
+        elif self.state.stage.running:  # never left running: the views would show Cancel forever
+            message = "The training stopped without finishing (its process sent no result)."
+            self._apply(self.state.fail, message)
+            self.failed.emit(message)
         self.stopped.emit(cancelled)
         if self.state.session is not None and not self.state.stage.running:
             prebuilt = job.tokenizer if not cancelled else None  # type: ignore[union-attr]
