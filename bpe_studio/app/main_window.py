@@ -93,7 +93,7 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(tab, "Train")
-        self.explore_panel = ExplorePanel(compare=CompareView())  # vocabulary, inspector, compare
+        self.explore_panel = ExplorePanel(compare=CompareView(), dialogs=self.dialogs)  # vocabulary, inspector, compare
         self.tabs.addTab(self.explore_panel, "Explore")
         self.evaluate_panel = EvaluatePanel()  # held-out evaluation of tokenizers
         self.tabs.addTab(self.evaluate_panel, "Evaluate")

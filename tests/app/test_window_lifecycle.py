@@ -207,3 +207,19 @@ def test_closing_while_an_export_is_written_waits_for_it(qtbot, make_window, mak
     assert tokenizer.merges == window.state.session.merges
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
         ["vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json", "tokenizer.tiktoken"])
+
+
+def test_open_tokenizer_starts_in_the_folder_used_last(qtbot, make_window, tmp_path, monkeypatch):
+    window = make_window()
+    folder = tmp_path / "tokenizers"
+    folder.mkdir()
+    starts: list[str] = []
+
+    def get_open(_parent, _title, start, _filter):
+        starts.append(start)
+        return (str(folder / "vocab.json"), "") if len(starts) == 1 else ("", "")
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", get_open)
+    window.open_tokenizer_action.trigger()  # fails to open (no such file): the folder is remembered anyway
+    window.open_tokenizer_action.trigger()
+    assert starts[1] == str(folder)

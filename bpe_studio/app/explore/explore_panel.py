@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from bpe_studio.app.explore.inspector import InspectorPanel
+from bpe_studio.app.file_dialogs import FileDialogs
 from bpe_studio.app.explore.merge_tree import MergeTreeView
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.explore.vocab_browser import VocabBrowser
@@ -75,6 +76,7 @@ class ExplorePanel(QWidget):
     Args:
         compare: the Compare tab (a `bpe_studio.app.compare.compare_view.CompareView`); the
             window makes it, so the two areas do not import each other.
+        dialogs: the window's file dialogs (Open tokenizer… starts in the folder used last).
     """
 
     tokenizer_changed = Signal(str)  # the title of the tokenizer now shown
@@ -82,8 +84,9 @@ class ExplorePanel(QWidget):
     open_failed = Signal(str)  # open_tokenizer could not load the files (the message is shown too)
     compare_ready = Signal()  # a tokenizer opened for Compare was added to its choices
 
-    def __init__(self, *, compare: QWidget, parent: QWidget | None = None) -> None:
+    def __init__(self, *, compare: QWidget, dialogs: FileDialogs | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._dialogs = dialogs
         self.tokenizer: Any = None
         self.vocab: VocabData | None = None
         self.title = ""
@@ -254,7 +257,10 @@ class ExplorePanel(QWidget):
 
     def open_tokenizer_dialog(self, for_compare: bool = False) -> None:
         """Ask for a tokenizer file (vocab.json, merges.txt or tokenizer.json) and open it."""
-        path, _ = QFileDialog.getOpenFileName(self, "Open a tokenizer", "", _FILE_FILTER)
+        if self._dialogs is not None:
+            path = self._dialogs.open_file("Open a tokenizer", "paths/tokenizer_folder", _FILE_FILTER)
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, "Open a tokenizer", "", _FILE_FILTER)
         if path:
             self.open_tokenizer(path, for_compare=for_compare)
 
