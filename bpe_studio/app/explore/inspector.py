@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bpe_studio.app.models.sample_text import SAMPLE_TEXT
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob, failure_message
@@ -41,11 +42,6 @@ HOVER_HINT = "Hover or click a token to see its id, bytes and merge rank."
 BACKGROUND_CHARS = 20_000  # longer texts are encoded off the GUI thread
 MAX_IDS_SHOWN = 2_000  # the ids pane shows this many (as many as the tokens drawn); Copy copies them all
 MAX_FILE_BYTES = 20_000_000
-SAMPLE_TEXT = (
-    "Hello world! Tokenizers cut text into pieces:\n"
-    "\tnumbers 1234567, code `x += 1`, café, naïve,\n"
-    "日本語のテキスト, emoji 😀👍🏽, and <|endoftext|> between documents.\n"
-)
 
 
 def round_trip_report(text: str, decoded: str) -> str | None:

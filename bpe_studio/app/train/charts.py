@@ -190,6 +190,11 @@ class ChartsPanel(QWidget):
             update()
         self._seen = {update: self._state.version for update in self._updates}
 
+    def refresh_pairs(self) -> None:
+        """Draw the pair-count chart now (a run ended: it shows the last merges at once)."""
+        self._refresh_pairs()
+        self._seen[self._refresh_pairs] = self._state.version
+
     def _tick(self) -> None:
         # Round-robin: redraw the next chart whose data changed since it was last drawn.
         version = self._state.version

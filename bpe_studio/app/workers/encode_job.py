@@ -29,20 +29,19 @@ PROGRESS_INTERVAL = 0.25
 
 
 def encode_corpus(
-    corpus: Path, tokenizer: Any, out: Path, workers: int | None,
+    corpus: Path, tokenizer: Any, out: Path, workers: int | None, doc_separator: str | bool | None = True,
 ) -> Generator[EncodeProgress, None, EncodeFinished]:
     """Encode ``corpus`` into ``out``, yielding progress; return the `EncodeFinished`.
 
-    JSONL and Parquet files (and compressed ones) are read as documents, each followed by
-    ``<|endoftext|>`` when the tokenizer has it (`core.encode.corpus`); a plain
-    text file gives exactly the ids of its text.
+    Documents (a plain file is one; JSONL records, Parquet rows) are each followed by the id
+    of ``doc_separator`` — `core.encode.corpus.separator_id`'s rule, the one
+    ``bpe-studio encode`` follows (``True``: ``<|endoftext|>`` when the tokenizer has it).
     """
     # not at the GUI's start
     from core.encode.corpus import EncodeFinished, encode_corpus_events
 
-    plain = not str(corpus).lower().endswith((".jsonl", ".ndjson", ".parquet", ".gz", ".bz2", ".xz", ".zst"))
     events = encode_corpus_events(corpus, tokenizer, out, workers=workers, start_method="spawn",
-                                  doc_separator=None if plain else True)
+                                  doc_separator=doc_separator)
     try:
         for event in events:
             if isinstance(event, EncodeFinished):
@@ -73,10 +72,11 @@ class EncodeJob(ThreadJob):
         out: str | os.PathLike[str],
         *,
         workers: int | None = None,
+        doc_separator: str | bool | None = True,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(
-            encode_corpus, Path(corpus), tokenizer, Path(out), workers, what="Encoding",
+            encode_corpus, Path(corpus), tokenizer, Path(out), workers, doc_separator, what="Encoding",
             name="bpe-studio-encoding", interval_ms=int(PROGRESS_INTERVAL * 1000), parent=parent,
         )
         self.corpus = Path(corpus)

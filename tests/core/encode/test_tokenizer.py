@@ -557,7 +557,7 @@ def test_native_caches_change_no_id(trained: Tokenizer) -> None:
 
 
 def test_native_special_ids_are_written_as_given(trained: Tokenizer) -> None:
-    """Any id, even a negative marker (core.encode.documents_to_npy drops boundaries marked -1)."""
+    """Any id, even a negative marker (core.encode.documents drops boundaries marked -1)."""
     kernel = pytest.importorskip("core.encode._bpe_kernel")
     if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
         pytest.skip("the native encoder serves the built-in patterns, with the kernel built")
