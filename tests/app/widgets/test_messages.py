@@ -31,13 +31,14 @@ def test_the_inspector_keeps_a_file_name_as_written(qtbot, tmp_path, monkeypatch
 
 def test_the_occurrences_line_shows_a_token_with_html_characters_as_it_is(qtbot) -> None:
     from core.encode.tokenizer import Tokenizer
+    from bpe_studio.app.compare.compare_view import CompareView
     from bpe_studio.app.explore.explore_panel import ExplorePanel
 
     vocab = {i: bytes([i]) for i in range(256)}
     merges = [(b"'", b"&"), (b"'&", b"'")]
     for left, right in merges:
         vocab[len(vocab)] = left + right
-    panel = ExplorePanel()
+    panel = ExplorePanel(compare=CompareView())
     qtbot.addWidget(panel)
     with qtbot.waitSignal(panel.vocab_ready, timeout=30_000):
         panel.set_tokenizer(Tokenizer(vocab, merges), title="entities")
