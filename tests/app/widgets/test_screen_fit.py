@@ -62,7 +62,8 @@ def test_the_window_opens_inside_a_laptop_screen_and_stays_there(qtbot, laptop, 
     # A long failure: the progress line, the status bar and the banner.
     error = f"Failed to read {LONG_PATH}: " + "the file changed while it was being read; " * 6
     window.tabs.setCurrentIndex(0)
-    window._on_failed(error)
+    window.training.state.fail(error)  # what the training controller does when its job fails
+    window.training.failed.emit(error)
     window.progress_panel.refresh()
     qtbot.wait(50)
     assert window.progress_panel.detail_label.text() == error  # whole, drawn shortened
