@@ -1,7 +1,8 @@
 """Stage 2 — pre-token counts to merges: the trainer, its merge loop and kernel, and the oracle.
 
-- `core.train.trainer`: `train_bpe` / `train_bpe_batches` / `train_bpe_events`, the recipe
-  from file to vocabulary;
+- `core.train.trainer`: `train` (and `train_bpe`, CS336's signature), the recipe from
+  input to vocabulary; `core.train.run`: the `TrainRun` it returns;
+- `core.train.options`: `TrainOptions`, what to train, and its layout for the merge loop;
 - `core.train.merge`: the incremental merge loop (Python) and its compiled kernel
   (``_merge_kernel.c``), handing merges over in batches of columns;
 - `core.train.reference`: a short, obviously correct trainer that the tests compare against.
