@@ -14,6 +14,7 @@ The API (`__all__`; each name loads on first use, so ``import core`` is light an
         -> (vocab, merges)                                                   # CS336's signature
     count_pretokens(input, special_tokens=(), *, pattern="gpt2", workers=None, read=None,
                     client=None) -> PretokenCounts   # a Mapping[bytes, int]; a + b; .save / .load
+    resolve_pattern(name_or_regex) -> Pattern (checked); GPT2_PATTERN, GPT4_PATTERN
     Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
         .encode / .encode_iterable / .encode_with_spans -> [TokenSpan] / .decode
     save_tokenizer(out_dir, vocab, merges, special_tokens, pattern); load_gpt2_files(vocab, merges)
@@ -47,6 +48,7 @@ _HOMES = {
     "InvalidSpecialTokensError": "core.errors",
     "GPT2_PATTERN": "core.pretokenize.patterns",
     "GPT4_PATTERN": "core.pretokenize.patterns",
+    "resolve_pattern": "core.pretokenize.patterns",
     "Tokenizer": "core.encode.tokenizer",
     "TokenSpan": "core.encode.tokenizer",
     "save_tokenizer": "core.formats",

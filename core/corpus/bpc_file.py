@@ -85,10 +85,14 @@ def open_counts_file(path: str | os.PathLike[str]) -> tuple[IO[bytes], int]:
     return f, size
 
 
-def read_header(f: IO[bytes], size: int, name: str) -> bytes:
-    """Check the magic, version and metadata length of an open file; give the raw metadata."""
+def read_header(f: IO[bytes], size: int, name: str, *, loading: bool = False) -> bytes:
+    """Check the magic, version and metadata length of an open file; give the raw metadata.
+    (``loading``: the whole file is read next; the message says how to write it again.)"""
     head = f.read(HEADER.size)
     if len(head) < HEADER.size or not head.startswith(MAGIC):
+        if loading:
+            raise FormatError(f"{name} is not a readable pre-token counts file (it does not start with "
+                              "BPECOUNT); write it again with 'bpe-studio count' or PretokenCounts.save")
         raise FormatError(f"{name} is not a pre-token counts file (it does not start with BPECOUNT)")
     _, version, meta_size = HEADER.unpack(head)
     if version != VERSION:
@@ -157,7 +161,7 @@ def read_file(path: str | os.PathLike[str]) -> tuple[ChunkCounts, dict[str, Any]
     """`decode` of the file at ``path``, its kind and header checked before the body is read."""
     f, size = open_counts_file(path)
     with f:
-        read_header(f, size, str(path))
+        read_header(f, size, str(path), loading=True)
         f.seek(0)
         data = f.read(size)
     return decode(data, str(Path(path)))
