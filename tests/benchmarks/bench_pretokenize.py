@@ -50,7 +50,7 @@ def child(mode: str, corpus: str, pattern: str) -> None:
         return
     workers = int(mode.split()[1])
     started = time.perf_counter()
-    for event in core.train_bpe_batches(corpus, 257, [SPECIAL], pattern=pattern, workers=workers):
+    for event in core.train(corpus, core.TrainOptions(257, [SPECIAL], pattern=pattern, workers=workers)):
         if isinstance(event, core.CountingDone):
             harness.child_result(time.perf_counter() - started, distinct=event.distinct)
             return
