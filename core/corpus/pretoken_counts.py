@@ -130,13 +130,13 @@ class PretokenCounts(Mapping[bytes, int]):
             if isinstance(token, str):
                 token = token.encode("utf-8", errors="surrogateescape")
             if not isinstance(token, bytes):
-                raise TypeError(f"pair {number}: a pre-token must be bytes or str, got {type(token).__name__}")
+                raise TypeError(f"pair {number}: a pre-token must be non-empty bytes or str, got {token!r}")
             if not token:
-                raise ValueError(f"pair {number}: a pre-token is empty; every pre-token has at least one byte")
+                raise ValueError(f"pair {number}: a pre-token must be non-empty bytes or str, got {token!r}")
             if isinstance(n, bool) or not isinstance(n, int):
-                raise TypeError(f"pair {number}: the count of {token!r} must be an int, got {n!r}")
+                raise TypeError(f"pair {number}: the count of {token!r} must be a positive integer, got {n!r}")
             if n < 1:
-                raise ValueError(f"pair {number}: the count of {token!r} must be at least 1, got {n}")
+                raise ValueError(f"pair {number}: the count of {token!r} must be a positive integer, got {n!r}")
             corpus_bytes += n * len(token)
             if corpus_bytes > bpc_file.MAX_CORPUS_BYTES:
                 raise ValueError(f"pair {number}: the counts add up to more than 2**63 - 1 bytes of "

@@ -2,7 +2,7 @@
 
 The state appends each `MergeBatch`'s columns to its arrays; whatever the batches (as the
 trainer yields them, joined as the training process sends them, pickled), the columns must
-equal those read off the per-merge events of `core.train_bpe_events`, and the session made
+equal those read off the per-merge events of `TrainRun.merge_events`, and the session made
 at the end (or on cancel) and reopened must give them back.
 """
 

@@ -118,8 +118,8 @@ def test_counts_equal_the_oracle_in_the_same_order_at_any_workers(
         if "jsonl" not in name:
             assert counts.invalid_bytes == reference_invalid(text.decode("utf-8", errors="surrogateescape"))
         if first is None:
-            first = counts.items()
-        assert counts.items() == first  # the same first-seen order, whoever counted what
+            first = counts.columns()
+        assert counts.columns() == first  # the same first-seen order, whoever counted what
     assert kinds.kinds == ["processes" if "jsonl" in name else "threads"] * 2
 
 
@@ -162,7 +162,7 @@ def test_a_slow_threads_share_is_stolen_and_cut_and_the_counts_stay_exact(
     alone = core.count_pretokens(files[name], [EOT], workers=1, chunk_size=CHUNK)
     counts = core.count_pretokens(files[name], [EOT], workers=workers, chunk_size=CHUNK)
     assert counts.as_dict() == reference_counts(text, [EOT])
-    assert counts.items() == alone.items()
+    assert counts.columns() == alone.columns()
     assert counts.invalid_bytes == alone.invalid_bytes and counts.documents == alone.documents
     assert stolen
     if name == "plain.txt":  # some of it cut at a boundary that the plan did not have
@@ -176,7 +176,7 @@ def test_max_bytes_takes_the_same_text_at_any_workers(files: dict[str, Path], na
     results = []
     for workers in (1, 2, 3):
         counts = core.count_pretokens(files[name], [EOT], workers=workers, chunk_size=CHUNK, read=core.ReadOptions(max_bytes=cap))
-        results.append((counts.items(), counts.invalid_bytes, counts.documents, counts.input_bytes))
+        results.append((counts.columns(), counts.invalid_bytes, counts.documents, counts.input_bytes))
     assert results[1] == results[0] and results[2] == results[0]
     assert 0 < sum(results[0][0][1])
 

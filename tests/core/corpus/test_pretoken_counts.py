@@ -47,11 +47,11 @@ def test_counts_and_training_from_them_equal_the_oracle(tmp_path, path_kind, dat
     counts = core.count_pretokens(path, [EOT], workers=1)
     assert counts.as_dict() == dict(reference_counts(path, [EOT]))
     assert counts.invalid_bytes == reference_invalid(read_corpus(path))
-    words, numbers = counts.items()
+    words, numbers = counts.columns()
     lengths, occurrences = counts.lengths_and_counts()  # made in C on the native path
     assert lengths.tolist() == [len(w) for w in words] and occurrences.tolist() == numbers
     loaded = PretokenCounts.from_pairs(counts.as_dict())  # no native table: made from the lists
-    assert [a.tolist() for a in loaded.lengths_and_counts()] == [[len(w) for w in loaded.items()[0]], loaded.items()[1]]
+    assert [a.tolist() for a in loaded.lengths_and_counts()] == [[len(w) for w in loaded.columns()[0]], loaded.columns()[1]]
     assert core.train(counts, core.TrainOptions(vocab, counts.special_tokens, pattern=counts.pattern)).result() == train_bpe_reference(path, vocab, [EOT])
 
 
@@ -66,7 +66,7 @@ def test_counts_fresh_from_the_native_table_pack_pickle_and_list_alike(tmp_path,
     lengths, occurrences = counts.lengths_and_counts()
     shipped = pickle.loads(pickle.dumps(counts))  # as to a Dask worker: no native table in it
     unpacked = PackedWords(*packed).unpacked()
-    assert unpacked == counts.items() == shipped.items()
+    assert unpacked == counts.columns() == shipped.columns()
     assert dict(zip(*unpacked)) == dict(reference_counts(path, [EOT]))
     assert lengths.tolist() == [len(w) for w in unpacked[0]] and occurrences.tolist() == unpacked[1]
     assert counts.packed_words() is None  # the lists stand for the table now
@@ -181,4 +181,4 @@ def test_without_dask_the_error_says_what_to_install(tmp_path, monkeypatch) -> N
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     (tmp_path / "a.txt").write_text("hello")
     with pytest.raises(ImportError, match=r"pip install 'bpe-studio\[dask\]'"):
-        cd.count_pretokens(tmp_path / "a.txt", client=None)
+        cd.count_on_cluster(tmp_path / "a.txt", client=None)

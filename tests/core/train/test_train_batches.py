@@ -1,7 +1,7 @@
-"""The batched stream of `core.train_bpe_batches` and its `MergeBatch` events.
+"""The batched stream of a `core.train` run and its `MergeBatch` events.
 
 The batches, grown into bytes with `MergeBatch.extend_vocab`, must give exactly the
-per-merge stream of `core.train_bpe_events` and the reference trainer's merges, counts and
+per-merge stream of `TrainRun.merge_events` and the reference trainer's merges, counts and
 token totals, with the compiled kernel and with the pure-Python loop
 (``BPE_STUDIO_PURE_PYTHON=1``). A batch must survive pickling (the GUI's training process
 sends batches as they are) and join with its neighbours.
