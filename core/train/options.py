@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Union
 
@@ -66,7 +67,7 @@ class TrainOptions:
     """
 
     vocab_size: int
-    special_tokens: tuple[str, ...] = ()
+    special_tokens: Sequence[str] = ()  # kept as a tuple
     _: KW_ONLY
     pattern: str = "gpt2"
     max_token_length: int | None = None
