@@ -142,9 +142,6 @@ def count_pretokens(
             sources only, and no ``max_bytes``: a cap needs the shards in order).
         chunk_size: bytes per task (default: sized from the corpus); any value gives the same counts.
     """
-    if isinstance(special_tokens, (str, bytes)):
-        raise TypeError(f"special_tokens must be a list of strings, not a {type(special_tokens).__name__}; "
-                        f"did you mean [{special_tokens!r}]?")
     specials = validate_special_tokens(special_tokens)
     compiled = resolve_pattern(pattern)
     read = read if read is not None else ReadOptions()

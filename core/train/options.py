@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Union
 
-from core.errors import InvalidPatternError, InvalidSpecialTokensError
+from core.errors import InvalidPatternError
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
 
@@ -76,13 +76,8 @@ class TrainOptions:
     workers: int | None = None
 
     def __post_init__(self) -> None:
-        specials = self.special_tokens
-        if isinstance(specials, (str, bytes)):
-            raise InvalidSpecialTokensError(
-                f"special_tokens must be a list of strings, not a {type(specials).__name__}; "
-                f"did you mean [{specials!r}]?"
-            )
-        object.__setattr__(self, "special_tokens", tuple(validate_special_tokens(specials)))
+        # a str is refused, not split into characters (validate_special_tokens)
+        object.__setattr__(self, "special_tokens", tuple(validate_special_tokens(self.special_tokens)))
         _check_int("vocab_size", self.vocab_size)
         smallest = 256 + len(self.special_tokens)
         if self.vocab_size < smallest:

@@ -178,8 +178,11 @@ def _train_from_counts(
     else:
         longest_pretoken = words[longest]
     frequencies = array("q", np.sort(occurrences)[::-1].tobytes())
-    if float(lengths.astype(np.float64) @ occurrences.astype(np.float64)) > MAX_CORPUS_BYTES:
-        raise ValueError("the pre-token counts add up to more than 2**63 bytes, more than training can count")
+    # the int64 sums below would wrap silently: near the limit, the exact sum decides
+    if float(lengths.astype(np.float64) @ occurrences.astype(np.float64)) > 2.0**62 and sum(
+        map(operator.mul, lengths.tolist(), occurrences.tolist())
+    ) > MAX_CORPUS_BYTES:
+        raise ValueError("the pre-token counts add up to more than 2**63 - 1 bytes, more than training can count")
     corpus_bytes = int(lengths @ occurrences)
     corpus_tokens = corpus_bytes
     yield CountingDone(
