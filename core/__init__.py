@@ -24,10 +24,27 @@ The API (`__all__`; each name loads on first use, so ``import core`` is light an
 from __future__ import annotations
 
 import importlib as _importlib
+import typing as _typing
 
-# Imported now, not on first use: importing any module of the subpackage `core.train` sets
-# the attribute `core.train` to that package, which must not hide the function.
-from core.train.trainer import train
+if _typing.TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
+    from typing import Any
+
+    from core.corpus.count_run import count_pretokens
+    from core.corpus.pretoken_counts import PretokenCounts
+    from core.corpus.sources import ReadOptions
+    from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file
+    from core.encode.tokenizer import Tokenizer, TokenSpan
+    from core.errors import CorpusError, FormatError, InvalidPatternError, InvalidSpecialTokensError, TokenizerError
+    from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress
+    from core.formats import load_gpt2_files, save_tokenizer
+    from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, resolve_pattern
+    from core.train.options import TrainOptions
+    from core.train.run import TrainRun
+    from core.train.trainer import train, train_bpe
+else:
+    # the training package, callable: core.train(input, options) is core.train.trainer.train,
+    # and core.train.merge, core.train.reference, ... stay reachable (a function would hide them)
+    import core.train as train
 
 _HOMES = {
     "train_bpe": "core.train.trainer",
@@ -58,10 +75,38 @@ _HOMES = {
     "EncodeFinished": "core.encode.corpus_to_npy",
 }
 
-__all__ = sorted([*_HOMES, "train"])
+__all__ = [
+    "CorpusError",
+    "CountingDone",
+    "EncodeFinished",
+    "EncodeProgress",
+    "Finished",
+    "FormatError",
+    "GPT2_PATTERN",
+    "GPT4_PATTERN",
+    "InvalidPatternError",
+    "InvalidSpecialTokensError",
+    "MergeBatch",
+    "MergeEvent",
+    "PretokenCounts",
+    "PretokenizeProgress",
+    "ReadOptions",
+    "TokenSpan",
+    "Tokenizer",
+    "TokenizerError",
+    "TrainOptions",
+    "TrainRun",
+    "count_pretokens",
+    "encode_file",
+    "load_gpt2_files",
+    "resolve_pattern",
+    "save_tokenizer",
+    "train",
+    "train_bpe",
+]
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'core' has no attribute {name!r}")
