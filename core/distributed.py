@@ -63,7 +63,7 @@ def _count_shard(task: Task, options: ReadOptions, pattern: str, specials: list[
         task, options, resolve_pattern(pattern), specials, count_chunk_bytes, _cache
     )
     return PretokenCounts(counts, pattern=pattern, special_tokens=specials, documents=documents,
-                          input_bytes=input_bytes)
+                          input_bytes=input_bytes, read=options)
 
 
 def _add(*parts: PretokenCounts) -> PretokenCounts:

@@ -114,7 +114,7 @@ def count_events(run: CountingRun) -> Generator[PretokenizeProgress, None, Preto
     if isinstance(corpus, Corpus):
         check_unchanged(corpus)
     return PretokenCounts.from_table(table, pattern=run.pattern.source, special_tokens=run.specials,
-                                     documents=documents, input_bytes=done)
+                                     documents=documents, input_bytes=done, read=run.read)
 
 
 def count_pretokens(

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from core.corpus import bpc_file
+from core.corpus.sources import ReadOptions
 from core.errors import FormatError
 from core.pretokenize.counting import ChunkCounts, CountTable
 from core.pretokenize.native import native_module
@@ -43,6 +45,8 @@ class PretokenCounts(Mapping[bytes, int]):
     Attributes:
         pattern: the pre-tokenization regex (its source text; `resolve_pattern` takes it).
         special_tokens: the special tokens that split the text (not counted).
+        read: how the corpus was read (`ReadOptions`: field, sample + seed, caps), or
+            ``None`` when not known (counts from pairs, or added from differently read parts).
         documents: documents counted; input_bytes: bytes of input read; invalid_bytes:
             bytes that were not valid UTF-8 (kept byte-exact).
 
@@ -60,8 +64,10 @@ class PretokenCounts(Mapping[bytes, int]):
         special_tokens: Iterable[str] = (),
         documents: int = 0,
         input_bytes: int = 0,
+        read: ReadOptions | None = None,
     ) -> None:
         self.pattern = resolve_pattern(pattern).source
+        self.read = read
         self.special_tokens = tuple(validate_special_tokens(special_tokens))
         self.documents = documents
         self.input_bytes = input_bytes
@@ -274,7 +280,8 @@ class PretokenCounts(Mapping[bytes, int]):
             table.add(part.chunk())
         return PretokenCounts(table.chunk(), pattern=first.pattern, special_tokens=first.special_tokens,
                               documents=sum(p.documents for p in parts),
-                              input_bytes=sum(p.input_bytes for p in parts))
+                              input_bytes=sum(p.input_bytes for p in parts),
+                              read=first.read if all(p.read == first.read for p in parts) else None)
 
     def __radd__(self, other: object) -> PretokenCounts:
         if other == 0:  # sum(counts)
@@ -289,7 +296,7 @@ class PretokenCounts(Mapping[bytes, int]):
         return bpc_file.encode(words, counts, self.invalid_bytes, {
             "pattern": self.pattern, "special_tokens": list(self.special_tokens), "documents": self.documents,
             "input_bytes": self.input_bytes, "invalid_bytes": self.invalid_bytes, "distinct": len(words),
-            "total": sum(counts),
+            "total": sum(counts), **({"read": asdict(self.read)} if self.read is not None else {}),
         })
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -317,8 +324,9 @@ class PretokenCounts(Mapping[bytes, int]):
     @classmethod
     def _from_file(cls, chunk: ChunkCounts, meta: dict[str, Any], name: str) -> PretokenCounts:
         try:
+            read = ReadOptions(**meta["read"]) if meta.get("read") is not None else None
             return cls(chunk, pattern=meta["pattern"], special_tokens=meta["special_tokens"],
-                       documents=int(meta["documents"]), input_bytes=int(meta["input_bytes"]))
+                       documents=int(meta["documents"]), input_bytes=int(meta["input_bytes"]), read=read)
         except (KeyError, TypeError, ValueError) as e:
             raise FormatError(f"{name} is not a readable pre-token counts file (its metadata is damaged: {e})") from None
 

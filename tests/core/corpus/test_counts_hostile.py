@@ -162,3 +162,18 @@ def test_fresh_counts_keep_the_packed_table_after_len(tmp_path: Path) -> None:
     counts = core.count_pretokens(path, workers=1)
     assert len(counts) == 5  # low, " low", " lower", " newest", and the last " "
     assert counts.packed_words() is not None  # len did not make the lists: training reads the table
+
+
+def test_counts_remember_how_the_corpus_was_read(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps({"body": f"doc {i} low lower"}) + "\n" for i in range(50)))
+    read = core.ReadOptions(field="body", sample=0.5, seed=3, doc_max_chars=12)
+    counts = core.count_pretokens(path, read=read, workers=1)
+    assert counts.read == read
+    counts.save(tmp_path / "c.bpc")
+    loaded = PretokenCounts.load(tmp_path / "c.bpc")
+    assert loaded.read == read and loaded == counts
+    assert PretokenCounts.read_info(tmp_path / "c.bpc")["read"]["field"] == "body"
+    other = core.count_pretokens(path, read=core.ReadOptions(field="body"), workers=1)
+    assert (counts + counts).read == read and (counts + other).read is None
+    assert PretokenCounts.from_pairs({b"a": 1}).read is None
