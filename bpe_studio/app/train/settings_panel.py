@@ -211,7 +211,7 @@ class SettingsPanel(QWidget):
         self.specials_edit.setPlainText("\n".join(settings.special_tokens))
         self._set_pattern(settings.pattern)
         self.workers_spin.setValue(settings.workers or 0)
-        self.trainer_options.set_values(settings.max_token_length, settings.min_frequency, settings.initial)
+        self.trainer_options.set_values(settings.options)
         self.corpus_options.set_values(settings)
 
     def minimum_vocab_size(self) -> int:
