@@ -178,10 +178,11 @@ def _train_from_counts(
     else:
         longest_pretoken = words[longest]
     frequencies = array("q", np.sort(occurrences)[::-1].tobytes())
-    # the int64 sums below would wrap silently: near the limit, the exact sum decides
-    if float(lengths.astype(np.float64) @ occurrences.astype(np.float64)) > 2.0**62 and sum(
-        map(operator.mul, lengths.tolist(), occurrences.tolist())
-    ) > MAX_CORPUS_BYTES:
+    # the int64 sums below would wrap silently: a bound first (reductions, not a float dot
+    # product, whose BLAS threads would spin on after it and slow the merges), near the
+    # limit the exact sum
+    bound = float(occurrences.sum(dtype=np.float64)) * float(lengths.max()) if len(lengths) else 0.0
+    if bound > 2.0**62 and sum(map(operator.mul, lengths.tolist(), occurrences.tolist())) > MAX_CORPUS_BYTES:
         raise ValueError("the pre-token counts add up to more than 2**63 - 1 bytes, more than training can count")
     corpus_bytes = int(lengths @ occurrences)
     corpus_tokens = corpus_bytes
