@@ -132,12 +132,14 @@ def read_options(args: argparse.Namespace) -> core.ReadOptions:
         raise _as_flags(e) from None
 
 
-def train_options(args: argparse.Namespace, pattern: str, initial: object | None) -> core.TrainOptions:
-    """The `core.TrainOptions` of ``bpe-studio train``'s arguments (the pattern and initial
-    tokenizer as resolved by `run_train`)."""
+def train_options(args: argparse.Namespace, pattern: str, initial: object | None,
+                  special_tokens: list[str] | None = None) -> core.TrainOptions:
+    """The `core.TrainOptions` of ``bpe-studio train``'s arguments (the pattern, initial
+    tokenizer and, from counts, special tokens as resolved by `run_train`)."""
+    specials = args.special_tokens if special_tokens is None else special_tokens
     try:
         return core.TrainOptions(
-            args.vocab_size, args.special_tokens, pattern=pattern, max_token_length=args.max_token_length,
+            args.vocab_size, specials, pattern=pattern, max_token_length=args.max_token_length,
             min_frequency=args.min_frequency, initial=initial, workers=capped_workers(args.workers),
         )
     except ValueError as e:
@@ -172,9 +174,8 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         if args.pattern and core.TrainOptions(256, pattern=args.pattern).compiled_pattern.source != counts.pattern:
             raise UsageError("--pattern differs from the pattern the counts were made with; leave it out")
         pattern = counts.pattern
-        if not args.special_tokens and not initial:
-            args.special_tokens = list(counts.special_tokens)
-    options = train_options(args, pattern, initial)
+    counted = list(counts.special_tokens) if counts is not None and not args.special_tokens and not initial else None
+    options = train_options(args, pattern, initial, counted)
     specials = list(options.special_tokens)
     if initial:  # its special tokens (by id) come first
         inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
