@@ -132,15 +132,16 @@ def read_options(args: argparse.Namespace) -> core.ReadOptions:
         raise _as_flags(e) from None
 
 
-def train_options(args: argparse.Namespace, pattern: str, initial: object | None,
+def train_options(args: argparse.Namespace, pattern: str, initial: object | None, workers: int | None,
                   special_tokens: list[str] | None = None) -> core.TrainOptions:
     """The `core.TrainOptions` of ``bpe-studio train``'s arguments (the pattern, initial
-    tokenizer and, from counts, special tokens as resolved by `run_train`)."""
+    tokenizer, workers (`capped_workers`) and, from counts, special tokens as resolved by
+    `run_train`)."""
     specials = args.special_tokens if special_tokens is None else special_tokens
     try:
         return core.TrainOptions(
             args.vocab_size, specials, pattern=pattern, max_token_length=args.max_token_length,
-            min_frequency=args.min_frequency, initial=initial, workers=capped_workers(args.workers),
+            min_frequency=args.min_frequency, initial=initial, workers=workers,
         )
     except ValueError as e:
         raise _as_flags(e) from None
@@ -161,7 +162,8 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     for token in args.special_tokens:
         check_text_option("--special-token", token)
     read = read_options(args)
-    train_options(args, args.pattern or "gpt2", None)  # the values, before anything is read
+    workers = capped_workers(args.workers)
+    train_options(args, args.pattern or "gpt2", None, workers)  # the values, before anything is read
     initial = core.Tokenizer.load(args.init) if args.init else None
     pattern = args.pattern or (initial.pattern.source if initial else "gpt2")
     counts = None
@@ -171,11 +173,11 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         if reading:
             raise UsageError(f"{reading[0]} applies when reading a corpus; give it to 'bpe-studio count' instead")
         counts = core.PretokenCounts.add_all(core.PretokenCounts.load(path) for path in args.from_counts)
-        if args.pattern and core.TrainOptions(256, pattern=args.pattern).compiled_pattern.source != counts.pattern:
+        if args.pattern and core.resolve_pattern(args.pattern).source != counts.pattern:
             raise UsageError("--pattern differs from the pattern the counts were made with; leave it out")
         pattern = counts.pattern
     counted = list(counts.special_tokens) if counts is not None and not args.special_tokens and not initial else None
-    options = train_options(args, pattern, initial, counted)
+    options = train_options(args, pattern, initial, workers, counted)
     specials = list(options.special_tokens)
     if initial:  # its special tokens (by id) come first
         inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
