@@ -16,7 +16,7 @@ from core.readable import readable
 
 __all__ = [
     "RateMeter", "bytes_progress", "encode_progress", "encode_summary", "format_bytes", "format_duration",
-    "merges_progress", "stopped_early", "training_summary",
+    "merges_progress", "read_summary", "stopped_early", "training_summary",
 ]
 
 
@@ -103,6 +103,26 @@ def encode_summary(corpus_bytes: int, tokens: int, dtype: str, seconds: float, p
     )
 
 
+def read_summary(documents: int, text_bytes: int, input_bytes: int = 0) -> str:
+    """What was read, the one way `train`, `count` and the window say it: documents and
+    bytes of text, and the bytes on disk when they differ by more than a tenth (a
+    compressed file, JSONL's syntax): ``"1,686 documents · 29.4 MB of text (6.4 MB on
+    disk)"``, ``"1 document · 3.5 KB of text"``.
+
+    Args:
+        text_bytes: the text's bytes (the pre-tokens: special tokens left out); 0 when
+            not known, then only the bytes on disk are given.
+        input_bytes: the bytes read from disk (compressed bytes for a compressed file).
+    """
+    head = f"{documents:,} document{'s' * (documents != 1)}"
+    if not text_bytes:
+        return f"{head} · {format_bytes(input_bytes)} on disk" if input_bytes else head
+    text = f"{head} · {format_bytes(text_bytes)} of text"
+    if input_bytes and abs(input_bytes - text_bytes) > text_bytes / 10:
+        text += f" ({format_bytes(input_bytes)} on disk)"
+    return text
+
+
 SUMMARY_TOKEN_BYTES = 48
 """A summary shows at most this many bytes of a token, then ``…`` (a token can be 20 MB)."""
 
@@ -135,7 +155,8 @@ def training_summary(
         distinct, total: distinct and all pre-tokens (``None`` when not known).
         corpus_bytes, corpus_tokens: the pre-token part of the corpus in bytes, and in
             tokens after the last merge (bytes per token shown when both are known).
-        documents, input_bytes: documents and bytes (on disk) read (shown when known).
+        documents, input_bytes: documents and bytes (on disk) read (shown when known, with
+            ``corpus_bytes`` as the text's bytes: `read_summary`).
     """
     if partial:
         result = "partial (cancelled)"
@@ -145,7 +166,7 @@ def training_summary(
         result = "complete"
     rows = [("Result", result), ("Time", format_duration(seconds))]
     if documents or input_bytes:
-        rows.append(("Read", f"{documents:,} document{'s' * (documents != 1)} · {format_bytes(input_bytes)}"))
+        rows.append(("Read", read_summary(documents, corpus_bytes, input_bytes)))
     if distinct is not None and total is not None:
         rows.append(("Pre-tokens", f"{distinct:,} distinct · {total:,} in all"))
     rows.append(("Vocabulary", f"{vocab_size:,} tokens ({len(merges):,} merges)"))

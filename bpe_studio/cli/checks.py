@@ -5,15 +5,36 @@
   ``'\\udcff\\udcfe'``), which no file can hold; the error names the option.
 - `capped_workers`: ``--workers`` beyond what the machine can use
   (`core.corpus.processes.max_workers`) is lowered, and a note on stderr says so.
+- `non_empty`: an argparse type refusing an empty value (``--out ''`` would write into
+  the current folder, ``--pattern ''`` would quietly mean the default).
+- `TOKENIZER_HELP`: every subcommand names its tokenizer the same way, a positional
+  ``TOKENIZER`` first, with this help.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
 
 from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
 
-__all__ = ["capped_workers", "check_text_option"]
+__all__ = ["TOKENIZER_HELP", "capped_workers", "check_text_option", "non_empty"]
+
+TOKENIZER_HELP = ("a tokenizer: a folder (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) "
+                  "or one of those files")
+
+
+def non_empty(what: str) -> Callable[[str], str]:
+    """An argparse ``type`` that refuses an empty (or blank) value, saying what to give."""
+
+    def check(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"is empty; give {what}")
+        return text
+
+    check.__name__ = "non-empty value"
+    return check
 
 
 def check_text_option(option: str, value: str) -> None:

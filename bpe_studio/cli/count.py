@@ -27,8 +27,8 @@ from core.corpus.pretoken_counts import PretokenCounts
 from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
 from core.pretokenize.specials import validate_special_tokens
-from core.progress import bytes_progress, format_bytes
-from bpe_studio.cli.checks import capped_workers, check_text_option
+from core.progress import bytes_progress, format_bytes, read_summary
+from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from bpe_studio.cli.train import add_source_options, read_options
 
@@ -42,12 +42,13 @@ def add_count_parser(commands: Any) -> None:
         "Dask cluster (pip install 'bpe-studio[dask]'); its workers must see the files at the same paths.",
     )
     parser.add_argument("corpus", nargs="+", metavar="SOURCE", help="files, folders or glob patterns")
-    parser.add_argument("--out", required=True, metavar="FILE", help="the counts file to write (e.g. counts.bpc)")
+    parser.add_argument("--out", required=True, type=non_empty("the counts file to write"), metavar="FILE",
+                        help="the counts file to write (e.g. counts.bpc)")
     parser.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
                         help="a special token (repeat for several), e.g. '<|endoftext|>'")
-    parser.add_argument("--pattern", default="gpt2", metavar="gpt2|gpt4|REGEX",
+    parser.add_argument("--pattern", default="gpt2", type=non_empty("gpt2, gpt4 or a regex"), metavar="gpt2|gpt4|REGEX",
                         help="pre-tokenization pattern (default: gpt2)")
-    parser.add_argument("--workers", type=int, metavar="K", help="local counting workers: threads on text, processes for JSONL, Parquet and custom patterns (default: all cores)")
+    parser.add_argument("--workers", type=int, metavar="K", help="local counting workers: threads on text and JSONL, processes for Parquet and custom patterns (default: all cores)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--dask", metavar="ADDRESS", help="count on the Dask cluster at ADDRESS (tcp://host:8786)")
     where.add_argument("--dask-local", type=int, metavar="N", help="count on a Dask cluster of N local processes")
@@ -96,7 +97,7 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     counts.save(target)
     rows = [
         ("Counted", f"{len(counts):,} distinct pre-tokens, {counts.total:,} in all"),
-        ("Read", f"{counts.documents:,} documents · {format_bytes(counts.input_bytes)}"),
+        ("Read", read_summary(counts.documents, _text_bytes(counts), counts.input_bytes)),
         ("Invalid UTF-8 bytes", f"{counts.invalid_bytes:,}"),
         ("Time", f"{time.monotonic() - started:.1f} s"),
         ("Wrote", f"{target} ({format_bytes(os.path.getsize(target))})"),
@@ -120,6 +121,12 @@ def _dask_client(address: str | None, local: int | None) -> Iterator[Any]:
     with distributed.LocalCluster(n_workers=local, processes=True, threads_per_worker=1,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         yield client
+
+
+def _text_bytes(counts: PretokenCounts) -> int:
+    """The bytes of text counted (every pre-token's length times its count), as `train` reports."""
+    lengths, occurrences = counts.lengths_and_counts()
+    return int(lengths @ occurrences)
 
 
 def _follow(events: Generator[PretokenizeProgress, None, PretokenCounts], started: float) -> PretokenCounts:

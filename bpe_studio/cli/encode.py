@@ -1,7 +1,10 @@
 """``bpe-studio encode``: a corpus to a ``.npy`` of token ids, in parallel, with progress.
 
-    bpe-studio encode corpus.txt --tokenizer tok/ --out ids.npy [--workers K]
-    bpe-studio encode shards/ 'more/*.jsonl.zst' --field text --tokenizer tok/ --out ids.npy
+    bpe-studio encode tok/ corpus.txt --out ids.npy [--workers K]
+    bpe-studio encode tok/ shards/ 'more/*.jsonl.zst' --field text --out ids.npy
+
+(The tokenizer comes first, as in every subcommand; the older ``SOURCE ... --tokenizer DIR``
+is still understood.)
 
 Documents (plain files, JSONL records, Parquet rows) are encoded in order, each followed by
 the id of ``--doc-separator`` (default ``<|endoftext|>`` when the tokenizer has it).
@@ -19,12 +22,11 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.checks import capped_workers
+from bpe_studio.cli.checks import TOKENIZER_HELP, capped_workers, non_empty
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
 from core.corpus.sources import ReadOptions, open_corpus
-from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
-from core.encode.documents_to_npy import check_output, encode_source_events
+from core.encode.corpus import EncodeFinished, EncodeProgress, check_output, encode_corpus_events
 from core.encode.tokenizer import Tokenizer
 
 
@@ -33,15 +35,17 @@ def add_encode_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "encode",
         help="encode a corpus into a .npy of token ids",
-        description="Encode SOURCE(s) with the tokenizer in DIR into a .npy of token ids. A source is a file, "
+        description="Encode SOURCE(s) with TOKENIZER into a .npy of token ids. A source is a file, "
         "a folder or a glob; plain text (invalid UTF-8 bytes are encoded as bytes), JSONL or Parquet, "
         "optionally compressed (.gz, .bz2, .xz, .zst). Documents are encoded in order, each followed by "
         "the separator's id.",
     )
-    parser.add_argument("corpus", nargs="+", metavar="SOURCE", help="files, folders or glob patterns")
-    parser.add_argument("--tokenizer", required=True, metavar="DIR",
-                        help="a tokenizer directory (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) or file")
-    parser.add_argument("--out", required=True, metavar="IDS.npy", help="the .npy file to write")
+    parser.add_argument("tokenizer", metavar="TOKENIZER", help=TOKENIZER_HELP)
+    parser.add_argument("corpus", nargs="*", metavar="SOURCE", help="files, folders or glob patterns")
+    # the older spelling, kept working but not shown: SOURCE ... --tokenizer DIR
+    parser.add_argument("--tokenizer", dest="tokenizer_option", help=argparse.SUPPRESS)
+    parser.add_argument("--out", required=True, type=non_empty("the .npy file to write"), metavar="IDS.npy",
+                        help="the .npy file to write")
     parser.add_argument("--workers", type=int, metavar="K", help="encoding workers: threads with the native encoder, else processes (default: all cores)")
     parser.add_argument("--field", default="text", metavar="NAME",
                         help="the JSONL field / Parquet column holding the text (default: text)")
@@ -51,7 +55,19 @@ def add_encode_parser(commands: Any) -> None:
                            "tokenizer has it)")
     separator.add_argument("--no-doc-separator", dest="doc_separator", action="store_const", const=None,
                            help="write no id between documents")
-    parser.set_defaults(run=run_encode)
+    parser.set_defaults(run=run_encode, finish=_tokenizer_then_sources)
+
+
+def _tokenizer_then_sources(args: argparse.Namespace) -> None:
+    """``TOKENIZER SOURCE ...``, or the older ``SOURCE ... --tokenizer DIR``: the same namespace."""
+    from bpe_studio.cli import UsageError
+
+    if args.tokenizer_option is not None:
+        args.corpus = [args.tokenizer, *args.corpus]
+        args.tokenizer = args.tokenizer_option
+    if not args.corpus:
+        raise UsageError("give the tokenizer, then at least one SOURCE: bpe-studio encode TOKENIZER SOURCE ... "
+                         "--out ids.npy")
 
 
 def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -61,10 +77,11 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
     if not str(args.out).endswith(".npy"):
         raise ValueError(f"--out {args.out} must end in .npy")
     # the corpus and output before the (slower) tokenizer load: the same checks as training
-    open_corpus(args.corpus, ReadOptions(args.field), purpose="encode")
+    read = ReadOptions(args.field)
+    open_corpus(args.corpus, read, purpose="encode")
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)
-    events = encode_source_events(args.corpus, tokenizer, args.out, field=args.field,
+    events = encode_corpus_events(args.corpus, tokenizer, args.out, read=read,
                                   doc_separator=args.doc_separator, workers=workers)
     progress = ProgressLine(err)
     finished: EncodeFinished | None = None

@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from bpe_studio.cli.checks import TOKENIZER_HELP, non_empty
 from core.evaluate.measures import Row, evaluate, load_tokenizers, rows_csv, rows_json
 
 __all__ = ["add_evaluate_parsers", "format_table", "parse_sizes"]
 
 
 def add_evaluate_parsers(commands: Any) -> None:
-    """Register ``eval`` and ``shrink`` on an argparse subparsers object."""
+    """Register ``eval``, ``shrink``, ``health`` and ``lm`` on an argparse subparsers object."""
     parser = commands.add_parser(
         "eval",
         help="measure tokenizers on held-out text",
@@ -26,7 +27,7 @@ def add_evaluate_parsers(commands: Any) -> None:
         "SOURCE (a file; a folder gives one row per file; a JSONL/Parquet file one row, or one per value of "
         "--group-by): tokens, bytes and characters per token, tokens per word, distinct tokens used.",
     )
-    parser.add_argument("tokenizers", nargs="+", metavar="TOKENIZER")
+    parser.add_argument("tokenizers", nargs="+", metavar="TOKENIZER", help=f"{TOKENIZER_HELP}; several for a table")
     parser.add_argument("--on", nargs="+", required=True, metavar="SOURCE", help="held-out files, folders or globs")
     parser.add_argument("--field", default="text", metavar="NAME", help="JSONL field / Parquet column (default: text)")
     parser.add_argument("--group-by", metavar="FIELD", help="one row per value of this JSONL/Parquet field (e.g. lang)")
@@ -46,9 +47,11 @@ def add_evaluate_parsers(commands: Any) -> None:
         description="Keep the first merges of TOKENIZER so the vocabulary has N tokens: the tokenizer training "
         "with --vocab-size N would have given.",
     )
-    shrink.add_argument("tokenizer", metavar="TOKENIZER")
-    shrink.add_argument("--vocab-size", type=int, required=True, metavar="N")
-    shrink.add_argument("--out", required=True, metavar="DIR")
+    shrink.add_argument("tokenizer", metavar="TOKENIZER", help=TOKENIZER_HELP)
+    shrink.add_argument("--vocab-size", type=int, required=True, metavar="N",
+                        help="the smaller vocabulary size (256 bytes + special tokens + the merges kept)")
+    shrink.add_argument("--out", required=True, type=non_empty("the folder to write the tokenizer into"),
+                        metavar="DIR", help="directory to write the cut tokenizer's files into")
     shrink.set_defaults(run=run_shrink)
 
     health = commands.add_parser(
@@ -58,7 +61,7 @@ def add_evaluate_parsers(commands: Any) -> None:
         "not whole UTF-8, long repetitive tokens, and with --on tokens never (or at most --rare times) produced "
         "on held-out text; with --compare, the overlap with another vocabulary.",
     )
-    health.add_argument("tokenizer", metavar="TOKENIZER")
+    health.add_argument("tokenizer", metavar="TOKENIZER", help=TOKENIZER_HELP)
     health.add_argument("--on", nargs="+", metavar="SOURCE", help="held-out text for the unused-token check")
     health.add_argument("--field", default="text", metavar="NAME", help="JSONL field / Parquet column (default: text)")
     health.add_argument("--rare", type=int, default=0, metavar="N", help="tokens produced at most N times are unused")
@@ -74,13 +77,13 @@ def add_evaluate_parsers(commands: Any) -> None:
         description="Encode --train with each TOKENIZER, count a Kneser-Ney trigram model on the ids and measure "
         "it on --on in bits per byte (comparable across vocabularies); print a few sampled lines.",
     )
-    lm.add_argument("tokenizers", nargs="+", metavar="TOKENIZER")
+    lm.add_argument("tokenizers", nargs="+", metavar="TOKENIZER", help=f"{TOKENIZER_HELP}; several to compare")
     lm.add_argument("--train", nargs="+", required=True, metavar="SOURCE", help="the text the model is counted on")
     lm.add_argument("--on", nargs="+", required=True, metavar="SOURCE", help="held-out text")
     lm.add_argument("--field", default="text", metavar="NAME", help="JSONL field / Parquet column (default: text)")
     lm.add_argument("--samples", type=int, default=2, metavar="N", help="sampled lines per tokenizer (default: 2)")
     lm.add_argument("--sample-tokens", type=int, default=30, metavar="N", help="tokens per sample (default: 30)")
-    lm.add_argument("--seed", type=int, default=0)
+    lm.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the sampled lines (default: 0)")
     lm.set_defaults(run=run_lm)
 
 
@@ -222,21 +225,32 @@ def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     return 0
 
 
-def run_lm(args: argparse.Namespace, stream: TextIO | None = None) -> int:
-    """Run ``bpe-studio lm``."""
+def run_lm(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run ``bpe-studio lm`` (on a terminal, a progress line on stderr says which step runs)."""
     from core.evaluate.ngram import bits_per_byte, encode_sources, train_ngram
 
     out = stream or sys.stdout
+    errs = err or sys.stderr
+
+    def progress(text: str) -> None:
+        if errs.isatty():  # the steps take seconds each: say what runs (nothing in pipes and logs)
+            errs.write(f"\r{text[:78]:<78}" if text else "\r" + " " * 78 + "\r")
+            errs.flush()
     if args.samples < 0 or args.sample_tokens < 1:
         raise ValueError("--samples must be at least 0 and --sample-tokens at least 1")
     tokenizers = load_tokenizers(args.tokenizers)
     lines = [("tokenizer", "vocab", "train tokens", "held-out tokens", "bits/token", "bits/byte")]
     samples = []
-    for name, tokenizer in tokenizers.items():
+    for k, (name, tokenizer) in enumerate(tokenizers.items(), 1):
+        step = f"{name} ({k}/{len(tokenizers)}): "
+        progress(step + "encoding the training text…")
         ids, _ = encode_sources(tokenizer, args.train, field=args.field)
         if len(ids) < 3:
+            progress("")
             raise ValueError(f"{' '.join(args.train)}: too little text to train on (fewer than 3 tokens)")
+        progress(step + f"counting the model on {len(ids):,} tokens…")
         model = train_ngram(ids, max(tokenizer.vocab) + 1)
+        progress(step + "measuring the held-out text…")
         held, nbytes = encode_sources(tokenizer, args.on, field=args.field)
         bpb = bits_per_byte(model, held, nbytes)
         lines.append((name, f"{len(tokenizer):,}", f"{len(ids):,}", f"{len(held):,}",
@@ -244,6 +258,7 @@ def run_lm(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         for k in range(args.samples):
             text = tokenizer.decode(model.sample(args.sample_tokens, seed=args.seed + k))
             samples.append(f"{name}: {text!r}")
+    progress("")
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     for line in lines:
         out.write("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths)))

@@ -24,7 +24,7 @@ import core
 from core.errors import InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import check_save_tokenizer, save_tokenizer
-from bpe_studio.cli.checks import capped_workers, check_text_option
+from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import bytes_progress, merges_progress, training_summary
 
@@ -45,9 +45,10 @@ def add_train_parser(commands: Any) -> None:
                         help="vocabulary size: 256 bytes + special tokens + merges")
     parser.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
                         help="a special token (repeat for several), e.g. '<|endoftext|>'")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory to write the tokenizer files into")
-    parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization workers: threads on text, processes for JSONL, Parquet and custom patterns (default: all cores)")
-    parser.add_argument("--pattern", metavar="gpt2|gpt4|REGEX",
+    parser.add_argument("--out", required=True, type=non_empty("the folder to write the tokenizer into"),
+                        metavar="DIR", help="directory to write the tokenizer files into")
+    parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization workers: threads on text and JSONL, processes for Parquet and custom patterns (default: all cores)")
+    parser.add_argument("--pattern", type=non_empty("gpt2, gpt4 or a regex"), metavar="gpt2|gpt4|REGEX",
                         help="pre-tokenization pattern (default: gpt2, or --init's)")
     add_source_options(parser)
     options = parser.add_argument_group("trainer options (docs/semantics.md)")
@@ -55,7 +56,7 @@ def add_train_parser(commands: Any) -> None:
                          help="never merge a pair whose token would be longer than L bytes (L >= 2)")
     options.add_argument("--min-frequency", type=int, default=1, metavar="F",
                          help="stop when the best pair occurs fewer than F times (default: 1)")
-    options.add_argument("--init", metavar="DIR",
+    options.add_argument("--init", metavar="TOKENIZER",
                          help="continue training this tokenizer (folder or file): its merges and ids stay, "
                          "new merges follow; its pattern is used")
     parser.set_defaults(run=run_train)

@@ -1,7 +1,10 @@
 """The one check of a corpus file before any work, for training and encoding alike.
 
 A corpus file must be an existing, non-empty, readable regular file that is text rather
-than binary (a sample of its start holding more than 1% NUL bytes). A FIFO, a terminal or
+than binary: a sample of its start holding more than 1% NUL bytes, or (from 4 KB of
+sample on) more than 30% of bytes that are not text — invalid UTF-8 or control bytes;
+random bytes have about 55% — is refused, naming the share found. Real text with a few
+bad bytes passes (and trains byte-exact: invalid bytes are kept as they are). A FIFO, a terminal or
 a device (``/dev/stdin``, ``/dev/zero``) is refused at once, by its file type, without
 opening it: opening a FIFO with no writer would wait forever, and a device has no size.
 The check reads at most 1 MB, so a mistake is reported at once, before any worker starts.
@@ -20,6 +23,15 @@ BINARY_SAMPLE_BYTES = 1 << 20
 
 BINARY_NUL_FRACTION = 0.01
 """More NUL bytes than this fraction of the sample means the file is binary, not text."""
+
+NOT_TEXT_FRACTION = 0.3
+"""More than this fraction of invalid UTF-8 and control bytes in the sample means the file
+is not UTF-8 text (random bytes: about 0.55; text with a few bad bytes: well under 0.01)."""
+
+NOT_TEXT_MIN_SAMPLE = 4096
+"""Samples shorter than this are not judged by their share of non-text bytes (too few)."""
+
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\v\f\r\x1b") + b"\x7f"
 
 
 def check_regular_file(path: Path) -> os.stat_result:
@@ -53,6 +65,23 @@ def check_sample(path: Path, sample: bytes, *, purpose: str = "train on") -> Non
             f"{path} looks like a binary file ({nuls} NUL bytes in its first "
             f"{len(sample)} bytes); choose a text file"
         )
+    if len(sample) >= NOT_TEXT_MIN_SAMPLE:
+        share = not_text_share(sample)
+        if share > NOT_TEXT_FRACTION:
+            raise CorpusError(
+                f"{path} does not look like UTF-8 text: {100 * share:.0f}% of its first {len(sample):,} bytes "
+                "are invalid UTF-8 or control bytes; choose a text file, or convert it to UTF-8"
+            )
+
+
+def not_text_share(sample: bytes) -> float:
+    """The fraction of ``sample``'s bytes that are invalid UTF-8 or control bytes (other
+    than tab, newlines, form feed and escape). ``not_text_share(b"ab\xff\x00") -> 0.5``."""
+    if not sample:
+        return 0.0
+    invalid = len(sample) - len(sample.decode("utf-8", errors="ignore").encode("utf-8"))
+    controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    return (invalid + controls) / len(sample)
 
 
 def check_corpus(path: str | os.PathLike[str], *, purpose: str = "train on") -> tuple[Path, int]:

@@ -5,13 +5,19 @@ chunk boundary is only placed where the pre-tokenization of the whole file would
 boundary anyway — at the start of a special token, or at a pattern's safe cut point (see
 `core.pretokenize.patterns`) — and never inside an occurrence of a special token, so the counts are
 identical whatever the chunk size or number of workers.
+
+A stretch of more than `MAX_UNCUT_BYTES` with no boundary (one pre-token of 64 MiB, or a
+custom pattern's text with no special token) is refused (`uncut_error`) rather than read
+whole: counting it exactly would need all of it in memory at once.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import BinaryIO
 
+from core.errors import CorpusError
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.specials import SpecialMatcher, special_token_regex
 
@@ -21,7 +27,24 @@ found): a cut point is most often a few bytes away, and the window is decoded an
 whole, so a larger one made planning a chunk cost 0.3 ms (46 ms for 24 MB in 375 KB chunks)."""
 
 
-def _char_start(data: bytes, i: int) -> int:
+MAX_UNCUT_BYTES = 64 << 20
+"""Text with no exact boundary (or a JSONL line) longer than this is refused, not held whole."""
+
+
+def uncut_error(path: str | os.PathLike[str], offset: int, kind: str, pattern: Pattern) -> CorpusError:
+    """The error for `MAX_UNCUT_BYTES` of text without a boundary from ``offset`` of ``path``."""
+    size = f"{MAX_UNCUT_BYTES >> 20} MiB"
+    if kind == "jsonl":
+        return CorpusError(f"{os.fspath(path)}: the line at byte {offset:,} of its text is longer than {size}; "
+                           "split the record, or leave the file out")
+    why = ("the custom pattern can only be cut at special tokens, and there is none"
+           if pattern.cut_before is None else "one pre-token runs on")
+    return CorpusError(f"{os.fspath(path)}: from byte {offset:,} of its text, {size} hold no pre-token boundary "
+                       f"({why}); such text cannot be counted in bounded memory: leave the file out, cap it with "
+                       "--max-bytes, or split the text")
+
+
+def _char_start(data: bytes | bytearray, i: int) -> int:
     """The first index >= i that is not a UTF-8 continuation byte (at most 3 steps)."""
     for _ in range(3):
         if i < len(data) and 0x80 <= data[i] < 0xC0:
@@ -46,6 +69,9 @@ def find_cut(
 
     Reads a window around ``pos`` (growing it until a boundary is found) and looks for
     the start of a special token or a safe cut point of ``pattern`` there.
+
+    Raises:
+        CorpusError: `MAX_UNCUT_BYTES` after ``pos`` hold no boundary (`uncut_error`).
     """
     specials_re = special_token_regex(special_tokens)
     lookback = max((len(t.encode("utf-8")) for t in special_tokens), default=0)
@@ -63,10 +89,12 @@ def find_cut(
             return base + cut
         if at_eof:
             return size
-        window *= 4
+        if window >= MAX_UNCUT_BYTES:
+            raise uncut_error(getattr(f, "name", "the corpus"), pos, "text", pattern)
+        window = min(4 * window, MAX_UNCUT_BYTES)
 
 
-def find_cut_in_buffer(data: bytes, pos: int, pattern: Pattern, special_tokens: list[str]) -> int | None:
+def find_cut_in_buffer(data: bytes | bytearray, pos: int, pattern: Pattern, special_tokens: list[str]) -> int | None:
     """The first exact chunk boundary at or after ``pos`` in ``data``, a stretch of a
     longer text (a decompressed stream) that goes on after it; ``None`` if none can be
     told from ``data`` alone (the last few characters are not trusted)."""
@@ -78,7 +106,7 @@ def find_cut_in_buffer(data: bytes, pos: int, pattern: Pattern, special_tokens: 
 
 
 def _cut_in(
-    data: bytes,
+    data: bytes | bytearray,
     pos: int,
     at_eof: bool,
     pattern: Pattern,

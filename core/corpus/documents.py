@@ -16,7 +16,8 @@ none of them nor in any special token — and counts the joined text with the se
 one more special token; so training on documents d1…dn gives the merges of training on
 ``d1<|endoftext|>d2…dn`` with ``<|endoftext|>`` special.
 
-Sampling and caps (`ReadOptions`) are deterministic whatever the number of workers:
+The tasks are planned (files cut, streams read) by `core.corpus.planning`. Sampling and
+caps (`ReadOptions`) are deterministic whatever the number of workers:
 a document is kept when a hash of (seed, file, byte offset or row) falls under
 ``sample``; ``doc_max_chars`` cuts each document; ``max_bytes`` stops the run where that
 much text has been taken (`core.corpus.counting` takes results in order and counts the
@@ -25,7 +26,6 @@ task during which the cap is reached again, cut).
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import os
 from collections import deque
@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from core.corpus.chunks import find_cut_in_buffer, plan_chunks
-from core.corpus.sources import STREAM_BLOCK, Corpus, ReadOptions, SourceFile, json_text, open_stream, require_pyarrow
+from core.corpus.sources import Corpus, ReadOptions, SourceFile, json_text, require_pyarrow
+from core.corpus.streams import STREAM_BLOCK
 from core.errors import CorpusError
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.specials import special_token_regex
@@ -198,7 +198,7 @@ def _task_bytes(task: FileRange | Block) -> tuple[bytes, int]:
 
 def changed_message(path: object) -> str:
     return (f"{path} changed while it was being read (its size or modification time is not what it was "
-            "at the start); train again on a corpus that does not change during the run")
+            "at the start); start again on a corpus that does not change during the run")
 
 
 def _sampled(texts: Iterable[str | None], options: ReadOptions, file_index: int, first: int,
@@ -253,129 +253,31 @@ def _line_of(file: SourceFile, offset: int) -> int:
 
 def _read_row_group(task: RowGroup, options: ReadOptions, specials: Sequence[str]) -> Iterator[Part]:
     pq = require_pyarrow(task.file.path)
-    parquet = pq.ParquetFile(task.file.path)
     row = task.first_row
-    for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[task.group],
-                                      columns=[options.field]):
-        values = batch.column(0).to_pylist()
-        docs = _sampled(values, options, task.file.index, row, specials, 1)
-        row += len(values)
-        yield docs, len(docs)
+    try:
+        parquet = pq.ParquetFile(task.file.path)
+        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[task.group],
+                                       columns=[options.field])
+        for batch in batches:
+            values = batch.column(0).to_pylist()
+            docs = _sampled(values, options, task.file.index, row, specials, 1)
+            row += len(values)
+            yield docs, len(docs)
+    except (CorpusError, TypeError, MemoryError):
+        raise
+    except Exception as e:  # pyarrow's own errors (ArrowInvalid, OSError) on a damaged page
+        raise CorpusError(f"{task.file.path} is corrupt (row group {task.group}, from row {row:,}: "
+                          f"{str(e).splitlines()[0] if str(e) else type(e).__name__}); check or rewrite the file") from None
 
 
 # --------------------------------------------------------------------------- planning (this process)
 
 
 def plan_tasks(corpus: Corpus, pattern: Pattern, specials: list[str], chunk_size: int) -> Iterator[Task]:
-    """The corpus's tasks, in order, produced lazily (streams are read as tasks are taken)."""
-    options = corpus.options
-    for file in corpus.files:
-        if file.kind == "parquet":
-            yield from _plan_parquet(file)
-        elif file.kind == "text" and not kept(options, file.index, 0):
-            yield Skipped(file.size)
-        elif file.streamed or (file.kind == "text" and options.doc_max_chars is not None):
-            yield from _plan_stream(file, pattern, specials, chunk_size, options)
-        elif file.kind == "text":
-            for start, end in plan_chunks(file.path, file.size, pattern, specials, chunk_size):
-                yield FileRange(file, start, end)
-        else:
-            yield from _plan_lines(file, chunk_size)
+    """The corpus's tasks, in order, produced lazily (`core.corpus.planning.plan_tasks`)."""
+    from core.corpus.planning import plan_tasks as plan
 
-
-def _plan_lines(file: SourceFile, chunk_size: int) -> Iterator[FileRange]:
-    """Byte ranges of about ``chunk_size`` ending at line ends."""
-    start = 0
-    with file.path.open("rb") as f:
-        while start < file.size:
-            f.seek(min(start + chunk_size, file.size))
-            if f.tell() < file.size:
-                f.readline()
-            end = min(f.tell(), file.size) if f.tell() > start else file.size
-            yield FileRange(file, start, end)
-            start = end
-
-
-def _plan_parquet(file: SourceFile) -> Iterator[RowGroup]:
-    parquet = require_pyarrow(file.path).ParquetFile(file.path)
-    meta = parquet.metadata
-    groups = meta.num_row_groups
-    sizes = [meta.row_group(g).total_byte_size for g in range(groups)]
-    total = max(sum(sizes), 1)
-    row = given = 0
-    for g in range(groups):
-        share = file.size - given if g == groups - 1 else file.size * sizes[g] // total
-        given += share
-        yield RowGroup(file, g, row, share)
-        row += meta.row_group(g).num_rows
-
-
-def _plan_stream(file: SourceFile, pattern: Pattern, specials: list[str], chunk_size: int,
-                 options: ReadOptions) -> Iterator[Block]:
-    """Read a stream once, cutting it into blocks: at line ends (JSONL) or at exact
-    pre-token boundaries (plain text, cut to ``doc_max_chars`` characters)."""
-    with open_stream(file) as (stream, raw):
-        buffer = b""
-        offset = 0
-        line = 1
-        given = 0
-        threshold = 2 * chunk_size
-        chars = _CharLimit(options.doc_max_chars, specials) if file.kind == "text" else None
-        done = False
-        while not done:
-            data = stream.read(STREAM_BLOCK)
-            done = not data
-            if chars is not None and not done:
-                data, done = chars.take(data)
-            buffer += data
-            while buffer and (done or len(buffer) >= threshold):
-                if done:
-                    cut: int | None = len(buffer)
-                elif file.kind == "jsonl":
-                    newline = buffer.rfind(b"\n", 0, chunk_size + 1)
-                    cut = newline + 1 if newline >= 0 else buffer.find(b"\n", chunk_size) + 1 or None
-                else:
-                    cut = find_cut_in_buffer(buffer, chunk_size, pattern, specials)
-                if cut is None:  # no boundary yet (a very long line or no cut point): read on
-                    threshold = 2 * len(buffer)
-                    break
-                threshold = 2 * chunk_size
-                block, buffer = buffer[:cut], buffer[cut:]
-                read = file.size if done and not buffer else min(raw.tell(), file.size)
-                yield Block(file, block, offset, line, read - given, done and not buffer)
-                given = read
-                offset += len(block)
-                line += block.count(b"\n")
-        if given < file.size:
-            yield Block(file, b"", offset, line, file.size - given, True)
-
-
-class _CharLimit:
-    """Passes at most ``limit`` characters of a byte stream (never cutting a special token)."""
-
-    def __init__(self, limit: int | None, specials: list[str]) -> None:
-        self.limit = limit
-        self.specials = specials
-        self.seen = 0
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
-        self.tail = ""
-
-    def take(self, data: bytes) -> tuple[bytes, bool]:
-        if self.limit is None:
-            return data, False
-        text = self.decoder.decode(data)
-        if self.seen + len(text) < self.limit:
-            self.seen += len(text)
-            self.tail = (self.tail + text)[-64:]
-            return data, False
-        # The limit falls in this block: cut there (with the previous tail as context for
-        # a special token that began in the last block).
-        context = self.tail + text
-        kept_text = cut_text(context, len(self.tail) + self.limit - self.seen, self.specials)
-        kept_here = kept_text[len(self.tail):] if len(kept_text) >= len(self.tail) else ""
-        # ``text`` holds the block's complete characters (the decoder keeps back the bytes of
-        # one cut by the block's end): the kept ones, encoded again, are the bytes to pass.
-        return encode_text(kept_here), True
+    return plan(corpus, pattern, specials, chunk_size)
 
 
 JobT = TypeVar("JobT")

@@ -12,7 +12,7 @@ boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
   process die). Worker threads start at once and cost no start-up, no copy of their
   tasks and results and no memory of their own, but run in parallel only while they are
   in code that releases the GIL (the native encoder, file reads): the caller chooses
-  them for such work (`core.encode.corpus_to_npy`; counting in threads has its own
+  them for such work (`core.encode.corpus`; counting in threads has its own
   scheduler, which balances tables rather than chunks: `core.corpus.shares`).
   At most `core.corpus.processes.max_workers` workers of either kind are started.
 - `results_in_order`: hands the chunks to the workers and, when ``run_here`` is given, to

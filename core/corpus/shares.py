@@ -15,11 +15,18 @@ whole corpus:
   stream. A share that follows the thread's previous one directly, whose counts the
   consumer has not taken yet, goes on in the same table (``chain``);
 - when none are left, a thread steals the second half of what is left of the share with
-  the most left — whole tasks, or the one task left cut at an exact boundary
-  (`core.corpus.chunks.find_cut`) — as a new share placed right after it; and a task about
-  to be counted once no tasks are left to hand out is first cut to a small part of what
-  is left. So the threads end together, whatever the speed of each core (on a shared
-  machine it varies by half from one run to the next).
+  the most left — whole tasks, or the one task left, whole — as a new share placed right
+  after it; and a task about to be counted once no tasks are left to hand out is first
+  cut, by the thread that claimed it, to a small part of what is left, at an exact
+  boundary (`core.corpus.chunks.find_cut`), the rest going back to the front of its
+  share (where it can be stolen). So the threads end together, whatever the speed of
+  each core (on a shared machine it varies by half from one run to the next).
+
+No reading happens under the lock (`_cond`), which guards only the bookkeeping: the
+next tasks are read (a stream decompressed, a file's cut points found) by one thread at a
+time under a lock of their own, and a task is cut by the thread that claimed it; so while
+one thread waits on a slow read, the others record their counts, claim tasks and steal,
+and the consumer takes finished shares.
 
 The consumer (`ShareCounter.results`) takes the shares' counts in order as they end.
 Closing it stops the threads after the task in hand (a chunk of at most a few MB).
@@ -106,6 +113,11 @@ class ShareCounter:
         self._left = total  # input bytes not handed out yet (an estimate: ``total`` may be off)
         self._first_round = threads  # shares still to hand out as an equal part each
         self._cond = threading.Condition()
+        """Guards the bookkeeping (shares, their tasks, progress); never held while reading."""
+        self._source_lock = threading.Lock()
+        """Held by the one thread reading the next tasks (`_take_share`), outside `_cond`."""
+        self._source_done = False  # every task handed out (the source said so)
+        self._reading = False  # a thread is reading tasks: a share may be on its way
         self._order: list[_Share] = []  # every share, in the corpus's order
         self._taken = 0  # shares whose counts the consumer has taken
         self._counting = 0  # input bytes counted in shares not taken yet
@@ -123,8 +135,7 @@ class ShareCounter:
         share: _Share | None = None
         try:
             while not self.stop.is_set():
-                with self._cond:
-                    share, task = self._next_task(share)
+                share, task = self._next_task(share)
                 if share is None or task is None:
                     return
                 text_bytes, documents = self._count_task(task, share.tally)
@@ -145,74 +156,101 @@ class ShareCounter:
 
     def _next_task(self, share: _Share | None) -> tuple[_Share | None, Task | None]:
         """The next task for the thread whose last share is ``share``, and the share it is
-        of; ``(None, None)`` when there is none left (the lock is held)."""
-        if share is None or not share.todo:
-            share = self._take_share(share) or self._steal()
+        of; ``(None, None)`` when there is none left. Reading the tasks and cutting one
+        happen outside the lock (`_cond` guards only the bookkeeping)."""
+        while True:
+            with self._cond:
+                if share is not None and share.todo:
+                    task = share.todo.popleft()  # claimed: no thief takes it now
+                    share.left -= _work(task)
+                    piece = self._front_piece(task)
+                    break
+                if share is not None and share.state == "open":  # its last tasks were stolen
+                    share.state = "done"
+                    self._cond.notify_all()
+                stolen = self._steal() if self._source_done else None
+            share = stolen or self._take_share(share)
             if share is None:
-                return None, None
-        self._cut_front(share)
-        return share, share.take_front()
+                with self._cond:
+                    share = self._steal()
+                if share is None:
+                    return None, None
+        halves = self._cut(task, piece) if piece is not None else None
+        with self._cond:
+            if halves is not None:
+                task = halves[0]
+                share.todo.appendleft(halves[1])
+                share.left += _work(halves[1])
+            share.tasks.append(task)
+        return share, task
 
     def _take_share(self, last: _Share | None) -> _Share | None:
-        """A new share of the tasks not handed out yet (None when there are none)."""
-        task = self._tasks.pop()
-        if task is None:
-            return None
-        parts = self._first_round if self._first_round > 0 else self._threads_count
-        self._first_round -= 1
-        target = min(MAX_SHARE_BYTES, self._left // parts)
-        tasks = deque([task])
-        size, text = task.input_bytes, _text_held(task)
-        while (after := self._tasks.peek()) is not None and size + after.input_bytes <= target \
-                and text < MAX_SHARE_TEXT:
-            size, text = size + after.input_bytes, text + _text_held(after)
-            tasks.append(self._tasks.pop())
-        self._left = max(0, self._left - size)
-        chained = self._chain and last is not None and self._order[-1] is last and last.state == "done"
-        if chained:
-            assert last is not None
-            last.state = "handed on"
-        share = _Share(tasks, last.tally if chained and last is not None else self._new_tally())
-        self._order.append(share)
-        return share
+        """A new share of the tasks not handed out yet (None when there are none). The tasks
+        are read (a stream decompressed, a file's cuts found) under `_source_lock` only."""
+        with self._source_lock:
+            with self._cond:
+                if self._source_done:
+                    return None
+                self._reading = True
+            try:
+                task = self._tasks.pop()
+                if task is None:
+                    with self._cond:
+                        self._source_done = True
+                        self._cond.notify_all()
+                    return None
+                parts = self._first_round if self._first_round > 0 else self._threads_count
+                self._first_round -= 1
+                target = min(MAX_SHARE_BYTES, self._left // parts)
+                tasks = deque([task])
+                size, text = task.input_bytes, _text_held(task)
+                while (after := self._tasks.peek()) is not None and size + after.input_bytes <= target \
+                        and text < MAX_SHARE_TEXT:
+                    size, text = size + after.input_bytes, text + _text_held(after)
+                    tasks.append(self._tasks.pop())
+                self._left = max(0, self._left - size)
+                with self._cond:
+                    chained = self._chain and last is not None and self._order[-1] is last and last.state == "done"
+                    if chained:
+                        assert last is not None
+                        last.state = "handed on"
+                    share = _Share(tasks, last.tally if chained and last is not None else self._new_tally())
+                    self._order.append(share)
+                    return share
+            finally:
+                with self._cond:
+                    self._reading = False
+                    self._cond.notify_all()
 
     def _steal(self) -> _Share | None:
-        """The second half of what is left of the open share with the most left, as a new
-        share right after it (None when nothing is worth taking)."""
+        """The second half of what is left of the open share with the most left (whole
+        tasks; or its one task left, whole: its new owner cuts it as it goes, `_front_piece`),
+        as a new share right after it (None when nothing is worth taking). No reading: the
+        lock is held."""
         victim = max((s for s in self._order[self._taken:] if s.state == "open" and s.todo),
                      key=lambda s: s.left, default=None)
         if victim is None or victim.left < 2 * MIN_PIECE_BYTES:
             return None
         stolen: deque[Task] = deque()
         moved = 0
-        while len(victim.todo) > 1 and moved < victim.left:  # whole tasks from the back, up to half
-            task = victim.todo.pop()
+        while victim.todo and (not stolen or (len(victim.todo) > 1 and moved < victim.left)):
+            task = victim.todo.pop()  # whole tasks from the back, up to half
             moved += _work(task)
             victim.left -= _work(task)
             stolen.appendleft(task)
-        if not stolen:
-            halves = self._cut(victim.todo[0], victim.todo[0].input_bytes // 2)
-            if halves is None:
-                return None
-            victim.todo[0] = halves[0]
-            victim.left -= _work(halves[1])
-            stolen.append(halves[1])
         share = _Share(stolen, self._new_tally())
         self._order.insert(self._order.index(victim) + 1, share)
         return share
 
-    def _cut_front(self, share: _Share) -> None:
-        """Once no tasks are left to hand out, cut the share's next task to a small part of
-        what is left of every share, so the threads end together."""
-        if self._tasks.peek() is not None:
-            return
-        left = sum(s.left for s in self._order[self._taken:] if s.state == "open")
+    def _front_piece(self, task: Task) -> int | None:
+        """Once no tasks are left to hand out, the size to cut a share's next task to (a small
+        part of what is left of every share, so the threads end together); None: as it is
+        (the lock is held)."""
+        if not self._source_done:
+            return None
+        left = _work(task) + sum(s.left for s in self._order[self._taken:] if s.state == "open")
         piece = max(MIN_PIECE_BYTES, left // (4 * self._threads_count))
-        if _work(share.todo[0]) > 2 * piece:
-            halves = self._cut(share.todo[0], piece)
-            if halves is not None:
-                share.todo.popleft()
-                share.todo.extendleft(reversed(halves))
+        return piece if _work(task) > 2 * piece else None
 
     def _cut(self, task: Task, size: int) -> tuple[Task, Task] | None:
         """``task`` cut at the first exact boundary after its first ``size`` bytes (a range of
@@ -220,7 +258,7 @@ class ShareCounter:
         if not (isinstance(task, FileRange) and task.file.kind == "text"):
             return None
         with task.file.path.open("rb") as f:
-            cut = find_cut(f, task.start + size, task.file.size, self._pattern, self._specials)
+            cut = find_cut(f, task.start + size, task.end, self._pattern, self._specials)
         if not task.start < cut < task.end:
             return None
         return FileRange(task.file, task.start, cut), FileRange(task.file, cut, task.end)
@@ -271,7 +309,7 @@ class ShareCounter:
 
     def _finished(self) -> bool:
         """Every share taken and no task left to hand out (the lock is held)."""
-        return self._taken == len(self._order) and self._tasks.peek() is None
+        return self._taken == len(self._order) and self._source_done and not self._reading
 
     def close(self) -> None:
         """Stop the threads after the task in hand and wait for them."""

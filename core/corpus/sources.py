@@ -15,30 +15,26 @@ reads them). Every file is checked before any work: a regular, non-empty file; p
 not binary; a JSONL file's first record parses and has the field; a Parquet file has the
 column. So a bad shard among good ones is refused before anything is counted or written;
 what can only be seen deeper (line 90,000 is not JSON) stops the run with the file and line.
+Decompressing is `core.corpus.streams` (`open_stream`, re-exported here).
 """
 
 from __future__ import annotations
 
-import bz2
-import contextlib
 import glob
-import gzip
-import io
 import json
-import lzma
 import os
 import re
-import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Union
+from typing import Any, Union
 
 from core.corpus.check import BINARY_SAMPLE_BYTES, check_regular_file, check_sample
+from core.corpus.streams import STREAM_BLOCK, corrupt_error, open_stream
 from core.errors import CorpusError
 
 __all__ = [
-    "Corpus", "ReadOptions", "Source", "SourceFile", "corrupt_error", "json_text", "open_corpus", "open_stream",
+    "STREAM_BLOCK", "Corpus", "ReadOptions", "Source", "SourceFile", "corrupt_error", "json_text", "open_corpus", "open_stream",
     "parse_size", "require_pyarrow", "resolve_paths", "text_fields",
 ]
 
@@ -50,8 +46,6 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 PARQUET_SUFFIX = ".parquet"
 SHARD_SAMPLE_BYTES = 1 << 16
 """How much of each file's start is checked when the corpus has many files."""
-STREAM_BLOCK = 1 << 20
-"""Bytes read from a (decompressed) stream at a time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,131 +229,11 @@ def open_corpus(
             raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
         file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index)
         if kind == "parquet":
-            _check_parquet(path, options.field)
+            _check_parquet(path, options.field, purpose)
         else:
             _check_start(file, options.field, purpose, sample)
         files.append(file)
     return Corpus(tuple(files), options)
-
-
-def corrupt_error(file: SourceFile | Path, error: BaseException) -> CorpusError:
-    """The error for a compressed file that cannot be decompressed (corrupt or cut short)."""
-    path = file.path if isinstance(file, SourceFile) else file
-    method = file.compression if isinstance(file, SourceFile) else None
-    what = f"{method} data" if method else "data"
-    reason = str(error) or type(error).__name__
-    if isinstance(error, EOFError):
-        reason = "it ends before its end-of-stream marker: the file is truncated"
-    return CorpusError(f"{path} is corrupt or truncated ({what}: {reason}); download or compress it again")
-
-
-DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error, lzma.LZMAError)
-
-
-def _zstd_error() -> tuple[type[BaseException], ...]:
-    try:
-        import zstandard
-    except ImportError:
-        return ()
-    return (zstandard.ZstdError,)
-
-
-@contextlib.contextmanager
-def open_stream(file: SourceFile) -> Iterator[tuple[Any, BinaryIO]]:
-    """``(decompressed, raw)`` streams of ``file``; ``raw.tell()`` is the compressed bytes read.
-
-    Reading ``decompressed`` raises `CorpusError` (`corrupt_error`) on corrupt or truncated data.
-    """
-    with file.path.open("rb") as raw:
-        if file.compression is None:
-            yield raw, raw
-            return
-        reader: Any
-        if file.compression == "gzip":
-            reader = gzip.GzipFile(fileobj=raw, mode="rb")
-        elif file.compression == "bzip2":
-            reader = bz2.BZ2File(raw, "rb")
-        elif file.compression == "xz":
-            reader = lzma.LZMAFile(raw, "rb")
-        else:
-            reader = io.BufferedReader(_ZstdReader(raw, file.path), STREAM_BLOCK)
-        try:
-            yield _Checked(reader, file), raw
-        finally:
-            reader.close()
-
-
-class _ZstdReader(io.RawIOBase):
-    """A zstd stream of one or more frames; a last frame cut short raises EOFError (the
-    zstandard package's own stream reader ends quietly there)."""
-
-    RAW_BLOCK = 1 << 16
-
-    def __init__(self, raw: BinaryIO, path: Path) -> None:
-        super().__init__()
-        try:
-            import zstandard
-        except ImportError:  # pragma: no cover - zstandard is a dependency
-            raise CorpusError(f"{path}: reading .zst needs the zstandard package: pip install zstandard") from None
-        self._new = zstandard.ZstdDecompressor().decompressobj
-        self._raw = raw
-        self._decoder = self._new()
-        self._pending = b""
-        self._at = 0
-        self._in_frame = False
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while self._at >= len(self._pending):
-            self._pending, self._at = b"", 0
-            data = self._raw.read(self.RAW_BLOCK)
-            if not data:
-                if self._in_frame:
-                    raise EOFError("the last zstd frame is cut short")
-                return 0
-            while data:
-                self._in_frame = True
-                self._pending += self._decoder.decompress(data)
-                data = b""
-                if self._decoder.eof:
-                    data = self._decoder.unused_data
-                    self._decoder = self._new()
-                    self._in_frame = False
-        n = min(len(buffer), len(self._pending) - self._at)
-        buffer[:n] = memoryview(self._pending)[self._at : self._at + n]
-        self._at += n
-        return n
-
-
-class _Checked(io.RawIOBase):
-    """A decompressing reader whose errors become `corrupt_error`s naming the file."""
-
-    def __init__(self, reader: Any, file: SourceFile) -> None:
-        super().__init__()
-        self._reader = reader
-        self._file = file
-        self._errors = DECOMPRESSION_ERRORS + _zstd_error()
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        try:
-            data: bytes = self._reader.read(size)
-            return data
-        except CorpusError:
-            raise
-        except self._errors as e:
-            raise corrupt_error(self._file, e) from None
-
-    def readline(self, size: int | None = -1) -> bytes:
-        try:
-            line: bytes = self._reader.readline(-1 if size is None else size)
-            return line
-        except self._errors as e:
-            raise corrupt_error(self._file, e) from None
 
 
 def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | None:
@@ -425,10 +299,12 @@ def _string_columns(schema: Any) -> list[str]:
             or str(f.type) == "string_view"]
 
 
-def _check_parquet(path: Path, field: str) -> None:
+def _check_parquet(path: Path, field: str, purpose: str = "train on") -> None:
     pq = require_pyarrow(path)
     try:
-        schema = pq.ParquetFile(path).schema_arrow
+        parquet = pq.ParquetFile(path)
+        schema = parquet.schema_arrow
+        rows = parquet.metadata.num_rows
     except Exception as e:  # pyarrow raises its own ArrowInvalid / OSError types
         raise CorpusError(f"{path} is not a valid Parquet file ({e}); check the file") from None
     if field not in schema.names:
@@ -437,6 +313,8 @@ def _check_parquet(path: Path, field: str) -> None:
     if field not in _string_columns(schema):
         raise CorpusError(f"{path}: the column {field!r} holds {schema.field(field).type}, not strings; "
                           f"choose a text column (--field): {', '.join(_string_columns(schema)) or 'none'}")
+    if rows == 0:
+        raise CorpusError(f"{path} holds no rows; there is nothing to {purpose}")
 
 
 def text_fields(path: str | os.PathLike[str], records: int = 20) -> list[str]:

@@ -1,8 +1,10 @@
-"""Stage 3 — text to ids: the tokenizer, its caches and BPE kernels, and whole corpora to ``.npy``.
+"""Stage 3 — text to ids: the tokenizer, its engines, and whole corpora to ``.npy``.
 
-- `core.encode.tokenizer`: `Tokenizer` (encode, decode, spans);
-- `core.encode.piece_encoder`: pieces to ids through capped caches;
-- `core.encode.bpe_batch`: BPE of many pre-tokens at once with numpy (the compiled
-  ``_bpe_kernel.c`` does it when built);
-- `core.encode.corpus_to_npy`: a corpus file to a ``.npy`` of ids, in parallel.
+- `core.encode.tokenizer`: `Tokenizer` (encode, encode_bytes, encode_batch, encode_iterable,
+  spans, decode); `core.encode.engine` chooses its engine, native or Python, in one place;
+- `core.encode.native` (the compiled ``_bpe_kernel.c``) and `core.encode.piece_encoder`
+  (regex, capped caches) are the engines; `core.encode.merge` the Python merge reference;
+- `core.encode.streaming` and `core.encode.spans`: streams in bounded memory, token spans;
+- `core.encode.corpus`: `encode_corpus` / `encode_corpus_events`, any corpus to a ``.npy``
+  (over `core.encode.pipeline`, `core.encode.plain_file` and `core.encode.documents`).
 """

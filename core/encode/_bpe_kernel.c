@@ -295,17 +295,16 @@ merge_short(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Scratch
 
 /* ---------- long words: a linked list of symbols and a heap of (rank, position) ---------- */
 
-typedef struct {
-    int32_t rank;
-    Py_ssize_t pos;
-    int64_t left, right;
-} HeapItem;
+/* A heap entry is rank << 32 | position in one uint64, so comparing entries compares the
+ * rank, then the position (the leftmost on ties). It holds no ids: an entry is stale when
+ * its left symbol is gone or the pair now there has another rank (a rank names one pair).
+ * With 32-bit links that is 8 bytes per initial pair, 4 + 4 per symbol for the links: a
+ * huge run of one character takes ~24 bytes per byte with its ids (issue 23 point 6), where
+ * entries holding both ids and 64-bit links took ~56. */
+typedef uint64_t HeapItem;
 
-static inline int
-heap_less(const HeapItem *a, const HeapItem *b)
-{
-    return a->rank < b->rank || (a->rank == b->rank && a->pos < b->pos);
-}
+#define LONG_WORD_MAX ((Py_ssize_t)INT32_MAX - 1)
+#define DEAD (-2)
 
 static void
 heap_push(HeapItem *heap, Py_ssize_t *size, HeapItem item)
@@ -313,7 +312,7 @@ heap_push(HeapItem *heap, Py_ssize_t *size, HeapItem item)
     Py_ssize_t i = (*size)++;
     while (i > 0) {
         Py_ssize_t parent = (i - 1) / 2;
-        if (!heap_less(&item, &heap[parent])) {
+        if (item >= heap[parent]) {
             break;
         }
         heap[i] = heap[parent];
@@ -333,10 +332,10 @@ heap_pop(HeapItem *heap, Py_ssize_t *size)
         if (child >= n) {
             break;
         }
-        if (child + 1 < n && heap_less(&heap[child + 1], &heap[child])) {
+        if (child + 1 < n && heap[child + 1] < heap[child]) {
             child++;
         }
-        if (!heap_less(&heap[child], &last)) {
+        if (heap[child] >= last) {
             break;
         }
         heap[i] = heap[child];
@@ -348,56 +347,92 @@ heap_pop(HeapItem *heap, Py_ssize_t *size)
     return top;
 }
 
-/* Merge one long word in place, as merge_short does; -1 on running out of memory (no
- * exception set: it may run without the GIL). */
+static inline HeapItem
+heap_item(int32_t rank, int32_t pos)
+{
+    return (uint64_t)(uint32_t)rank << 32 | (uint32_t)pos;
+}
+
+/* Merge one long word in place, as merge_short does; -1 on running out of memory or a
+ * word of 2^31 bytes or more (no exception set: it may run without the GIL). */
 static Py_ssize_t
 merge_long(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Py_ssize_t n)
 {
-    /* Each merge pushes at most two entries, on top of the n - 1 initial ones. */
-    Py_ssize_t *next = PyMem_RawMalloc(n * sizeof(Py_ssize_t));
-    Py_ssize_t *prev = PyMem_RawMalloc(n * sizeof(Py_ssize_t));
-    HeapItem *heap = PyMem_RawMalloc(3 * n * sizeof(HeapItem));
-    if (next == NULL || prev == NULL || heap == NULL) {
-        PyMem_RawFree(next);
-        PyMem_RawFree(prev);
-        PyMem_RawFree(heap);
+    if (n > LONG_WORD_MAX) {
         return -1;
+    }
+    /* Each merge pushes at most two entries and pops one, on top of the n - 1 initial
+     * ones; the heap grows when it must (a merge also makes a symbol fewer). */
+    int32_t *next = PyMem_RawMalloc(n * sizeof(int32_t));
+    int32_t *prev = PyMem_RawMalloc(n * sizeof(int32_t));
+    Py_ssize_t room = n + 16;
+    HeapItem *heap = PyMem_RawMalloc(room * sizeof(HeapItem));
+    if (next == NULL || prev == NULL || heap == NULL) {
+        goto fail;
     }
     Py_ssize_t size = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        next[i] = i + 1;
-        prev[i] = i - 1;
+        next[i] = (int32_t)(i + 1);
+        prev[i] = (int32_t)(i - 1);
         if (i + 1 < n) {
             int32_t r = t->byte_ranks[bytes[i] << 8 | bytes[i + 1]];
             if (r != NO_RANK) {
-                heap_push(heap, &size, (HeapItem){r, i, ids[i], ids[i + 1]});
+                heap[size++] = heap_item(r, (int32_t)i); /* increasing positions... */
             }
         }
     }
+    /* ...so sift down from the middle: a heap in O(n) */
+    for (Py_ssize_t k = size / 2; k-- > 0;) {
+        HeapItem item = heap[k];
+        Py_ssize_t i = k;
+        for (;;) {
+            Py_ssize_t child = 2 * i + 1;
+            if (child >= size) {
+                break;
+            }
+            if (child + 1 < size && heap[child + 1] < heap[child]) {
+                child++;
+            }
+            if (heap[child] >= item) {
+                break;
+            }
+            heap[i] = heap[child];
+            i = child;
+        }
+        heap[i] = item;
+    }
     while (size > 0) {
         HeapItem top = heap_pop(heap, &size);
-        Py_ssize_t i = top.pos, j = next[i];
-        /* Stale: the left symbol was merged away (prev of a dead symbol is -2), or either
-         * side changed since the entry was made. */
-        if (prev[i] == -2 || j >= n || ids[i] != top.left || ids[j] != top.right) {
-            continue;
+        int32_t rank = (int32_t)(top >> 32);
+        Py_ssize_t i = (Py_ssize_t)(uint32_t)top, j = next[i];
+        if (prev[i] == DEAD || j >= n || rank_of(t, ids[i], ids[j]) != rank) {
+            continue; /* stale */
         }
-        ids[i] = t->new_ids[top.rank];
-        prev[j] = -2;
+        ids[i] = t->new_ids[rank];
+        prev[j] = DEAD;
         Py_ssize_t k = next[j];
-        next[i] = k;
+        next[i] = (int32_t)k;
+        if (size + 2 > room) {
+            Py_ssize_t more = room + room / 2 + 16;
+            HeapItem *grown = PyMem_RawRealloc(heap, more * sizeof(HeapItem));
+            if (grown == NULL) {
+                goto fail;
+            }
+            heap = grown;
+            room = more;
+        }
         if (k < n) {
-            prev[k] = i;
+            prev[k] = (int32_t)i;
             int32_t r = rank_of(t, ids[i], ids[k]);
             if (r != NO_RANK) {
-                heap_push(heap, &size, (HeapItem){r, i, ids[i], ids[k]});
+                heap_push(heap, &size, heap_item(r, (int32_t)i));
             }
         }
         Py_ssize_t h = prev[i];
         if (h >= 0) {
             int32_t r = rank_of(t, ids[h], ids[i]);
             if (r != NO_RANK) {
-                heap_push(heap, &size, (HeapItem){r, h, ids[h], ids[i]});
+                heap_push(heap, &size, heap_item(r, (int32_t)h));
             }
         }
     }
@@ -409,6 +444,11 @@ merge_long(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Py_ssize
     PyMem_RawFree(prev);
     PyMem_RawFree(heap);
     return out;
+fail:
+    PyMem_RawFree(next);
+    PyMem_RawFree(prev);
+    PyMem_RawFree(heap);
+    return -1;
 }
 
 /* Merge the word bytes[0:n] into out (room for n ids); returns its number of ids, or -1
@@ -1127,9 +1167,83 @@ Encoder_encode_text(Encoder *self, PyObject *args)
     return encoder_encode_object(self, data, 1, as_list);
 }
 
-static PyObject *
-Encoder_encode_many(Encoder *self, PyObject *arg)
+/* Encode every text of a batch into a growing buffer of uint32 ids (no Python int per id,
+ * and no int64 buffer the size of the whole batch: each text goes through a scratch buffer
+ * the size of the longest one). Runs without the GIL, holding the encoder's lock; sets
+ * *ids (PyMem_Raw, to free) and *total, and each text's number of ids in lengths.
+ * -1 when out of memory. */
+static int
+encode_many_flat(Encoder *self, const Py_buffer *views, Py_ssize_t count, Py_ssize_t *lengths,
+                 uint32_t **ids, Py_ssize_t *total)
 {
+    Py_ssize_t longest = 1, all = 0;
+    for (Py_ssize_t d = 0; d < count; d++) {
+        longest = views[d].len > longest ? views[d].len : longest;
+        all += views[d].len;
+    }
+    int64_t *scratch = PyMem_RawMalloc((size_t)longest * sizeof(int64_t));
+    Py_ssize_t room = all / 3 + 64; /* ~4 bytes a token in text; grown when short */
+    uint32_t *flat = PyMem_RawMalloc((size_t)room * sizeof(uint32_t));
+    Py_ssize_t at = 0;
+    if (scratch == NULL || flat == NULL) {
+        goto fail;
+    }
+    for (Py_ssize_t d = 0; d < count; d++) {
+        Py_ssize_t k = encode_text_span(self, views[d].buf, views[d].len, scratch);
+        if (k < 0) {
+            goto fail;
+        }
+        if (at + k > room) {
+            Py_ssize_t more = room + room / 2 > at + k ? room + room / 2 : at + k;
+            uint32_t *grown = PyMem_RawRealloc(flat, (size_t)more * sizeof(uint32_t));
+            if (grown == NULL) {
+                goto fail;
+            }
+            flat = grown;
+            room = more;
+        }
+        for (Py_ssize_t i = 0; i < k; i++) {
+            flat[at + i] = (uint32_t)scratch[i]; /* every id is below 2^32 (BpeTable_init) */
+        }
+        lengths[d] = k;
+        at += k;
+    }
+    PyMem_RawFree(scratch);
+    *ids = flat;
+    *total = at;
+    return 0;
+fail:
+    PyMem_RawFree(scratch);
+    PyMem_RawFree(flat);
+    return -1;
+}
+
+/* The result of encode_many(datas, True): (uint32 ids, int64 number of ids of each text). */
+static PyObject *
+batch_arrays(const uint32_t *ids, Py_ssize_t total, const Py_ssize_t *lengths, Py_ssize_t count)
+{
+    PyObject *flat = PyByteArray_FromStringAndSize((const char *)ids, total * (Py_ssize_t)sizeof(uint32_t));
+    PyObject *counts = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    if (flat == NULL || counts == NULL) {
+        Py_XDECREF(flat);
+        Py_XDECREF(counts);
+        return NULL;
+    }
+    int64_t *c = (int64_t *)PyByteArray_AS_STRING(counts);
+    for (Py_ssize_t d = 0; d < count; d++) {
+        c[d] = lengths[d];
+    }
+    return Py_BuildValue("(NN)", flat, counts);
+}
+
+static PyObject *
+Encoder_encode_many(Encoder *self, PyObject *args)
+{
+    PyObject *arg;
+    int as_arrays = 0;
+    if (!PyArg_ParseTuple(args, "O|p", &arg, &as_arrays)) {
+        return NULL;
+    }
     PyObject *seq = PySequence_Fast(arg, "encode_many takes a list of bytes");
     if (seq == NULL) {
         return NULL;
@@ -1149,15 +1263,30 @@ Encoder_encode_many(Encoder *self, PyObject *arg)
         }
         total += views[got].len;
     }
+    int failed = 0;
+    Py_ssize_t at = 0;
+    if (as_arrays) {
+        uint32_t *flat = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        failed = encode_many_flat(self, views, count, lengths, &flat, &at) < 0;
+        PyThread_release_lock(self->lock);
+        Py_END_ALLOW_THREADS
+        if (failed) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        result = batch_arrays(flat, at, lengths, count);
+        PyMem_RawFree(flat);
+        goto done;
+    }
     out = PyMem_RawMalloc((total ? total : 1) * sizeof(int64_t));
     if (out == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    int failed = 0;
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
-    Py_ssize_t at = 0;
     for (Py_ssize_t d = 0; d < count && !failed; d++) {
         lengths[d] = encode_text_span(self, views[d].buf, views[d].len, out + at);
         failed = lengths[d] < 0;
@@ -1203,8 +1332,9 @@ static PyMethodDef Encoder_methods[] = {
     {"encode_text", (PyCFunction)Encoder_encode_text, METH_VARARGS,
      "encode_text(data, as_list=False) -> the ids of data (a str: its UTF-8), special tokens as their ids, "
      "as a bytearray of int64 or a list"},
-    {"encode_many", (PyCFunction)Encoder_encode_many, METH_O,
-     "encode_many(list of bytes) -> the ids of each (special tokens as their ids), as lists; one release of the GIL for all"},
+    {"encode_many", (PyCFunction)Encoder_encode_many, METH_VARARGS,
+     "encode_many(list of bytes, as_arrays=False) -> the ids of each (special tokens as their ids), as lists, "
+     "or as (uint32 ids of all, int64 count of each) bytearrays; one release of the GIL for all"},
     {"cache_size", (PyCFunction)Encoder_cache_size, METH_NOARGS, "pre-tokens in the cache"},
     {NULL, NULL, 0, NULL},
 };

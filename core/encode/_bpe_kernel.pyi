@@ -36,8 +36,12 @@ class Encoder:
     @overload
     def encode_text(self, data: str | bytes | bytearray | memoryview, as_list: Literal[True], /) -> list[int]:
         """The ids of ``data``, special tokens as their ids, as a list."""
-    def encode_many(self, datas: Sequence[bytes]) -> list[list[int]]:
+    @overload
+    def encode_many(self, datas: Sequence[bytes], as_arrays: Literal[False] = False, /) -> list[list[int]]:
         """The ids of each of ``datas`` (each a whole text; special tokens as their ids), the
         GIL released once for all."""
+    @overload
+    def encode_many(self, datas: Sequence[bytes], as_arrays: Literal[True], /) -> tuple[bytearray, bytearray]:
+        """The ids of all ``datas`` one after another (uint32) and each one's number of ids (int64)."""
     def cache_size(self) -> int:
         """Pre-tokens in the cache."""

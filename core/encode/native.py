@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import array
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
 
@@ -30,6 +31,8 @@ except ImportError:  # built without a C compiler (or an older build without Enc
     _Encoder = None  # type: ignore[assignment,misc]
 
 __all__ = ["NativeEncoder"]
+
+T = TypeVar("T")
 
 NATIVE_CACHE_ENTRIES = 1 << 17
 """The native cache's least size: ~80 bytes an entry (its pre-token, ids and hash slot), so
@@ -155,26 +158,52 @@ class NativeEncoder:
             out.append(ids)
         return out
 
+    def encode_many_arrays(self, datas: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """`encode_many` as ``(uint32 ids of all texts, int64 number of ids of each)``,
+        built in C: no Python int per id."""
+        if self._splitter is None:
+            raw_ids, raw_counts = self._encoder.encode_many(datas, True)
+            return np.frombuffer(raw_ids, np.uint32), np.frombuffer(raw_counts, np.int64)
+        arrays = [self.encode_array(data) for data in datas]  # int64 arrays, no Python ints
+        counts = np.fromiter(map(len, arrays), np.int64, len(arrays))
+        flat = np.concatenate(arrays).astype(np.uint32) if arrays else np.empty(0, np.uint32)
+        return flat, counts
+
+    def encode_batch_arrays(self, datas: Sequence[bytes], workers: int) -> tuple[np.ndarray, np.ndarray]:
+        """`encode_batch` as ``(ids, offsets)``: uint32 ids of all texts one after another,
+        and int64 ``offsets`` (``len(datas) + 1``) with text i's ids at
+        ``ids[offsets[i]:offsets[i + 1]]``."""
+        parts = self._in_threads(datas, workers, NativeEncoder.encode_many_arrays)
+        flat = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.uint32)
+        offsets = np.zeros(len(datas) + 1, np.int64)
+        if parts:
+            np.cumsum(np.concatenate([p[1] for p in parts]), out=offsets[1:])
+        return flat, offsets
+
     def encode_batch(self, datas: Sequence[bytes], workers: int) -> list[list[int]]:
         """`encode_many` in ``workers`` threads, each with its own encoder (the C code runs
         without the GIL, so the threads run at once)."""
+        return list(itertools.chain.from_iterable(self._in_threads(datas, workers, NativeEncoder.encode_many)))
+
+    def _in_threads(self, datas: Sequence[bytes], workers: int, encode: Callable[[NativeEncoder, Sequence[bytes]], T]) -> list[T]:
+        """``encode`` of contiguous slices of ``datas`` in ``workers`` threads, in order."""
         if workers <= 1 or len(datas) < 2:
-            return self.encode_many(datas)
+            return [encode(self, datas)] if len(datas) else []
         workers = min(workers, len(datas))
         # contiguous slices of about equal bytes, more slices than threads to even out
         slices = _balanced_slices(datas, 4 * workers)
         encoders = [self] + [self.copy() for _ in range(workers - 1)]
         free = list(encoders)
 
-        def run(bounds: tuple[int, int]) -> list[list[int]]:
+        def run(bounds: tuple[int, int]) -> T:
             encoder = free.pop()  # list.pop is atomic; one encoder per running task
             try:
-                return encoder.encode_many(datas[bounds[0] : bounds[1]])
+                return encode(encoder, datas[bounds[0] : bounds[1]])
             finally:
                 free.append(encoder)
 
         with ThreadPoolExecutor(workers, thread_name_prefix="bpe-studio-encode") as pool:
-            return list(itertools.chain.from_iterable(pool.map(run, slices)))
+            return list(pool.map(run, slices))
 
 
 def _balanced_slices(datas: Sequence[bytes], parts: int) -> list[tuple[int, int]]:

@@ -8,12 +8,12 @@ the text into *pieces* (at special tokens and safe cut points) and the final ids
   stored packed (`pack_ids`: int64 bytes), which joins into one array without touching
   each id and takes a third of a tuple's memory;
 - pieces not in the cache are pre-tokenized together in one regex call, and new pre-tokens
-  are merged together: by the compiled kernel (``core.encode._bpe_kernel``, an optional C
-  extension), else by the numpy kernel (`core.encode.bpe_batch`) and the one-word loop below;
+  are merged together by the compiled kernel (``core.encode._bpe_kernel``, an optional C
+  extension), else one by one by the Python reference (`core.encode.merge.merge_word`);
 - the ids of every occurrence are gathered with numpy (`_gather`), not joined in Python.
 
-BPE of one pre-token: the adjacent pair whose merge has the lowest rank is merged, the
-leftmost on ties, until no pair has a merge (ranks from a dict, not a scan of the merges):
+BPE of one pre-token (`core.encode.merge`): the adjacent pair whose merge has the lowest
+rank is merged, the leftmost on ties, until no pair has a merge:
 ``merges=[(b"a", b"b"), (b"ab", b"c")]``, ``b"abcab" -> [b"abc", b"ab"]``.
 """
 
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.encode.bpe_batch import MergeTable, bpe_batch, bpe_long
+from core.encode.merge import merge_word
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.pieces import WHITESPACE_SET, piece_start_chars
 
@@ -78,15 +78,10 @@ TEXT_ERRORS = "bpe_studio.surrogates"
 """The ``errors`` handler that turns text into the bytes the tokenizer encodes."""
 codecs.register_error(TEXT_ERRORS, _encode_surrogates)
 
-_NO_RANK = 1 << 62
-_BATCH_WORDS = 64  # from this many new pre-tokens on, BPE runs in the numpy kernel...
-_BATCH_WORD_BYTES = 64  # ...for those up to this long
-_LONG_WORD = 128  # longer pre-tokens are merged with a heap (`bpe_long`)
 CACHE_ENTRIES = 1 << 14
 """Default size of each cache; ~200 bytes an entry keeps both within a few MB."""
 
 
-_EMPTY = np.empty(0, np.int64)
 _ID_BYTES = 8  # packed ids are native int64
 
 
@@ -195,7 +190,6 @@ class PieceEncoder:
         self.cache_entries = max(cache_entries, 1)
         # Characters a piece starts with when it starts at a safe cut point.
         self._cut_starts = piece_start_chars(pattern)
-        self._merge_table: MergeTable | None = None  # built when first needed
         self._bpe_table: BpeTable | None = None  # the compiled kernel's, built when first needed
         self._piece_cache: dict[str, bytes] = {}  # piece -> packed ids (`pack_ids`)
         self._token_cache: dict[str, bytes] = {}  # pre-token -> packed ids
@@ -204,7 +198,7 @@ class PieceEncoder:
         """An encoder of the same vocabulary with empty caches of its own, sharing this one's
         merge tables (nothing is copied)."""
         other = PieceEncoder(self._byte_ids, self._pair_rank, self._new_id, self.pattern, cache_entries)
-        other._merge_table, other._bpe_table = self._merge_table, self._bpe_table
+        other._bpe_table = self._bpe_table
         return other
 
     def _merge_rows(self) -> np.ndarray:
@@ -243,32 +237,8 @@ class PieceEncoder:
         return cls(list(byte_ids), pair_rank, new_id.tolist(), resolve_pattern(source), cache_entries)
 
     def bpe(self, data: bytes) -> tuple[int, ...]:
-        """Merge one pre-token's bytes: lowest-rank adjacent pair first, leftmost on ties.
-
-        ``pair_ranks[i]`` is the rank of merging ``ids[i], ids[i + 1]``; after a merge only
-        the two neighbouring entries change, and ``min``/``index`` find the next one in C.
-        """
-        ids = list(map(self._byte_ids.__getitem__, data))
-        if len(ids) < 2:
-            return tuple(ids)
-        if len(ids) > _LONG_WORD:  # the loop below is quadratic in the word's length
-            return tuple(bpe_long(ids, self._pair_rank, self._new_id))
-        get = self._pair_rank.get
-        new_id = self._new_id
-        pair_ranks = list(map(get, zip(ids, ids[1:]), itertools.repeat(_NO_RANK)))
-        while pair_ranks:
-            best = min(pair_ranks)
-            if best == _NO_RANK:
-                break
-            i = pair_ranks.index(best)
-            ids[i] = new_id[best]
-            del ids[i + 1]
-            del pair_ranks[i]
-            if i < len(pair_ranks):
-                pair_ranks[i] = get((ids[i], ids[i + 1]), _NO_RANK)
-            if i > 0:
-                pair_ranks[i - 1] = get((ids[i - 1], ids[i]), _NO_RANK)
-        return tuple(ids)
+        """Merge one pre-token's bytes in Python (`core.encode.merge.merge_word`)."""
+        return tuple(merge_word(list(map(self._byte_ids.__getitem__, data)), self._pair_rank, self._new_id))
 
     def encode_pretoken(self, token: str) -> tuple[int, ...]:
         """Ids of one pre-token, through the pre-token cache."""
@@ -384,34 +354,18 @@ class PieceEncoder:
         return _gather(values, new_flat, new_lengths, which)
 
     def _bpe_arrays(self, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-        """BPE of many pre-tokens: ``(merged ids one word after another, ids per word)``.
-
-        All in the compiled kernel when it is built. Otherwise big batches of short words go
-        through the numpy kernel (`core.encode.bpe_batch`), whose rounds are as many as the merges
-        of its longest word, and the others through `bpe`.
-        """
+        """BPE of many pre-tokens: ``(merged ids one word after another, ids per word)``;
+        in the compiled kernel when it is built, else by `bpe`."""
         table = self._compiled()
         if table is not None:  # the kernel takes text: surrogateescape gives each byte back
             texts = [w.decode("utf-8", "surrogateescape") for w in words]
             lengths = np.fromiter(map(len, texts), np.int64, len(texts))
             raw_ids, raw_counts = table.encode_text("".join(texts), lengths)
             return np.frombuffer(raw_ids, np.int64), np.frombuffer(raw_counts, np.int64)
-        eligible = [0 < len(w) <= _BATCH_WORD_BYTES for w in words]
-        kernel = sum(eligible)
-        if kernel < _BATCH_WORDS:
-            packed = [pack_ids(self.bpe(w)) for w in words]
-            return _gather(packed, _EMPTY, _EMPTY, np.arange(len(words)))
-        if self._merge_table is None:
-            base = max([*self._byte_ids, *self._new_id]) + 1
-            self._merge_table = MergeTable.build(self._pair_rank, self._new_id, base)
-        short = words if kernel == len(words) else list(itertools.compress(words, eligible))
-        lengths = np.fromiter(map(len, short), np.int64, len(short))
-        flat = np.asarray(self._byte_ids, dtype=np.int64)[np.frombuffer(b"".join(short), np.uint8)]
-        merged, merged_lengths = bpe_batch(flat, lengths, self._merge_table)
-        if kernel == len(words):
-            return merged, merged_lengths
-        others = [None if e else pack_ids(self.bpe(w)) for w, e in zip(words, eligible)]
-        return _gather(others, merged, merged_lengths, np.arange(len(words)))
+        merged = [self.bpe(w) for w in words]
+        lengths = np.fromiter(map(len, merged), np.int64, len(merged))
+        flat = np.fromiter(itertools.chain.from_iterable(merged), np.int64, int(lengths.sum()))
+        return flat, lengths
 
     def bpe_many(self, words: list[bytes]) -> list[tuple[int, ...]]:
         """`_bpe` of many pre-tokens, through `_bpe_arrays`."""

@@ -27,7 +27,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from core.encode.tokenizer import Tokenizer
+from core.encode.tokenizer import TEXT_ERRORS, Tokenizer
 from core.evaluate.texts import is_stream, read_groups
 
 __all__ = [
@@ -135,7 +135,8 @@ def measure(tokenizer: Tokenizer, texts: Iterable[str], stream: bool) -> tuple[i
     """``(tokens, id counts)`` of ``texts`` encoded (a stream's blocks as one text)."""
     counts = np.zeros(max(tokenizer.vocab) + 1, np.int64)
     tokens = 0
-    arrays = tokenizer.encode_blocks(texts, escaped=True) if stream else (tokenizer.encode_escaped_array(t) for t in texts)
+    arrays = tokenizer.encode_iterable(texts, escaped=True, return_numpy=True) if stream else (
+        tokenizer.encode_bytes(t.encode("utf-8", TEXT_ERRORS), return_numpy=True) for t in texts)
     for ids in arrays:
         tokens += len(ids)
         counts += np.bincount(ids, minlength=len(counts))

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.encode.tokenizer import TokenSpan, Tokenizer
+from core.encode.tokenizer import TEXT_ERRORS, TokenSpan, Tokenizer
 from core.evaluate.texts import is_stream, read_groups
 
 __all__ = ["NgramModel", "bits_per_byte", "encode_sources", "sample_spans", "train_ngram"]
@@ -186,7 +186,8 @@ def encode_sources(tokenizer: Tokenizer, sources: Sequence[str | os.PathLike[str
     nbytes = 0
     for source in source_list:
         for _label, texts, _file in read_groups(source, field=field):
-            arrays = tokenizer.encode_blocks(texts, escaped=True) if is_stream(texts) else (tokenizer.encode_escaped_array(t) for t in texts)
+            arrays = tokenizer.encode_iterable(texts, escaped=True, return_numpy=True) if is_stream(texts) else (
+                tokenizer.encode_bytes(t.encode("utf-8", TEXT_ERRORS), return_numpy=True) for t in texts)
             for ids in arrays:
                 parts.append(ids)
                 nbytes += len(tokenizer.decode_bytes(ids))

@@ -1,14 +1,18 @@
-"""What the tokenizer file formats share: file names, careful reading, special-token ids.
+"""What the tokenizer file formats share: file names, careful reading, checked ids, special-token ids.
 
 Adds the file names, the readers that turn bad bytes or JSON into a `FormatError`
-(`core.errors`) saying where, and `find_special_ids`. The formats themselves are in
+(`core.errors`) saying where, `TokenIds` (the one check every loader puts each id
+through: an integer, in range for the file's size, given once) and `find_special_ids`.
+The formats themselves are in
 `core.formats.gpt2_files` and `core.formats.hf_json`; `core.formats` gathers them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import os
+import stat
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +21,10 @@ from core.formats.bytes_unicode import bytes_to_string, string_to_bytes, unicode
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
 __all__ = [
-    "CONFIG_NAME", "FormatError", "MERGES_NAME", "Merges", "TOKENIZER_JSON_NAME", "VOCAB_NAME", "Vocab",
-    "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "json_string", "json_token",
+    "CONFIG_NAME", "FormatError", "MERGES_NAME", "Merges", "TOKENIZER_JSON_NAME", "TokenIds", "UNUSED_IDS_ALLOWED",
+    "VOCAB_NAME", "Vocab",
+    "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "file_kind", "json_string", "json_token",
+    "not_regular_error", "read_bytes",
     "token_text", "find_special_ids", "key_where", "line_of", "load_json",
     "pattern_of", "read_text", "where",
 ]
@@ -30,6 +36,71 @@ TOKENIZER_JSON_NAME = "tokenizer.json"
 
 Vocab = dict[int, bytes]
 Merges = list[tuple[bytes, bytes]]
+
+
+UNUSED_IDS_ALLOWED = 1 << 17
+"""How many ids a tokenizer file may leave unused: a file of ``n`` tokens has ids
+``0 <= id < n + 131072``. Room for real gaps — tiktoken's ``cl100k_base`` leaves 16 ids
+unused (100256, 100261-100275), a special token may be placed at 70,000 — while a hostile
+id (``-1``, ``10**20``) can neither wrap in a ``uint16`` array nor size memory: whatever
+is sized by the largest id (a rank table, a count per id) stays within about 1 MB of
+int64 more than the file's own tokens need."""
+
+
+class TokenIds:
+    """The ids of one tokenizer file, checked as they are read: each an integer in
+    ``0 .. count + UNUSED_IDS_ALLOWED - 1`` and given to one token only. The one check
+    every loader puts each id through.
+
+    ``ids = TokenIds(count=3)``; ``ids.add("a", 0, "vocab.json:2")`` -> ``0``;
+    ``ids.add("b", 0, ...)`` -> ``FormatError: ...: tokens 'a' and 'b' both have id 0``.
+
+    Args:
+        count: how many tokens the file has (special tokens included).
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.limit = count + UNUSED_IDS_ALLOWED
+        self.owner: dict[int, str | bytes] = {}
+
+    def check(self, token: str | bytes, token_id: object, where: str | Callable[[], str]) -> int:
+        """``token_id`` if it is an integer in range (given twice or not).
+
+        Raises:
+            FormatError: ``{where}: token '<s>' has id -1; ids must be integers from 0 to 131328 (...)``.
+        """
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or not 0 <= token_id < self.limit:
+            place = where() if callable(where) else where
+            raise FormatError(
+                f"{place}: token {_short(token)} has id {_short(token_id)}; ids must be integers from 0 to "
+                f"{self.limit - 1:,} (the file has {self.count:,} tokens, and may leave at most "
+                f"{UNUSED_IDS_ALLOWED:,} ids unused)"
+            )
+        return token_id
+
+    def add(self, token: str | bytes, token_id: object, where: str | Callable[[], str]) -> int:
+        """`check` ``token_id``, and that no other token has it.
+
+        Raises:
+            FormatError: out of range, not an integer, or ``tokens 'a' and 'b' both have id 0``.
+        """
+        checked = self.check(token, token_id, where)
+        if checked in self.owner:
+            place = where() if callable(where) else where
+            raise FormatError(f"{place}: tokens {_short(self.owner[checked])} and {_short(token)} both have id {checked}")
+        self.owner[checked] = token
+        return checked
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut to about 60 characters (a hostile id or token can be huge)."""
+    if isinstance(value, (str, bytes)) and len(value) > 60:
+        return repr(value[:60]) + "…"
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"(a number of about {int(value.bit_length() * 0.30103) + 1} digits)"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "…"
 
 
 def pattern_of(pattern: str | Pattern) -> Pattern:
@@ -167,8 +238,38 @@ def where(path: Path, line: int | None) -> str:
     return f"{path}:{line}" if line is not None else str(path)
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` (``st_mode``) is, for messages: ``"a FIFO"``, ``"a character device"``, ..."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def not_regular_error(path: Path, mode: int) -> FormatError:
+    """``/dev/zero is not a regular file (a character device); give a tokenizer folder or file``."""
+    return FormatError(f"{path} is not a regular file ({file_kind(mode)}); give a tokenizer folder or file")
+
+
+def read_bytes(path: Path) -> bytes:
+    """The bytes of ``path``, which must be a regular file: a FIFO or a device is refused
+    before a byte is read (opened without blocking, so a FIFO with no writer cannot hang it).
+
+    Raises:
+        FormatError: not a regular file.
+        OSError: it cannot be opened or read.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise not_regular_error(path, mode)
+        return f.read()
+
+
 def read_text(path: Path) -> str:
-    data = path.read_bytes()
+    data = read_bytes(path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -182,6 +283,10 @@ def load_json(path: Path) -> tuple[Any, str]:
         return json.loads(text), text
     except json.JSONDecodeError as e:
         raise FormatError(f"{path}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno})") from e
+    except RecursionError as e:
+        raise FormatError(f"{path}: not a tokenizer file (JSON nested too deeply)") from e
+    except ValueError as e:  # an integer of more than 4300 digits
+        raise FormatError(f"{path}: not a tokenizer file ({e})") from e
 
 
 def decode_token_text(key: str, specials: set[str], where: str) -> bytes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from core.formats.base import (
     VOCAB_NAME,
     FormatError,
     Merges,
+    TokenIds,
     Vocab,
     check_distinct_texts,
     decode_token_text,
@@ -159,8 +161,8 @@ def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable
             as a special token's own text.
 
     Raises:
-        FormatError: not JSON, not an object of non-negative integer ids, an id given twice,
-            or a key with a character outside GPT-2's byte map that is not a special token.
+        FormatError: not JSON, not an object of integer ids in range (`TokenIds`), an id
+            given twice, or a key with a character outside GPT-2's byte map that is not a special token.
     """
     path = Path(vocab_path)
     data, text = load_json(path)
@@ -168,16 +170,10 @@ def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable
         raise FormatError(f"{path}:1: expected a JSON object {{token: id}}, got {type(data).__name__}")
     specials = set(special_tokens or ())
     vocab: Vocab = {}
-    seen: dict[int, str] = {}
+    ids = TokenIds(len(data))
     table = unicode_to_bytes()
-    for key, token_id in data.items():
-        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
-            where = key_where(path, text, key)
-            raise FormatError(f"{where}: token {key!r} has id {token_id!r}; ids must be non-negative integers")
-        if token_id in seen:
-            where = key_where(path, text, key)
-            raise FormatError(f"{where}: tokens {seen[token_id]!r} and {key!r} both have id {token_id}")
-        seen[token_id] = key
+    for key, raw_id in data.items():
+        token_id = ids.add(key, raw_id, partial(key_where, path, text, key))
         if key in specials:
             vocab[token_id] = key.encode("utf-8")
         else:
@@ -274,10 +270,15 @@ def load_special_token_ids(path: str | os.PathLike[str]) -> dict[str, int] | Non
     ids = data.get("special_token_ids") if isinstance(data, dict) else None
     if ids is None:
         return None
-    if not isinstance(ids, dict) or not all(
-        isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ids.values()
-    ):
+    if not isinstance(ids, dict):
         raise FormatError(f"{p}: key 'special_token_ids' must map each special token to a non-negative integer id")
+    for token, token_id in ids.items():
+        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
+            shown = repr(token_id) if len(repr(token_id)) <= 40 else repr(token_id)[:40] + "…"
+            raise FormatError(
+                f"{p}: key 'special_token_ids': token {token[:60]!r} has id {shown}; "
+                "each special token needs a non-negative integer id"
+            )
     specials, _ = load_tokenizer_config(p)
     if set(ids) != set(specials):
         raise FormatError(f"{p}: 'special_token_ids' and 'special_tokens' list different tokens")

@@ -29,6 +29,7 @@ from core.formats.base import (
     TOKENIZER_JSON_NAME,
     FormatError,
     Merges,
+    TokenIds,
     Vocab,
     check_distinct_texts,
     decode_token_text,
@@ -40,8 +41,9 @@ from core.formats.base import (
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
 
-__all__ = ["SUPPORTED_VERSION", "check_supported", "load_tokenizer_json", "oniguruma_source", "save_tokenizer_json", "tokenizer_json_chunks",
-           "tokenizer_json_dict", "tokenizer_json_text"]
+__all__ = ["SUPPORTED_VERSION", "check_supported", "is_tokenizer_json", "load_tokenizer_json", "oniguruma_source",
+           "save_tokenizer_json", "tokenizer_from_json", "tokenizer_json_chunks", "tokenizer_json_dict",
+           "tokenizer_json_text"]
 
 
 # An atom followed by a possessive interval, e.g. ``\p{N}{1,3}+``. Oniguruma (which HF
@@ -309,13 +311,24 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> tuple[Vocab, Merges, li
 
     Raises:
         FormatError: not JSON, not a byte-level BPE model, a part not implemented here
-            (`check_supported`), or a malformed key (named).
+            (`check_supported`), an id out of range or given to two tokens (`TokenIds`),
+            or a malformed key (named).
     """
     p = Path(path)
     data, _ = load_json(p)
-    where = str(p)
+    return tokenizer_from_json(data, str(p))
+
+
+def is_tokenizer_json(data: Any) -> bool:
+    """Whether parsed JSON is meant as a ``tokenizer.json`` at all (an object with a ``model``),
+    so that another JSON file is called "not a tokenizer file" rather than a broken one."""
+    return isinstance(data, dict) and "model" in data
+
+
+def tokenizer_from_json(data: Any, where: str) -> tuple[Vocab, Merges, list[str], Pattern]:
+    """`load_tokenizer_json` of JSON already parsed; ``where`` names the file in errors."""
     if not isinstance(data, dict):
-        raise FormatError(f"{p}:1: expected a JSON object")
+        raise FormatError(f"{where}:1: expected a JSON object")
     check_supported(data, where)
     model = data.get("model")
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE":
@@ -324,29 +337,41 @@ def load_tokenizer_json(path: str | os.PathLike[str]) -> tuple[Vocab, Merges, li
     if not isinstance(added, list):
         raise FormatError(f"{where}: key added_tokens: expected a list")
     specials: list[str] = []
-    added_ids: dict[str, int] = {}
+    added_ids: dict[str, tuple[int, object]] = {}  # content -> (index in added_tokens, id as given)
     for n, entry in enumerate(added):
-        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]
-                and isinstance(entry.get("id"), int)):
+        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]):
             raise FormatError(f"{where}: key added_tokens[{n}]: expected {{'id': int, 'content': str, ...}}")
-        specials.append(entry["content"])
-        added_ids[entry["content"]] = entry["id"]
+        content = entry["content"]
+        if content in added_ids:
+            raise FormatError(
+                f"{where}: key added_tokens[{n}]: the token {content!r} is added twice "
+                f"(first as added_tokens[{added_ids[content][0]}])"
+            )
+        specials.append(content)
+        added_ids[content] = (n, entry.get("id"))
     pattern = _pattern_from_pre_tokenizer(data.get("pre_tokenizer"), where)
     raw_vocab = model.get("vocab")
     if not isinstance(raw_vocab, dict):
         raise FormatError(f"{where}: key model.vocab: expected an object {{token: id}}")
     special_set = set(specials)
+    # every distinct id: the model's, and the added tokens' that the model does not list with the same id
+    count = len(raw_vocab) + sum(raw_vocab.get(tok, object()) != token_id for tok, (_, token_id) in added_ids.items())
+    ids = TokenIds(count)
     vocab: Vocab = {}
-    for key, token_id in raw_vocab.items():
+    for key, raw_id in raw_vocab.items():
         key_where = f"{where}: key model.vocab[{key!r}]"
-        if isinstance(token_id, bool) or not isinstance(token_id, int) or token_id < 0:
-            raise FormatError(f"{key_where}: id {token_id!r} is not a non-negative integer")
-        if token_id in vocab:
-            raise FormatError(f"{key_where}: id {token_id} is used twice")
-        vocab[token_id] = decode_token_text(key, special_set, key_where)
-    for tok, token_id in added_ids.items():
-        if token_id in vocab and vocab[token_id] != tok.encode("utf-8"):
-            raise FormatError(f"{where}: key added_tokens: {tok!r} has id {token_id}, which model.vocab gives another token")
+        vocab[ids.add(key, raw_id, key_where)] = decode_token_text(key, special_set, key_where)
+    model_ids = set(vocab)
+    for tok, (n, raw_id) in added_ids.items():
+        token_id = ids.check(tok, raw_id, f"{where}: key added_tokens[{n}]")
+        if token_id in model_ids:
+            if vocab[token_id] != tok.encode("utf-8"):
+                raise FormatError(
+                    f"{where}: key added_tokens[{n}]: {tok!r} has id {token_id}, which model.vocab gives "
+                    f"another token ({bytes_to_string(vocab[token_id][:60])!r})"
+                )
+            continue
+        ids.add(tok, token_id, f"{where}: key added_tokens[{n}]")
         vocab[token_id] = tok.encode("utf-8")
     raw_merges = model.get("merges", [])
     if not isinstance(raw_merges, list):

@@ -11,10 +11,15 @@
   ``encoding``/``pattern``/``special_tokens`` arguments, else from a
   ``tokenizer_config.json`` beside it, else from its name when that is a known tiktoken
   encoding (``cl100k_base.tiktoken``); with none of them it is refused, never guessed;
-- a Hugging Face ``tokenizer.json`` (any other file name: it is read as one).
+- a Hugging Face ``tokenizer.json`` (a file of another name is read as one if it is a JSON
+  object with a ``model``; any other file "is not a tokenizer file").
+
+Only regular files are read: a device or a FIFO is refused before it is opened. Every id
+is checked as it is read (`core.formats.base.TokenIds`).
 
 GPT-2 files take their pattern and special tokens from a ``tokenizer_config.json`` beside
-them when there is one. Without it the pattern is GPT-2's, and the special tokens are
+them when there is one, whose ``special_token_ids`` must agree with ``vocab.json`` (or
+``tokenizer.json``: `check_config_ids`). Without it the pattern is GPT-2's, and the special tokens are
 the tokens no merge makes (other than single bytes) — GPT-2's own files give
 ``["<|endoftext|>"]``, as tiktoken's ``gpt2`` has; a ``vocab.json`` key that GPT-2's byte
 map cannot spell (``<｜begin▁of▁sentence｜>``) is such a token's own text.
@@ -29,14 +34,15 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.formats.atomic import folder_read_lock
 from core.formats.base import CONFIG_NAME, MERGES_NAME, TOKENIZER_JSON_NAME, VOCAB_NAME, Merges, Vocab, pattern_of
-from core.formats.base import FormatError
+from core.formats.base import FormatError, TokenIds, find_special_ids, load_json, not_regular_error
 from core.formats.gpt2_files import load_gpt2_files, load_special_token_ids, load_tokenizer_config
-from core.formats.hf_json import load_tokenizer_json
+from core.formats.hf_json import is_tokenizer_json, load_tokenizer_json, tokenizer_from_json
 from core.formats.tiktoken_file import (
     KNOWN_ENCODINGS,
     TIKTOKEN_NAME,
@@ -50,8 +56,8 @@ from core.formats.tiktoken_file import (
 from core.pretokenize.patterns import Pattern
 
 __all__ = [
-    "TokenizerFiles", "find_gpt2_pair", "load_gpt2_tokenizer", "load_tiktoken_tokenizer", "load_tokenizer_files",
-    "unreachable_tokens",
+    "TokenizerFiles", "check_config_ids", "find_gpt2_pair", "load_gpt2_tokenizer", "load_tiktoken_tokenizer",
+    "load_tokenizer_files", "unreachable_tokens",
 ]
 
 
@@ -88,11 +94,14 @@ def load_gpt2_tokenizer(
     """Read GPT-2 format files; special tokens and pattern not given come from a
     ``tokenizer_config.json`` beside ``vocab.json``, else as the module docstring says."""
     config = Path(vocab_path).with_name(CONFIG_NAME)
-    if (special_tokens is None or pattern is None) and config.is_file():
+    config_read = (special_tokens is None or pattern is None) and config.is_file()
+    if config_read:
         config_specials, config_pattern = load_tokenizer_config(config)
         special_tokens = config_specials if special_tokens is None else special_tokens
         pattern = config_pattern if pattern is None else pattern
     vocab, merges = load_gpt2_files(vocab_path, merges_path, special_tokens)
+    if config_read:
+        check_config_ids(config, vocab, merges, Path(vocab_path))
     specials = unreachable_tokens(vocab, merges) if special_tokens is None else list(special_tokens)
     return TokenizerFiles(vocab, merges, specials, pattern_of(pattern or "gpt2"))
 
@@ -179,8 +188,12 @@ def _load_files(
             f"{p} holds no tokenizer: expected vocab.json and merges.txt (or a prefixed pair "
             "such as gpt2_vocab.json and gpt2_merges.txt), tokenizer.json or tokenizer.tiktoken"
         )
-    if not p.is_file():
-        raise FileNotFoundError(f"{p} does not exist; give a tokenizer folder or file")
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{p} does not exist; give a tokenizer folder or file") from None
+    if not stat.S_ISREG(mode):
+        raise not_regular_error(p, mode)  # never opened: /dev/zero has no end, a FIFO may never answer
     if p.name.endswith(MERGES_NAME):
         vocab = _partner(p, MERGES_NAME, VOCAB_NAME)
         if not vocab.is_file():
@@ -193,7 +206,9 @@ def _load_files(
         return load_gpt2_tokenizer(p, merges)
     if p.suffix == ".tiktoken" or _looks_like_ranks(p):
         return load_tiktoken_tokenizer(p, encoding=encoding, pattern=pattern, special_tokens=special_tokens)
-    return _load_json(p)
+    if p.name.endswith(TOKENIZER_JSON_NAME):
+        return _load_json(p)
+    return _load_other(p)
 
 
 def _looks_like_ranks(path: Path) -> bool:
@@ -201,6 +216,22 @@ def _looks_like_ranks(path: Path) -> bool:
     with open(path, "rb") as f:
         head = f.read(512).split(b"\n", 1)[0]
     return re.fullmatch(rb"[A-Za-z0-9+/]+={0,2} [0-9]+\r?", head) is not None
+
+
+def _load_other(path: Path) -> TokenizerFiles:
+    """A file of another name, read as a ``tokenizer.json`` if it is one (an object with a
+    ``model``); any other JSON or text is "not a tokenizer file", not a broken one."""
+    try:
+        data, _ = load_json(path)
+    except FormatError as e:
+        data = e
+    if not is_tokenizer_json(data):
+        raise FormatError(
+            f"{path} is not a tokenizer file (expected vocab.json + merges.txt, tokenizer.json "
+            "or a .tiktoken rank file)"
+        ) from (data if isinstance(data, FormatError) else None)
+    vocab, merges, specials, pattern = tokenizer_from_json(data, str(path))
+    return TokenizerFiles(vocab, merges, specials, pattern)
 
 
 def load_tiktoken_tokenizer(
@@ -250,7 +281,13 @@ def load_tiktoken_tokenizer(
             f"{p}: a .tiktoken file holds no pre-tokenization pattern and there is no {CONFIG_NAME} beside it; "
             f"name the encoding ({names}) or give the pattern and special tokens"
         )
-    ranks = load_tiktoken_ranks(p)
+    ranks = load_tiktoken_ranks(p, spare_ids=len(specials or ()))
+    if isinstance(specials, dict) and not (known is not None and special_tokens is None):
+        # ids from a config or the caller are checked as a file's ids are; a known encoding's are constants
+        ids = TokenIds(len(ranks) + len(specials))
+        source = "the special_tokens argument" if special_tokens is not None else str(config)
+        for token, token_id in specials.items():
+            ids.check(token, token_id, source)
     special_ids = place_special_tokens(ranks, specials or [], str(p))
     merges = merges_from_ranks(ranks, str(p))
     vocab = vocab_from_ranks(ranks, special_ids)
@@ -259,4 +296,30 @@ def load_tiktoken_tokenizer(
 
 def _load_json(path: Path) -> TokenizerFiles:
     vocab, merges, specials, pattern = load_tokenizer_json(path)
+    config = path.with_name(CONFIG_NAME)
+    if config.is_file():
+        check_config_ids(config, vocab, merges, path)
     return TokenizerFiles(vocab, merges, specials, pattern)
+
+
+def check_config_ids(config: Path, vocab: Vocab, merges: Merges, read_from: Path) -> None:
+    """Refuse a ``tokenizer_config.json`` whose ``special_token_ids`` contradict the
+    vocabulary read from ``read_from`` (``vocab.json`` or ``tokenizer.json``): the files
+    do not belong together, and loading them would give ids that the other says otherwise.
+
+    Raises:
+        FormatError: naming both files, the token and both ids.
+    """
+    claimed = load_special_token_ids(config)
+    if not claimed:
+        return
+    found = find_special_ids(vocab, merges, claimed)
+    for token, token_id in claimed.items():
+        actual = found.get(token)
+        if actual == token_id:
+            continue
+        there = f"{read_from.name} gives it id {actual}" if actual is not None else f"{read_from.name} does not have it"
+        raise FormatError(
+            f"{config}: the special token {token!r} has id {token_id} there, but {there} ({read_from}); "
+            "the files do not belong together: export the tokenizer again, or remove one of them"
+        )

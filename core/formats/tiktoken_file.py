@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.formats.base import FormatError, Merges, Vocab, read_text
+from core.formats.base import FormatError, Merges, TokenIds, Vocab, read_text
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
 
 __all__ = [
@@ -118,17 +118,27 @@ def tiktoken_text(vocab: Vocab, special_ids: Mapping[str, int]) -> str:
     return "".join(c.decode("ascii") if isinstance(c, bytes) else c for c in chunks)
 
 
-def load_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
+def load_tiktoken_ranks(path: str | os.PathLike[str], *, spare_ids: int = 0) -> dict[bytes, int]:
     """Read a ``.tiktoken`` file into ``{token bytes: rank}``, checking every line.
+
+    Each rank is checked against the file's own size as it is read (`TokenIds`: below the
+    number of tokens plus ``spare_ids`` plus `UNUSED_IDS_ALLOWED`), so a hostile rank
+    (``99999999999999999999``) is refused at its line, before anything is sized by it.
+
+    Args:
+        spare_ids: how many special tokens may fill ids the ranks leave free.
 
     Raises:
         FormatError: naming the file and line: not ``TOKEN RANK``, a token that is not
-            base64, a rank that is not a non-negative integer, a token or a rank given twice.
+            base64, a rank that is not a non-negative integer or out of range, a token or a
+            rank given twice.
     """
     p = Path(path)
+    lines = read_text(p).split("\n")
+    ids = TokenIds(sum(1 for line in lines if line.strip()) + spare_ids)
     ranks: dict[bytes, int] = {}
     line_of_rank: dict[int, int] = {}
-    for lineno, line in enumerate(read_text(p).split("\n"), start=1):
+    for lineno, line in enumerate(lines, start=1):
         line = line.rstrip("\r")
         if not line:
             continue
@@ -145,7 +155,8 @@ def load_tiktoken_ranks(path: str | os.PathLike[str]) -> dict[bytes, int]:
             raise FormatError(f"{where}: the token is empty")
         if not (rank_text.isascii() and rank_text.isdigit()):
             raise FormatError(f"{where}: the rank {rank_text[:40]!r} is not a non-negative integer")
-        rank = int(rank_text)
+        # a rank of thousands of digits is out of range whatever the file; int() would refuse it unclearly
+        rank = ids.check(token, int(rank_text) if len(rank_text) < 1000 else 10**1000, where)
         if token in ranks:
             raise FormatError(f"{where}: the token {token!r} is given twice (first with rank {ranks[token]})")
         if rank in line_of_rank:

@@ -5,10 +5,8 @@
  *
  *   pretokenize(data, pattern) -> list[bytes]      the pre-tokens of data (for the tests)
  *   Counts()                                       pre-token bytes -> occurrences
- *     .scan(data, pattern, start=0, end=-1, specials=())
- *                                                  count the pre-tokens of data[start:end],
- *                                                  cut at the special tokens (bytes, at
- *                                                  most 16), which are not counted
+ *     .scan(data, pattern, start=0, end=-1, specials=())   count the pre-tokens of data[start:end],
+ *                                                  cut at the special tokens (bytes, at most 16: not counted)
  *     .packed() -> bytes                           the counts, compact (one bytes object)
  *     .add_packed(packed)                          add counts given by packed()
  *     .add(counts)                                 add another Counts' counts
@@ -18,6 +16,8 @@
  *   tables_info() -> (regex version, digest)       where the tables came from
  *
  * packed(): int64 n, int64 invalid, int64 n counts, uint32 n key lengths, the keys.
+ * A table is one thread's at a time: scan() releases the GIL and grows the table, so it is
+ * busy meanwhile, and any use of it from another thread raises RuntimeError (no crash).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,7 +29,16 @@ typedef struct {
     PyObject_HEAD
     BpeMap map;
     int64_t invalid;
+    int busy; /* scanning without the GIL: set and tested only with the GIL held */
 } Counts;
+
+/* -1 with RuntimeError set if the table is being scanned by another thread. */
+static int check_idle(Counts *self)
+{
+    if (!self->busy) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "this Counts table is being scanned by another thread; give each thread its own table");
+    return -1;
+}
 
 static int check_pattern(int pattern)
 {
@@ -95,7 +104,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
     int nspecials = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*i|nnO", kwlist, &view, &pattern, &start, &end, &specials_arg))
         return NULL;
-    if (check_pattern(pattern) < 0)
+    if (check_pattern(pattern) < 0 || check_idle(self) < 0)
         goto fail;
     if (specials_arg) {
         specials_seq = PySequence_Fast(specials_arg, "specials must be a sequence of bytes");
@@ -111,6 +120,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
     const unsigned char *s = (const unsigned char *)view.buf + start;
     ptrdiff_t n = end - start;
     int failed = 0;
+    self->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     BpeSpecialCut cut;
     ptrdiff_t from, to;
@@ -121,6 +131,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
         failed = bpe_count(&self->map, pattern, s + from, to - from) < 0;
     }
     Py_END_ALLOW_THREADS
+    self->busy = 0;
     Py_XDECREF(specials_seq);
     PyBuffer_Release(&view);
     if (failed)
@@ -135,6 +146,7 @@ fail:
 static PyObject *
 Counts_packed(Counts *self, PyObject *Py_UNUSED(ignored))
 {
+    if (check_idle(self) < 0) return NULL;
     const BpeMap *m = &self->map;
     size_t size = 3 * 8 + m->n * 12 + m->keys_len;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
@@ -157,6 +169,7 @@ static PyObject *
 Counts_add_packed(Counts *self, PyObject *arg)
 {
     Py_buffer view;
+    if (check_idle(self) < 0) return NULL;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     const unsigned char *p = (const unsigned char *)view.buf;
@@ -231,6 +244,7 @@ Counts_add(Counts *self, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "add() takes a Counts");
         return NULL;
     }
+    if (check_idle(self) < 0 || check_idle((Counts *)arg) < 0) return NULL;
     const BpeMap *other = &((Counts *)arg)->map;
     if ((Counts *)arg == self) { /* every count doubles: adding entry by entry would see its own adds */
         for (size_t e = 0; e < self->map.n; e++)
@@ -260,6 +274,7 @@ Counts_add(Counts *self, PyObject *arg)
 static PyObject *
 Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
 {
+    if (check_idle(self) < 0) return NULL;
     return PyBytes_FromStringAndSize((const char *)self->map.keys, (Py_ssize_t)self->map.keys_len);
 }
 
@@ -268,6 +283,7 @@ Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
 {
+    if (check_idle(self) < 0) return NULL;
     const BpeMap *m = &self->map;
     PyObject *lengths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
     PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
@@ -290,6 +306,7 @@ Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Counts_items(Counts *self, PyObject *Py_UNUSED(ignored))
 {
+    if (check_idle(self) < 0) return NULL;
     const BpeMap *m = &self->map;
     PyObject *words = PyList_New((Py_ssize_t)m->n), *counts = PyList_New((Py_ssize_t)m->n);
     if (!words || !counts)
@@ -312,15 +329,15 @@ fail:
     return NULL;
 }
 
-static Py_ssize_t
-Counts_len(Counts *self)
+static Py_ssize_t Counts_len(Counts *self)
 {
+    if (check_idle(self) < 0) return -1;
     return (Py_ssize_t)self->map.n;
 }
 
-static PyObject *
-Counts_get_invalid(Counts *self, void *closure)
+static PyObject *Counts_get_invalid(Counts *self, void *closure)
 {
+    if (check_idle(self) < 0) return NULL;
     return PyLong_FromLongLong(self->invalid);
 }
 
@@ -397,11 +414,8 @@ native_class_flags(PyObject *module, PyObject *Py_UNUSED(ignored))
     return out;
 }
 
-static PyObject *
-native_tables_info(PyObject *module, PyObject *Py_UNUSED(ignored))
-{
-    return Py_BuildValue("(ss)", BPE_TABLES_REGEX_VERSION, BPE_TABLES_DIGEST);
-}
+static PyObject *native_tables_info(PyObject *module, PyObject *Py_UNUSED(ignored))
+{ return Py_BuildValue("(ss)", BPE_TABLES_REGEX_VERSION, BPE_TABLES_DIGEST); }
 
 static PyMethodDef native_methods[] = {
     {"pretokenize", native_pretokenize, METH_VARARGS, "pretokenize(data, pattern) -> the pre-tokens of data"},

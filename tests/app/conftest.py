@@ -80,10 +80,15 @@ def make_corpus(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
-def make_window(qtbot, settings_file: Path) -> Callable[..., object]:
+def make_window(qtbot, settings_file: Path) -> Iterator[Callable[..., object]]:
     """``make_window(corpus=None, vocab_size=None, special_tokens=None)``: a shown MainWindow with
-    test settings (``special_tokens`` typed into the panel when given; else its default, none)."""
+    test settings (``special_tokens`` typed into the panel when given; else its default, none).
+
+    At the test's end the windows close without asking (a test that left a run going would
+    otherwise wait for an answer to "Quit while training?")."""
     from bpe_studio import MainWindow
+
+    windows = []
 
     def make(corpus: str | os.PathLike[str] | None = None, vocab_size: int | None = None,
              special_tokens: list[str] | None = None):
@@ -95,9 +100,12 @@ def make_window(qtbot, settings_file: Path) -> Callable[..., object]:
             window.settings_panel.specials_edit.setPlainText("\n".join(special_tokens))
         qtbot.addWidget(window)
         window.show()
+        windows.append(window)
         return window
 
-    return make
+    yield make
+    for window in windows:
+        window.ask_before_quitting = False
 
 
 @pytest.fixture
@@ -160,3 +168,64 @@ def no_job_outlives_its_test() -> Iterator[None]:
 
     for job in list(thread_job._live):
         job.shutdown(30_000)
+
+
+def _wait_for_job(qtbot, job, timeout: int = 30_000) -> list[object]:
+    """Wait for a `ThreadJob` to stop; returns what it returned (``[]`` if None, refused or failed)."""
+    if job is None:
+        return []
+    results: list[object] = []
+    job.returned.connect(results.append)
+    if job.running:
+        with qtbot.waitSignal(job.stopped, timeout=timeout):
+            pass
+    return results
+
+
+def _export_and_wait(qtbot, window, folder, **kwargs) -> list[Path]:
+    """``window.export_to(folder)`` and wait for the files: their paths (``[]`` if refused or failed)."""
+    results = _wait_for_job(qtbot, window.export_to(folder, **kwargs))
+    return list(results[0]) if results else []
+
+
+def _save_session_and_wait(qtbot, window, path) -> Path | None:
+    """``window.save_session_to(path)`` and wait: the path written (None if refused or failed)."""
+    results = _wait_for_job(qtbot, window.save_session_to(path))
+    return results[0] if results else None
+
+
+def _answer_message_box(qtbot, button_text: str) -> None:
+    """Click ``button_text`` ("&Yes", "&No", ...) in the next modal message box, once it shows."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    def click() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(10, click)
+            return
+        for button in box.buttons():
+            if button.text().replace("&", "") == button_text.replace("&", ""):
+                button.click()
+                return
+        raise AssertionError(f"no {button_text!r} in {[b.text() for b in box.buttons()]}")
+
+    QTimer.singleShot(0, click)
+
+
+@pytest.fixture
+def export_and_wait(qtbot) -> Callable[..., list[Path]]:
+    """``export_and_wait(window, folder, allow_empty=False)``: export and wait; the paths written."""
+    return lambda window, folder, **kwargs: _export_and_wait(qtbot, window, folder, **kwargs)
+
+
+@pytest.fixture
+def save_session_and_wait(qtbot) -> Callable[..., Path | None]:
+    """``save_session_and_wait(window, path)``: save the session and wait; the path written or None."""
+    return lambda window, path: _save_session_and_wait(qtbot, window, path)
+
+
+@pytest.fixture
+def answer_message_box(qtbot) -> Callable[[str], None]:
+    """``answer_message_box("Yes")``: click that button in the next modal message box."""
+    return lambda button_text: _answer_message_box(qtbot, button_text)

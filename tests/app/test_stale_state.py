@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import core
+from bpe_studio.app.compare.compare_view import CompareView  # noqa: E402
 from bpe_studio.app.explore.explore_panel import ExplorePanel
 from bpe_studio.app.explore.inspector import HOVER_HINT
 from core.encode.tokenizer import Tokenizer
@@ -37,7 +38,7 @@ def small_tokenizer(tmp_path) -> Tokenizer:
 
 
 def test_filtered_out_token_leaves_the_tree_and_hover_line_resets(qtbot, tmp_path):
-    panel = ExplorePanel()
+    panel = ExplorePanel(compare=CompareView())
     qtbot.addWidget(panel)
     tok = small_tokenizer(tmp_path)
     with qtbot.waitSignal(panel.vocab_ready, timeout=30_000):

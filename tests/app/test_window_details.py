@@ -30,7 +30,7 @@ def columns_in_view(view, header) -> bool:
     return all(
         0 <= header.sectionViewportPosition(c) and header.sectionViewportPosition(c) + header.sectionSize(c) <= width
         and header.sectionSize(c) >= 20  # not squeezed to nothing
-        for c in range(header.count())
+        for c in range(header.count()) if not header.isSectionHidden(c)  # e.g. Count, for a tokenizer without counts
     )
 
 

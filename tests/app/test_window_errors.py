@@ -88,8 +88,8 @@ def test_no_corpus_and_duplicate_special_tokens_are_refused(qtbot, make_window, 
 def test_a_crashed_training_process_is_reported(qtbot, make_window, make_corpus):
     window = make_window(make_corpus(3_000_000, seed=5), 20_000)
     window.start_training()
-    qtbot.waitUntil(lambda: window.job.process_pid is not None and window.state.bytes_total > 0, timeout=30_000)
-    os.kill(window.job.process_pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: window.training.job.process_pid is not None and window.state.bytes_total > 0, timeout=30_000)
+    os.kill(window.training.job.process_pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: not window.is_training(), timeout=30_000)
     message = banner_error(window)
     assert "stopped unexpectedly" in message and "killed by SIGKILL" in message

@@ -54,15 +54,15 @@ def test_dropping_a_file_chooses_it_as_corpus(qtbot, make_window, make_corpus):
     assert window.state.stage is Stage.FINISHED
 
 
-def test_export_writes_files_that_tokenizer_from_files_loads(qtbot, make_window, make_corpus, tmp_path):
+def test_export_writes_files_that_tokenizer_from_files_loads(qtbot, make_window, make_corpus, tmp_path, export_and_wait):
     corpus = make_corpus(40_000, seed=7)
     window = make_window(corpus, 600, [EOT])
     train_and_wait(qtbot, window)
     out = tmp_path / "export"
-    paths = window.export_to(out)
+    paths = export_and_wait(window, out)
     assert {p.name for p in paths} >= {"vocab.json", "merges.txt", "tokenizer.json"}
     assert window.banner.kind() == "info" and "Exported the tokenizer" in window.banner.text()
-    loaded = Tokenizer.from_files(out / "vocab.json", out / "merges.txt")
+    loaded = Tokenizer.from_files(out / "vocab.json", out / "merges.txt", [EOT])
     vocab, merges = core.train_bpe(corpus, 600, [EOT])
     assert loaded.merges == merges
     text = corpus.read_text(encoding="utf-8")[:5000]
@@ -70,14 +70,14 @@ def test_export_writes_files_that_tokenizer_from_files_loads(qtbot, make_window,
     assert loaded.encode(EOT) == [256]
 
 
-def test_export_of_a_cancelled_run_is_marked_partial(qtbot, make_window, make_corpus, tmp_path, slow_merges):
+def test_export_of_a_cancelled_run_is_marked_partial(qtbot, make_window, make_corpus, tmp_path, slow_merges, export_and_wait):
     window = make_window(make_corpus(1_000_000, seed=8), 40_000)
     window.start_training()
-    window.job.events.connect(lambda _b: window.state.token_ids and window.cancel_training())
+    window.training.job.events.connect(lambda _b: window.state.token_ids and window.cancel_training())
     qtbot.waitUntil(lambda: not window.is_training(), timeout=60_000)
     k = len(window.state.token_ids)
     assert window.state.stage is Stage.CANCELLED and k > 0
-    window.export_to(tmp_path / "partial")
+    assert export_and_wait(window, tmp_path / "partial")
     assert "partial tokenizer" in window.banner.text()
     loaded = Tokenizer.from_files(tmp_path / "partial" / "vocab.json", tmp_path / "partial" / "merges.txt")
     assert len(loaded.merges) == k
@@ -85,17 +85,17 @@ def test_export_of_a_cancelled_run_is_marked_partial(qtbot, make_window, make_co
 
 def test_export_before_training_says_what_to_do(qtbot, make_window, tmp_path):
     window = make_window()
-    assert window.export_to(tmp_path / "out") == []
+    assert window.export_to(tmp_path / "out") is None
     assert "train a tokenizer" in window.banner.text()
     assert not (tmp_path / "out").exists()
 
 
-def test_session_round_trip_reopens_the_result_without_training(qtbot, make_window, make_corpus, tmp_path, settings_file):
+def test_session_round_trip_reopens_the_result_without_training(qtbot, make_window, make_corpus, tmp_path, settings_file, save_session_and_wait):
     corpus = make_corpus(30_000, seed=9)
     window = make_window(corpus, 500, [EOT])
     window.settings_panel.pattern_combo.setCurrentIndex(window.settings_panel.pattern_combo.findData("gpt4"))
     train_and_wait(qtbot, window)
-    path = window.save_session_to(tmp_path / "run.bpesession")
+    path = save_session_and_wait(window, tmp_path / "run.bpesession")
     assert path is not None and load_session(path).merges == window.state.merges()
 
     other = MainWindow(settings=QSettings(str(tmp_path / "other.ini"), QSettings.Format.IniFormat))
@@ -190,6 +190,7 @@ def test_keyboard_shortcuts(qtbot, make_window, make_corpus, tmp_path, monkeypat
     out = tmp_path / "via-ctrl-e"
     monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(out))
     QTest.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: not window.exports.busy, timeout=30_000)  # written off the GUI thread
     assert (out / "merges.txt").is_file()
 
     # Ctrl+Enter (the keypad Enter) starts training too.

@@ -1,4 +1,4 @@
-"""Benchmark: encoding with GPT-2's vocabulary — ours against tiktoken, fastokens, tokendagger and HF.
+"""Benchmark: encoding with GPT-2's vocabulary — ours against tiktoken, fastokens, tokendagger, gigatoken and HF.
 
     python tests/benchmarks/make_corpus.py --size-mb 24 --out /tmp/bench24.txt
     python tests/benchmarks/bench_encode.py /tmp/bench24.txt --rounds 3
@@ -13,8 +13,9 @@ as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
    encodes every document in turn with its plain ``encode``; the ids are checked equal
    (a checksum of every tool's ids).
 2. Two threads: each tool's batch call on all the documents (tiktoken, tokendagger,
-   ours: ``encode_batch`` with 2 threads; fastokens: ``encode_batch`` and
-   ``encode_batch_flat`` with RAYON_NUM_THREADS=2), and ``bpe-studio encode`` on the
+   ours: ``encode_batch`` with 2 threads, and ``encode_batch(return_numpy=True)``, ids
+   straight into arrays; fastokens: ``encode_batch`` and ``encode_batch_flat``, gigatoken:
+   ``encode_batch`` (arrays) with RAYON_NUM_THREADS=2), and ``bpe-studio encode`` on the
    file with ``--workers 1`` and ``--workers 2`` (the time it reports).
 3. What two threads can give here, for ``bpe-studio encode``: the file's bytes in memory,
    cut in two at an exact boundary, encoded by one thread (both halves in turn) and by two
@@ -35,6 +36,7 @@ import time
 from pathlib import Path
 
 import harness
+import numpy as np
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 VOCAB_PATH, MERGES_PATH = SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt"
@@ -42,7 +44,7 @@ SPECIAL = "<|endoftext|>"
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 NAMES = {
     "ours": "BPE Studio", "tiktoken": "tiktoken", "fastokens": "fastokens", "tokendagger": "tokendagger",
-    "hf": "Hugging Face tokenizers",
+    "hf": "Hugging Face tokenizers", "ours-arrays": "BPE Studio, ids into arrays", "gigatoken": "gigatoken",
 }
 
 
@@ -84,19 +86,32 @@ def build(name: str, files: Path):  # noqa: ANN201
 
         tok = tokenizers.Tokenizer.from_file(str(files / "tokenizer.json"))
         return tok, lambda doc: tok.encode(doc, add_special_tokens=False).ids
+    if name == "gigatoken":
+        import gigatoken
+
+        giga = gigatoken.Tokenizer(str(files / "tokenizer.json"))
+        return giga, lambda doc: giga.encode(doc).tolist()
     raise ValueError(name)
 
 
-def batch(name: str, encoder, docs: list[str]) -> list[list[int]]:  # noqa: ANN001
+def batch(name: str, encoder, docs: list[str]):  # noqa: ANN001, ANN201
+    """Each document's ids: lists, or ``(flat ids, offsets)`` arrays (no Python int per id)."""
     if name == "ours":
         return encoder.encode_batch(docs, workers=2)
+    if name == "ours-arrays":
+        return encoder.encode_batch(docs, workers=2, return_numpy=True)
+    if name == "gigatoken":
+        import awkward as ak
+
+        ids = encoder.encode_batch(docs)
+        counts = ak.to_numpy(ak.num(ids))
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        return ak.to_numpy(ak.flatten(ids)), offsets
     if name in ("tiktoken", "tokendagger"):
         return encoder.encode_batch(docs, num_threads=2) if name == "tokendagger" else encoder.encode_ordinary_batch(docs, num_threads=2)
     if name == "fastokens":
         return [e.ids for e in encoder.encode_batch(docs)]
     if name == "fastokens-flat":
-        import numpy as np
-
         ids, offsets = encoder.encode_batch_flat(docs)
         flat, bounds = np.frombuffer(ids, np.uint32), np.frombuffer(offsets, np.uint64)
         return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]  # type: ignore[misc]
@@ -109,7 +124,7 @@ def halves(corpus: str, threads: int) -> None:
     import threading
 
     from core.corpus.chunks import find_cut
-    from core.encode.corpus_to_npy import ENCODE_CACHE_ENTRIES
+    from core.encode.pipeline import ENCODE_CACHE_ENTRIES
     from core.encode.tokenizer import Tokenizer
     from core.formats import load_gpt2_files
 
@@ -123,10 +138,10 @@ def halves(corpus: str, threads: int) -> None:
         encoder.native_available()  # built before the clock starts
     started = time.perf_counter()
     if threads == 1:
-        tokens = sum(len(encoders[0].encode_bytes_array(part)) for part in parts)
+        tokens = sum(len(encoders[0].encode_bytes(part)) for part in parts)
     else:
         counted: list[int] = []
-        workers = [threading.Thread(target=lambda e, p: counted.append(len(e.encode_bytes_array(p))), args=(e, p))
+        workers = [threading.Thread(target=lambda e, p: counted.append(len(e.encode_bytes(p))), args=(e, p))
                    for e, p in zip(encoders, parts)]
         for worker in workers:
             worker.start()
@@ -141,7 +156,7 @@ def child(name: str, mode: str, corpus: str, files: Path) -> None:
         halves(corpus, int(mode[-1]))
         return
     docs = documents(corpus)
-    encoder, encode = build(name.removesuffix("-flat"), files)
+    encoder, encode = build(name.removesuffix("-flat").removesuffix("-arrays"), files)
     encode("warm up")
     if mode == "docs":
         started = time.perf_counter()
@@ -150,8 +165,15 @@ def child(name: str, mode: str, corpus: str, files: Path) -> None:
         started = time.perf_counter()
         ids = batch(name, encoder, docs)
     seconds = time.perf_counter() - started
-    checksum = sum(int(sum(map(int, d))) * (k % 7 + 1) for k, d in enumerate(ids)) % (1 << 61)
-    harness.child_result(seconds, checksum=checksum, tokens=sum(len(d) for d in ids))
+    if isinstance(ids, tuple):  # (flat, offsets): weigh each id by its document, in numpy
+        flat, offsets = ids
+        weights = np.repeat(np.arange(len(offsets) - 1) % 7 + 1, np.diff(offsets))
+        checksum = int((flat.astype(np.int64) * weights).sum()) % (1 << 61)
+        tokens = len(flat)
+    else:
+        checksum = sum(int(sum(map(int, d))) * (k % 7 + 1) for k, d in enumerate(ids)) % (1 << 61)
+        tokens = sum(len(d) for d in ids)
+    harness.child_result(seconds, checksum=checksum, tokens=tokens)
 
 
 def cli(corpus: str, files: Path, workers: int) -> dict[str, float]:
@@ -177,7 +199,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", nargs="?", default=str(SHARED / "corpora" / "pydocs.txt"))
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default="ours,tiktoken,fastokens,tokendagger,hf")
+    parser.add_argument("--only", default="ours,tiktoken,fastokens,tokendagger,gigatoken,hf")
     parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=["docs", "batch", "halves1", "halves2"], help=argparse.SUPPRESS)
     parser.add_argument("--files", help=argparse.SUPPRESS)
@@ -204,6 +226,8 @@ def main() -> int:
             contenders[f"{n} batch"] = run(n, "batch", two)
             if n == "fastokens":
                 contenders["fastokens-flat batch"] = run("fastokens-flat", "batch", two)
+            if n == "ours":
+                contenders["ours-arrays batch"] = run("ours-arrays", "batch", two)
         if "ours" in chosen:
             contenders["cli 1"] = lambda: cli(args.corpus, files, 1)
             contenders["cli 2"] = lambda: cli(args.corpus, files, 2)
@@ -219,7 +243,8 @@ def main() -> int:
     print()
     print("| encoder | one thread, document by document | two threads (batch) | peak memory (batch) |")
     print("|---|---|---|---|")
-    for n in chosen + (["fastokens-flat"] if "fastokens" in chosen else []):
+    extra = (["fastokens-flat"] if "fastokens" in chosen else []) + (["ours-arrays"] if "ours" in chosen else [])
+    for n in chosen + extra:
         docs = results.get(f"{n} docs")
         cell = "—"
         if docs:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.encode.corpus_to_npy import dtype_for_largest_id, encode_file, ids_dtype
+from core.encode.corpus import dtype_for_largest_id, encode_corpus, ids_dtype
 from core.encode.tokenizer import Tokenizer
 from core.formats import save_tokenizer
 
@@ -41,7 +41,7 @@ def test_ids_with_gaps_are_not_wrapped(tmp_path: Path, workers: int) -> None:
     assert len(tok) < 1 << 16 and tok.special_ids["<|endoftext|>"] == 100_002
     corpus = tmp_path / "c.txt"
     corpus.write_text("ab abc<|endoftext|>x\n" * 2000, encoding="utf-8")
-    encode_file(corpus, tok, tmp_path / "ids.npy", workers=workers, chunk_bytes=4096)
+    encode_corpus(corpus, tok, tmp_path / "ids.npy", workers=workers, chunk_bytes=4096, doc_separator=None)
     ids = np.load(tmp_path / "ids.npy")
     assert ids.dtype == np.uint32
     assert ids.tolist() == tok.encode(corpus.read_text(encoding="utf-8"))

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bpe_studio.app.explore.inspector import SAMPLE_TEXT
+from bpe_studio.app.models.sample_text import SAMPLE_TEXT
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.widgets.token_view import TokenView
 from bpe_studio.app.workers.heap import collections_paused

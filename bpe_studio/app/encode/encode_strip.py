@@ -2,14 +2,15 @@
 
 Shows what is encoded into which file, MB done of the total, MB/s and tokens so far, a
 progress bar and a Cancel button; the window shows it while an `EncodeJob` runs and hides
-it when the job stops (the result then goes to the window's banner).
+it when the job stops (the result then goes to the window's banner). `follow` connects it
+to an `EncodingController`.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QProgressBar, QPushButton, QWidget
@@ -18,13 +19,15 @@ from bpe_studio.app.widgets.elided_label import ElidedLabel
 from core.progress import encode_progress
 
 if TYPE_CHECKING:
-    from core.encode.corpus_to_npy import EncodeProgress
+    from core.encode.corpus import EncodeProgress
 
 
 class EncodeStrip(QFrame):
-    """Progress of one encoding run; `cancelClicked` when the user asks it to stop."""
+    """Progress of one encoding run; `cancelClicked` when the user asks it to stop;
+    `statusChanged(text, timeout_ms)` the line for the status bar."""
 
     cancelClicked = Signal()
+    statusChanged = Signal(str, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,6 +58,17 @@ class EncodeStrip(QFrame):
         self._started = 0.0
         self.hide()
 
+    def follow(self, encoding: Any) -> None:
+        """Show every run of ``encoding`` (an `EncodingController`); Cancel cancels it."""
+        encoding.started.connect(lambda job: self.start(job.corpus, job.out, encoding.title))
+        encoding.progress.connect(self.update_progress)
+        encoding.stopped.connect(self._on_stopped)
+        self.cancelClicked.connect(encoding.cancel)
+
+    def _on_stopped(self, cancelled: bool) -> None:
+        self.hide()
+        self.statusChanged.emit("Encoding cancelled: no .npy was written." if cancelled else "", 5000)
+
     def start(self, corpus: Path, out: Path, tokenizer: str = "") -> None:
         """Show the strip for encoding ``corpus`` into ``out`` with the tokenizer named ``tokenizer``."""
         self._started = time.monotonic()
@@ -70,6 +84,7 @@ class EncodeStrip(QFrame):
         self.bar.setRange(0, 1000)
         self.bar.setValue(int(round(1000 * event.done / event.total)) if event.total else 1000)
         self.detail_label.setText(encode_progress(event.done, event.total, event.tokens, time.monotonic() - self._started))
+        self.statusChanged.emit(f"Encoding: {self.text()}", 0)
 
     def text(self) -> str:
         """The figures shown (for the status bar and tests)."""

@@ -3,8 +3,9 @@
 Tokenizers are files or folders added by the user, plus the one just trained or opened
 ("current"). Sources are files or folders (one row per file; a JSONL file one row, or one
 per value of the group-by field). Run measures them in a `ThreadJob` (`core.evaluate.
-evaluate_steps`: a progress step per row, cancellable between rows); the table and a bar
-chart of bytes per token follow; Export writes CSV or JSON.
+evaluate_steps`: a progress step per row, cancellable between rows; `work.py`); the table
+and the chart of bytes per token follow (`chart.py`); Export writes CSV or JSON. Health,
+the language model and Shrink act on the first tokenizer listed, and name it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -30,15 +30,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bpe_studio.app.evaluate.chart import EvaluateChart
 from bpe_studio.app.evaluate.health_lm import HealthView, LmPanel
-
+from bpe_studio.app.evaluate.work import evaluation_work, shrink_work
+from bpe_studio.app.widgets.elided_label import OneLineLabel
+from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from bpe_studio.app.workers.thread_job import ThreadJob
-from core.evaluate.measures import Evaluation, Row, evaluate_steps, rows_csv, rows_json
+from core.evaluate.measures import Evaluation, Row, rows_csv, rows_json
 
 CURRENT = "current"
 HEADERS = ("tokenizer", "source", "vocab", "tokens", "bytes/tok", "chars/tok", "tok/word", "distinct",
            "vocab used", "vs base")
-BAR_COLORS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2")
 
 
 def _cells(row: Row) -> list[str]:
@@ -46,34 +48,6 @@ def _cells(row: Row) -> list[str]:
     return [row.tokenizer, row.source, f"{row.vocab_size:,}", f"{row.tokens:,}", f"{row.bytes_per_token:.3f}",
             f"{row.chars_per_token:.3f}", f"{row.fertility:.3f}", f"{row.distinct:,}", f"{100 * row.vocab_used:.2f}%",
             base]
-
-
-def _shrink_work(spec: Any, size: int, out_dir: str) -> str:
-    from core.encode.tokenizer import Tokenizer
-    from core.evaluate.ladder import shrink
-    from core.formats import save_tokenizer
-
-    tokenizer = spec if isinstance(spec, Tokenizer) else Tokenizer.load(spec)
-    vocab, merges = shrink(tokenizer, size)
-    save_tokenizer(out_dir, vocab, merges, tokenizer.special_tokens, tokenizer.pattern)
-    return f"Wrote the first tokenizer cut to {len(vocab):,} tokens into {out_dir}."
-
-
-def _work(tokenizers: dict[str, Any], sources: list[str], group_by: str | None, baseline: str | None,
-          sizes: str | None) -> Any:
-    if sizes:
-        from bpe_studio.cli.evaluate import parse_sizes
-        from core.evaluate.ladder import default_sizes, ladder_tokenizers
-        from core.evaluate.measures import load_tokenizers
-
-        ladder: dict[str, Any] = {}
-        for name, tokenizer in load_tokenizers(tokenizers).items():
-            wanted = default_sizes(tokenizer) if sizes == "auto" else parse_sizes(sizes)
-            for size, cut in ladder_tokenizers(tokenizer, wanted):
-                ladder[f"{name} @ {size}"] = cut
-        tokenizers = ladder
-        baseline = None
-    return (yield from evaluate_steps(tokenizers, sources, group_by=group_by, baseline=baseline))
 
 
 class EvaluatePanel(QWidget):
@@ -91,7 +65,6 @@ class EvaluatePanel(QWidget):
         super().__init__(parent)
         self.current: object | None = None
         self.training_curve: tuple[Any, Any] | None = None
-        self.training_line: Any = None  # the dashed "training corpus" curve when drawn
         self.job: ThreadJob | None = None
         self.result: Evaluation | None = None
 
@@ -104,16 +77,16 @@ class EvaluatePanel(QWidget):
         self.add_folder_button = QPushButton("Add folder…")
         self.remove_button = QPushButton("Remove selected")
         self.group_by = QLineEdit()
-        self.group_by.setPlaceholderText("group JSONL by field (e.g. lang)")
+        self.group_by.setPlaceholderText("field, e.g. lang")
         self.baseline = QComboBox()
         self.sizes = QLineEdit()
-        self.sizes.setPlaceholderText("size ladder: 1k,2k,4k or auto")
+        self.sizes.setPlaceholderText("1k,2k,4k or auto")
         self.run_button = QPushButton("Evaluate")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
-        self.status = QLabel("Add tokenizers and held-out sources, then Evaluate.")
+        self.status = OneLineLabel("Add tokenizers and held-out sources, then Evaluate.")
         self.export_csv_button = QPushButton("Export CSV…")
         self.export_json_button = QPushButton("Export JSON…")
         self.shrink_button = QPushButton("Shrink…")
@@ -123,10 +96,7 @@ class EvaluatePanel(QWidget):
         self.table.setHorizontalHeaderLabels(list(HEADERS))
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
-        self.chart = pg.PlotWidget(background="w")
-        self.chart.setLabel("left", "bytes per token")
-        self.chart.setMinimumHeight(180)
-        self.chart.addLegend(offset=(-10, 10))
+        self.chart = EvaluateChart()
 
         lists = QHBoxLayout()
         left = QVBoxLayout()
@@ -144,10 +114,18 @@ class EvaluatePanel(QWidget):
         lists.addLayout(right)
         options = QHBoxLayout()
         options.addWidget(self.remove_button)
-        options.addWidget(self.group_by)
-        options.addWidget(QLabel("baseline"))
-        options.addWidget(self.baseline)
-        options.addWidget(self.sizes)
+        for text, box, tip in (
+            ("&Group by", self.group_by, "One row per value of this JSONL/Parquet field (bpe-studio eval --group-by)"),
+            ("&Baseline", self.baseline, "The tokenizer the others are compared to (“vs base”); in a size ladder, "
+                                         "its largest size"),
+            ("Size &ladder", self.sizes, "Measure each tokenizer cut to these sizes (bpe-studio eval --sizes)"),
+        ):
+            label = QLabel(text)
+            label.setBuddy(box)
+            label.setToolTip(tip)
+            box.setToolTip(tip)
+            options.addWidget(label)
+            options.addWidget(box, 1)
         options.addWidget(self.run_button)
         options.addWidget(self.cancel_button)
         exports = QHBoxLayout()
@@ -187,6 +165,7 @@ class EvaluatePanel(QWidget):
         self.export_csv_button.clicked.connect(lambda: self._export_dialog("csv"))
         self.export_json_button.clicked.connect(lambda: self._export_dialog("json"))
         self._update_buttons()
+        guard_wheel(self)
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -283,7 +262,7 @@ class EvaluatePanel(QWidget):
             return
         baseline = self.baseline.currentText()
         group_by = self.group_by.text().strip() or None
-        job = ThreadJob(_work, self.tokenizers(), self.sources(), group_by,
+        job = ThreadJob(evaluation_work, self.tokenizers(), self.sources(), group_by,
                         None if baseline in ("", "(none)") else baseline, self.sizes.text().strip().lower() or None,
                         what="evaluation", name="bpe-studio-evaluate", interval_ms=50)
         job.yielded.connect(self._on_progress)
@@ -308,31 +287,44 @@ class EvaluatePanel(QWidget):
         self.health_view.shutdown()
         self.lm_panel.shutdown()
 
-    def _first_tokenizer(self) -> Any:
-        specs = list(self.tokenizers().values())
+    def first_tokenizer(self) -> tuple[str, Any] | None:
+        """(name, tokenizer or path) of the first tokenizer listed — what Health, the
+        language model and Shrink act on — or None (then the user is told to add one)."""
+        specs = list(self.tokenizers().items())
         if not specs:
             self.error.emit("add a tokenizer first")
             return None
         return specs[0]
 
+    def shrink_prompt(self) -> tuple[str, str] | None:
+        """The Shrink dialog's title and question, naming the tokenizer it cuts."""
+        first = self.first_tokenizer()
+        if first is None:
+            return None
+        name, spec = first
+        size = f" ({len(spec):,} tokens)" if hasattr(spec, "vocab") else ""
+        return f"Shrink “{name}”", f"Cut “{name}”{size} to a vocabulary of (= trained at that size):"
+
     def _shrink_dialog(self) -> None:
         from PySide6.QtWidgets import QInputDialog
 
-        if self._first_tokenizer() is None:
+        prompt = self.shrink_prompt()
+        if prompt is None:
             return
-        size, ok = QInputDialog.getInt(self, "Shrink", "Vocabulary size", 4096, 257, 10_000_000)
+        size, ok = QInputDialog.getInt(self, *prompt, 4096, 257, 10_000_000)
         if not ok:
             return
-        out_dir = QFileDialog.getExistingDirectory(self, "Folder for the cut tokenizer")
+        out_dir = QFileDialog.getExistingDirectory(self, f"Folder for {prompt[0][7:]} cut to {size:,} tokens")
         if out_dir:
             self.shrink_to(size, out_dir)
 
     def shrink_to(self, size: int, out_dir: str) -> None:
         """Write the first tokenizer cut to ``size`` tokens into ``out_dir`` (in the background)."""
-        spec = self._first_tokenizer()
-        if spec is None or (self.shrink_job is not None and self.shrink_job.running):
+        first = self.first_tokenizer()
+        if first is None or (self.shrink_job is not None and self.shrink_job.running):
             return
-        job = ThreadJob(_shrink_work, spec, size, out_dir, what="shrinking", name="bpe-studio-shrink")
+        name, spec = first
+        job = ThreadJob(shrink_work, spec, name, size, out_dir, what="shrinking", name="bpe-studio-shrink")
         job.returned.connect(self.status.setText)
         job.failed.connect(self._on_failed)
         job.stopped.connect(lambda _cancelled: self.finished.emit())
@@ -341,15 +333,15 @@ class EvaluatePanel(QWidget):
 
     def check_health(self) -> None:
         """The Health view on the first tokenizer (unused tokens from the held-out sources)."""
-        spec = self._first_tokenizer()
-        if spec is not None:
-            self.health_view.check(spec, self.sources())
+        first = self.first_tokenizer()
+        if first is not None:
+            self.health_view.check(first[1], self.sources(), name=first[0])
 
     def run_lm(self) -> None:
         """The language model on the first tokenizer, measured on the held-out sources."""
-        spec = self._first_tokenizer()
-        if spec is not None:
-            self.lm_panel.run(spec, self.sources())
+        first = self.first_tokenizer()
+        if first is not None:
+            self.lm_panel.run(first[1], self.sources(), name=first[0])
 
     def _on_progress(self, step: tuple[int, int, str]) -> None:
         done, total, label = step
@@ -385,48 +377,13 @@ class EvaluatePanel(QWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
-        self._draw_chart(rows)
+        self.chart.draw(rows, self.training_curve)
         self._update_buttons()
 
-    def _draw_chart(self, rows: list[Row]) -> None:
-        self.chart.clear()
-        legend = self.chart.plotItem.legend
-        if legend is not None:
-            legend.clear()
-        if rows and all(" @ " in r.tokenizer for r in rows):
-            self._draw_ladder(rows)
-            return
-        self.chart.setLabel("bottom", "")
-        sources = list(dict.fromkeys(r.source for r in rows))
-        names = list(dict.fromkeys(r.tokenizer for r in rows))
-        width = 0.8 / max(len(names), 1)
-        for k, name in enumerate(names):
-            values = {r.source: r.bytes_per_token for r in rows if r.tokenizer == name}
-            xs = [i + (k - (len(names) - 1) / 2) * width for i, s in enumerate(sources) if s in values]
-            heights = [values[s] for s in sources if s in values]
-            bars = pg.BarGraphItem(x=xs, height=heights, width=width, brush=BAR_COLORS[k % len(BAR_COLORS)], name=name)
-            self.chart.addItem(bars)  # named: the legend lists it
-        axis = self.chart.getAxis("bottom")
-        axis.setTicks([[(i, Path(s.split(" [")[0]).name + (" [" + s.split(" [", 1)[1] if " [" in s else ""))
-                        for i, s in enumerate(sources)]])
-
-    def _draw_ladder(self, rows: list[Row]) -> None:
-        """Compression against vocabulary size, one line per source."""
-        self.chart.setLabel("bottom", "vocabulary size")
-        axis = self.chart.getAxis("bottom")
-        axis.setTicks(None)
-        sources = list(dict.fromkeys(r.source for r in rows))
-        for k, source in enumerate(sources):
-            points = sorted((r.vocab_size, r.bytes_per_token) for r in rows if r.source == source)
-            color = BAR_COLORS[k % len(BAR_COLORS)]
-            self.chart.plot([p[0] for p in points], [p[1] for p in points], pen=pg.mkPen(color, width=2),
-                            symbol="o", symbolBrush=color, name=Path(source.split(" [")[0]).name)
-        self.training_line = None
-        if self.training_curve is not None and any(r.tokenizer.startswith(f"{CURRENT} @ ") for r in rows):
-            sizes, bpt = self.training_curve
-            self.training_line = self.chart.plot(
-                sizes, bpt, pen=pg.mkPen("#7f7f7f", width=2, style=Qt.PenStyle.DashLine),
-                name="training corpus")
+    @property
+    def training_line(self) -> Any:
+        """The dashed "training corpus" curve of the ladder, when drawn."""
+        return self.chart.training_line
 
     def _export_dialog(self, kind: str) -> None:
         path, _ = QFileDialog.getSaveFileName(self, f"Export the table as {kind.upper()}", f"evaluation.{kind}",

@@ -75,8 +75,10 @@ class HealthView(QWidget):
         super().__init__(parent)
         self.job: ThreadJob | None = None
         self.report: Any = None
+        self._name = ""
         self.check_button = QPushButton("Check the first tokenizer")
         self.status = QLabel("Unreachable, partial, repetitive and unused tokens of the first tokenizer listed.")
+        self.status.setWordWrap(True)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["check / id", "token"])
         layout = QVBoxLayout(self)
@@ -86,9 +88,11 @@ class HealthView(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.tree, 1)
 
-    def check(self, spec: Any, sources: list[str]) -> None:
+    def check(self, spec: Any, sources: list[str], *, name: str = "") -> None:
+        """Check ``spec`` (a tokenizer or its path), called ``name`` in the result line."""
         if self.job is not None and self.job.running:
             return
+        self._name = name
         job = ThreadJob(_health_work, spec, sources, what="the health check", name="bpe-studio-health")
         job.returned.connect(self._on_result)
         job.failed.connect(self._on_failed)
@@ -116,7 +120,8 @@ class HealthView(QWidget):
                 top.addChild(QTreeWidgetItem([str(token_id), readable(tokenizer.vocab[token_id])]))
             self.tree.addTopLevelItem(top)
         self.tree.resizeColumnToContents(0)
-        self.status.setText(f"{report.size:,} tokens checked.")
+        self.status.setText(f"“{self._name}”: {report.size:,} tokens checked." if self._name
+                            else f"{report.size:,} tokens checked.")
 
     def _on_failed(self, message: str) -> None:
         self.status.setText(message)
@@ -140,12 +145,13 @@ class LmPanel(QWidget):
         super().__init__(parent)
         self.job: ThreadJob | None = None
         self.result: Any = None
+        self._name = ""
         self.train_edit = QLineEdit()
         self.train_edit.setPlaceholderText("training text (file or folder)")
         self.browse_button = QPushButton("Browse…")
         self.run_button = QPushButton("Train and measure")
-        self.status = QLabel("A Kneser–Ney trigram model on the tokens, measured in bits per byte on the "
-                             "held-out sources.")
+        self.status = QLabel("A Kneser–Ney trigram model on the first tokenizer's tokens, measured in bits per "
+                             "byte on the held-out sources.")
         self.status.setWordWrap(True)
         self.samples = TokenView(limit=400)
         layout = QVBoxLayout(self)
@@ -163,9 +169,11 @@ class LmPanel(QWidget):
         if path:
             self.train_edit.setText(path)
 
-    def run(self, spec: Any, held: list[str], samples: int = 3) -> None:
+    def run(self, spec: Any, held: list[str], samples: int = 3, *, name: str = "") -> None:
+        """Count the model on ``spec``'s tokens (``name``: how the result names the tokenizer)."""
         if self.job is not None and self.job.running:
             return
+        self._name = name
         train = self.train_edit.text().strip()
         if not train:
             self._on_failed("choose the training text for the model first")
@@ -181,7 +189,7 @@ class LmPanel(QWidget):
         job.stopped.connect(self._on_stopped)
         self.job = job
         self.run_button.setEnabled(False)
-        self.status.setText("Counting the model…")
+        self.status.setText(f"Counting the model on the tokens of “{name}”…" if name else "Counting the model…")
         job.start()
 
     def shutdown(self) -> None:
@@ -191,8 +199,9 @@ class LmPanel(QWidget):
     def _on_result(self, result: tuple[Any, int, int, float, list[Any]]) -> None:
         tokenizer, train_tokens, held_tokens, bpb, lines = result
         self.result = result
-        self.status.setText(f"bits per byte on held-out text: {bpb:.4f}  ·  trained on {train_tokens:,} tokens, "
-                            f"measured on {held_tokens:,}. Samples below, one token per tint.")
+        who = f"“{self._name}” ({len(tokenizer):,} tokens)" if self._name else f"the tokenizer ({len(tokenizer):,} tokens)"
+        self.status.setText(f"{who}: bits per byte on held-out text: {bpb:.4f}  ·  trained on {train_tokens:,} "
+                            f"tokens, measured on {held_tokens:,}. Samples below, one token per tint.")
         text = ""
         spans: list[Any] = []
         from core.encode.tokenizer import TokenSpan

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bpe_studio.app.compare.compare_view import CompareView
 from bpe_studio.app.explore.inspector import InspectorPanel
+from bpe_studio.app.file_dialogs import FileDialogs
 from bpe_studio.app.explore.merge_tree import MergeTreeView
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.explore.vocab_browser import VocabBrowser
@@ -71,15 +71,22 @@ def _open_tokenizer(path: Path, for_compare: bool) -> tuple[Any, str, VocabData 
 
 
 class ExplorePanel(QWidget):
-    """Vocabulary, Inspector and Compare tabs for the current tokenizer."""
+    """Vocabulary, Inspector and Compare tabs for the current tokenizer.
+
+    Args:
+        compare: the Compare tab (a `bpe_studio.app.compare.compare_view.CompareView`); the
+            window makes it, so the two areas do not import each other.
+        dialogs: the window's file dialogs (Open tokenizer… starts in the folder used last).
+    """
 
     tokenizer_changed = Signal(str)  # the title of the tokenizer now shown
     vocab_ready = Signal()  # set_tokenizer finished: browser, inspector and compare show it
     open_failed = Signal(str)  # open_tokenizer could not load the files (the message is shown too)
     compare_ready = Signal()  # a tokenizer opened for Compare was added to its choices
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, *, compare: QWidget, dialogs: FileDialogs | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._dialogs = dialogs
         self.tokenizer: Any = None
         self.vocab: VocabData | None = None
         self.title = ""
@@ -94,6 +101,7 @@ class ExplorePanel(QWidget):
         self._opening_for_compare = False
 
         self.heading = QLabel(NO_TOKENIZER)
+        self.heading.setWordWrap(True)  # five special tokens or a long path must not widen the window
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label = QLabel()
         self.error_label.setStyleSheet("color: #c62828;")
@@ -106,10 +114,11 @@ class ExplorePanel(QWidget):
         self.tree = MergeTreeView()
         self.occurrences_label = QLabel("Select a token to see how it was built.")
         self.occurrences_label.setWordWrap(True)
+        self.occurrences_label.setTextFormat(Qt.TextFormat.PlainText)  # a token's “&” is shown as “&”
         self.show_in_inspector = QPushButton("Show in inspector")
         self.show_in_inspector.setEnabled(False)
         self.inspector = InspectorPanel()
-        self.compare = CompareView()
+        self.compare: Any = compare
 
         side = QWidget()
         side_layout = QVBoxLayout(side)
@@ -250,7 +259,10 @@ class ExplorePanel(QWidget):
 
     def open_tokenizer_dialog(self, for_compare: bool = False) -> None:
         """Ask for a tokenizer file (vocab.json, merges.txt or tokenizer.json) and open it."""
-        path, _ = QFileDialog.getOpenFileName(self, "Open a tokenizer", "", _FILE_FILTER)
+        if self._dialogs is not None:
+            path = self._dialogs.open_file("Open a tokenizer", "paths/tokenizer_folder", _FILE_FILTER)
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, "Open a tokenizer", "", _FILE_FILTER)
         if path:
             self.open_tokenizer(path, for_compare=for_compare)
 
@@ -277,7 +289,7 @@ class ExplorePanel(QWidget):
             message = f"occurs {where} in the inspector text (highlighted in yellow there)."
         else:
             message = "does not occur in the inspector text."
-        self.occurrences_label.setText(f"“{html.escape(readable)}” {message}")
+        self.occurrences_label.setText(f"“{readable}” {message}")
         self.show_in_inspector.setEnabled(n > 0)
 
     def _on_inspector_token(self, token_id: int) -> None:

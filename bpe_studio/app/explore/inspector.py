@@ -28,10 +28,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bpe_studio.app.models.sample_text import SAMPLE_TEXT
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob, failure_message
 from core.readable import readable_text
+from bpe_studio.app.widgets.messages import as_sentence
 from bpe_studio.app.widgets.token_view import TokenView
 
 ENCODING = "encoding the text"  # for messages: "encoding the text failed unexpectedly (…)"
@@ -40,11 +42,6 @@ HOVER_HINT = "Hover or click a token to see its id, bytes and merge rank."
 BACKGROUND_CHARS = 20_000  # longer texts are encoded off the GUI thread
 MAX_IDS_SHOWN = 2_000  # the ids pane shows this many (as many as the tokens drawn); Copy copies them all
 MAX_FILE_BYTES = 20_000_000
-SAMPLE_TEXT = (
-    "Hello world! Tokenizers cut text into pieces:\n"
-    "\tnumbers 1234567, code `x += 1`, café, naïve,\n"
-    "日本語のテキスト, emoji 😀👍🏽, and <|endoftext|> between documents.\n"
-)
 
 
 def round_trip_report(text: str, decoded: str) -> str | None:
@@ -242,7 +239,7 @@ class InspectorPanel(QWidget):
         self.encoded.emit()
 
     def _show_error(self, message: str) -> None:
-        self.error_label.setText(message[:1].upper() + message[1:])
+        self.error_label.setText(as_sentence(message))  # "stdlib_all.txt is …" keeps its file name
         self.error_label.show()
 
     def _set_round_trip(self, ok: bool, detail: str) -> None:

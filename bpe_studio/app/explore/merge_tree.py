@@ -23,7 +23,8 @@ class MergeTreeView(QTreeWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setColumnCount(4)
-        self.setHeaderLabels(["Token", "Id", "Merge rank", "Count"])
+        self.setHeaderLabels(["Token", "Id", "Rank", "Count"])  # short headers: the token column gets the room
+        self.headerItem().setToolTip(2, "merge rank")
         self.setUniformRowHeights(True)
         self.setIndentation(12)  # deep trees (long tokens) stay readable in a narrow pane
         self.setAlternatingRowColors(True)
@@ -52,6 +53,7 @@ class MergeTreeView(QTreeWidget):
         root = self._item(token_id, 0)
         self.addTopLevelItem(root)
         self.expandAll()
+        self.setColumnHidden(3, int(self._data.counts[self._data.row_of_id[token_id]]) < 0)  # no counts: no column
 
     def _item(self, token_id: int, depth: int) -> QTreeWidgetItem:
         assert self._data is not None

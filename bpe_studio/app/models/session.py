@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 
 from core.corpus.sources import ReadOptions
 from core.formats.atomic import atomic_output
+from core.formats.base import FormatError, file_kind, read_bytes
 from core.train.options import TrainOptions
 
 FORMAT_NAME = "bpe-studio-session"
@@ -184,16 +186,20 @@ def session_to_json(session: Session) -> dict[str, Any]:
 def session_from_json(data: Any, source: str = "session") -> Session:
     """Build a `Session` from the dict `session_to_json` made.
 
+    Every field's type is checked before it is used (`_check_fields`), so a damaged file
+    is a `SessionError`, never an ``AttributeError`` or a value the window cannot show.
+
     Raises:
         SessionError: a field is missing or malformed (the message names ``source``).
     """
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
         raise SessionError(f"{source} is not a BPE Studio session file")
-    if data.get("version") != FORMAT_VERSION:
+    if data.get("version") != FORMAT_VERSION or isinstance(data.get("version"), bool):
         raise SessionError(
-            f"{source} is a session of version {data.get('version')!r}; "
+            f"{source} is a session of version {_short(data.get('version'))}; "
             f"this BPE Studio reads version {FORMAT_VERSION}"
         )
+    _check_fields(data, source)
     try:
         raw = data["settings"]
         settings = settings_from_json(raw)
@@ -203,17 +209,155 @@ def session_from_json(data: Any, source: str = "session") -> Session:
         corpus_tokens = [int(c) for c in data.get("corpus_tokens", [])]
         stats = dict(data.get("stats", {}))
         partial = bool(data.get("partial", False))
-    except (KeyError, TypeError, ValueError) as e:
-        raise SessionError(f"{source} is damaged ({type(e).__name__}: {e}); save the session again") from e
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        raise SessionError(f"{source} is damaged ({type(e).__name__}: {str(e)[:200]}); save the session again") from e
+    _check_merges(vocab, merges, source)
+    return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats)
+
+
+def _check_merges(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], source: str) -> None:
+    """Each merge joins single bytes of the vocabulary's first 256 ids or earlier merges'
+    tokens, and makes a token of the vocabulary: what the window rebuilds the ids from."""
     tokens = set(vocab.values())
+    lowest = {token for _, token in sorted(vocab.items())[:256]}
     learned = {bytes([i]) for i in range(256)}  # what a merge can join: bytes, earlier merges
     for left, right in merges:
         if left + right not in tokens:
-            raise SessionError(f"{source} is damaged: merge {left!r} + {right!r} has no token")
+            raise SessionError(f"{source} is damaged: merge {left[:40]!r} + {right[:40]!r} has no token")
         if left not in learned or right not in learned:
-            raise SessionError(f"{source} is damaged: merge {left!r} + {right!r} joins a token no earlier merge made")
+            raise SessionError(
+                f"{source} is damaged: merge {left[:40]!r} + {right[:40]!r} joins a token no earlier merge made"
+            )
+        for part in (left, right):
+            if len(part) == 1 and part not in lowest:
+                raise SessionError(f"{source} is damaged: the byte {part!r} is not among the first 256 tokens")
         learned.add(left + right)
-    return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats)
+
+
+_INT64 = 2**63
+_INT32 = 2**31
+_SETTINGS_JSON: dict[str, tuple[str, bool]] = {
+    "corpus": ("str", True), "vocab_size": ("int", True), "special_tokens": ("tuple[str, ...]", True),
+    "pattern": ("str", True), "workers": ("int | None", False), "max_token_length": ("int | None", False),
+    "min_frequency": ("int", False), "initial": ("str | None", False), "inherited_merges": ("int", False),
+    "field": ("str", False), "max_bytes": ("int | None", False), "sample": ("float | None", False),
+    "seed": ("int", False), "doc_max_chars": ("int | None", False),
+}
+"""The settings as sessions store them (`settings_to_json`): flat, each key's JSON type and
+whether it is required (keys added later are optional, for older sessions)."""
+_SETTING_LIMITS = {"max_bytes": _INT32 * 1_000_000}  # shown in MB
+_NUMERIC_STATS = ("elapsed", "distinct", "total", "corpus_bytes", "invalid_bytes", "documents", "input_bytes")
+_LIST_STATS = ("frequency_ranks", "frequency_counts")
+_EXPECTED = {"str": "text", "int": "a whole number", "float": "a number", "bool": "true or false",
+             "tuple[str, ...]": "a list of texts"}
+
+
+def _short(value: Any, depth: int = 0) -> str:
+    """A value from the file as JSON, cut short: it may be huge or nested thousands deep.
+
+    ``[3, 12]`` -> ``"[3, 12]"``; ``[[[[[1]]]]]`` -> ``"[[[…]]]"``
+    """
+    if isinstance(value, dict):
+        parts = [f"{_short(k)}: {_short(v, depth + 1)}" for k, v in list(value.items())[:5]]
+        text = "{…}" if depth >= 2 else "{" + ", ".join(parts) + (", …" if len(value) > 5 else "") + "}"
+    elif isinstance(value, list):
+        parts = [_short(v, depth + 1) for v in value[:5]] if depth < 2 else []
+        text = "[…]" if depth >= 2 else "[" + ", ".join(parts) + (", …" if len(value) > 5 else "") + "]"
+    elif isinstance(value, str):
+        text = json.dumps(value[:61], ensure_ascii=False)
+    else:
+        text = json.dumps(value) if isinstance(value, bool) or value is None else repr(value)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
+def _is_int(value: Any, limit: int = _INT64) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < limit
+
+
+def _is_number(value: Any) -> bool:
+    # json.loads gives no NaN or infinity here (load_session refuses them); a dict built otherwise might
+    return (isinstance(value, float) and math.isfinite(value) and abs(value) < _INT64) or _is_int(value)
+
+
+def _setting_fits(annotation: str, value: Any) -> bool:
+    """Whether a JSON value fits a `TrainSettings` field's annotation (``"int | None"``, ...);
+    an annotation not listed here is left to the field's own conversion."""
+    optional = annotation.endswith(" | None")
+    if optional and value is None:
+        return True
+    kind = annotation.removesuffix(" | None")
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "int":
+        return _is_int(value)
+    if kind == "float":
+        return _is_number(value)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "tuple[str, ...]":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return True
+
+
+def _check_fields(data: dict[str, Any], source: str) -> None:
+    """Check the type of every field of a session's JSON before anything is built from it.
+
+    Raises:
+        SessionError: ``{source} is damaged: vocab[3] should be [id, base64 text], not ...``.
+    """
+
+    def damaged(what: str, value: Any, expected: str) -> SessionError:
+        return SessionError(f"{source} is damaged: {what} should be {expected}, not {_short(value)}; save the session again")
+
+    raw = data.get("settings")
+    if not isinstance(raw, dict):
+        raise damaged("settings", raw, "a JSON object")
+    for name, (annotation, required) in _SETTINGS_JSON.items():
+        if name not in raw:
+            if required:
+                raise SessionError(f"{source} is damaged: settings.{name} is missing; save the session again")
+            continue
+        if not _setting_fits(annotation, raw[name]):
+            kind = annotation.removesuffix(" | None")
+            expected = _EXPECTED.get(kind, kind) + (" or null" if annotation != kind else "")
+            raise damaged(f"settings.{name}", raw[name], expected)
+        limit = _SETTING_LIMITS.get(name, _INT32)  # what the settings panel's spin boxes can show
+        if annotation.startswith("int") and raw[name] is not None and raw[name] >= limit:
+            raise damaged(f"settings.{name}", raw[name], f"below {limit:,}")
+    for key in ("vocab", "merges"):
+        if not isinstance(data.get(key), list):
+            raise damaged(key, data.get(key), "a list")
+    seen: set[int] = set()
+    for n, item in enumerate(data["vocab"]):
+        if not (isinstance(item, list) and len(item) == 2 and _is_int(item[0], _INT32) and isinstance(item[1], str)):
+            raise damaged(f"vocab[{n}]", item, "[id, base64 text]")
+        if item[0] in seen:
+            raise SessionError(f"{source} is damaged: id {item[0]} is in the vocabulary twice; save the session again")
+        seen.add(item[0])
+    for n, item in enumerate(data["merges"]):
+        if not (isinstance(item, list) and len(item) == 2 and all(isinstance(part, str) for part in item)):
+            raise damaged(f"merges[{n}]", item, "[base64 text, base64 text]")
+    for key in ("merge_counts", "corpus_tokens"):
+        values = data.get(key, [])
+        if not isinstance(values, list):
+            raise damaged(key, values, "a list")
+        bad = next((n for n, v in enumerate(values) if not _is_int(v)), None)
+        if bad is not None:
+            raise damaged(f"{key}[{bad}]", values[bad], "a count")
+    if not isinstance(data.get("partial", False), bool):
+        raise damaged("partial", data.get("partial"), "true or false")
+    stats = data.get("stats", {})
+    if not isinstance(stats, dict):
+        raise damaged("stats", stats, "a JSON object")
+    for key, value in stats.items():
+        if key in _NUMERIC_STATS:
+            if not _is_number(value):
+                raise damaged(f"stats.{key}", value, "a number")
+        elif key in _LIST_STATS:
+            if not isinstance(value, list) or not all(_is_int(v) for v in value):
+                raise damaged(f"stats.{key}", value, "a list of counts")
+        elif not (value is None or isinstance(value, (str, bool)) or _is_number(value)):
+            raise damaged(f"stats.{key}", value, "a number or text")
 
 
 def save_session(path: str | os.PathLike[str], session: Session) -> Path:
@@ -234,9 +378,22 @@ def load_session(path: str | os.PathLike[str]) -> Session:
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = read_bytes(path)  # a FIFO or a device is refused unread: it could hang the window
+    except FormatError as e:  # the only one read_bytes raises: not a regular file
+        kind = file_kind(os.stat(path).st_mode)
+        raise SessionError(f"{path} is not a regular file ({kind}); choose a session file") from e
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
     except UnicodeDecodeError as e:
         raise SessionError(f"{path} is not a BPE Studio session file (not UTF-8 text)") from e
     except json.JSONDecodeError as e:
         raise SessionError(f"{path}, line {e.lineno}: not valid JSON ({e.msg})") from e
+    except RecursionError as e:
+        raise SessionError(f"{path} is damaged (JSON nested too deeply); it is not a session BPE Studio wrote") from e
+    except ValueError as e:  # NaN or Infinity, or an integer of more than 4300 digits
+        raise SessionError(f"{path} is damaged ({str(e)[:200]}); save the session again") from e
     return session_from_json(data, str(path))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a session holds")

@@ -19,14 +19,16 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QPalette, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
 
 from bpe_studio.app.models.training_state import TrainingState
 
 REFRESH_MS = 150
 MAX_POINTS = 2000
+CHART_MIN_WIDTH = 170
+"""A chart narrower than this cuts off its title and axis labels."""
 ACCENT = "#2f7ed8"
 ACCENT_2 = "#e4572e"
 ACCENT_3 = "#3a9d5d"
@@ -96,7 +98,7 @@ def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground
     for name in ("left", "bottom"):
         # Replayed from a pixmap until the axis range changes (the grid is drawn by the axes too).
         item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-    widget.setMinimumSize(120, 120)
+    widget.setMinimumSize(CHART_MIN_WIDTH, 120)  # narrower, its axes and title were cut off
     return widget
 
 
@@ -106,7 +108,8 @@ def _label_decades_only(widget: pg.PlotWidget, axis: str) -> None:
 
 
 class ChartsPanel(QWidget):
-    """Four charts of the current run in a 2×2 grid."""
+    """Four charts of the current run in a 2×2 grid, or one column when the panel is too
+    narrow for two charts side by side (a 1024-pixel window)."""
 
     def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -141,13 +144,11 @@ class ChartsPanel(QWidget):
         self.bpt_plot = _plot("Bytes per token", "vocabulary size", "bytes per token", bg, fg)
         self.bpt_curve = self.bpt_plot.plot(pen=pg.mkPen(ACCENT_4, width=2))
 
-        layout = QGridLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(6)
-        layout.addWidget(self.pair_plot, 0, 0)
-        layout.addWidget(self.bpt_plot, 0, 1)
-        layout.addWidget(self.freq_plot, 1, 0)
-        layout.addWidget(self.length_plot, 1, 1)
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(6)
+        self.columns = 0
+        self._arrange(2)
 
         self._updates = [self._refresh_pairs, self._refresh_compression, self._refresh_lengths,
                          self._refresh_frequencies]
@@ -159,11 +160,40 @@ class ChartsPanel(QWidget):
         self._timer.timeout.connect(self._tick)
         self._timer.start()
 
+    def _arrange(self, columns: int) -> None:
+        """Lay the charts out in ``columns`` columns (2: a 2×2 grid; 1: one above the other)."""
+        if columns == self.columns:
+            return
+        self.columns = columns
+        for chart in self._charts():
+            self._grid.removeWidget(chart)
+        for k, chart in enumerate(self._charts()):
+            self._grid.addWidget(chart, k // columns, k % columns)
+        for k in range(4):
+            self._grid.setRowStretch(k, 1 if k < 4 // columns else 0)
+            self._grid.setColumnStretch(k, 1 if k < columns else 0)
+
+    def _charts(self) -> list[pg.PlotWidget]:
+        return [self.pair_plot, self.bpt_plot, self.freq_plot, self.length_plot]
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._arrange(2 if event.size().width() >= 2 * CHART_MIN_WIDTH + self._grid.spacing() else 1)
+
+    def minimumSizeHint(self) -> QSize:
+        # One column is always possible: the splitter may give the panel that much.
+        return QSize(CHART_MIN_WIDTH, super().minimumSizeHint().height())
+
     def refresh(self) -> None:
         """Bring every chart up to date at once (e.g. when a run ends)."""
         for update in self._updates:
             update()
         self._seen = {update: self._state.version for update in self._updates}
+
+    def refresh_pairs(self) -> None:
+        """Draw the pair-count chart now (a run ended: it shows the last merges at once)."""
+        self._refresh_pairs()
+        self._seen[self._refresh_pairs] = self._state.version
 
     def _tick(self) -> None:
         # Round-robin: redraw the next chart whose data changed since it was last drawn.

@@ -11,13 +11,15 @@ tokenizer, its inherited merges come first, greyed and in italics, "kept" in the
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QBrush, QFont, QFontDatabase, QPalette
+from PySide6.QtGui import QBrush, QFont, QFontDatabase, QFontMetrics, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from core.readable import gpt2_form, hex_form, readable
 from bpe_studio.app.models.training_state import TrainingState
 
 REFRESH_MS = 100
+READABLE_CHARACTERS = 8
+"""The token columns never get narrower than this many (monospace) characters."""
 COLUMNS = ("Rank", "Left", "Right", "Result", "Count")
 RAW_BYTES_ROLE = Qt.ItemDataRole.UserRole
 TOKEN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -154,8 +156,11 @@ class MergesTable(QTableView):
             self.setColumnWidth(column, max(metrics.horizontalAdvance(widest), metrics.horizontalAdvance(COLUMNS[column])) + 16)
         for column in _TOKEN_COLUMNS:
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        # Each token column keeps room for READABLE_CHARACTERS characters: at 1024 px the
+        # table showed "·pr…"; the charts beside it give way instead.
+        readable_width = QFontMetrics(self.merges_model._mono).horizontalAdvance("m" * READABLE_CHARACTERS) + 12
         header.setMinimumSectionSize(40)
-        self.setMinimumWidth(sum(self.columnWidth(c) for c in (0, 4)) + 3 * 40 + 24)
+        self.setMinimumWidth(sum(self.columnWidth(c) for c in (0, 4)) + 3 * readable_width + 24)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)

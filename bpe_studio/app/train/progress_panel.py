@@ -10,6 +10,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
 from bpe_studio.app.models.training_state import TrainingState
+from bpe_studio.app.widgets.elided_label import OneLineLabel
 from core.progress import format_duration
 
 REFRESH_MS = 100
@@ -25,7 +26,7 @@ class ProgressPanel(QWidget):
         self._state = state
         self.stage_label = QLabel()
         self.stage_label.setObjectName("stageLabel")
-        self.detail_label = QLabel()
+        self.detail_label = OneLineLabel()  # a failure's message can be long: never widen the window
         self.elapsed_label = QLabel()
         self.elapsed_label.setObjectName("hint")
         self.bar = QProgressBar()

@@ -34,9 +34,11 @@ from PySide6.QtWidgets import (
 import core
 from bpe_studio.app.train.corpus_picker import CorpusOptions, describe, join_sources, sources_exist
 from bpe_studio.app.train.recent_files import RecentFiles
+from bpe_studio.app.train.separator_hint import SEPARATOR, find_separator, suggestion
 from bpe_studio.app.train.trainer_options import InitialInfo, TrainerOptions
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings
+from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import format_bytes
 
@@ -101,6 +103,7 @@ class SettingsPanel(QWidget):
         self.vocab_spin.valueChanged.connect(self._update_merges_hint)
         self.merges_hint = QLabel()
         self.merges_hint.setObjectName("hint")
+        self.merges_hint.setWordWrap(True)  # "too small: …" must not widen the column and shift the charts
 
         self.specials_edit = QPlainTextEdit("\n".join(DEFAULT_SPECIAL_TOKENS))
         self.specials_edit.setPlaceholderText("none (as on the command line) — e.g. <|endoftext|>, one per line")
@@ -109,6 +112,12 @@ class SettingsPanel(QWidget):
         self.specials_edit.setTabChangesFocus(True)
         self.specials_edit.setFixedHeight(self.fontMetrics().lineSpacing() * 3 + 14)
         self.specials_edit.textChanged.connect(self._update_merges_hint)
+        self.specials_edit.textChanged.connect(self._on_specials_typed)
+        self._specials_auto = False  # the field holds only what `_suggest_specials` filled in
+        self.specials_hint = QLabel()
+        self.specials_hint.setObjectName("hint")
+        self.specials_hint.setWordWrap(True)
+        self.specials_hint.hide()
 
         self.pattern_combo = QComboBox()
         for label, value in PATTERN_CHOICES:
@@ -149,6 +158,7 @@ class SettingsPanel(QWidget):
         form.addRow("Vocabulary size", self.vocab_spin)
         form.addRow("", self.merges_hint)
         form.addRow("Special tokens", self.specials_edit)
+        form.addRow("", self.specials_hint)
         form.addRow("Pattern", self.pattern_combo)
         form.addRow("", self.regex_edit)
         form.addRow("", self.regex_status)
@@ -165,6 +175,7 @@ class SettingsPanel(QWidget):
 
         self._on_pattern_choice()
         self._update_merges_hint()
+        guard_wheel(self)  # scrolling the panel over a setting must not change it
 
     # -- values --------------------------------------------------------------------------
 
@@ -307,7 +318,26 @@ class SettingsPanel(QWidget):
         else:
             self.corpus_info.setText(describe(path))
         self.corpus_options.update_for(path)
+        self._suggest_specials(path)
         self.corpusChanged.emit(path)
+
+    def _suggest_specials(self, corpus: str) -> None:
+        """``<|endoftext|>`` between the corpus's documents: the field starts with it, and says why."""
+        advice = suggestion(find_separator(corpus), self.special_tokens(), self._specials_auto)
+        if advice.text is not None:
+            self.specials_edit.blockSignals(True)  # not a user's edit
+            self.specials_edit.setPlainText(advice.text)
+            self.specials_edit.blockSignals(False)
+            self._update_merges_hint()
+        self._specials_auto = advice.auto
+        self.specials_hint.setText(advice.hint)
+        self.specials_hint.setVisible(bool(advice.hint))
+
+    def _on_specials_typed(self) -> None:
+        """Typed: the field is the user's; a hint about what was filled in (or to add) goes."""
+        if self._specials_auto or SEPARATOR in self.special_tokens():
+            self.specials_hint.hide()
+        self._specials_auto = False
 
     # -- pattern -------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QSpinBox,
 )
@@ -86,7 +87,11 @@ class TrainerOptions(QObject):
         self.initial_edit.setToolTip("Continue this tokenizer: its merges and ids stay, new merges follow")
         self.initial_button = QPushButton("Choose…")
         self.initial_button.setToolTip("Choose a tokenizer to continue training (vocab.json, tokenizer.json, .tiktoken)")
-        self.initial_button.clicked.connect(self.choose_initial)
+        # A folder (as `bpe-studio train --init DIR`) or one file: a file dialog takes one or the other.
+        choices = QMenu(self.initial_button)
+        choices.addAction("A tokenizer folder…", self.choose_initial_folder)
+        choices.addAction("A tokenizer file…", self.choose_initial)
+        self.initial_button.setMenu(choices)
         self.clear_button = QPushButton("Clear")
         self.clear_button.clicked.connect(lambda: self.set_initial(None))
         self.initial_status = QLabel()
@@ -160,6 +165,13 @@ class TrainerOptions(QObject):
         path, _ = QFileDialog.getOpenFileName(
             self.initial_button.window(), "Continue training a tokenizer", start, TOKENIZER_FILTER
         )
+        if path:
+            self.set_initial(path)
+
+    def choose_initial_folder(self) -> None:
+        start = str(Path(self.initial() or "").parent) if self.initial() else ""
+        path = QFileDialog.getExistingDirectory(self.initial_button.window(), "Continue training a tokenizer: its folder",
+                                                start, QFileDialog.Option.ShowDirsOnly)
         if path:
             self.set_initial(path)
 

@@ -1,10 +1,14 @@
-"""A one-line label that elides long text instead of widening its panel; the full text is its tooltip."""
+"""One-line labels that elide long text instead of widening their panel; the full text is their tooltip.
+
+`ElidedLabel` keeps the whole text apart (`set_full_text`, `full_text`); `OneLineLabel` is a
+drop-in `QLabel` whose `text()` stays whole and is only drawn shortened.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QToolTip, QWidget
 
 
 class ElidedLabel(QLabel):
@@ -52,3 +56,42 @@ class ElidedLabel(QLabel):
         shown = self.fontMetrics().elidedText(self._full, self._mode, max(self.width(), 0))
         self.setText(shown)
         self.setToolTip(self._tip or (self._full if shown != self._full else ""))
+
+
+class OneLineLabel(QLabel):
+    """A drop-in `QLabel` for one line of plain text that may get long (a status, a figure
+    line, an error): `text()` stays the whole text, but the label never asks for its
+    width — it is drawn shortened with "…" when narrower, with the whole text as tooltip.
+
+    Args:
+        mode: where the "…" goes (the end by default).
+    """
+
+    def __init__(self, text: str = "", parent: QWidget | None = None, *,
+                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight) -> None:
+        super().__init__(text, parent)
+        self._mode = mode
+        self._own_tip = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, super().minimumSizeHint().height())
+
+    def shown_text(self) -> str:
+        """The text as drawn at the label's width (shortened with "…" when it does not fit)."""
+        return self.fontMetrics().elidedText(self.text(), self._mode, max(self.contentsRect().width(), 0))
+
+    def is_elided(self) -> bool:
+        return self.shown_text() != self.text()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and self.is_elided() and not self.toolTip():
+            QToolTip.showText(event.globalPos(), self.text(), self)
+            return True
+        return super().event(event)
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        self.style().drawItemText(painter, self.contentsRect(), int(self.alignment()), self.palette(),
+                                  self.isEnabled(), self.shown_text(), self.foregroundRole())

@@ -1,7 +1,7 @@
 """Encoding a corpus to a ``.npy`` off the GUI thread: a `ThreadJob` over the core's events.
 
 Its work (`encode_corpus`, in the job's worker thread) follows
-`core.encode.corpus_to_npy.encode_file_events` with workers *spawned* (forking a process
+`core.encode.corpus.encode_corpus_events` with workers *spawned* (forking a process
 that runs Qt is unsafe); the job passes its progress on at most a few times a second.
 Cancelling stops it at the next progress event: the job closes the generator in its
 thread, which stops the worker processes and removes the temporary file. `EncodeJob` is
@@ -22,28 +22,26 @@ from PySide6.QtCore import QObject, Signal
 from bpe_studio.app.workers.thread_job import ThreadJob
 
 if TYPE_CHECKING:
-    from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress
+    from core.encode.corpus import EncodeFinished, EncodeProgress
 
 PROGRESS_INTERVAL = 0.25
 """Seconds between two progress signals (the first and the last always go out)."""
 
 
 def encode_corpus(
-    corpus: Path, tokenizer: Any, out: Path, workers: int | None,
+    corpus: Path, tokenizer: Any, out: Path, workers: int | None, doc_separator: str | bool | None = True,
 ) -> Generator[EncodeProgress, None, EncodeFinished]:
     """Encode ``corpus`` into ``out``, yielding progress; return the `EncodeFinished`.
 
-    JSONL and Parquet files (and compressed ones) are read as documents, each followed by
-    ``<|endoftext|>`` when the tokenizer has it (`core.encode.documents_to_npy`); a plain
-    text file gives exactly the ids of its text.
+    Documents (a plain file is one; JSONL records, Parquet rows) are each followed by the id
+    of ``doc_separator`` — `core.encode.corpus.separator_id`'s rule, the one
+    ``bpe-studio encode`` follows (``True``: ``<|endoftext|>`` when the tokenizer has it).
     """
     # not at the GUI's start
-    from core.encode.corpus_to_npy import EncodeFinished
-    from core.encode.documents_to_npy import encode_source_events
+    from core.encode.corpus import EncodeFinished, encode_corpus_events
 
-    plain = not str(corpus).lower().endswith((".jsonl", ".ndjson", ".parquet", ".gz", ".bz2", ".xz", ".zst"))
-    events = encode_source_events(corpus, tokenizer, out, workers=workers, start_method="spawn",
-                                  doc_separator=None if plain else True)
+    events = encode_corpus_events(corpus, tokenizer, out, workers=workers, start_method="spawn",
+                                  doc_separator=doc_separator)
     try:
         for event in events:
             if isinstance(event, EncodeFinished):
@@ -74,10 +72,11 @@ class EncodeJob(ThreadJob):
         out: str | os.PathLike[str],
         *,
         workers: int | None = None,
+        doc_separator: str | bool | None = True,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(
-            encode_corpus, Path(corpus), tokenizer, Path(out), workers, what="Encoding",
+            encode_corpus, Path(corpus), tokenizer, Path(out), workers, doc_separator, what="Encoding",
             name="bpe-studio-encoding", interval_ms=int(PROGRESS_INTERVAL * 1000), parent=parent,
         )
         self.corpus = Path(corpus)

@@ -155,6 +155,8 @@ class ThreadJob(QObject):
         name: the thread's name (shown by debuggers and ``ps -L``).
         interval_ms: at most one `yielded` every this many milliseconds (0: every yield).
         user_errors: exception types whose message is shown as it is.
+        failure_prefix: put before a user error's message ("Export failed: "), so the
+            line says what failed.
 
     Signals (all in the GUI thread):
         yielded(object): a value the work yielded.
@@ -176,11 +178,13 @@ class ThreadJob(QObject):
         name: str = "bpe-studio-job",
         interval_ms: int = 0,
         user_errors: tuple[type[BaseException], ...] = USER_ERRORS,
+        failure_prefix: str = "",
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.what = what
         self.user_errors = tuple(user_errors)
+        self.failure_prefix = failure_prefix
         self._cancel = threading.Event()
         self._running = False
         self._thread = _Runner(work, args, self._cancel, interval_ms / 1000, self.describe_failure)
@@ -217,7 +221,8 @@ class ThreadJob(QObject):
 
     def describe_failure(self, error: BaseException) -> str:
         """The `failed` message for ``error`` (called in the worker thread; see `failure_message`)."""
-        return failure_message(error, self.what, self.user_errors)
+        message = failure_message(error, self.what, self.user_errors)
+        return self.failure_prefix + message if isinstance(error, self.user_errors) else message
 
     @Slot(bool)
     def _on_ended(self, cancelled: bool) -> None:

@@ -14,9 +14,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtGui import QKeySequence  # noqa: E402
-from PySide6.QtWidgets import QFileDialog  # noqa: E402
 
 import core  # noqa: E402
+from bpe_studio.app.encode.encode_dialog import EncodeDialog  # noqa: E402
 from core.formats import save_tokenizer  # noqa: E402
 from core.progress import format_bytes  # noqa: E402
 from core.encode.tokenizer import Tokenizer  # noqa: E402
@@ -64,7 +64,8 @@ def test_encoding_writes_the_ids_of_the_whole_text(qtbot, make_window, make_corp
         pass
     assert stopped.args == [False]
     reference = Tokenizer.from_files(tokenizer_dir / "vocab.json", tokenizer_dir / "merges.txt", [EOT])
-    expected = reference.encode(text)
+    # the file is one document, followed by <|endoftext|> as bpe-studio encode writes it
+    expected = reference.encode(text) + reference.encode(EOT)
     ids = np.load(out)
     assert ids.dtype == np.uint16 and ids.tolist() == expected
     assert window.banner.kind() == "info"
@@ -148,29 +149,26 @@ def test_the_action_waits_for_a_tokenizer_and_uses_the_dialogs(qtbot, make_windo
     assert window.encode_action.shortcut().toString() == "Ctrl+Shift+E"
     assert window.encode_action in window.menuBar().actions()[0].menu().actions()
     window.encode_action.trigger()  # disabled: nothing happens
-    assert window.encode_job is None
+    assert window.encoding.job is None
     assert window.encode_corpus_to(corpus, tmp_path / "ids.npy") is None
     assert "train a tokenizer" in window.banner.text()
 
     window.settings_panel.workers_spin.setValue(1)
     window.start_training()
     qtbot.waitUntil(lambda: window.encode_action.isEnabled(), timeout=60_000)
-    asked: dict[str, str] = {}
+    seen: dict[str, object] = {}
 
-    def get_open(_parent, _title, start, _filter):
-        asked["corpus"] = start
-        return str(corpus), ""
+    def fill_in(dialog: EncodeDialog) -> int:
+        seen.update(corpus=dialog.corpus(), out=dialog.out_edit.text(), separator=dialog.doc_separator())
+        dialog.out_edit.setText(str(tmp_path / "chosen"))  # no suffix: .npy is added
+        return 1
 
-    def get_save(_parent, _title, start, _filter):
-        asked["out"] = start
-        return str(tmp_path / "chosen"), ""  # no suffix: .npy is added
-
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", get_open)
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", get_save)
+    monkeypatch.setattr(EncodeDialog, "exec", fill_in)
     window.encode_action.trigger()
-    assert asked == {"corpus": str(corpus), "out": str(tmp_path / "corpus.npy")}
-    assert window.encode_job is not None
-    with qtbot.waitSignal(window.encode_job.stopped, timeout=30_000):
+    # the training corpus, a .npy beside it, and bpe-studio encode's default separator
+    assert seen == {"corpus": str(corpus), "out": str(tmp_path / "corpus.npy"), "separator": True}
+    assert window.encoding.job is not None
+    with qtbot.waitSignal(window.encoding.job.stopped, timeout=30_000):
         pass
     expected = window.tokenizer.encode(corpus.read_text(encoding="utf-8"))
     assert np.load(tmp_path / "chosen.npy").tolist() == expected
@@ -182,15 +180,16 @@ def test_an_unexpected_error_in_the_encoder_is_reported_and_the_strip_hides(
 ):
     # A bug in the core (here a KeyError after the first progress event) must not make the
     # strip vanish in silence: the banner says encoding failed, the details go to the log.
-    from core.encode import corpus_to_npy
+    from core.encode import corpus as encode_corpus
 
     def broken_encoder(corpus, tokenizer, out, **_kwargs):
-        yield corpus_to_npy.EncodeProgress(0, Path(corpus).stat().st_size, 0)
+        yield encode_corpus.EncodeProgress(0, Path(corpus).stat().st_size, 0)
         raise KeyError("no such piece")
 
-    monkeypatch.setattr(corpus_to_npy, "encode_file_events", broken_encoder)
+    monkeypatch.setattr(encode_corpus, "encode_corpus_events", broken_encoder)
     window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
-    job = window.encode_corpus_to(make_corpus(20_000, seed=9), tmp_path / "ids.npy")
+    # no separator: a single text file then goes the broken encoder's way
+    job = window.encode_corpus_to(make_corpus(20_000, seed=9), tmp_path / "ids.npy", doc_separator=None)
     assert job is not None and window.encode_strip.isVisible()
     with qtbot.waitSignal(job.stopped, timeout=10_000) as stopped:
         pass
@@ -204,7 +203,7 @@ def test_an_unexpected_error_in_the_encoder_is_reported_and_the_strip_hides(
 
 
 
-def test_export_save_and_encode_follow_one_named_tokenizer(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path):
+def test_export_save_and_encode_follow_one_named_tokenizer(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path, export_and_wait):
     """Train, then open another tokenizer in Explore: Export, Save session and Encode all act on
     the one opened last, and each names it (menus, dialog, strip, result)."""
     window = make_window(make_corpus(20_000, seed=3), 300)
@@ -224,7 +223,7 @@ def test_export_save_and_encode_follow_one_named_tokenizer(qtbot, make_window, m
         assert opened.title in action.text() and trained.title not in action.text()
 
     # Export writes the opened tokenizer, and says which.
-    paths = window.export_to(tmp_path / "export")
+    paths = export_and_wait(window, tmp_path / "export")
     assert paths and opened.title in window.banner.text()
     exported = Tokenizer.from_files(tmp_path / "export" / "vocab.json", tmp_path / "export" / "merges.txt")
     assert exported.merges == opened_tokenizer.merges and len(exported.merges) != len(trained.session.merges)
@@ -239,4 +238,57 @@ def test_export_save_and_encode_follow_one_named_tokenizer(qtbot, make_window, m
     with qtbot.waitSignal(job.stopped, timeout=30_000):
         pass
     assert opened.title in window.banner.text()
-    assert np.load(tmp_path / "ids.npy").tolist() == opened_tokenizer.encode(corpus.read_text(encoding="utf-8"))
+    assert np.load(tmp_path / "ids.npy").tolist() == opened_tokenizer.encode(corpus.read_text(encoding="utf-8") + EOT)
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "txt"])
+@pytest.mark.parametrize("separator, flags", [(True, []), (None, ["--no-doc-separator"]), (EOT, ["--doc-separator", EOT])])
+def test_the_window_and_bpe_studio_encode_write_the_same_bytes(qtbot, make_window, make_corpus, tokenizer_dir, tmp_path,
+                                                               kind, separator, flags):
+    import json
+
+    from bpe_studio.cli import main
+
+    text = make_corpus(60_000, seed=31, name="source.txt").read_text(encoding="utf-8")
+    documents = [d for d in text.split(EOT) if d]
+    assert len(documents) > 10  # a multi-document corpus either way
+    corpus = tmp_path / f"corpus.{kind}"
+    if kind == "jsonl":
+        corpus.write_text("".join(json.dumps({"text": d}) + "\n" for d in documents), encoding="utf-8")
+    else:
+        corpus.write_text(text, encoding="utf-8")  # documents separated by <|endoftext|> in the text
+    cli_out, window_out = tmp_path / "cli.npy", tmp_path / "window.npy"
+    assert main(["encode", str(corpus), "--tokenizer", str(tokenizer_dir), "--out", str(cli_out), "--workers", "1",
+                 *flags]) == 0
+    window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
+    job = window.encode_corpus_to(corpus, window_out, doc_separator=separator)
+    assert job is not None
+    with qtbot.waitSignal(job.stopped, timeout=60_000) as stopped:
+        pass
+    assert stopped.args == [False]
+    assert window_out.read_bytes() == cli_out.read_bytes()
+    ids = np.load(window_out).tolist()
+    ends_with_eot = ids[-1] == 256  # <|endoftext|>'s id in this tokenizer
+    assert ends_with_eot == (separator is not None)
+
+
+def test_the_encode_dialog_offers_the_clis_separators(qtbot, make_window, tokenizer_dir, make_corpus, monkeypatch):
+    window = window_with_tokenizer(qtbot, make_window, tokenizer_dir)
+    corpus = make_corpus(5_000, seed=3, name="enc.txt")
+    chosen: list[object] = []
+
+    def choose_none(dialog: EncodeDialog) -> int:
+        combo = dialog.separator_combo
+        chosen.extend(combo.itemData(i) for i in range(combo.count()))
+        dialog.corpus_edit.setText(str(corpus))
+        dialog.out_edit.setText(str(corpus.with_suffix(".npy")))
+        combo.setCurrentIndex(combo.findData(None))
+        return 1
+
+    monkeypatch.setattr(EncodeDialog, "exec", choose_none)
+    window.encode_action.trigger()
+    assert chosen == [True, None]  # <|endoftext|> (the default), or none
+    with qtbot.waitSignal(window.encoding.job.stopped, timeout=30_000):
+        pass
+    ids = np.load(corpus.with_suffix(".npy")).tolist()
+    assert ids == window.current.tokenizer.encode(corpus.read_text(encoding="utf-8"))  # no separator written

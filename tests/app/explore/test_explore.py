@@ -21,6 +21,7 @@ from core import formats  # noqa: E402
 from core.encode.tokenizer import Tokenizer  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
+from bpe_studio.app.compare.compare_view import CompareView  # noqa: E402
 from bpe_studio.app.explore.explore_panel import ExplorePanel  # noqa: E402
 from bpe_studio.app.models.token_render import HIGHLIGHT  # noqa: E402
 from bpe_studio.app.models.vocab_data import COL_LENGTH  # noqa: E402
@@ -47,7 +48,7 @@ def open_and_wait(qtbot, panel: ExplorePanel, path: Path) -> None:
 
 @pytest.fixture
 def panel(qtbot) -> ExplorePanel:
-    widget = ExplorePanel()
+    widget = ExplorePanel(compare=CompareView())
     qtbot.addWidget(widget)
     widget.resize(1200, 800)
     return widget

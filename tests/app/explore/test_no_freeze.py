@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bpe_studio.app.compare.compare_view import CompareView  # noqa: E402
 from bpe_studio.app.explore.explore_panel import ExplorePanel
 
 MOST_WORK = 0.15  # seconds of the GUI thread's own CPU between two ticks: the spec's ~50 ms, with margin
@@ -13,7 +14,7 @@ LONGEST_GAP = 1.5  # seconds of wall time: no visible freeze even on a busy shar
 
 
 def test_gpt2_compare_and_inspector_on_300k_characters_never_freeze(qtbot, shared_dir: Path, make_corpus, heartbeat):
-    panel = ExplorePanel()
+    panel = ExplorePanel(compare=CompareView())
     qtbot.addWidget(panel)
     panel.resize(1400, 900)
     panel.show()

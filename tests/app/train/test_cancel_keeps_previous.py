@@ -6,7 +6,7 @@ from __future__ import annotations
 from bpe_studio.app.models.training_state import Stage
 
 
-def test_cancel_during_pretokenization_keeps_the_previous_result(qtbot, make_window, make_corpus, tmp_path):
+def test_cancel_during_pretokenization_keeps_the_previous_result(qtbot, make_window, make_corpus, tmp_path, export_and_wait):
     window = make_window(make_corpus(20_000, seed=5), 400)
     with qtbot.waitSignal(window.explore_panel.vocab_ready, timeout=60_000):
         window.start_training()
@@ -28,18 +28,18 @@ def test_cancel_during_pretokenization_keeps_the_previous_result(qtbot, make_win
     assert "previous result" in window.banner.text()
     window.merges_table.refresh()
     assert window.merges_table.merges_model.rowCount() == len(previous.merges)
-    paths = window.export_to(tmp_path / "out")
+    paths = export_and_wait(window, tmp_path / "out")
     assert paths and "partial" not in window.banner.text()
 
 
-def test_an_empty_partial_result_is_not_exported_without_asking(qtbot, make_window, make_corpus, tmp_path):
+def test_an_empty_partial_result_is_not_exported_without_asking(qtbot, make_window, make_corpus, tmp_path, export_and_wait):
     window = make_window(make_corpus(3_000_000, seed=7), 20_000)
     window.start_training()
     window.cancel_training()
     qtbot.waitUntil(lambda: not window.is_training(), timeout=30_000)
     session = window.state.session
     assert session is not None and session.partial and not session.merges
-    assert window.export_to(tmp_path / "out") == []
+    assert window.export_to(tmp_path / "out") is None
     assert window.banner.kind() == "error" and "before its first merge" in window.banner.text()
     assert not (tmp_path / "out").exists()
-    assert window.export_to(tmp_path / "out", allow_empty=True)  # what the dialog does once confirmed
+    assert export_and_wait(window, tmp_path / "out", allow_empty=True)  # what the dialog does once confirmed

@@ -43,8 +43,14 @@ def test_the_default_special_tokens_are_the_command_lines(qtbot, make_window, tm
     from bpe_studio.cli import _command_parser
 
     args = _command_parser().parse_args(["train", "corpus.txt", "--vocab-size", "300", "--out", str(tmp_path)])
-    window = make_window()  # first launch: nothing restored
+    plain = tmp_path / "plain.txt"
+    plain.write_text("text without any document separator\n" * 50, encoding="utf-8")
+    window = make_window(plain)  # first launch: nothing restored
     assert window.settings_panel.settings().special_tokens == tuple(args.special_tokens) == ()
     # Stated where it is chosen.
     panel = window.settings_panel
     assert "none" in panel.specials_edit.placeholderText() and "command line" in panel.specials_edit.placeholderText()
+    # A corpus with <|endoftext|> between documents (the sample) starts with it, and says why
+    # (tests/app/train/test_separator_hint.py).
+    panel.use_sample_corpus()
+    assert panel.special_tokens() == ["<|endoftext|>"] and panel.specials_hint.isVisibleTo(panel)

@@ -107,9 +107,9 @@ def test_cancel_keeps_a_partial_result_equal_to_a_shorter_run(qtbot, make_window
             window.cancel_training()
 
     window.start_training()
-    window.job.events.connect(cancel_once_merging)
+    window.training.job.events.connect(cancel_once_merging)
     stopped: list[float] = []
-    window.job.stopped.connect(lambda _c: stopped.append(time.monotonic()))
+    window.training.job.stopped.connect(lambda _c: stopped.append(time.monotonic()))
     wait_until_stopped(qtbot, window)
 
     latency = stopped[0] - cancelled_at[0]
@@ -132,14 +132,15 @@ def test_cancel_keeps_a_partial_result_equal_to_a_shorter_run(qtbot, make_window
     assert window.settings_panel.train_button.text() == "Train"
 
 
-def test_closing_mid_run_stops_the_worker_and_its_processes(qtbot, make_window, make_corpus, heartbeat, monkeypatch):
+def test_closing_mid_run_stops_the_worker_and_its_processes(qtbot, make_window, make_corpus, heartbeat, monkeypatch,
+                                                           answer_message_box):
     # the regex path counts in worker processes (the native one in threads of the training process)
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
     corpus = make_corpus(3_000_000, seed=3)
     window = make_window(corpus, 20_000)
     window.settings_panel.workers_spin.setValue(2)
     window.start_training()
-    job = window.job
+    job = window.training.job
     # Wait until the training process has started its pre-tokenization workers, then close.
     workers: set[int] = set()
 
@@ -153,6 +154,7 @@ def test_closing_mid_run_stops_the_worker_and_its_processes(qtbot, make_window, 
     assert window.state.stage.running
     heartbeat.restart()
     started = time.monotonic()
+    answer_message_box("Yes")  # "Quit while training?"
     assert not window.close()  # not yet: it stops the run first, staying responsive
     assert window.closing and window.isVisible()
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=30_000)

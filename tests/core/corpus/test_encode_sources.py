@@ -16,7 +16,8 @@ import pytest
 import zstandard
 
 import core
-from core.encode.documents_to_npy import encode_source, separator_id
+from core.corpus.sources import ReadOptions
+from core.encode.corpus import encode_corpus, separator_id
 
 EOT = "<|endoftext|>"
 
@@ -55,13 +56,13 @@ def test_documents_in_order_with_separators(tmp_path: Path, tokenizer, suffix: s
         path.write_bytes({".jsonl": raw, ".jsonl.gz": gzip.compress(raw),
                           ".jsonl.zst": zstandard.ZstdCompressor().compress(raw)}[suffix])
     out = tmp_path / "ids.npy"
-    finished = encode_source(path, tokenizer, out, field="body", workers=workers)
+    finished = encode_corpus(path, tokenizer, out, read=ReadOptions("body"), workers=workers)
     eot = tokenizer.special_ids[EOT]
     assert np.load(out).tolist() == _expected(tokenizer, docs, eot)
     assert finished.tokens == len(np.load(out))
-    encode_source(path, tokenizer, out, field="body", doc_separator="<|pad|>", workers=workers)
+    encode_corpus(path, tokenizer, out, read=ReadOptions("body"), doc_separator="<|pad|>", workers=workers)
     assert np.load(out).tolist() == _expected(tokenizer, docs, tokenizer.special_ids["<|pad|>"])
-    encode_source(path, tokenizer, out, field="body", doc_separator=None, workers=workers)
+    encode_corpus(path, tokenizer, out, read=ReadOptions("body"), doc_separator=None, workers=workers)
     assert np.load(out).tolist() == _expected(tokenizer, docs, None)
 
 
@@ -70,16 +71,16 @@ def test_a_folder_of_text_files(tmp_path: Path, tokenizer) -> None:
     for i, doc in enumerate(docs):
         (tmp_path / f"{i:03d}.txt").write_text(doc)
     out = tmp_path.parent / f"{tmp_path.name}-ids.npy"
-    encode_source(tmp_path, tokenizer, out, workers=2)
+    encode_corpus(tmp_path, tokenizer, out, workers=2)
     assert np.load(out).tolist() == _expected(tokenizer, docs, tokenizer.special_ids[EOT])
 
 
 def test_a_single_plain_file_without_separator_is_the_plain_encoding(tmp_path: Path, tokenizer) -> None:
     text = "".join(_docs(200))
     (tmp_path / "c.txt").write_text(text)
-    encode_source(tmp_path / "c.txt", tokenizer, tmp_path / "a.npy", doc_separator=None, workers=1)
+    encode_corpus(tmp_path / "c.txt", tokenizer, tmp_path / "a.npy", doc_separator=None, workers=1)
     assert np.load(tmp_path / "a.npy").tolist() == tokenizer.encode(text)
-    encode_source(tmp_path / "c.txt", tokenizer, tmp_path / "b.npy", workers=1)
+    encode_corpus(tmp_path / "c.txt", tokenizer, tmp_path / "b.npy", workers=1)
     assert np.load(tmp_path / "b.npy").tolist() == tokenizer.encode(text) + [tokenizer.special_ids[EOT]]
 
 
@@ -99,7 +100,7 @@ def test_encode_applies_the_corpus_checks(tmp_path: Path, tokenizer, bad: str) -
     if not Path(bad).exists():
         pytest.skip(f"no {bad}")
     with pytest.raises(core.CorpusError):
-        encode_source(bad, tokenizer, tmp_path / "ids.npy")
+        encode_corpus(bad, tokenizer, tmp_path / "ids.npy")
     assert not list(tmp_path.iterdir())
 
 
@@ -110,7 +111,7 @@ def test_a_bad_line_leaves_nothing(tmp_path: Path, tokenizer) -> None:
     out = tmp_path / "out"
     out.mkdir()
     with pytest.raises(core.CorpusError, match=r"d\.jsonl, line 4001"):
-        encode_source(tmp_path / "d.jsonl", tokenizer, out / "ids.npy", workers=2)
+        encode_corpus(tmp_path / "d.jsonl", tokenizer, out / "ids.npy", workers=2)
     assert not list(out.iterdir())
 
 
@@ -124,5 +125,5 @@ def test_text_files_in_worker_threads_or_processes(tmp_path: Path, tokenizer, pa
         data = doc.encode()
         (folder / f"{i:03d}.txt{'.gz' if i % 3 == 0 else ''}").write_bytes(gzip.compress(data) if i % 3 == 0 else data)
     out = tmp_path / "ids.npy"
-    encode_source(folder, tokenizer, out, workers=2)
+    encode_corpus(folder, tokenizer, out, workers=2)
     assert np.load(out).tolist() == _expected(tokenizer, docs, tokenizer.special_ids[EOT])

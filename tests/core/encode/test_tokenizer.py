@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core
-import core.encode.tokenizer as tokenizer_module
+import core.encode.streaming as streaming_module
 from core.encode import piece_encoder
 from core.formats import save_tokenizer
 from core.pretokenize.specials import NATIVE_MAX_SPECIALS
@@ -210,7 +210,7 @@ def test_raw_bytes_are_encoded_byte_exactly(merging: str) -> None:
     raw = b"ok \xff\xfe hello \xed\xa0\x80"
     assert tok.decode_bytes(tok.encode_bytes(raw)) == raw
     assert tok.encode_bytes(bytearray(raw)) == tok.encode_bytes(memoryview(raw)) == tok.encode_bytes(raw)
-    assert tok.encode_bytes_array(raw).tolist() == tok.encode_bytes(raw)
+    assert tok.encode_bytes(raw, return_numpy=True).tolist() == tok.encode_bytes(raw)
 
 
 def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> None:
@@ -218,7 +218,7 @@ def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> 
     tok = _byte_tokenizer()
     assert tok.decode_bytes(tok.encode("a\udcffb")) == "a\ufffdb".encode()
     assert tok.decode_bytes(tok.encode("x\ud83d\ude00\ud800")) == "x\U0001f600\ufffd".encode()
-    assert tok.encode_array("a\udcffb").tolist() == tok.encode("a\udcffb") == tok.encode_ordinary("a\udcffb")
+    assert tok.encode("a\udcffb", return_numpy=True).tolist() == tok.encode("a\udcffb") == tok.encode_ordinary("a\udcffb")
 
 
 @pytest.mark.parametrize(
@@ -226,7 +226,7 @@ def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> 
     [
         ("encode", None, r"encode\(\) takes text \(str\), got NoneType"),
         ("encode", b"", r"encode\(\) takes text \(str\), got bytes: use encode_bytes\(\) for bytes"),
-        ("encode_array", 5, r"encode\(\) takes text \(str\), got int"),
+        ("encode", 5, r"encode\(\) takes text \(str\), got int"),
         ("encode_ordinary", b"x", r"got bytes: use encode_bytes"),
         ("encode_bytes", "text", r"encode_bytes\(\) takes bytes, got str: use encode\(\) for text"),
         ("encode_bytes", None, r"encode_bytes\(\) takes bytes, got NoneType"),
@@ -255,11 +255,11 @@ def test_batch_kernels_equal_one_word_loop(trained: Tokenizer, merging: str) -> 
     alphabet = [w.encode() for w in WORDS] + [b"a", b"aa", b" ", b"\xff", b"ll"]
     words = [b"".join(rng.choices(alphabet, k=rng.randint(1, 6))) for _ in range(3000)]
     words += [b"a" * n for n in range(1, 40)] + [bytes([b]) for b in range(256)] + [b""]
-    # Long words: the compiled kernel's heap (over 256 bytes) and the Python one (`bpe_long`).
+    # Long words: the compiled kernel's heap (over 256 bytes).
     words += [b"".join(rng.choices(alphabet, k=rng.randint(40, 400))) for _ in range(20)] + [b"a" * 3000]
-    expected = [trained._pieces.bpe(word) for word in words]  # the one-word loop
-    assert trained._pieces.bpe_many(words) == expected  # compiled, or numpy (a big batch)
-    assert trained._pieces.bpe_many(words[:5]) == expected[:5]  # compiled, or the one-word loop
+    expected = [trained._pieces.bpe(word) for word in words]  # the Python reference
+    assert trained._pieces.bpe_many(words) == expected  # compiled (or the reference again)
+    assert trained._pieces.bpe_many(words[:5]) == expected[:5]
     singles = [trained._pieces.encode_pretoken(w.decode("utf-8", "surrogateescape")) for w in words[-25:]]
     assert singles == expected[-25:]  # one by one, through the pre-token cache
 
@@ -285,13 +285,24 @@ def test_compiled_text_parts_merge_as_their_bytes(parts: list[str], escapes: byt
     assert np.frombuffer(counts, np.int64).tolist() == [len(e) for e in expected]
 
 
-def test_long_words_merge_like_the_loop(trained: Tokenizer, monkeypatch: pytest.MonkeyPatch) -> None:
+def _merge_by_definition(pieces: piece_encoder.PieceEncoder, word: bytes) -> tuple[int, ...]:
+    """BPE as defined, quadratic: merge the lowest-ranked adjacent pair, leftmost on ties."""
+    ids = [pieces._byte_ids[b] for b in word]
+    while True:
+        ranks = [pieces._pair_rank.get(pair, 1 << 62) for pair in zip(ids, ids[1:])]
+        if not ranks or min(ranks) == 1 << 62:
+            return tuple(ids)
+        i = ranks.index(min(ranks))
+        ids[i : i + 2] = [pieces._new_id[ranks[i]]]
+
+
+def test_long_words_merge_by_the_definition(trained: Tokenizer) -> None:
     rng = random.Random(4)
     alphabet = [w.encode() for w in WORDS[:20]] + [b"a", b"aa", b" "]
-    words = [b"".join(rng.choices(alphabet, k=rng.randint(20, 120))) for _ in range(40)] + [b"a" * 1000]
-    heap = [trained._pieces.bpe(word) for word in words]  # long words: the heap (`bpe_long`)
-    monkeypatch.setattr(piece_encoder, "_LONG_WORD", 10**9)
-    assert [trained._pieces.bpe(word) for word in words] == heap  # the quadratic loop
+    words = [b"".join(rng.choices(alphabet, k=rng.randint(1, 120))) for _ in range(40)] + [b"a" * 1000]
+    want = [_merge_by_definition(trained._pieces, word) for word in words]
+    assert [trained._pieces.bpe(word) for word in words] == want  # the Python reference (a heap)
+    assert trained._pieces.bpe_many(words) == want  # the compiled kernel (short and long words)
     text = "a" * 3000 + " " + "ab" * 1500
     assert trained.encode(text) == oracle_encode(trained, text)
 
@@ -302,7 +313,7 @@ def test_long_words_merge_like_the_loop(trained: Tokenizer, monkeypatch: pytest.
 @pytest.fixture
 def cut_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make encode_iterable look for a cut after every piece it is given."""
-    monkeypatch.setattr(tokenizer_module, "_ITER_BATCH_CHARS", 0)
+    monkeypatch.setattr(streaming_module, "ITER_BATCH_CHARS", 0)
 
 
 def test_encode_iterable_every_split(trained: Tokenizer, cut_every_time: None) -> None:
@@ -400,7 +411,7 @@ def test_load_restores_pattern_and_specials(trained: Tokenizer, tmp_path: Path) 
         Tokenizer.load(tmp_path),
         Tokenizer.load(tmp_path / "vocab.json"),
         Tokenizer.load(tmp_path / "tokenizer.json"),
-        Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt"),
+        Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt", trained.special_tokens),
         Tokenizer.from_tokenizer_json(tmp_path / "tokenizer.json"),
     ):
         assert loaded.pattern.source == trained.pattern.source
@@ -423,9 +434,10 @@ def test_gpt2_files_without_sidecar_make_unreachable_tokens_special(tmp_path: Pa
 
     tok = _byte_tokenizer(["<|x|>"])
     save_gpt2_files(tmp_path, tok.vocab, tok.merges, ["<|x|>"])  # no tokenizer_config.json
-    inferred = Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")
+    inferred = Tokenizer.load(tmp_path)
     assert inferred.special_tokens == ["<|x|>"] and inferred.encode("a<|x|>") == [97, 261]
-    plain = Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt", [])
+    assert "special_tokens=['<|x|>']" in repr(inferred)
+    plain = Tokenizer.from_files(tmp_path / "vocab.json", tmp_path / "merges.txt")  # none asked for: none
     assert plain.special_tokens == [] and plain.encode("<|x|>") == list(b"<|x|>")
 
 
@@ -521,7 +533,7 @@ def test_special_tokens_found_in_c_and_in_python_alike(trained: Tokenizer, parts
     with_extra = text + "<|extra3|>" + text
     assert many.encode(with_extra) == oracle_encode(many, with_extra)
     assert many.encode_batch([text, with_extra], workers=1) == [oracle_encode(many, text), oracle_encode(many, with_extra)]
-    assert many.encode_bytes_array(with_extra.encode()).tolist() == oracle_encode(many, with_extra)
+    assert many.encode_bytes(with_extra.encode(), return_numpy=True).tolist() == oracle_encode(many, with_extra)
 
 
 def test_native_caches_change_no_id(trained: Tokenizer) -> None:
@@ -545,7 +557,7 @@ def test_native_caches_change_no_id(trained: Tokenizer) -> None:
 
 
 def test_native_special_ids_are_written_as_given(trained: Tokenizer) -> None:
-    """Any id, even a negative marker (core.encode.documents_to_npy drops boundaries marked -1)."""
+    """Any id, even a negative marker (core.encode.documents drops boundaries marked -1)."""
     kernel = pytest.importorskip("core.encode._bpe_kernel")
     if trained.pattern.name not in ("gpt2", "gpt4") or piece_encoder._BpeTable is None:
         pytest.skip("the native encoder serves the built-in patterns, with the kernel built")

@@ -69,9 +69,25 @@ def offline_encoding(tok: Tokenizer, pattern: str) -> tiktoken.Encoding:
 @pytest.fixture(scope="module")
 def gpt2(shared_dir: Path) -> tuple[Tokenizer, tiktoken.Encoding]:
     fixtures = shared_dir / "fixtures"
-    tok = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt")  # no sidecar: <|endoftext|> is found unreachable
+    tok = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt", ["<|endoftext|>"])
     assert tok.special_ids == {"<|endoftext|>": 50256} and len(tok) == 50257
     return tok, offline_encoding(tok, GPT2_PATTERN)
+
+
+def test_from_files_without_special_tokens_has_none(shared_dir: Path, tmp_path: Path) -> None:
+    """CS336's ``from_files(vocab, merges)``: no special tokens asked for, none used, so
+    untrusted text never turns into control tokens (tiktoken's ``encode_ordinary``)."""
+    fixtures = shared_dir / "fixtures"
+    tok = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt")
+    assert tok.special_tokens == [] and tok.special_ids == {}
+    assert tok.encode("a<|endoftext|>b") == [64, 27, 91, 437, 1659, 5239, 91, 29, 65]
+    assert tok.encode_batch(["a<|endoftext|>b"]) == [[64, 27, 91, 437, 1659, 5239, 91, 29, 65]]
+    # Tokenizer.load infers them from the files, and its repr says which it found.
+    (tmp_path / "vocab.json").write_bytes((fixtures / "gpt2_vocab.json").read_bytes())
+    (tmp_path / "merges.txt").write_bytes((fixtures / "gpt2_merges.txt").read_bytes())
+    loaded = Tokenizer.load(tmp_path)
+    assert loaded.special_tokens == ["<|endoftext|>"] and loaded.encode("a<|endoftext|>b") == [64, 50256, 65]
+    assert "special_tokens=['<|endoftext|>']" in repr(loaded)
 
 
 def test_gpt2_hard_strings(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
@@ -174,3 +190,25 @@ def test_trained_vocab_matches_tiktoken(trained) -> None:  # noqa: ANN001
 def test_trained_vocab_matches_tiktoken_on_any_text(trained, text: str) -> None:  # noqa: ANN001
     tok, enc, _ = trained
     assert tok.encode(text) == enc.encode(text, allowed_special="all")
+
+
+def test_gpt2_encode_batch_to_arrays(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
+    """Issue 25 target 5: ``(ids, offsets)`` — uint32 ids, int64 offsets — equal to the lists
+    and to tiktoken, at any number of threads, special tokens included."""
+    import numpy as np
+
+    tok, enc = gpt2
+    rng = random.Random(5)
+    texts = HARD_STRINGS + ["", "a<|endoftext|>b"] + [
+        "".join(rng.choice(["Hello", " world", " 漢字", "\n", "<|endoftext|>", " 123", "🙂"]) for _ in range(rng.randint(0, 60)))
+        for _ in range(200)
+    ]
+    want = [enc.encode(t, allowed_special="all") for t in texts]
+    assert tok.encode_batch(texts) == want
+    for workers in (1, 2, 3):
+        ids, offsets = tok.encode_batch(texts, workers=workers, return_numpy=True)
+        assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and len(offsets) == len(texts) + 1
+        assert offsets[0] == 0 and offsets[-1] == len(ids)
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == want
+    ids, offsets = tok.encode_batch([], return_numpy=True)
+    assert ids.tolist() == [] and offsets.tolist() == [0]

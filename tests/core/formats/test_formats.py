@@ -178,7 +178,7 @@ def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
     ("mutate", "message"),
     [
         (lambda d: d.update(model={"type": "WordPiece"}), "key model: expected a BPE model"),
-        (lambda d: d["model"]["vocab"].update(x=-1), r"key model\.vocab\['x'\]: id -1"),
+        (lambda d: d["model"]["vocab"].update(x=-1), r"key model\.vocab\['x'\]: token 'x' has id -1; ids must be integers from 0 to"),
         (lambda d: d["model"]["merges"].append("a"), r"key model\.merges\[5\]: expected"),
         (lambda d: d["model"]["merges"].append(["q", "zz"]), r"key model\.merges\[5\]: token 'zz' is not in model\.vocab"),
         (lambda d: d.update(pre_tokenizer={"type": "Whitespace"}), "key pre_tokenizer"),

@@ -160,7 +160,7 @@ def r50k(gpt2_ranks: dict[bytes, int], tmp_path_factory: pytest.TempPathFactory,
 def test_r50k_by_name_is_gpt2(r50k, shared_dir: Path) -> None:  # noqa: ANN001
     tok, _ = r50k
     fixtures = shared_dir / "fixtures"
-    gpt2 = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt")
+    gpt2 = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt", ["<|endoftext|>"])
     assert tok.vocab == gpt2.vocab and tok.merges == gpt2.merges and tok.special_ids == gpt2.special_ids
 
 
@@ -192,7 +192,7 @@ def test_tiktoken_gpt2_loader_takes_gpt2_files_not_a_trained_export(exported, gp
     with pytest.raises(AssertionError):
         data_gym_to_mergeable_bpe_ranks(str(out / "merges.txt"), str(out / "vocab.json"))
     fixtures = shared_dir / "fixtures"
-    gpt2 = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt")
+    gpt2 = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt", ["<|endoftext|>"])
     save_tokenizer(tmp_path, gpt2.vocab, gpt2.merges, gpt2.special_tokens, gpt2.pattern)
     assert data_gym_to_mergeable_bpe_ranks(str(tmp_path / "merges.txt"), str(tmp_path / "vocab.json")) == gpt2_ranks
     assert load_tiktoken_bpe(str(tmp_path / "tokenizer.tiktoken")) == gpt2_ranks

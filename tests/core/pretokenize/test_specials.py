@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
-from core.encode.corpus_to_npy import encode_file
+from core.encode.corpus import encode_corpus
 from core.encode.tokenizer import Tokenizer
 from core.pretokenize.specials import LONG_SPECIAL, SpecialMatcher, special_bytes_regex, split_on_specials
 
@@ -63,5 +63,5 @@ def test_a_million_character_special_token(tmp_path) -> None:
     assert ids.count(256) == 3 and tok.decode(ids) == text
     assert [s for s, is_special in split_on_specials(text, [special]) if is_special] == [special] * 3
     out = tmp_path / "ids.npy"
-    encode_file(path, tok, out, workers=2, chunk_bytes=1 << 16)
+    encode_corpus(path, tok, out, workers=2, chunk_bytes=1 << 16, doc_separator=None)
     assert np.load(out).tolist() == ids

@@ -140,7 +140,7 @@ def test_continued_training_matches_the_oracle(
 @both_paths
 def test_continue_gpt2_keeps_its_ids(pure_python, shared_dir: Path, tmp_path: Path) -> None:  # noqa: ANN001
     fixtures = shared_dir / "fixtures"
-    gpt2 = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt")
+    gpt2 = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt", ["<|endoftext|>"])
     text = (fixtures / "german.txt").read_text(encoding="utf-8")[:20_000]
     path = write(tmp_path, text)
     vocab, merges = core.train(path, core.TrainOptions(50257 + 40 + 1, ["<|de|>"], workers=1, initial=gpt2)).result()

@@ -1,8 +1,10 @@
-"""Encoding corpus files to .npy: identical to `Tokenizer.encode` on the whole text, whatever
-the chunking and workers; dtype by vocabulary size; atomic output; the ``encode`` command."""
+"""Encoding corpora to .npy (`core.encode.corpus`): a plain file gives `Tokenizer.encode_bytes`
+of its bytes, whatever the chunking and workers; dtype by vocabulary size; atomic output; a
+source changing during the run; the ``encode`` command."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import random
@@ -18,9 +20,10 @@ import pytest
 import core
 from bpe_studio.cli import main
 from core.corpus import processes
-from core.encode import corpus_to_npy as encode_corpus
+from core.encode import pipeline, plain_file
 from core.corpus.chunks import plan_chunks
-from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events
+from core.corpus.sources import ReadOptions
+from core.encode.corpus import EncodeFinished, EncodeProgress, encode_corpus, encode_corpus_events
 from core.formats import save_tokenizer
 from core.encode.tokenizer import Tokenizer
 
@@ -64,7 +67,7 @@ def test_chunked_encoding_equals_encode(tmp_path: Path, pattern: str) -> None:
     tok = small_tokenizer(pattern)
     for chunk_bytes in (1000, 7919, 1 << 20):
         out = tmp_path / f"ids{chunk_bytes}.npy"
-        finished = encode_file(corpus, tok, out, workers=1, chunk_bytes=chunk_bytes)
+        finished = encode_corpus(corpus, tok, out, workers=1, chunk_bytes=chunk_bytes, doc_separator=None)
         ids = np.load(out)
         assert ids.dtype == np.uint16
         assert ids.tolist() == expected_ids(tok, data)
@@ -73,12 +76,12 @@ def test_chunked_encoding_equals_encode(tmp_path: Path, pattern: str) -> None:
 
 def test_file_without_cut_points_is_streamed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A custom pattern and no special tokens: one chunk, encoded block by block.
-    monkeypatch.setattr(encode_corpus, "STREAM_BYTES", 10_000)
-    monkeypatch.setattr(encode_corpus, "STREAM_BLOCK_CHARS", 30_000)
+    monkeypatch.setattr(plain_file, "STREAM_BYTES", 10_000)
+    monkeypatch.setattr(plain_file, "STREAM_BLOCK_CHARS", 30_000)
     data = corpus_bytes(5, 400_000).replace(b"<|", b"(")
     (tmp_path / "c.txt").write_bytes(data)
     tok = small_tokenizer(r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+", specials=None)
-    events = list(encode_file_events(tmp_path / "c.txt", tok, tmp_path / "ids.npy", workers=2))
+    events = list(encode_corpus_events(tmp_path / "c.txt", tok, tmp_path / "ids.npy", workers=2, doc_separator=None))
     assert np.load(tmp_path / "ids.npy").tolist() == expected_ids(tok, data)
     assert len(events) > 3  # progress while streaming
 
@@ -97,8 +100,9 @@ def test_parallel_workers_give_the_same_ids(tmp_path: Path, monkeypatch: pytest.
     corpus.write_bytes(data)
     tok = small_tokenizer("gpt2")
     events = list(
-        encode_file_events(
-            corpus, tok, tmp_path / "ids.npy", workers=2, chunk_bytes=20_000, start_method=start_method
+        encode_corpus_events(
+            corpus, tok, tmp_path / "ids.npy", workers=2, chunk_bytes=20_000, start_method=start_method,
+            doc_separator=None,
         )
     )
     assert np.load(tmp_path / "ids.npy").tolist() == expected_ids(tok, data)
@@ -115,14 +119,14 @@ def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> N
     corpus.write_bytes(data)
     tok = small_tokenizer("gpt2")
     encoder = tok.text_encoder(1000)
-    encoder.encode_array("warm the cache hello world")  # spawned: the second task carries a snapshot
+    encoder.encode_bytes(b"warm the cache hello world")  # spawned: the second task carries a snapshot
     chunks = plan_chunks(corpus, len(data), tok.pattern, tok.special_tokens, 5_000)
     tasks = [(str(corpus), start, end, "<u2") for start, end in chunks]
-    starter = encode_corpus._start_workers(encoder, 1, fork)
+    starter = pipeline.start_workers(encoder, 1, fork)
     try:
         while starter.pool is None:  # ready before the first chunk: tasks 0 and 1 go to the worker
             time.sleep(0.01)
-        arrays = list(encode_corpus._encode_in_order(tasks, encoder, starter))
+        arrays = list(plain_file._encode_in_order(tasks, encoder, starter))
     finally:
         starter.close()
     assert np.concatenate(arrays).tolist() == expected_ids(tok, data)
@@ -133,7 +137,7 @@ def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> N
 def test_workers_leave_ctrl_c_to_the_parent(fork: bool) -> None:
     # Ctrl+C reaches the whole process group: the parent cancels and stops the workers,
     # which must not each print a traceback of their own.
-    starter = encode_corpus._start_workers(small_tokenizer().text_encoder(100), 1, fork)
+    starter = pipeline.start_workers(small_tokenizer().text_encoder(100), 1, fork)
     try:
         while starter.pool is None:
             time.sleep(0.01)
@@ -148,7 +152,7 @@ def test_large_vocabularies_write_uint32(tmp_path: Path) -> None:
     tok = Tokenizer(vocab, [], ["<|endoftext|>"])
     corpus = tmp_path / "c.txt"
     corpus.write_text("ab<|endoftext|>c", encoding="utf-8")
-    encode_file(corpus, tok, tmp_path / "ids.npy", workers=1)
+    encode_corpus(corpus, tok, tmp_path / "ids.npy", workers=1, doc_separator=None)
     ids = np.load(tmp_path / "ids.npy")
     assert ids.dtype == np.uint32 and ids.tolist() == [97, 98, 70_000, 99]
 
@@ -159,7 +163,7 @@ def test_empty_or_binary_corpus_is_refused_like_training(tmp_path: Path, content
     """One corpus check for training and encoding: both refuse the same files, writing nothing."""
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(content)
-    for run in (lambda: encode_file(corpus, small_tokenizer(), tmp_path / "ids.npy"),
+    for run in (lambda: encode_corpus(corpus, small_tokenizer(), tmp_path / "ids.npy"),
                 lambda: core.train_bpe(corpus, 300, [])):
         with pytest.raises(core.CorpusError, match=message):
             run()
@@ -170,7 +174,7 @@ def test_empty_or_binary_corpus_is_refused_like_training(tmp_path: Path, content
 def test_cancel_leaves_nothing(tmp_path: Path, start_method: str) -> None:
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(corpus_bytes(3, 200_000))
-    events = encode_file_events(
+    events = encode_corpus_events(
         corpus, small_tokenizer(), tmp_path / "ids.npy", workers=2, chunk_bytes=10_000, start_method=start_method
     )
     next(events)
@@ -180,15 +184,95 @@ def test_cancel_leaves_nothing(tmp_path: Path, start_method: str) -> None:
     assert multiprocessing.active_children() == []
 
 
+def _truncate(path: Path) -> None:
+    with path.open("r+b") as f:
+        f.truncate(path.stat().st_size // 3)
+
+
+def _append(path: Path) -> None:
+    with path.open("ab") as f:
+        f.write(b" more text")
+
+
+def _rewrite(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[::-1])  # same size, other bytes, in place
+
+
+@pytest.mark.parametrize("change", [_truncate, _append, _rewrite], ids=["truncated", "appended", "rewritten"])
+@pytest.mark.parametrize(("name", "separator"), [("c.txt", None), ("c.txt", True), ("c.jsonl", True)],
+                         ids=["plain", "document", "jsonl"])
+def test_a_source_changed_during_the_run_fails_and_writes_nothing(tmp_path: Path, change, name: str,
+                                                                  separator: bool | None) -> None:  # noqa: ANN001
+    """Issue 23 point 3: the sizes and times checked at the start are checked again at the end."""
+    corpus = tmp_path / name
+    if name.endswith(".jsonl"):
+        corpus.write_text("".join(f'{{"text": "document {i} hello world"}}\n' for i in range(5000)), encoding="utf-8")
+    else:
+        corpus.write_bytes(corpus_bytes(7, 200_000))
+    events = encode_corpus_events(corpus, small_tokenizer(), tmp_path / "ids.npy", workers=1, chunk_bytes=10_000,
+                                  doc_separator=separator)
+    next(events)
+    next(events)
+    before = corpus.stat().st_mtime_ns
+    change(corpus)
+    if corpus.stat().st_mtime_ns == before:  # a coarse clock: make the rewrite visible
+        os.utime(corpus, ns=(before + 1_000_000_000, before + 1_000_000_000))
+    with pytest.raises(core.CorpusError, match="changed while it was being read.*start again"):
+        list(events)
+    assert sorted(os.listdir(tmp_path)) == [name]
+
+
+def test_read_options_sample_cap_and_cut_documents(tmp_path: Path) -> None:
+    tok = small_tokenizer()
+    docs = [f"hello world {i} " * (1 + i % 7) for i in range(300)]
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"body": d}) + "\n" for d in docs), encoding="utf-8")
+    eot = tok.special_ids["<|endoftext|>"]
+
+    def ids_of(texts: list[str]) -> list[int]:
+        return [i for t in texts for i in [*tok.encode(t), eot]]
+
+    out = tmp_path / "ids.npy"
+    cap = 1000
+    for workers in (1, 2):
+        finished = encode_corpus(path, tok, out, read=ReadOptions("body", max_bytes=cap), workers=workers,
+                                 chunk_bytes=500)
+        kept, left = [], cap
+        for d in docs:
+            if left <= 0:
+                break
+            kept.append(d[:left])
+            left -= len(d)
+        assert np.load(out).tolist() == ids_of(kept) and finished.corpus_bytes == cap
+        encode_corpus(path, tok, out, read=ReadOptions("body", doc_max_chars=20), workers=workers, chunk_bytes=500)
+        assert np.load(out).tolist() == ids_of([d[:20] for d in docs])
+    with pytest.raises(TypeError, match="ReadOptions"):
+        encode_corpus(path, tok, out, read={"field": "body"})  # type: ignore[arg-type]
+
+
+def test_max_bytes_cuts_plain_text_at_the_cap(tmp_path: Path) -> None:
+    tok = small_tokenizer()
+    data = ("hello world, naïve 漢字 text " * 4000).encode()
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(data)
+    for workers, cap in ((1, 1000), (2, 30_001), (2, 30_002)):
+        finished = encode_corpus(corpus, tok, tmp_path / "ids.npy", read=ReadOptions(max_bytes=cap), workers=workers,
+                                 chunk_bytes=4096, doc_separator=None)
+        kept = data[:cap].decode("utf-8", errors="ignore").encode()  # never half a character
+        assert np.load(tmp_path / "ids.npy").tolist() == tok.encode_bytes(kept)
+        assert finished.corpus_bytes == len(kept)
+
+
 def test_bad_paths_raise_before_any_work(tmp_path: Path) -> None:
     tok = small_tokenizer()
     with pytest.raises(FileNotFoundError, match="corpus file not found"):
-        encode_file_events(tmp_path / "missing.txt", tok, tmp_path / "ids.npy")
+        encode_corpus_events(tmp_path / "missing.txt", tok, tmp_path / "ids.npy")
     (tmp_path / "c.txt").write_text("hi", encoding="utf-8")
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        encode_file_events(tmp_path / "c.txt", tok, tmp_path / "no" / "ids.npy")
+        encode_corpus_events(tmp_path / "c.txt", tok, tmp_path / "no" / "ids.npy")
     with pytest.raises(IsADirectoryError):
-        encode_file_events(tmp_path, tok, tmp_path / "ids.npy")
+        encode_corpus_events(tmp_path / "c.txt", tok, tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["c.txt"]
 
 

@@ -1,0 +1,146 @@
+"""The Evaluate tab's chart: bytes per token as bars (tokenizers × sources) or as the size ladder.
+
+Bars: one colour per tokenizer, one group per source. Ladder: one line per tokenizer and
+source, bytes per token against vocabulary size — the colour says the tokenizer, the
+marker and dash say the source, and the legend lists each tokenizer and each source once.
+The legend sits in head room kept above the data (as many rows as it needs), in dark text
+on white, so it never covers a bar or a line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from core.evaluate.measures import Row
+
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+"""Tokenizer colours (Tableau 10: told apart, also by most colour-blind readers)."""
+SYMBOLS = ("o", "s", "t", "d", "star", "x", "+", "h")
+DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
+SOURCE_GREY = "#555555"
+TRAINING = "training corpus"
+
+
+def source_label(source: str) -> str:
+    """``"/data/held/a.jsonl [lang=en]"`` -> ``"a.jsonl [lang=en]"``."""
+    path, _, group = source.partition(" [")
+    return Path(path).name + (f" [{group}" if group else "")
+
+
+def source_labels(sources: Sequence[str]) -> dict[str, str]:
+    """A short label per source, distinct: the file name (with its group), or the parent
+    folder too when two sources share a name."""
+    short = {s: source_label(s) for s in sources}
+    taken = list(short.values())
+    for s in sources:
+        if taken.count(short[s]) > 1:
+            path, _, group = s.partition(" [")
+            short[s] = str(Path(*Path(path).parts[-2:])) + (f" [{group}" if group else "")
+    return short
+
+
+def tokenizer_of(row: Row) -> str:
+    """The tokenizer a ladder row belongs to: ``"current @ 4096"`` -> ``"current"``."""
+    return row.tokenizer.rsplit(" @ ", 1)[0]
+
+
+class EvaluateChart(pg.PlotWidget):
+    """The chart; `draw(rows, training_curve)` replaces what it shows."""
+
+    def __init__(self) -> None:
+        super().__init__(background="w")
+        self.setLabel("left", "bytes per token")
+        self.setMinimumHeight(180)
+        for name in ("left", "bottom"):
+            self.getAxis(name).setTextPen("#303030")  # the default grey is faint on white
+            self.getAxis(name).setPen("#808080")
+        self.legend = self.addLegend(offset=(10, 5), labelTextColor="#202020", brush=pg.mkBrush(255, 255, 255, 230),
+                                     pen=pg.mkPen("#b0b0b0"))
+        self.legend.hide()  # until there is something to list
+        self.training_line: Any = None  # the dashed "training corpus" curve when drawn
+
+    def draw(self, rows: list[Row], training_curve: tuple[Any, Any] | None = None) -> None:
+        """Bars, or the ladder when every row is a rung (``"name @ size"``)."""
+        self.clear()
+        self.legend.clear()
+        self.training_line = None
+        if rows and all(" @ " in r.tokenizer for r in rows):
+            self._draw_ladder(rows, training_curve)
+        else:
+            self._draw_bars(rows)
+
+    def _legend_rows(self) -> int:
+        """Lay the legend's entries out in as many columns as the chart's width holds; the rows."""
+        labels = [label.text for _sample, label in self.legend.items]
+        self.legend.setVisible(bool(labels))
+        if not labels:
+            return 0
+        room, used, columns = max(self.width() - 90, 150), 0, 0
+        for text in labels:
+            used += self.fontMetrics().horizontalAdvance(text) + 45  # the sample and the spacing
+            if used > room and columns:
+                break
+            columns += 1
+        self.legend.setColumnCount(columns)
+        return math.ceil(len(labels) / columns)
+
+    def _fit_y(self, low: float, high: float) -> None:
+        """Show ``low``..``high`` with head room above for the legend's rows (in pixels)."""
+        rows = self._legend_rows()
+        share = min((rows * 22 + 14) / max(self.height() - 60, 100), 0.6) if rows else 0.05
+        self.setYRange(low, low + (high - low) / (1 - share), padding=0)
+
+    def _draw_bars(self, rows: list[Row]) -> None:
+        self.setLabel("bottom", "")
+        sources = list(dict.fromkeys(r.source for r in rows))
+        names = list(dict.fromkeys(r.tokenizer for r in rows))
+        width = 0.8 / max(len(names), 1)
+        for k, name in enumerate(names):
+            values = {r.source: r.bytes_per_token for r in rows if r.tokenizer == name}
+            xs = [i + (k - (len(names) - 1) / 2) * width for i, s in enumerate(sources) if s in values]
+            heights = [values[s] for s in sources if s in values]
+            color = COLORS[k % len(COLORS)]
+            bars = pg.BarGraphItem(x=xs, height=heights, width=width, brush=color, pen=pg.mkPen("w"), name=name)
+            self.addItem(bars)  # named: the legend lists it
+        labels = source_labels(sources)
+        self.getAxis("bottom").setTicks([[(i, labels[s]) for i, s in enumerate(sources)]])
+        self.setXRange(-0.6, len(sources) - 0.4, padding=0)
+        self._fit_y(0, max((r.bytes_per_token for r in rows), default=1.0))
+
+    def _draw_ladder(self, rows: list[Row], training_curve: tuple[Any, Any] | None) -> None:
+        self.setLabel("bottom", "vocabulary size")
+        self.getAxis("bottom").setTicks(None)
+        names = list(dict.fromkeys(tokenizer_of(r) for r in rows))
+        sources = list(dict.fromkeys(r.source for r in rows))
+        labels = source_labels(sources)
+        for k, name in enumerate(names):
+            color = COLORS[k % len(COLORS)]
+            for j, source in enumerate(sources):
+                points = sorted((r.vocab_size, r.bytes_per_token) for r in rows
+                                if r.source == source and tokenizer_of(r) == name)
+                pen = pg.mkPen(color, width=2, style=DASHES[j % len(DASHES)])
+                self.plot([p[0] for p in points], [p[1] for p in points], pen=pen, symbol=SYMBOLS[j % len(SYMBOLS)],
+                          symbolBrush=color, symbolPen=color, symbolSize=7)
+        # The legend: each tokenizer once (its colour) when there are several, each source once (its marker).
+        if len(names) > 1:
+            for k, name in enumerate(names):
+                self.legend.addItem(pg.PlotDataItem(pen=pg.mkPen(COLORS[k % len(COLORS)], width=3)), name)
+        for j, source in enumerate(sources):
+            sample = pg.PlotDataItem(pen=pg.mkPen(SOURCE_GREY, width=2, style=DASHES[j % len(DASHES)]),
+                                     symbol=SYMBOLS[j % len(SYMBOLS)], symbolBrush=SOURCE_GREY, symbolPen=SOURCE_GREY)
+            self.legend.addItem(sample, labels[source])
+        values = [r.bytes_per_token for r in rows]
+        if training_curve is not None and any(n == "current" for n in names):
+            sizes, bpt = training_curve
+            self.training_line = self.plot(sizes, bpt, pen=pg.mkPen("#7f7f7f", width=2, style=Qt.PenStyle.DashLine),
+                                           name=TRAINING)
+            values += [float(v) for v in bpt]
+        self.enableAutoRange(axis="x")
+        low, high = (min(values), max(values)) if values else (0.0, 1.0)
+        self._fit_y(low - 0.05 * (high - low), high)
