@@ -18,7 +18,8 @@ The API (`__all__`; each name loads on first use, so ``import core`` is light an
     Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
         .encode / .encode_iterable / .encode_with_spans -> [TokenSpan] / .decode
     save_tokenizer(out_dir, vocab, merges, special_tokens, pattern); load_gpt2_files(vocab, merges)
-    encode_file(corpus, tokenizer, out_npy, *, workers=None, progress=None) -> EncodeFinished
+    encode_corpus(sources, tokenizer, out_npy, *, read=None, workers=None, doc_separator=True,
+                  progress=None) -> EncodeFinished                           # a corpus -> .npy of ids
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ if _typing.TYPE_CHECKING:  # what type checkers see; at run time each name loads
     from core.corpus.count_run import count_pretokens
     from core.corpus.pretoken_counts import PretokenCounts
     from core.corpus.sources import ReadOptions
-    from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file
+    from core.encode.corpus import EncodeFinished, EncodeProgress, encode_corpus
     from core.encode.tokenizer import Tokenizer, TokenSpan
     from core.errors import CorpusError, FormatError, InvalidPatternError, InvalidSpecialTokensError, TokenizerError
     from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress
@@ -70,9 +71,9 @@ _HOMES = {
     "TokenSpan": "core.encode.tokenizer",
     "save_tokenizer": "core.formats",
     "load_gpt2_files": "core.formats",
-    "encode_file": "core.encode.corpus_to_npy",
-    "EncodeProgress": "core.encode.corpus_to_npy",
-    "EncodeFinished": "core.encode.corpus_to_npy",
+    "encode_corpus": "core.encode.corpus",
+    "EncodeProgress": "core.encode.corpus",
+    "EncodeFinished": "core.encode.corpus",
 }
 
 __all__ = [
@@ -97,7 +98,7 @@ __all__ = [
     "TrainOptions",
     "TrainRun",
     "count_pretokens",
-    "encode_file",
+    "encode_corpus",
     "load_gpt2_files",
     "resolve_pattern",
     "save_tokenizer",
