@@ -1,120 +1,120 @@
 """BPE Studio's core: exact, fast byte-level BPE training and tokenization. No Qt.
 
-Public API:
-    train_bpe(source, vocab_size, special_tokens, *, pattern="gpt2", workers=None, field="text",
-              max_bytes=None, sample=None, seed=0, doc_max_chars=None,
-              max_token_length=None, min_frequency=1, initial=None) -> (vocab, merges)
-        source: files, folders, globs; plain text, JSONL, Parquet; .gz/.bz2/.xz/.zst
-    train_bpe_from_iterator(texts, vocab_size, special_tokens, ...) -> (vocab, merges): each str a document
-    train_bpe_events(...) -> Iterator of PretokenizeProgress | CountingDone | MergeEvent | Finished
-    count_pretokens(source, special_tokens, *, pattern="gpt2", workers=None, field="text", ...) -> PretokenCounts
-        PretokenCounts: pre-token bytes -> count; a + b; .save(path) / .load(path); .from_pairs(pairs)
-    train_bpe_from_counts(counts, vocab_size, special_tokens=None, ...) -> (vocab, merges): train_bpe's merges
-        (_events / _batches variants as below); core.distributed.count_pretokens: the counting on Dask
-    train_bpe_batches(...) -> the same, with the merges in batches of id columns (MergeBatch);
-        MergeBatch.extend_vocab(token_bytes) grows initial_token_bytes(special_tokens)
-    resolve_pattern(name_or_regex) -> Pattern; GPT2_PATTERN, GPT4_PATTERN
-    Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path) (also .tiktoken)
+The API (`__all__`; each name loads on first use, so ``import core`` is light and loads no numpy):
+
+    options = TrainOptions(vocab_size, special_tokens, *, pattern="gpt2", max_token_length=None,
+                           min_frequency=1, initial=None, workers=None)      # checked when made
+    read = ReadOptions(field="text", sample=None, seed=0, doc_max_chars=None, max_bytes=None)
+    run = train(input, options, *, read=None) -> TrainRun
+        input: paths, folders, globs (text, JSONL, Parquet; .gz/.bz2/.xz/.zst), an iterable of
+        texts, or PretokenCounts. Iterate the run: PretokenizeProgress, CountingDone, MergeBatch,
+        Finished; run.merge_events(): one MergeEvent per merge; run.result() -> (vocab, merges);
+        run.close() / with: cancel.
+    train_bpe(input_path, vocab_size, special_tokens=None, *, pattern="gpt2", workers=None)
+        -> (vocab, merges)                                                   # CS336's signature
+    count_pretokens(input, special_tokens=(), *, pattern="gpt2", workers=None, read=None,
+                    client=None) -> PretokenCounts   # a Mapping[bytes, int]; a + b; .save / .load
+    resolve_pattern(name_or_regex) -> Pattern (checked); GPT2_PATTERN, GPT4_PATTERN
+    Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
         .encode / .encode_iterable / .encode_with_spans -> [TokenSpan] / .decode
     save_tokenizer(out_dir, vocab, merges, special_tokens, pattern); load_gpt2_files(vocab, merges)
-    encode_file(corpus, tokenizer, out_npy, *, workers=None, progress=None) -> EncodeFinished
+    encode_corpus(sources, tokenizer, out_npy, *, read=None, workers=None, doc_separator=True,
+                  progress=None) -> EncodeFinished                           # a corpus -> .npy of ids
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
-from core.corpus.pretoken_counts import PretokenCounts, count_pretokens
-from core.errors import CorpusError, InvalidPatternError, InvalidSpecialTokensError
-from core.events import (
-    BatchedTrainEvent,
-    CountingDone,
-    Finished,
-    MergeBatch,
-    MergeEvent,
-    PretokenizeProgress,
-    TrainEvent,
-    initial_token_bytes,
-)
-from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
-from core.pretokenize.specials import split_on_specials
-from core.train.trainer import (
-    train_bpe,
-    train_bpe_batches,
-    train_bpe_batches_from_iterator,
-    train_bpe_events,
-    train_bpe_from_counts,
-    train_bpe_from_counts_batches,
-    train_bpe_from_counts_events,
-    train_bpe_from_iterator,
-)
+if _typing.TYPE_CHECKING:  # what type checkers see; at run time each name loads on first use
+    from typing import Any
 
-if TYPE_CHECKING:
-    from core.encode.corpus_to_npy import EncodeFinished, EncodeProgress, encode_file, encode_file_events
-    from core.formats import FormatError, load_gpt2_files, save_tokenizer
-    from core.encode.tokenizer import TokenSpan, Tokenizer, TokenizerError
+    from core.corpus.count_run import count_pretokens
+    from core.corpus.pretoken_counts import PretokenCounts
+    from core.corpus.sources import ReadOptions
+    from core.encode.corpus import EncodeFinished, EncodeProgress, encode_corpus
+    from core.encode.tokenizer import Tokenizer, TokenSpan
+    from core.errors import CorpusError, FormatError, InvalidPatternError, InvalidSpecialTokensError, TokenizerError
+    from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress
+    from core.formats import load_gpt2_files, save_tokenizer
+    from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, resolve_pattern
+    from core.train.options import TrainOptions
+    from core.train.run import TrainRun
+    from core.train.trainer import train, train_bpe
+else:
+    # the training package, callable: core.train(input, options) is core.train.trainer.train,
+    # and core.train.merge, core.train.reference, ... stay reachable (a function would hide them)
+    import core.train as train
 
-# The tokenizer side needs numpy; training alone does not. These load on first use, so
-# a training process (and each of its workers) stays ~15 MB smaller.
-_LAZY = {
-    "EncodeFinished": "core.encode.corpus_to_npy",
-    "EncodeProgress": "core.encode.corpus_to_npy",
-    "encode_file": "core.encode.corpus_to_npy",
-    "encode_file_events": "core.encode.corpus_to_npy",
-    "FormatError": "core.formats",
-    "load_gpt2_files": "core.formats",
-    "save_tokenizer": "core.formats",
-    "TokenSpan": "core.encode.tokenizer",
+_HOMES = {
+    "train_bpe": "core.train.trainer",
+    "TrainRun": "core.train.run",
+    "TrainOptions": "core.train.options",
+    "ReadOptions": "core.corpus.sources",
+    "count_pretokens": "core.corpus.count_run",
+    "PretokenCounts": "core.corpus.pretoken_counts",
+    "PretokenizeProgress": "core.events",
+    "CountingDone": "core.events",
+    "MergeBatch": "core.events",
+    "MergeEvent": "core.events",
+    "Finished": "core.events",
+    "CorpusError": "core.errors",
+    "FormatError": "core.errors",
+    "TokenizerError": "core.errors",
+    "InvalidPatternError": "core.errors",
+    "InvalidSpecialTokensError": "core.errors",
+    "GPT2_PATTERN": "core.pretokenize.patterns",
+    "GPT4_PATTERN": "core.pretokenize.patterns",
+    "resolve_pattern": "core.pretokenize.patterns",
     "Tokenizer": "core.encode.tokenizer",
-    "TokenizerError": "core.encode.tokenizer",
+    "TokenSpan": "core.encode.tokenizer",
+    "save_tokenizer": "core.formats",
+    "load_gpt2_files": "core.formats",
+    "encode_corpus": "core.encode.corpus",
+    "EncodeProgress": "core.encode.corpus",
+    "EncodeFinished": "core.encode.corpus",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'core' has no attribute {name!r}")
-
-
 __all__ = [
-    "BatchedTrainEvent",
-    "GPT2_PATTERN",
-    "GPT4_PATTERN",
     "CorpusError",
     "CountingDone",
     "EncodeFinished",
     "EncodeProgress",
-    "FormatError",
     "Finished",
+    "FormatError",
+    "GPT2_PATTERN",
+    "GPT4_PATTERN",
     "InvalidPatternError",
     "InvalidSpecialTokensError",
     "MergeBatch",
     "MergeEvent",
-    "Pattern",
     "PretokenCounts",
     "PretokenizeProgress",
+    "ReadOptions",
     "TokenSpan",
     "Tokenizer",
     "TokenizerError",
-    "TrainEvent",
+    "TrainOptions",
+    "TrainRun",
     "count_pretokens",
-    "encode_file",
-    "encode_file_events",
-    "initial_token_bytes",
+    "encode_corpus",
     "load_gpt2_files",
     "resolve_pattern",
     "save_tokenizer",
-    "split_on_specials",
+    "train",
     "train_bpe",
-    "train_bpe_batches",
-    "train_bpe_batches_from_iterator",
-    "train_bpe_events",
-    "train_bpe_from_counts",
-    "train_bpe_from_counts_batches",
-    "train_bpe_from_counts_events",
-    "train_bpe_from_iterator",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'core' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*__all__, *(n for n, v in globals().items() if type(v) is type(_importlib) and not n.startswith("_"))})

@@ -1,10 +1,10 @@
-"""Counting pre-tokens on a Dask cluster; merging stays here (`core.train_bpe_from_counts`).
+"""Counting pre-tokens on a Dask cluster; merging stays here (`core.train` from the counts).
 
     from distributed import Client
     client = Client("tcp://scheduler:8786")          # or Client(LocalCluster(n_workers=8))
-    counts = core.distributed.count_pretokens("shards/*.parquet", ["<|endoftext|>"], client=client)
+    counts = core.count_pretokens("shards/*.parquet", ["<|endoftext|>"], client=client)
     counts.save("counts.bpc")
-    vocab, merges = core.train_bpe_from_counts(counts, 32_000)
+    vocab, merges = core.train(counts, core.TrainOptions(32_000, ["<|endoftext|>"])).result()
 
 The corpus is cut into shards exactly as local training cuts it into tasks
 (`core.corpus.documents.plan_tasks`): a byte range of an uncompressed file (at exact
@@ -21,6 +21,7 @@ shard counted again (each shard is counted from its input: the result stays exac
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterable
 from typing import Any
 
@@ -33,7 +34,7 @@ from core.pretokenize.counting import count_chunk_bytes
 from core.pretokenize.patterns import resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
 
-__all__ = ["SHARD_BYTES", "count_pretokens", "count_pretokens_events", "require_distributed"]
+__all__ = ["SHARD_BYTES", "count_on_cluster", "count_on_cluster_events", "require_distributed"]
 
 SHARD_BYTES = 32 << 20
 """Default bytes per shard of a large uncompressed file (one Dask task each)."""
@@ -62,7 +63,7 @@ def _count_shard(task: Task, options: ReadOptions, pattern: str, specials: list[
         task, options, resolve_pattern(pattern), specials, count_chunk_bytes, _cache
     )
     return PretokenCounts(counts, pattern=pattern, special_tokens=specials, documents=documents,
-                          input_bytes=input_bytes)
+                          input_bytes=input_bytes, read=options)
 
 
 def _add(*parts: PretokenCounts) -> PretokenCounts:
@@ -70,19 +71,16 @@ def _add(*parts: PretokenCounts) -> PretokenCounts:
     return PretokenCounts.add_all(parts)
 
 
-def count_pretokens_events(
+def count_on_cluster_events(
     source: Source,
     special_tokens: Iterable[str] | None = None,
     *,
     client: Any,
     pattern: str = "gpt2",
-    field: str = "text",
-    sample: float | None = None,
-    seed: int = 0,
-    doc_max_chars: int | None = None,
+    read: ReadOptions | None = None,
     shard_bytes: int | None = None,
 ) -> Generator[PretokenizeProgress, None, PretokenCounts]:
-    """`count_pretokens`, yielding a `PretokenizeProgress` as each shard finishes; the
+    """`count_on_cluster`, yielding a `PretokenizeProgress` as each shard finishes; the
     counts are the generator's return value. Closing the generator cancels the tasks.
 
     The input is checked when the generator starts, before any task is submitted."""
@@ -91,7 +89,7 @@ def count_pretokens_events(
     compiled = resolve_pattern(pattern)
     if shard_bytes is not None and shard_bytes < 1:
         raise ValueError(f"shard_bytes must be positive, got {shard_bytes}")
-    options = ReadOptions(field, sample, seed, doc_max_chars, None)
+    options = _cluster_read_options(source, read)
     corpus = open_corpus(source, options)
     size = corpus.input_bytes
     yield PretokenizeProgress(0, size)
@@ -141,25 +139,38 @@ def count_pretokens_events(
             future.release()
 
 
-def count_pretokens(
+def _cluster_read_options(source: object, read: ReadOptions | None) -> ReadOptions:
+    if isinstance(source, (str, os.PathLike)) or (
+        isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source)
+    ):
+        read = read if read is not None else ReadOptions()
+        if not isinstance(read, ReadOptions):
+            raise TypeError(f"read must be ReadOptions, got {type(read).__name__}")
+        if read.max_bytes is not None:
+            raise ValueError("max_bytes needs the documents in order, which a Dask cluster does not keep; "
+                             "use sample, or count without a client")
+        return read
+    raise TypeError(f"counting on a Dask cluster needs paths, folders or globs its workers can read, "
+                    f"not {type(source).__name__}")
+
+
+def count_on_cluster(
     source: Source,
     special_tokens: Iterable[str] | None = None,
     *,
     client: Any,
     pattern: str = "gpt2",
-    field: str = "text",
-    sample: float | None = None,
-    seed: int = 0,
-    doc_max_chars: int | None = None,
+    read: ReadOptions | None = None,
     shard_bytes: int | None = None,
 ) -> PretokenCounts:
     """Count a corpus's pre-tokens on the Dask cluster ``client`` is connected to: the same
-    table `core.count_pretokens` gives (and so the same merges), whatever the workers.
+    table counting here gives (and so the same merges), whatever the workers
+    (``core.count_pretokens(..., client=client)`` comes here).
 
-    ``max_bytes`` is not offered: a cap needs the shards in order, which a cluster does not keep.
+    ``read.max_bytes`` is refused: a cap needs the shards in order, which a cluster does not keep.
     """
-    events = count_pretokens_events(source, special_tokens, client=client, pattern=pattern, field=field,
-                                    sample=sample, seed=seed, doc_max_chars=doc_max_chars, shard_bytes=shard_bytes)
+    events = count_on_cluster_events(source, special_tokens, client=client, pattern=pattern, read=read,
+                                     shard_bytes=shard_bytes)
     while True:
         try:
             next(events)

@@ -1,12 +1,12 @@
 """Training events: the small records the trainer yields while it trains.
 
 A front end (the GUI's training process, the terminal progress display) follows a training
-run by iterating these; `core.train_bpe` just runs the iterator to the end.
+run (`core.train`'s `TrainRun`) by iterating these; `TrainRun.result` just runs it to the end.
 
-Merges come in two shapes. `core.train_bpe_batches` yields a `MergeBatch` per batch of
-merges: columns of token ids straight from the merge loop, cheap to pickle and to append
-to arrays. `core.train_bpe_events` flattens each batch into one `MergeEvent` per merge,
-with the token bytes. Growing the vocabulary from a batch has one home,
+Merges come in two shapes. A run yields a `MergeBatch` per batch of merges: columns of
+token ids straight from the merge loop, cheap to pickle and to append to arrays.
+`TrainRun.merge_events` flattens each batch into one `MergeEvent` per merge, with the
+token bytes. Growing the vocabulary from a batch has one home,
 `MergeBatch.extend_vocab`, starting from `initial_token_bytes`.
 """
 
@@ -177,7 +177,7 @@ class Finished:
 
 
 TrainEvent = PretokenizeProgress | CountingDone | MergeEvent | Finished
-"""What `core.train_bpe_events` yields."""
+"""What `TrainRun.merge_events` yields."""
 
 BatchedTrainEvent = PretokenizeProgress | CountingDone | MergeBatch | Finished
-"""What `core.train_bpe_batches` yields."""
+"""What a `TrainRun` yields."""

@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import core
-from core.corpus.pretoken_counts import PretokenCounts, check_counting, count_events
-from core.corpus.sources import ReadOptions
+from core.corpus.count_run import check_counting, count_events
+from core.corpus.pretoken_counts import PretokenCounts
 from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import bytes_progress, format_bytes, read_summary
 from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
-from bpe_studio.cli.train import add_source_options
+from bpe_studio.cli.train import add_source_options, read_options
 
 
 def add_count_parser(commands: Any) -> None:
@@ -72,6 +72,7 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     check_text_option("--pattern", args.pattern)
     pattern = core.resolve_pattern(args.pattern)
     specials = validate_special_tokens(args.special_tokens)
+    read = read_options(args)
     if args.dask_local is not None and args.dask_local < 1:
         raise UsageError(f"--dask-local must be at least 1, got {args.dask_local}")
     on_dask = args.dask is not None or args.dask_local is not None
@@ -88,14 +89,10 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
             except ImportError as e:
                 raise UsageError(str(e)) from None
             client = stack.enter_context(_dask_client(args.dask, args.dask_local))
-            events = dist.count_pretokens_events(
-                args.corpus, specials, client=client, pattern=pattern.source, field=args.field,
-                sample=args.sample, seed=args.seed, doc_max_chars=args.doc_max_chars,
-            )
+            events = dist.count_on_cluster_events(args.corpus, specials, client=client, pattern=pattern.source,
+                                                  read=read)
         else:
-            run = check_counting(args.corpus, None, specials, pattern, capped_workers(args.workers), None,
-                                 ReadOptions(args.field, args.sample, args.seed, args.doc_max_chars, args.max_bytes))
-            events = count_events(*run)
+            events = count_events(check_counting(args.corpus, specials, pattern, capped_workers(args.workers), None, read))
         counts = _follow(events, started)
     counts.save(target)
     rows = [

@@ -5,9 +5,11 @@
 
 Writes vocab.json + merges.txt (GPT-2 format), tokenizer_config.json, tokenizer.json and
 tokenizer.tiktoken into the output directory, only once training has finished. Everything
-that can be checked without the corpus (the output folder can be written, the special
-tokens and pattern can be stored) is checked before the corpus is read. Follows the batched stream
-(`core.train_bpe_batches`): the progress line moves once per batch of merges.
+that can be checked without the corpus (the options, the output folder can be written, the
+special tokens and pattern can be stored) is checked before the corpus is read. The options
+are built from the arguments in one place (`train_options`, `read_options`: the
+`core.TrainOptions` and `core.ReadOptions` the library takes). Follows the run
+(`core.train`): the progress line moves once per batch of merges.
 """
 
 from __future__ import annotations
@@ -101,50 +103,89 @@ def _positive(text: str) -> int:
     return value
 
 
+OPTION_FLAGS = {
+    "vocab_size": "--vocab-size", "special_tokens": "--special-token", "max_token_length": "--max-token-length",
+    "min_frequency": "--min-frequency", "workers": "--workers", "pattern": "--pattern", "field": "--field",
+    "sample": "--sample", "seed": "--seed", "doc_max_chars": "--doc-max-chars", "max_bytes": "--max-bytes",
+}
+"""The flag of each `core.TrainOptions` / `core.ReadOptions` field, to name it in an error."""
+
+
+def _as_flags(error: ValueError) -> ValueError:
+    """``error`` with the option's name spelled as its flag (``max_token_length`` -> ``--max-token-length``)."""
+    from bpe_studio.cli import UsageError
+
+    message = str(error)
+    if isinstance(error, InvalidSpecialTokensError):
+        return InvalidSpecialTokensError(f"--special-token: {message}")
+    for name, flag in OPTION_FLAGS.items():
+        if message.startswith(name + " "):
+            return UsageError(flag + message[len(name):])
+    return error
+
+
+def read_options(args: argparse.Namespace) -> core.ReadOptions:
+    """The `core.ReadOptions` of the source options (`add_source_options`)."""
+    try:
+        return core.ReadOptions(field=args.field, sample=args.sample, seed=args.seed,
+                                doc_max_chars=args.doc_max_chars, max_bytes=args.max_bytes)
+    except ValueError as e:
+        raise _as_flags(e) from None
+
+
+def train_options(args: argparse.Namespace, pattern: str, initial: object | None, workers: int | None,
+                  special_tokens: list[str] | None = None) -> core.TrainOptions:
+    """The `core.TrainOptions` of ``bpe-studio train``'s arguments (the pattern, initial
+    tokenizer, workers (`capped_workers`) and, from counts, special tokens as resolved by
+    `run_train`)."""
+    specials = args.special_tokens if special_tokens is None else special_tokens
+    try:
+        return core.TrainOptions(
+            args.vocab_size, specials, pattern=pattern, max_token_length=args.max_token_length,
+            min_frequency=args.min_frequency, initial=initial, workers=workers,
+        )
+    except ValueError as e:
+        raise _as_flags(e) from None
+
+
 def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     out = stream if stream is not None else sys.stdout
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
     from bpe_studio.cli import UsageError
 
-    if args.max_token_length is not None and args.max_token_length < 2:
-        raise UsageError(f"--max-token-length must be at least 2 (bytes), got {args.max_token_length}")
-    if args.min_frequency < 1:
-        raise UsageError(f"--min-frequency must be at least 1, got {args.min_frequency}")
-    workers = capped_workers(args.workers)
     started = time.monotonic()
-    initial = core.Tokenizer.load(args.init) if args.init else None
-    pattern = args.pattern or (initial.pattern.source if initial else "gpt2")
-    specials = list(args.special_tokens)
-    if initial:  # its special tokens (by id) come first
-        inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
-        specials = inherited + [t for t in specials if t not in inherited]
     if bool(args.corpus) == bool(args.from_counts):
         raise UsageError("give either SOURCEs or --from-counts FILE ..., not both" if args.corpus
                          else "the following arguments are required: SOURCE (or --from-counts FILE ...)")
+    if args.pattern is not None:
+        check_text_option("--pattern", args.pattern)
+    for token in args.special_tokens:
+        check_text_option("--special-token", token)
+    read = read_options(args)
+    workers = capped_workers(args.workers)
+    train_options(args, args.pattern or "gpt2", None, workers)  # the values, before anything is read
+    initial = core.Tokenizer.load(args.init) if args.init else None
+    pattern = args.pattern or (initial.pattern.source if initial else "gpt2")
     counts = None
     if args.from_counts:  # checked (read) before anything else is
         reading = [name for name, value in (("--max-bytes", args.max_bytes), ("--sample", args.sample),
                                             ("--doc-max-chars", args.doc_max_chars)) if value is not None]
         if reading:
             raise UsageError(f"{reading[0]} applies when reading a corpus; give it to 'bpe-studio count' instead")
-        counts = sum((core.PretokenCounts.load(path) for path in args.from_counts[1:]),
-                     core.PretokenCounts.load(args.from_counts[0]))
+        counts = core.PretokenCounts.add_all(core.PretokenCounts.load(path) for path in args.from_counts)
         if args.pattern and core.resolve_pattern(args.pattern).source != counts.pattern:
             raise UsageError("--pattern differs from the pattern the counts were made with; leave it out")
         pattern = counts.pattern
-        if not args.special_tokens and not initial:
-            specials = list(counts.special_tokens)
+    counted = list(counts.special_tokens) if counts is not None and not args.special_tokens and not initial else None
+    options = train_options(args, pattern, initial, workers, counted)
+    specials = list(options.special_tokens)
+    if initial:  # its special tokens (by id) come first
+        inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
+        specials = inherited + [t for t in specials if t not in inherited]
     _check_before_reading(args.out, specials, pattern)
-    events = core.train_bpe_from_counts_batches(
-        counts, args.vocab_size, specials if not initial else args.special_tokens or None,
-        max_token_length=args.max_token_length, min_frequency=args.min_frequency, initial=initial,
-    ) if counts is not None else core.train_bpe_batches(
-        args.corpus, args.vocab_size, args.special_tokens, pattern=pattern, workers=workers,
-        field=args.field, max_bytes=args.max_bytes, sample=args.sample, seed=args.seed,
-        doc_max_chars=args.doc_max_chars,
-        max_token_length=args.max_token_length, min_frequency=args.min_frequency, initial=initial,
-    )
+    run = core.train(counts if counts is not None else args.corpus, options,
+                     read=None if counts is not None else read)
     progress = ProgressLine()
     counting: CountingDone | None = None
     finished: Finished | None = None
@@ -152,7 +193,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     merge_start = 0.0
     planned = args.vocab_size - 256 - len(specials)
     try:
-        for event in events:
+        for event in run:
             now = time.monotonic()
             if isinstance(event, PretokenizeProgress):
                 figures = bytes_progress(event.done, event.total, now - started)
@@ -172,7 +213,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         progress.discard()
         raise
     finally:
-        events.close()
+        run.close()
         progress.close()
     assert finished is not None and counting is not None
     paths = save_tokenizer(args.out, finished.vocab, finished.merges, specials, pattern)
@@ -187,7 +228,6 @@ def _check_before_reading(out_dir: str, specials: list[str], pattern: str) -> No
     for token in specials:
         check_text_option("--special-token", token)
     check_text_option("--pattern", pattern)
-    core.resolve_pattern(pattern)
     try:
         check_save_tokenizer(out_dir, specials)
     except InvalidSpecialTokensError as e:

@@ -1,68 +1,59 @@
 """Pre-token counts as a first-class object: count once (here or on a cluster), add, save, train.
 
 BPE training splits in two: counting pre-tokens (reads every byte, parallel) and merging
-(needs only the table of distinct pre-tokens). `PretokenCounts` is that table with what
-it was counted with (pattern, special tokens, documents, input and invalid bytes):
+(needs only the table of distinct pre-tokens). `PretokenCounts` is that table — a
+``Mapping[bytes, int]`` — with what it was counted with (pattern, special tokens,
+documents, input and invalid bytes):
 
     a = core.count_pretokens("shard-1.jsonl", ["<|endoftext|>"])
     b = core.count_pretokens("shard-2.jsonl", ["<|endoftext|>"])
     (a + b).save("counts.bpc")
-    core.train_bpe_from_counts(PretokenCounts.load("counts.bpc"), 32_000)
+    counts = core.PretokenCounts.load("counts.bpc")
+    core.train(counts, core.TrainOptions(32_000, counts.special_tokens)).result()
 
-`count_events` is the one counting path: `core.train_bpe` counts through it, then
-trains from its counts (`core.train.trainer`). The file format is in docs/formats.md,
-"Pre-token counts (.bpc)": a header, JSON metadata, then the counts in the native
-counter's packed layout (`core.pretokenize.counting.ChunkCounts.packed`), little-endian,
-sorted by pre-token bytes (so equal tables give equal files), and a CRC-32.
+Counting a corpus into one: `core.corpus.count_run`. The file format: `core.corpus.bpc_file`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import struct
-import sys
-import zlib
-from array import array
-from collections.abc import Generator, Iterable, Iterator, Mapping
-from itertools import accumulate
-from pathlib import Path
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from core.corpus.counting import count_documents
-from core.corpus.documents import Task, check_unchanged, plan_tasks, text_tasks
-from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
+from core.corpus import bpc_file
+from core.corpus.sources import ReadOptions
 from core.errors import FormatError
-from core.events import PretokenizeProgress
-from core.pretokenize.counting import ChunkCounts, count_chunk_bytes
-from core.pretokenize.counting import CountTable
+from core.pretokenize.counting import ChunkCounts, CountTable
 from core.pretokenize.native import native_module
-from core.pretokenize.patterns import Pattern, resolve_pattern
+from core.pretokenize.patterns import resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["MAGIC", "VERSION", "PretokenCounts", "check_counting", "count_events", "count_pretokens"]
-
-MAGIC = b"BPECOUNT"
-VERSION = 1
-_HEADER = struct.Struct("<8sII")  # magic, version, metadata length
-MIN_CHUNK_BYTES = 1 << 20
-MAX_CHUNK_BYTES = 2 << 20
+__all__ = ["PretokenCounts"]
 
 
-class PretokenCounts:
-    """Pre-token bytes -> occurrences, with what they were counted with.
+class PretokenCounts(Mapping[bytes, int]):
+    """Pre-token bytes -> occurrences (a read-only ``Mapping``), with what they were counted with.
+
+    ``len``, ``[]``, ``in``, iteration, ``items()`` (pairs), ``dict(counts)`` and ``==``
+    work as on a dict; `columns`, `lengths_and_counts` and `packed_words` give the whole
+    table at once, without a Python object per pre-token where they can (training uses them).
 
     Attributes:
         pattern: the pre-tokenization regex (its source text; `resolve_pattern` takes it).
         special_tokens: the special tokens that split the text (not counted).
+        read: how the corpus was read (`ReadOptions`: field, sample + seed, caps), or
+            ``None`` when not known (counts from pairs, or added from differently read parts).
         documents: documents counted; input_bytes: bytes of input read; invalid_bytes:
             bytes that were not valid UTF-8 (kept byte-exact).
 
     ``a + b`` adds two tables counted with the same pattern and special tokens (in any
-    order, the same table); anything else is refused with a ``ValueError``.
+    order, the same table); anything else is refused with a ``ValueError``. Two counts are
+    equal when their tables and what they were counted with are; a counts and a plain
+    mapping, when their tables are.
     """
 
     def __init__(
@@ -73,8 +64,10 @@ class PretokenCounts:
         special_tokens: Iterable[str] = (),
         documents: int = 0,
         input_bytes: int = 0,
+        read: ReadOptions | None = None,
     ) -> None:
         self.pattern = resolve_pattern(pattern).source
+        self.read = read
         self.special_tokens = tuple(validate_special_tokens(special_tokens))
         self.documents = documents
         self.input_bytes = input_bytes
@@ -82,8 +75,9 @@ class PretokenCounts:
         # (to train from without an object per pre-token), or the lists
         self._chunk: ChunkCounts | None = chunk if chunk is not None else ChunkCounts(None, {}, 0)
         self._table: CountTable | None = None
-        self._items: tuple[list[bytes], list[int]] | None = None
-        self._arrays: tuple[bytes, bytes] | None = None  # lengths and counts of _items, when made in C
+        self._columns: tuple[list[bytes], list[int]] | None = None
+        self._arrays: tuple[bytes, bytes] | None = None  # lengths and counts of _columns, when made in C
+        self._dict: dict[bytes, int] | None = None  # for lookups, made on the first one
         self.invalid_bytes = self._chunk.invalid
 
     @classmethod
@@ -100,16 +94,17 @@ class PretokenCounts:
         """Pickled (e.g. for a Dask worker): the compact form or the lists, not the native table."""
         if self._table is not None:
             self.chunk()
-        return {**self.__dict__, "_table": None}
+        return {**self.__dict__, "_table": None, "_dict": None}
 
     def chunk(self) -> ChunkCounts:
         """The counts in the compact form workers send (packed where the native counter is built)."""
         if self._chunk is None and self._table is not None:
             self._chunk = self._table.chunk()
         if self._chunk is None:
-            words, counts = self.items()
+            words, counts = self.columns()
             if native_module() is not None:
-                self._chunk = ChunkCounts(_pack(words, counts, self.invalid_bytes, "native"), None, self.invalid_bytes)
+                self._chunk = ChunkCounts(bpc_file.pack(words, counts, self.invalid_bytes, "native"), None,
+                                          self.invalid_bytes)
             else:
                 self._chunk = ChunkCounts(None, dict(zip(words, counts)), self.invalid_bytes)
         return self._chunk
@@ -126,42 +121,59 @@ class PretokenCounts:
         invalid_bytes: int = 0,
     ) -> PretokenCounts:
         """Counts from any engine's ``(pre-token, count)`` output (a str pre-token is
-        UTF-8 encoded with ``surrogateescape``); repeated pre-tokens add up."""
+        UTF-8 encoded with ``surrogateescape``); repeated pre-tokens add up.
+
+        Raises:
+            TypeError: a pre-token that is not bytes or str, a count that is not an int.
+            ValueError: an empty pre-token, a count below 1, or counts adding up to more
+                bytes than training counts in (2**63).
+        """
         items = pairs.items() if isinstance(pairs, Mapping) else pairs
         table: dict[bytes, int] = {}
         get = table.get
+        corpus_bytes = 0
         for number, (token, n) in enumerate(items):
             if isinstance(token, str):
                 token = token.encode("utf-8", errors="surrogateescape")
-            if not isinstance(token, bytes) or not token:
+            if not isinstance(token, bytes):
+                raise TypeError(f"pair {number}: a pre-token must be non-empty bytes or str, got {token!r}")
+            if not token:
                 raise ValueError(f"pair {number}: a pre-token must be non-empty bytes or str, got {token!r}")
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            if isinstance(n, bool) or not isinstance(n, int):
+                raise TypeError(f"pair {number}: the count of {token!r} must be a positive integer, got {n!r}")
+            if n < 1:
                 raise ValueError(f"pair {number}: the count of {token!r} must be a positive integer, got {n!r}")
+            corpus_bytes += n * len(token)
+            if corpus_bytes > bpc_file.MAX_CORPUS_BYTES:
+                raise ValueError(f"pair {number}: the counts add up to more than 2**63 - 1 bytes of "
+                                 f"pre-tokens (the count of {token!r} is {n}), more than training can count")
             table[token] = get(token, 0) + n
         return cls(ChunkCounts(None, table, invalid_bytes), pattern=pattern, special_tokens=special_tokens,
                    documents=documents, input_bytes=input_bytes)
 
-    def items(self) -> tuple[list[bytes], list[int]]:
+    # -- the whole table at once ---------------------------------------------------------------
+
+    def columns(self) -> tuple[list[bytes], list[int]]:
         """``(pre-tokens, counts)``, every distinct pre-token once (in no set order)."""
-        if self._items is None:
+        if self._columns is None:
             table = self._table
             if table is None:
                 table = CountTable()
                 table.add(self.chunk())
-            self._items = table.items()
+            self._columns = table.items()
             self._arrays = table.arrays()
             self._table = None  # the lists stand for it now (and take the memory)
-        return self._items
+        return self._columns
 
     def lengths_and_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """The length and count of each pre-token, in the order of `items` (and of
+        """The length and count of each pre-token, in the order of `columns` (and of
         `packed_words`), as int64 arrays: from a native table, made in C (no object per
         pre-token, half a second less on 7.5 million of them)."""
         import numpy as np  # only here: counting alone does not load numpy
 
         arrays = self._table.arrays() if self._table is not None else None
         if arrays is None:
-            words, counts = self.items()
+            words, counts = self.columns()
             arrays = self._arrays
             if arrays is None:
                 return np.fromiter(map(len, words), np.int64, len(words)), np.array(counts, dtype=np.int64)
@@ -169,35 +181,62 @@ class PretokenCounts:
 
     def packed_words(self) -> tuple[bytes, bytes, bytes] | None:
         """``(every pre-token's bytes one after another, lengths, counts)``, the last two as
-        int64 bytes, in the order of `items`: while the native table counting made is still
-        here (`items` not called yet), else None. The merge kernel reads them as they are
-        (`core.train.merge.PackedWords`): no Python object per pre-token."""
+        int64 bytes, in the order of `columns`: while the native table counting made is
+        still here (`columns` not called yet), else None. The merge kernel reads them as
+        they are (`core.train.merge.PackedWords`): no Python object per pre-token."""
         return self._table.packed_words() if self._table is not None else None
 
     def as_dict(self) -> dict[bytes, int]:
-        return dict(zip(*self.items()))
-
-    def __len__(self) -> int:
-        return len(self.items()[0])
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.items()[0])
-
-    def __getitem__(self, token: bytes) -> int:
-        return self.as_dict()[token]
+        """A plain dict of the counts (a copy)."""
+        return dict(self._mapping())
 
     @property
     def total(self) -> int:
         """Pre-tokens counted (special tokens not included)."""
-        return sum(self.items()[1])
+        return sum(self.columns()[1])
+
+    # -- the Mapping ------------------------------------------------------------------------------
+
+    def _mapping(self) -> dict[bytes, int]:
+        if self._dict is None:
+            self._dict = dict(zip(*self.columns()))
+        return self._dict
+
+    def __getitem__(self, token: bytes) -> int:
+        return self._mapping()[token]
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._mapping()
+
+    def __len__(self) -> int:
+        if self._columns is None and self._table is not None:
+            arrays = self._table.arrays()  # counted in C: no lists made (packed_words stays)
+            if arrays is not None:
+                return len(arrays[0]) // 8
+        return len(self.columns()[0])
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.columns()[0])
+
+    def keys(self) -> KeysView[bytes]:
+        return self._mapping().keys()
+
+    def values(self) -> ValuesView[int]:
+        return self._mapping().values()
+
+    def items(self) -> ItemsView[bytes, int]:
+        """``(pre-token, count)`` pairs, as a dict's ``items()``."""
+        return self._mapping().items()
 
     def _meta(self) -> tuple[str, frozenset[str], int, int, int]:
         return (self.pattern, frozenset(self.special_tokens), self.documents, self.input_bytes, self.invalid_bytes)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PretokenCounts):
-            return NotImplemented
-        return self._meta() == other._meta() and self.as_dict() == other.as_dict()
+        if isinstance(other, PretokenCounts):
+            return self._meta() == other._meta() and self._mapping() == other._mapping()
+        if isinstance(other, Mapping):
+            return self._mapping() == dict(other.items())
+        return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -205,6 +244,8 @@ class PretokenCounts:
         name = resolve_pattern(self.pattern).name
         return (f"PretokenCounts({len(self):,} distinct, {self.total:,} pre-tokens, pattern={name}, "
                 f"special_tokens={list(self.special_tokens)}, documents={self.documents:,})")
+
+    # -- adding -------------------------------------------------------------------------------
 
     def check_compatible(self, other: PretokenCounts) -> None:
         """Raise ``ValueError`` unless ``other`` was counted with this pattern and these special tokens."""
@@ -239,27 +280,24 @@ class PretokenCounts:
             table.add(part.chunk())
         return PretokenCounts(table.chunk(), pattern=first.pattern, special_tokens=first.special_tokens,
                               documents=sum(p.documents for p in parts),
-                              input_bytes=sum(p.input_bytes for p in parts))
+                              input_bytes=sum(p.input_bytes for p in parts),
+                              read=first.read if all(p.read == first.read for p in parts) else None)
 
     def __radd__(self, other: object) -> PretokenCounts:
         if other == 0:  # sum(counts)
             return self
         return NotImplemented
 
-    # -- the file --------------------------------------------------------------------------
+    # -- the file (core.corpus.bpc_file) --------------------------------------------------------
 
     def to_bytes(self) -> bytes:
         """The file's bytes (docs/formats.md, "Pre-token counts")."""
-        words, counts = self.items()
-        order = sorted(range(len(words)), key=words.__getitem__)
-        body = _pack([words[i] for i in order], [counts[i] for i in order], self.invalid_bytes, "little")
-        meta = json.dumps({
+        words, counts = self.columns()
+        return bpc_file.encode(words, counts, self.invalid_bytes, {
             "pattern": self.pattern, "special_tokens": list(self.special_tokens), "documents": self.documents,
             "input_bytes": self.input_bytes, "invalid_bytes": self.invalid_bytes, "distinct": len(words),
-            "total": sum(counts),
-        }, ensure_ascii=False).encode()
-        return b"".join((_HEADER.pack(MAGIC, VERSION, len(meta)), meta, body,
-                         struct.pack("<I", zlib.crc32(body, zlib.crc32(meta)))))
+            "total": sum(counts), **({"read": asdict(self.read)} if self.read is not None else {}),
+        })
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the counts to ``path`` atomically (``.bpc`` by convention)."""
@@ -271,36 +309,37 @@ class PretokenCounts:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> PretokenCounts:
-        """Read a file `save` wrote; a truncated, damaged or foreign file raises `FormatError`."""
-        path = Path(path)
+        """Read a file `save` wrote. Not a regular file (a folder, a pipe, a device), or a
+        truncated, damaged or foreign file, raises `FormatError` (the header is checked
+        before the body is read)."""
+        chunk, meta = bpc_file.read_file(path)
+        return cls._from_file(chunk, meta, str(path))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "<bytes>") -> PretokenCounts:
+        """The counts `to_bytes` wrote (`FormatError` if they are not readable)."""
+        chunk, meta = bpc_file.decode(data, name)
+        return cls._from_file(chunk, meta, name)
+
+    @classmethod
+    def _from_file(cls, chunk: ChunkCounts, meta: dict[str, Any], name: str) -> PretokenCounts:
         try:
-            data = path.read_bytes()
-        except IsADirectoryError:
-            raise FormatError(f"{path} is a folder, not a pre-token counts file") from None
-        except FileNotFoundError:
-            raise FormatError(f"{path}: no such file") from None
-        return cls.from_bytes(data, str(path))
+            read = ReadOptions(**meta["read"]) if meta.get("read") is not None else None
+            return cls(chunk, pattern=meta["pattern"], special_tokens=meta["special_tokens"],
+                       documents=int(meta["documents"]), input_bytes=int(meta["input_bytes"]), read=read)
+        except (KeyError, TypeError, ValueError) as e:
+            raise FormatError(f"{name} is not a readable pre-token counts file (its metadata is damaged: {e})") from None
 
     @staticmethod
     def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         """What a counts file was made with — ``pattern``, ``special_tokens``, ``documents``,
         ``input_bytes``, ``distinct``, ... — from its header alone (cheap whatever its size);
         a file that is not one raises `FormatError` (`load` checks the rest)."""
-        path = Path(path)
-        try:
-            with open(path, "rb") as f:
-                head = f.read(_HEADER.size)
-                if len(head) < _HEADER.size or not head.startswith(MAGIC):
-                    raise FormatError(f"{path} is not a pre-token counts file (it does not start with BPECOUNT)")
-                _, version, meta_size = _HEADER.unpack(head)
-                if version != VERSION:
-                    raise FormatError(f"{path} is a pre-token counts file of version {version}; this BPE "
-                                      f"Studio reads version {VERSION}: upgrade BPE Studio or count again")
-                raw = f.read(meta_size)
-        except IsADirectoryError:
-            raise FormatError(f"{path} is a folder, not a pre-token counts file") from None
-        except FileNotFoundError:
-            raise FormatError(f"{path}: no such file") from None
+        import json
+
+        f, size = bpc_file.open_counts_file(path)
+        with f:
+            raw = bpc_file.read_header(f, size, str(path))
         try:
             meta = json.loads(raw)
         except ValueError:
@@ -309,159 +348,7 @@ class PretokenCounts:
             raise FormatError(f"{path} is not a readable pre-token counts file (its header is damaged)")
         return meta
 
-    @classmethod
-    def from_bytes(cls, data: bytes, name: str = "<bytes>") -> PretokenCounts:
-        def bad(why: str) -> FormatError:
-            return FormatError(f"{name} is not a readable pre-token counts file ({why}); "
-                               "write it again with 'bpe-studio count' or PretokenCounts.save")
-
-        if len(data) < _HEADER.size or not data.startswith(MAGIC):
-            raise bad("it does not start with BPECOUNT")
-        _, version, meta_size = _HEADER.unpack_from(data)
-        if version != VERSION:
-            raise FormatError(f"{name} is a pre-token counts file of version {version}; this BPE Studio "
-                              f"reads version {VERSION}: upgrade BPE Studio or count again")
-        start = _HEADER.size + meta_size
-        if len(data) < start + 24 + 4:
-            raise bad("it is truncated")
-        meta_bytes, body = data[_HEADER.size:start], data[start:-4]
-        (crc,) = struct.unpack_from("<I", data, len(data) - 4)
-        try:
-            meta = json.loads(meta_bytes)
-            n, invalid, keys_length = struct.unpack_from("<qqq", body)
-            keys_at = 24 + 12 * n
-            if n < 0 or keys_length < 0 or keys_at + keys_length != len(body):
-                raise ValueError("truncated")
-            lengths = array("I", body[24 + 8 * n:keys_at])
-            numbers = array("q", body[24:24 + 8 * n])
-            if sys.byteorder != "little":  # pragma: no cover
-                lengths.byteswap()
-                numbers.byteswap()
-            if sum(lengths) != keys_length or min(numbers, default=1) < 1:
-                raise ValueError("truncated")
-        except (ValueError, struct.error):
-            raise bad("it is truncated or damaged") from None
-        if zlib.crc32(body, zlib.crc32(meta_bytes)) != crc:
-            raise bad("its checksum does not match: it is damaged")
-        if native_module() is not None and sys.byteorder == "little":
-            chunk = ChunkCounts(body, None, invalid)  # the native counter's own packed layout
-        else:
-            ends = list(accumulate(lengths, initial=keys_at))
-            chunk = ChunkCounts(None, {body[a:b]: c for a, b, c in zip(ends, ends[1:], numbers)}, invalid)
-        return cls(chunk, pattern=meta["pattern"], special_tokens=meta["special_tokens"],
-                   documents=meta["documents"], input_bytes=meta["input_bytes"])
-
-
-def _pack(words: list[bytes], counts: list[int], invalid: int, order: str) -> bytes:
-    """The native counter's packed layout (``_native.c``): int64 n, int64 invalid, int64 keys'
-    length, int64 × n counts, uint32 × n key lengths, the keys; ``order`` "little" or "native"."""
-    numbers = array("q", counts)
-    lengths = array("I", map(len, words))
-    if order == "little" and sys.byteorder != "little":  # pragma: no cover - big-endian machines
-        numbers.byteswap()
-        lengths.byteswap()
-    head = struct.pack("<qqq" if order == "little" else "=qqq", len(words), invalid, sum(lengths))
-    return b"".join((head, numbers.tobytes(), lengths.tobytes(), *words))
-
 
 def _short(pattern: str) -> str:
     name = resolve_pattern(pattern).name
     return name if name != "custom" else repr(pattern if len(pattern) < 40 else pattern[:37] + "...")
-
-
-# -- counting a corpus --------------------------------------------------------------------
-
-
-Counting = tuple["Corpus | Iterator[str]", int, list[str], Pattern, int, int, ReadOptions]
-
-
-def check_counting(
-    source: Source | None,
-    texts: Iterator[str] | None,
-    specials: list[str],
-    pattern: Pattern,
-    workers: int | None,
-    chunk_size: int | None,
-    options: ReadOptions,
-) -> Counting:
-    """Check the workers and chunk size, then the corpus (raising on a bad one); give
-    `count_events`' arguments."""
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    if workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers}")
-    if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-    corpus: Corpus | Iterator[str]
-    if texts is not None:
-        corpus, size = texts, 0
-    else:
-        assert source is not None
-        corpus = open_corpus(source, options)
-        size = corpus.input_bytes
-    if chunk_size is None:
-        # in one process a chunk is also the longest stretch without an event to cancel at
-        largest = MAX_CHUNK_BYTES if workers > 1 else MIN_CHUNK_BYTES
-        chunk_size = min(largest, max(MIN_CHUNK_BYTES, size // (8 * workers)))
-    return corpus, size, specials, pattern, workers, chunk_size, options
-
-
-def count_events(
-    corpus: Corpus | Iterator[str],
-    size: int,
-    specials: list[str],
-    pattern: Pattern,
-    workers: int,
-    chunk_size: int,
-    options: ReadOptions,
-) -> Generator[PretokenizeProgress, None, PretokenCounts]:
-    """Count the corpus in ``workers`` processes, yielding progress; return the counts.
-    Closing the generator stops the workers."""
-    yield PretokenizeProgress(0, size)
-    table = CountTable()
-    done = documents = 0
-    if isinstance(corpus, Corpus):
-        tasks: Iterator[Task] = plan_tasks(corpus, pattern, specials, chunk_size)
-    else:
-        tasks = text_tasks(corpus, chunk_size)
-    for step in count_documents(tasks, options, pattern, specials, workers, count_chunk_bytes, size):
-        if step.counts is not None:
-            table.add(step.counts)
-            done += step.input_bytes
-            documents += step.documents
-        read = done + step.counting
-        yield PretokenizeProgress(read, max(size, read), documents)
-    if isinstance(corpus, Corpus):
-        check_unchanged(corpus)
-    return PretokenCounts.from_table(table, pattern=pattern.source, special_tokens=specials,
-                                     documents=documents, input_bytes=done)
-
-
-def count_pretokens(
-    source: Source,
-    special_tokens: Iterable[str] | None = None,
-    *,
-    pattern: str = "gpt2",
-    workers: int | None = None,
-    field: str = "text",
-    max_bytes: int | None = None,
-    sample: float | None = None,
-    seed: int = 0,
-    doc_max_chars: int | None = None,
-    chunk_size: int | None = None,
-) -> PretokenCounts:
-    """Count a corpus's pre-tokens exactly as `core.train_bpe` does (the same sources and
-    keywords), for `core.train_bpe_from_counts` or to add to other counts.
-
-    ``train_bpe_from_counts(count_pretokens(src, specials), n, specials)`` gives the
-    merges of ``train_bpe(src, n, specials)``.
-    """
-    specials = validate_special_tokens(special_tokens)
-    run = check_counting(source, None, specials, resolve_pattern(pattern), workers, chunk_size,
-                         ReadOptions(field, sample, seed, doc_max_chars, max_bytes))
-    events = count_events(*run)
-    while True:
-        try:
-            next(events)
-        except StopIteration as stop:
-            result: PretokenCounts = stop.value
-            return result

@@ -25,7 +25,7 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Union
 
@@ -69,7 +69,9 @@ class SourceFile:
 
 @dataclass(frozen=True, slots=True)
 class ReadOptions:
-    """How documents are read, sampled and capped (`core.corpus.documents`).
+    """What to read of a corpus: how documents are read, sampled and capped
+    (`core.corpus.documents`). Public as `core.ReadOptions`; checked when made (a bad value
+    raises ``TypeError`` or ``ValueError`` naming it). All but ``field`` are keywords.
 
     Attributes:
         field: the JSONL field / Parquet column holding the text.
@@ -84,6 +86,7 @@ class ReadOptions:
     """
 
     field: str = "text"
+    _: KW_ONLY
     sample: float | None = None
     seed: int = 0
     doc_max_chars: int | None = None
@@ -92,7 +95,8 @@ class ReadOptions:
     def __post_init__(self) -> None:
         if not isinstance(self.field, str) or not self.field:
             raise ValueError(f"the text field must be a non-empty string, got {self.field!r}")
-        if self.sample is not None and (isinstance(self.sample, bool) or not 0 < self.sample <= 1):
+        if self.sample is not None and (isinstance(self.sample, bool) or not isinstance(self.sample, (int, float))
+                                        or not 0 < self.sample <= 1):
             raise ValueError(f"sample must be a fraction in (0, 1], got {self.sample!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise TypeError(f"seed must be an integer, got {self.seed!r}")

@@ -7,7 +7,7 @@ special tokens split the text and are not counted. Two ways, the same counts:
   pass over the bytes in C, counting into the chunk's own hash table, handed back
   *packed* — one bytes object, however many distinct pre-tokens — which
   `CountTable.add` adds into another C table in the parent;
-- the `regex` path (custom patterns, ``BPE_STUDIO_PURE_PYTHON=1``): `count_pretokens`
+- the `regex` path (custom patterns, ``BPE_STUDIO_PURE_PYTHON=1``): `count_with_regex`
   cuts the text into pieces (`core.pretokenize.pieces`), counts them with
   `collections.Counter` and runs the regex once per distinct piece.
 """
@@ -29,10 +29,10 @@ from core.pretokenize.specials import NATIVE_MAX_SPECIALS, special_bytes_regex, 
 if TYPE_CHECKING:
     from core.pretokenize._native import Counts
 
-__all__ = ["ChunkCounts", "CountTable", "NativeTally", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_pretokens"]
+__all__ = ["ChunkCounts", "CountTable", "NativeTally", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_with_regex"]
 
 PIECE_CACHE_ENTRIES = 1 << 18
-"""At most this many distinct pieces are kept in a `count_pretokens` cache (tens of MB)."""
+"""At most this many distinct pieces are kept in a `count_with_regex` cache (tens of MB)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def count_chunk(
     with ``surrogateescape``). Its start and end are the start and end of a text: cut a
     corpus only where `core.corpus.chunks` cuts it, so the chunks' counts add up to the
     whole corpus's. ``cache`` (piece -> pre-tokens) serves the regex path only (see
-    `count_pretokens`); keep one per process and pass it to each call.
+    `count_with_regex`); keep one per process and pass it to each call.
 
     ``count_chunk(b"ab ab<|e|>ab", resolve_pattern("gpt2"), ["<|e|>"])`` counts
     ``{b"ab": 2, b" ab": 1}``; add chunks up with `CountTable`.
@@ -74,7 +74,7 @@ def count_chunk(
     scanner = scanner_for(pattern)
     if scanner is None:
         text = data if isinstance(data, str) else data.decode("utf-8", errors="surrogateescape")
-        counts = count_pretokens(text, pattern, special_tokens, cache)
+        counts = count_with_regex(text, pattern, special_tokens, cache)
         encoded = {t.encode("utf-8", errors="surrogateescape"): n for t, n in counts.items()}
         return ChunkCounts(None, encoded, count_invalid_bytes(text))
     if isinstance(data, str):
@@ -206,7 +206,7 @@ def _counts_module() -> ModuleType:
     return module
 
 
-def count_pretokens(
+def count_with_regex(
     text: str,
     pattern: Pattern,
     special_tokens: Sequence[str],
@@ -215,7 +215,7 @@ def count_pretokens(
     """Count the pre-tokens of ``text`` with the `regex` module (special tokens split the
     text and are not counted).
 
-    ``count_pretokens("ab ab<|e|>ab", gpt2, ["<|e|>"]) -> {"ab": 2, " ab": 1}``
+    ``count_with_regex("ab ab<|e|>ab", gpt2, ["<|e|>"]) -> {"ab": 2, " ab": 1}``
 
     Args:
         cache: piece -> pre-tokens, shared by the calls for the chunks of one file so

@@ -19,9 +19,15 @@ def validate_special_tokens(special_tokens: Iterable[str] | None) -> list[str]:
     """Check the special tokens and return them as a list, in the order given.
 
     Raises:
-        InvalidSpecialTokensError: a token is empty, not a string, given twice, or not
-            valid text (lone surrogates cannot be stored in any file).
+        InvalidSpecialTokensError: a single string instead of a list, or a token that is
+            empty, not a string, given twice, or not valid text (lone surrogates cannot be
+            stored in any file).
     """
+    if isinstance(special_tokens, (str, bytes)):  # list("<|endoftext|>") would be its characters
+        raise InvalidSpecialTokensError(
+            f"special_tokens must be a list of strings, not a {type(special_tokens).__name__}; "
+            f"did you mean [{special_tokens!r}]?"
+        )
     tokens = list(special_tokens or [])
     seen: set[str] = set()
     for token in tokens:

@@ -274,6 +274,7 @@ typedef struct {
     int32_t *forced;             /* left, right ids of the merges to make first */
     Py_ssize_t nforced;
     Py_ssize_t forced_done;
+    int broken; /* a step failed midway: the state may be half-updated, so no step runs again */
 } MergeState;
 
 /* The first 8 bytes of b, big-endian, zero-padded: for two tokens whose prefixes
@@ -1081,6 +1082,12 @@ MergeState_step(MergeState *s, PyObject *arg)
         PyErr_SetString(PyExc_RuntimeError, "MergeState is not initialized");
         return NULL;
     }
+    if (s->broken) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this MergeState stopped on an error in an earlier step and may be half-updated; "
+                        "start the merges again from the words");
+        return NULL;
+    }
     Py_ssize_t max_merges = PyLong_AsSsize_t(arg);
     if (max_merges == -1 && PyErr_Occurred()) {
         return NULL;
@@ -1094,6 +1101,7 @@ MergeState_step(MergeState *s, PyObject *arg)
             int64_t *grown = PyMem_Realloc(rows, (size_t)cap * MERGE_FIELDS * sizeof(int64_t));
             if (grown == NULL) {
                 PyMem_Free(rows);
+                s->broken = 1; /* the merges made in this call are lost to the caller */
                 return PyErr_NoMemory();
             }
             rows = grown;
@@ -1101,6 +1109,7 @@ MergeState_step(MergeState *s, PyObject *arg)
         int r = merge_once(s, rows + n * MERGE_FIELDS);
         if (r < 0) {
             PyMem_Free(rows);
+            s->broken = 1;
             return NULL;
         }
         if (r == 0) {
@@ -1112,6 +1121,7 @@ MergeState_step(MergeState *s, PyObject *arg)
     PyObject *columns = PyTuple_New(MERGE_FIELDS);
     if (columns == NULL) {
         PyMem_Free(rows);
+        s->broken = 1;
         return NULL;
     }
     for (int f = 0; f < MERGE_FIELDS; f++) {
@@ -1119,6 +1129,7 @@ MergeState_step(MergeState *s, PyObject *arg)
         if (column == NULL) {
             PyMem_Free(rows);
             Py_DECREF(columns);
+            s->broken = 1;
             return NULL;
         }
         char *out = PyBytes_AS_STRING(column);

@@ -52,7 +52,7 @@ def _load_kernel() -> type[MergeState] | None:
 
 _MergeState = _load_kernel()
 
-_SHIFT = 21  # pair code = left << _SHIFT | right; token ids stay below 2**21
+_SHIFT = 32  # pair code = left << _SHIFT | right: any id the kernel takes (int32) fits
 _MASK = (1 << _SHIFT) - 1
 _ORDER_INVERTING = {i: chr(256 - i) for i in range(256)}
 _END = chr(300)
@@ -76,7 +76,7 @@ def count_pairs(
 ) -> tuple[dict[int, int], dict[int, list[int] | np.ndarray]]:
     """Weighted counts of every adjacent byte pair, and for each pair the words containing it.
 
-    Pair codes are ``left << 21 | right``. Vectorized with numpy over the whole table.
+    Pair codes are ``left << 32 | right`` (`_SHIFT`). Vectorized with numpy over the whole table.
     """
     import numpy as np  # only here: training alone does not load numpy
 
@@ -88,9 +88,9 @@ def count_pairs(
     has_next[np.cumsum(lengths) - 1] = False
     left = np.flatnonzero(has_next)
     del has_next
-    # one sortable int64 per pair occurrence: pair code in the high bits, word below
+    # one sortable int64 per pair occurrence: the two bytes in the high bits, word below
     keys = np.repeat(np.arange(len(words), dtype=np.int64), lengths - 1)
-    keys |= flat[left].astype(np.int64) << (_SHIFT + 32)
+    keys |= flat[left].astype(np.int64) << 40
     keys |= flat[left + 1].astype(np.int64) << 32
     del left, flat
     keys.sort()
@@ -99,15 +99,20 @@ def count_pairs(
     weights = np.asarray(counts, dtype=np.int64)[owners]
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
     totals = np.add.reduceat(weights, starts)
-    pair_counts = dict(zip(codes[starts].tolist(), totals.tolist()))
+    pair_counts = dict(zip(_pair_codes(codes[starts]).tolist(), totals.tolist()))
     # owners within one pair group are sorted; drop repeats (a pair twice in a word)
     keep = np.r_[True, (codes[1:] != codes[:-1]) | (owners[1:] != owners[:-1])]
     codes_k, owners_k = codes[keep], owners[keep]
     group_starts = np.flatnonzero(np.r_[True, codes_k[1:] != codes_k[:-1]])
     # compact int32 arrays: a Python list of ints would cost ~10x the memory
     groups = np.split(owners_k.astype(np.int32), group_starts[1:])
-    pair_words: dict[int, list[int] | np.ndarray] = dict(zip(codes_k[group_starts].tolist(), groups))
+    pair_words: dict[int, list[int] | np.ndarray] = dict(zip(_pair_codes(codes_k[group_starts]).tolist(), groups))
     return pair_counts, pair_words
+
+
+def _pair_codes(byte_pairs: np.ndarray) -> np.ndarray:
+    """``left << 8 | right`` (two bytes) as the loop's codes, ``left << _SHIFT | right``."""
+    return ((byte_pairs >> 8) << _SHIFT) | (byte_pairs & 0xFF)
 
 
 KERNEL_BATCH = 64

@@ -1,7 +1,9 @@
-"""Trainer options: ``max_token_length``, ``min_frequency`` and continued training (``initial``).
+"""What to train: the public `TrainOptions`, checked when made, and their layout for the merge loop.
 
-Adds checking the options and, for continued training, laying out an existing tokenizer
-for the merge loop (the exact rules: docs/semantics.md, "Trainer options"):
+`TrainOptions` says what to train — vocabulary size, special tokens, pattern, max token
+length, min frequency, an initial tokenizer, workers — and refuses a bad value when it is
+made, with one error naming the argument. The exact rules of the trainer options
+(docs/semantics.md, "Trainer options"):
 
 - ``max_token_length`` L: a pair whose merged token would be longer than L bytes is
   never chosen; the best of the other pairs is merged instead.
@@ -13,29 +15,120 @@ for the merge loop (the exact rules: docs/semantics.md, "Trainer options"):
   largest. Its pattern must be the run's pattern (a different one is refused: the
   inherited merges were learned on pre-tokens cut that way).
 
-The merge loop numbers tokens its own way — the 256 bytes, the special tokens, then one
-id per merge — so `InitialVocab` keeps the map from those ids to the tokenizer's own.
+`merge_options` turns them into what the merge loop needs (`MergeOptions`): the initial
+tokenizer is loaded there (it needs its files) and laid out as an `InitialLayout` — the
+loop numbers tokens its own way (the 256 bytes, the special tokens, then one id per
+merge), so the layout keeps the map from those ids to the tokenizer's own.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import sys
+from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Union
 
 from core.errors import InvalidPatternError
-from core.pretokenize.patterns import Pattern
+from core.pretokenize.patterns import Pattern, resolve_pattern
+from core.pretokenize.specials import validate_special_tokens
 
 if TYPE_CHECKING:
     from core.encode.tokenizer import Tokenizer
 
-__all__ = ["InitialVocab", "TrainOptions", "check_train_options"]
+__all__ = ["InitialLayout", "MergeOptions", "TrainOptions", "merge_options"]
 
 InitialTokenizer = Union["Tokenizer", str, "os.PathLike[str]"]
 
 
 @dataclass(frozen=True)
-class InitialVocab:
+class TrainOptions:
+    """What to train, checked when made.
+
+    Args:
+        vocab_size: the vocabulary size to reach: 256 bytes + special tokens + merges.
+        special_tokens: strings that split the text and get their own ids (256, 257, ...),
+            in that order; a list or tuple of strings (kept as a tuple).
+        pattern: ``"gpt2"``, ``"gpt4"`` or a regex for pre-tokenization.
+        max_token_length: never merge a pair whose token would be longer (bytes); at least 2.
+        min_frequency: stop when the best pair occurs fewer times; at least 1.
+        initial: continue training this byte-level tokenizer (a `Tokenizer` or a path
+            `Tokenizer.load` opens): its merges first, then new ones up to ``vocab_size``;
+            its ids and its special tokens (which come first) stay. Its pattern must be
+            ``pattern``. It is loaded when training starts.
+        workers: processes or threads for pre-tokenization (default: all cores).
+
+    Raises:
+        TypeError, ValueError: a value of the wrong type or out of range (the message names
+            the argument); InvalidSpecialTokensError, InvalidPatternError: bad special
+            tokens or pattern.
+
+    Example: ``TrainOptions(10_000, ["<|endoftext|>"], pattern="gpt4")``.
+    """
+
+    vocab_size: int
+    special_tokens: Sequence[str] = ()  # kept as a tuple
+    _: KW_ONLY
+    pattern: str = "gpt2"
+    max_token_length: int | None = None
+    min_frequency: int = 1
+    initial: InitialTokenizer | None = None
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        # a str is refused, not split into characters (validate_special_tokens)
+        object.__setattr__(self, "special_tokens", tuple(validate_special_tokens(self.special_tokens)))
+        _check_int("vocab_size", self.vocab_size)
+        smallest = 256 + len(self.special_tokens)
+        if self.vocab_size < smallest:
+            raise ValueError(
+                f"vocab_size {self.vocab_size} is too small: it needs at least 256 byte tokens "
+                f"+ {len(self.special_tokens)} special tokens = {smallest}"
+            )
+        if not isinstance(self.pattern, str):
+            raise TypeError(f"pattern must be 'gpt2', 'gpt4' or a regex string, got {self.pattern!r}")
+        resolve_pattern(self.pattern)  # raises InvalidPatternError (an empty pattern too)
+        if self.max_token_length is not None:
+            _check_int("max_token_length", self.max_token_length)
+            if self.max_token_length < 2:
+                raise ValueError(
+                    f"max_token_length must be at least 2 (bytes of a merged token), got {self.max_token_length}"
+                )
+        _check_int("min_frequency", self.min_frequency)
+        if self.min_frequency < 1:
+            raise ValueError(f"min_frequency must be at least 1, got {self.min_frequency}")
+        if self.workers is not None:
+            _check_int("workers", self.workers)
+            if self.workers < 1:
+                raise ValueError(f"workers must be at least 1 (or None: all cores), got {self.workers}")
+        _check_initial(self.initial)
+
+    @property
+    def compiled_pattern(self) -> Pattern:
+        """The pattern, resolved (`core.pretokenize.patterns.resolve_pattern`)."""
+        return resolve_pattern(self.pattern)
+
+
+def _check_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+
+
+def _check_initial(initial: object) -> None:
+    if initial is None:
+        return
+    if isinstance(initial, (str, os.PathLike)):
+        if not os.fspath(initial):
+            raise ValueError("initial is an empty path; give the tokenizer's folder or file, or None")
+        return
+    # a Tokenizer exists only if its module is loaded: no import (and no numpy) to check
+    module = sys.modules.get("core.encode.tokenizer")
+    if module is None or not isinstance(initial, module.Tokenizer):
+        raise TypeError(f"initial must be a Tokenizer or the path of one, got {type(initial).__name__}")
+
+
+@dataclass(frozen=True)
+class InitialLayout:
     """An existing tokenizer laid out for the merge loop.
 
     Attributes:
@@ -61,52 +154,36 @@ class InitialVocab:
 
 
 @dataclass(frozen=True)
-class TrainOptions:
-    """The checked options; `initial` is ``None`` unless training continues a tokenizer."""
+class MergeOptions:
+    """What the merge loop takes of `TrainOptions`; ``initial`` is ``None`` unless training
+    continues a tokenizer."""
 
     max_token_length: int | None = None
     min_frequency: int = 1
-    initial: InitialVocab | None = field(default=None)
+    initial: InitialLayout | None = None
 
 
-def check_train_options(
-    *,
-    max_token_length: int | None,
-    min_frequency: int,
-    initial: InitialTokenizer | None,
-    special_tokens: list[str],
-    pattern: Pattern,
-    vocab_size: int,
-) -> tuple[TrainOptions, list[str]]:
-    """Check the options; give them and the run's special tokens (the initial tokenizer's first).
+def merge_options(options: TrainOptions) -> tuple[MergeOptions, list[str]]:
+    """The merge loop's options and the run's special tokens (an initial tokenizer's first),
+    loading and laying out ``options.initial``.
 
     Raises:
-        ValueError: ``max_token_length`` < 2, ``min_frequency`` < 1, ``vocab_size`` smaller
-            than the initial tokenizer, or an initial tokenizer that is not byte-level BPE.
-        InvalidPatternError: the initial tokenizer's pattern is not ``pattern``.
+        ValueError: ``vocab_size`` smaller than the initial tokenizer, or an initial
+            tokenizer that is not byte-level BPE.
+        InvalidPatternError: the initial tokenizer's pattern is not ``options.pattern``.
         FormatError, FileNotFoundError: ``initial`` is a path that does not load.
     """
-    if max_token_length is not None:
-        if isinstance(max_token_length, bool) or not isinstance(max_token_length, int):
-            raise TypeError(f"max_token_length must be an integer, got {max_token_length!r}")
-        if max_token_length < 2:
-            raise ValueError(
-                f"max_token_length must be at least 2 (bytes of a merged token), got {max_token_length}"
-            )
-    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int):
-        raise TypeError(f"min_frequency must be an integer, got {min_frequency!r}")
-    if min_frequency < 1:
-        raise ValueError(f"min_frequency must be at least 1, got {min_frequency}")
-    if initial is None:
-        return TrainOptions(max_token_length, min_frequency), special_tokens
-    layout, specials = _lay_out(_as_tokenizer(initial), special_tokens, pattern)
+    specials = list(options.special_tokens)
+    if options.initial is None:
+        return MergeOptions(options.max_token_length, options.min_frequency), specials
+    layout, specials = _lay_out(_as_tokenizer(options.initial), specials, options.compiled_pattern)
     smallest = len(layout.external_ids)  # its tokens and the new special tokens
-    if vocab_size < smallest:
+    if options.vocab_size < smallest:
         raise ValueError(
-            f"vocab_size {vocab_size} is too small: the initial tokenizer and the new special tokens "
+            f"vocab_size {options.vocab_size} is too small: the initial tokenizer and the new special tokens "
             f"already make {smallest} tokens"
         )
-    return TrainOptions(max_token_length, min_frequency, layout), specials
+    return MergeOptions(options.max_token_length, options.min_frequency, layout), specials
 
 
 def _as_tokenizer(initial: InitialTokenizer) -> Tokenizer:
@@ -123,7 +200,7 @@ def _describe(pattern: Pattern) -> str:
     return repr(pattern.name) if pattern.name != "custom" else repr(pattern.source)
 
 
-def _lay_out(tok: Tokenizer, special_tokens: list[str], pattern: Pattern) -> tuple[InitialVocab, list[str]]:
+def _lay_out(tok: Tokenizer, special_tokens: list[str], pattern: Pattern) -> tuple[InitialLayout, list[str]]:
     if tok.pattern.source != pattern.source:
         raise InvalidPatternError(
             f"the initial tokenizer splits text with the pattern {_describe(tok.pattern)}, not "
@@ -171,4 +248,4 @@ def _lay_out(tok: Tokenizer, special_tokens: list[str], pattern: Pattern) -> tup
             + external[first_merge:]
         )
         next_id += shift
-    return InitialVocab(token_bytes, forced, external, next_id), specials
+    return InitialLayout(token_bytes, forced, external, next_id), specials

@@ -87,7 +87,7 @@ def split_on_specials(text: str, special_tokens: list[str]) -> list[str]:
     return regex.split("|".join(regex.escape(s) for s in ordered), text)
 
 
-def count_pretokens(
+def reference_counts(
     text_or_path: str | bytes | os.PathLike[str],
     special_tokens: list[str],
     *,
@@ -213,7 +213,7 @@ def train_bpe_reference(
         vocab[next_id] = token.encode("utf-8")
         next_id += 1
     steps = reference_merges(
-        count_pretokens(text_or_path, special_tokens, pattern=pattern),
+        reference_counts(text_or_path, special_tokens, pattern=pattern),
         vocab_size - len(vocab) + len(inherited),
         max_token_length=max_token_length,
         min_frequency=min_frequency,

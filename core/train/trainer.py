@@ -1,407 +1,173 @@
 """Byte-level BPE training: exact, parallel, streaming, cancellable.
 
 The recipe (the exact rules: docs/semantics.md):
-1. Check the input: the file, the vocabulary size, the special tokens, the pattern.
+1. Check the input: the options (`TrainOptions`, checked when made; an initial tokenizer is
+   loaded and laid out here), the read options, the corpus.
 2. Read the corpus as tasks of documents (`core.corpus.documents`): files cut into chunks at
    exact pre-token boundaries (`core.corpus.chunks`), JSONL at line ends, Parquet by row
    group, compressed streams read once here and handed over in blocks.
-3. Count pre-tokens per task in worker processes (`core.pretokenize.counting`); add the counts
-   into a `PretokenCounts` (`core.corpus.pretoken_counts.count_events`: the same path as
-   `core.count_pretokens`). Training from counts made elsewhere (`train_bpe_from_counts`)
-   starts at step 4.
+3. Count pre-tokens per task in worker threads or processes (`core.pretokenize.counting`);
+   add the counts into a `PretokenCounts` (`core.corpus.count_run.count_events`: the same
+   path as `core.count_pretokens`). Training from counts made elsewhere starts at step 4.
 4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
    the vocabulary is full — after an initial tokenizer's merges, within the options
-   (`core.train.options`: ``max_token_length``, ``min_frequency``, ``initial``).
+   (``max_token_length``, ``min_frequency``, ``initial``: `core.train.options`).
 
-`train_bpe_batches` yields an event after each step of the way (`core.events`), the merges
-in batches of columns (`MergeBatch`) as the merge loop hands them over; `train_bpe` runs it
-to the end, and `train_bpe_events` flattens it into one `MergeEvent` per merge. Closing
-either iterator stops the workers at once.
+`train` returns a `TrainRun` (`core.train.run`) that yields an event after each step of the
+way (`core.events`), the merges in batches of columns (`MergeBatch`) as the merge loop hands
+them over; `TrainRun.result` runs it to the end. `train_bpe` is CS336's signature over it.
 """
 
 from __future__ import annotations
 
 import operator
+import os
 from array import array
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable
 from itertools import accumulate
 
-import numpy as np
-
-from core.corpus.pretoken_counts import Counting, PretokenCounts, check_counting, count_events
+from core.corpus.bpc_file import MAX_CORPUS_BYTES
+from core.corpus.count_run import CountingRun, check_counting, count_events
+from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import ReadOptions, Source
-from core.errors import CorpusError
-from core.events import (
-    BatchedTrainEvent,
-    CountingDone,
-    Finished,
-    MergeBatch,
-    PretokenizeProgress,
-    TrainEvent,
-    initial_token_bytes,
-)
+from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch, initial_token_bytes
+from core.pretokenize.patterns import resolve_pattern
 from core.train.merge import PackedWords, merge_pairs
-from core.train.options import InitialTokenizer, TrainOptions, check_train_options
-from core.pretokenize.patterns import Pattern, resolve_pattern
-from core.pretokenize.specials import validate_special_tokens
+from core.train.options import MergeOptions, TrainOptions, merge_options
+from core.train.run import TrainRun
 
-__all__ = [
-    "CorpusError", "train_bpe", "train_bpe_batches", "train_bpe_batches_from_iterator", "train_bpe_events",
-    "train_bpe_from_counts", "train_bpe_from_counts_batches", "train_bpe_from_counts_events", "train_bpe_from_iterator",
-]
+__all__ = ["train", "train_bpe"]
+
+
+def train(
+    input: Source | Iterable[str] | PretokenCounts,
+    options: TrainOptions,
+    *,
+    read: ReadOptions | None = None,
+    chunk_size: int | None = None,
+) -> TrainRun:
+    """Train a byte-level BPE tokenizer: check everything now, return the run to iterate or wait on.
+
+    Args:
+        input: what to train on —
+            a path, a folder (its files, recursively, in sorted order, hidden ones skipped),
+            a glob, or a list or tuple of them: plain UTF-8 text (invalid bytes kept
+            byte-exact), JSONL (``.jsonl``, ``.ndjson``) or Parquet, any but Parquet
+            optionally ``.gz``, ``.bz2``, ``.xz`` or ``.zst``; each plain file, JSONL record
+            and Parquet row is a document (nothing is counted or merged across documents);
+            or any other iterable of strings, each a document, read once in order (a
+            streamed dataset works; a list of texts: ``iter(texts)``);
+            or `PretokenCounts` (`core.count_pretokens`, `PretokenCounts.load`, ``a + b``),
+            made with ``options``' pattern and special tokens.
+        options: what to train (`TrainOptions`).
+        read: what to read of a corpus (`ReadOptions`: field, sample + seed, document cap,
+            max bytes); not with counts (they were read when counted).
+        chunk_size: bytes per pre-tokenization task (default: sized from the corpus and the
+            workers). Any value gives the same result.
+
+    Returns:
+        A `TrainRun`: iterate it for `PretokenizeProgress`, `CountingDone`, `MergeBatch`es
+        and `Finished`, or call ``.result()`` for ``(vocab, merges)``. Closing it cancels
+        training and stops the worker processes.
+
+    Raises (here, before any work): TypeError, ValueError, CorpusError, FormatError,
+    OSError for bad options or input — every file of the corpus is checked (and the first
+    record of each JSONL or Parquet file). What is found only while reading (a bad line deep
+    in a file, a corrupt compressed stream, a file changed during the run) raises from the
+    run, before any result.
+
+    Example: on a file holding ``"low low"``, ``train(path, TrainOptions(258)).result()[1] ==
+    [(b"o", b"w"), (b"l", b"ow")]`` — ``(l, o)`` and ``(o, w)`` both occur twice and the
+    tie goes to the greater pair.
+    """
+    if not isinstance(options, TrainOptions):
+        raise TypeError(f"options must be TrainOptions, got {type(options).__name__}; "
+                        "e.g. core.TrainOptions(vocab_size, special_tokens)")
+    if read is not None and not isinstance(read, ReadOptions):
+        raise TypeError(f"read must be ReadOptions, got {type(read).__name__}")
+    if isinstance(input, PretokenCounts):
+        if read is not None and read != ReadOptions():
+            raise ValueError("read options apply when reading a corpus; pre-token counts were read when "
+                             "they were counted (give them to core.count_pretokens)")
+        merging, specials = _check_counts(input, options)
+        return TrainRun(_train_from_counts(input, options.vocab_size, specials, merging), specials)
+    merging, specials = merge_options(options)
+    counting = check_counting(input, specials, options.compiled_pattern, options.workers, chunk_size,
+                              read if read is not None else ReadOptions())
+    return TrainRun(_train(counting, options.vocab_size, merging), specials)
 
 
 def train_bpe(
-    source: Source,
+    input_path: str | os.PathLike[str],
     vocab_size: int,
-    special_tokens: Iterable[str] | None = None,
+    special_tokens: list[str] | None = None,
     *,
     pattern: str = "gpt2",
     workers: int | None = None,
-    field: str = "text",
-    max_bytes: int | None = None,
-    sample: float | None = None,
-    seed: int = 0,
-    doc_max_chars: int | None = None,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    initial: InitialTokenizer | None = None,
 ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """Train a byte-level BPE tokenizer on a corpus.
+    """Train a byte-level BPE tokenizer on a corpus file (CS336's signature; `train` does the work).
 
     Args:
-        source: a file, a directory (its files, recursively, in sorted order, hidden ones
-            skipped), a glob pattern, or a list of them. Plain UTF-8 text (invalid bytes
-            are kept byte-exact), JSONL (``.jsonl``, ``.ndjson``) or Parquet, any but
-            Parquet optionally ``.gz``, ``.bz2``, ``.xz`` or ``.zst``. Each plain file,
-            JSONL record and Parquet row is a document: nothing is counted or merged
-            across a document boundary, as if a special token stood there.
+        input_path: a file (or a folder, a glob, a list of them: as `train` takes them).
         vocab_size: the vocabulary size to reach: 256 bytes + special tokens + merges.
         special_tokens: strings that split the text and get their own ids (256, 257, ...).
         pattern: ``"gpt2"``, ``"gpt4"`` or a regex for pre-tokenization.
-        workers: processes for pre-tokenization (default: all cores).
-        field: the JSONL field / Parquet column holding the text.
-        max_bytes: stop reading after this many bytes of text (the last document is cut there).
-        sample: keep this fraction of the documents, chosen by a hash of ``seed`` and each
-            document's position (reproducible whatever the workers).
-        seed: the sampling seed.
-        doc_max_chars: cut each document after this many characters.
-        max_token_length: never merge a pair whose token would be longer (bytes); at least 2.
-        min_frequency: stop when the best pair occurs fewer times; at least 1.
-        initial: continue training this byte-level tokenizer (a `Tokenizer` or a path
-            `Tokenizer.load` opens): its merges first, in rank order, then new ones up to
-            ``vocab_size``; its ids and special tokens' ids stay. Its pattern must be
-            ``pattern``. See docs/semantics.md, "Trainer options".
+        workers: processes or threads for pre-tokenization (default: all cores).
 
     Returns:
         ``(vocab, merges)``: id -> token bytes, and the merges in the order learned.
         Training stops early when no pair is left to merge.
-
-    Example: on a file holding ``"low low"``, ``train_bpe(path, 258, [])[1] ==
-    [(b"o", b"w"), (b"l", b"ow")]`` — ``(l, o)`` and ``(o, w)`` both occur twice and the
-    tie goes to the greater pair.
     """
-    return _finish(train_bpe_batches(
-        source, vocab_size, special_tokens, pattern=pattern, workers=workers, field=field,
-        max_bytes=max_bytes, sample=sample, seed=seed, doc_max_chars=doc_max_chars,
-        max_token_length=max_token_length, min_frequency=min_frequency, initial=initial,
-    ))
+    if not isinstance(input_path, (str, os.PathLike, list, tuple)):
+        raise TypeError(f"input_path must be the path of a corpus file, got {type(input_path).__name__}; "
+                        "to train on texts or counts use core.train")
+    options = TrainOptions(vocab_size, () if special_tokens is None else special_tokens,
+                           pattern=pattern, workers=workers)
+    return train(input_path, options).result()
 
 
-def train_bpe_from_iterator(
-    texts: Iterable[str],
-    vocab_size: int,
-    special_tokens: Iterable[str] | None = None,
-    *,
-    pattern: str = "gpt2",
-    workers: int | None = None,
-    max_bytes: int | None = None,
-    sample: float | None = None,
-    seed: int = 0,
-    doc_max_chars: int | None = None,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    initial: InitialTokenizer | None = None,
-) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """Train like `train_bpe` on an iterable of strings, each one a document.
-
-    The iterable is read once, in order, a few MB ahead of the workers (so a streamed
-    Hugging Face dataset works: ``(row["text"] for row in dataset)``). A document's
-    position, for ``sample``, is its index.
-    """
-    return _finish(train_bpe_batches_from_iterator(
-        texts, vocab_size, special_tokens, pattern=pattern, workers=workers,
-        max_bytes=max_bytes, sample=sample, seed=seed, doc_max_chars=doc_max_chars,
-        max_token_length=max_token_length, min_frequency=min_frequency, initial=initial,
-    ))
-
-
-def _finish(stream: Iterator[BatchedTrainEvent]) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    finished = None
-    for event in stream:
-        if isinstance(event, Finished):
-            finished = event
-    assert finished is not None
-    return finished.vocab, finished.merges
-
-
-def train_bpe_events(
-    source: Source,
-    vocab_size: int,
-    special_tokens: Iterable[str] | None = None,
-    *,
-    pattern: str = "gpt2",
-    workers: int | None = None,
-    field: str = "text",
-    max_bytes: int | None = None,
-    sample: float | None = None,
-    seed: int = 0,
-    doc_max_chars: int | None = None,
-    chunk_size: int | None = None,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    initial: InitialTokenizer | None = None,
-) -> Iterator[TrainEvent]:
-    """Train like `train_bpe`, yielding events as it goes, one per merge.
-
-    The input is checked at once (this call raises on bad input, before any work: every
-    file of the corpus, and the first record of each JSONL or Parquet file); the returned
-    iterator then yields `PretokenizeProgress` (several), `CountingDone`, one `MergeEvent`
-    per merge and a final `Finished`. What is found only while reading (a bad line deep in
-    a file, a corrupt compressed stream, a file changed during the run) raises from the
-    iterator, before any result. Closing the iterator (or dropping it) cancels training
-    and stops the worker processes. `train_bpe_batches` yields the same merges in batches
-    of columns, which is cheaper when merges come by the thousand.
-
-    Args:
-        chunk_size: bytes per pre-tokenization chunk (default: sized from the corpus and
-            the number of workers). Any value gives the same result.
-        max_token_length, min_frequency, initial: as `train_bpe` takes them.
-    """
-    run = _check_run(source, None, vocab_size, special_tokens, pattern, workers, chunk_size,
-                     ReadOptions(field, sample, seed, doc_max_chars, max_bytes),
-                     TrainOptions(max_token_length, min_frequency), initial)
-    return _one_event_per_merge(_train(*run), initial_token_bytes(run[0][2]))
-
-
-def train_bpe_batches(
-    source: Source,
-    vocab_size: int,
-    special_tokens: Iterable[str] | None = None,
-    *,
-    pattern: str = "gpt2",
-    workers: int | None = None,
-    field: str = "text",
-    max_bytes: int | None = None,
-    sample: float | None = None,
-    seed: int = 0,
-    doc_max_chars: int | None = None,
-    chunk_size: int | None = None,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    initial: InitialTokenizer | None = None,
-) -> Iterator[BatchedTrainEvent]:
-    """Train like `train_bpe_events`, yielding the merges in batches (`MergeBatch`).
-
-    The same stream as `train_bpe_events`, except that each run of consecutive merges
-    (up to `core.train.merge.KERNEL_BATCH`) comes as one `MergeBatch` of id columns instead
-    of one `MergeEvent` per merge; `MergeBatch.extend_vocab` turns the ids into bytes,
-    `MergeBatch.events` into `MergeEvent`s. Closing the iterator cancels training.
-
-        tokens = core.initial_token_bytes(specials)
-        for event in core.train_bpe_batches(path, 10_000, specials):
-            if isinstance(event, core.MergeBatch):
-                event.extend_vocab(tokens)   # tokens[event.token_ids[-1]] is the newest token
-
-    With ``initial``, the batches number tokens as training does (the 256 bytes, the
-    special tokens — the initial tokenizer's first — then one id per merge, its merges
-    first), from ``initial_token_bytes(the initial tokenizer's specials + the new ones)``;
-    `Finished` has the tokenizer's own ids, the same ones when it was trained here.
-    """
-    return _train(*_check_run(source, None, vocab_size, special_tokens, pattern, workers, chunk_size,
-                              ReadOptions(field, sample, seed, doc_max_chars, max_bytes),
-                              TrainOptions(max_token_length, min_frequency), initial))
-
-
-def train_bpe_batches_from_iterator(
-    texts: Iterable[str],
-    vocab_size: int,
-    special_tokens: Iterable[str] | None = None,
-    *,
-    pattern: str = "gpt2",
-    workers: int | None = None,
-    max_bytes: int | None = None,
-    sample: float | None = None,
-    seed: int = 0,
-    doc_max_chars: int | None = None,
-    chunk_size: int | None = None,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    initial: InitialTokenizer | None = None,
-) -> Iterator[BatchedTrainEvent]:
-    """`train_bpe_batches` on an iterable of strings, each one a document (see
-    `train_bpe_from_iterator`); a progress event's total is the bytes read so far (the
-    length is not known)."""
-    if isinstance(texts, (str, bytes)):
-        raise TypeError("texts must be an iterable of strings (documents), not a single string")
-    return _train(*_check_run(None, iter(texts), vocab_size, special_tokens, pattern, workers, chunk_size,
-                              ReadOptions("text", sample, seed, doc_max_chars, max_bytes),
-                              TrainOptions(max_token_length, min_frequency), initial))
-
-
-def train_bpe_from_counts(
-    counts: PretokenCounts,
-    vocab_size: int,
-    special_tokens: Iterable[str] | None = None,
-    *,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    initial: InitialTokenizer | None = None,
-) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """Train from pre-token counts (`core.count_pretokens`, `PretokenCounts.load`, or
-    ``a + b`` of counts made anywhere): exactly the merges `train_bpe` gives on the
-    counted corpus with the same options.
-
-    Args:
-        special_tokens: the special tokens, in id order (default: the ones the counts were
-            made with); they must be the ones the counts were made with (with ``initial``,
-            its special tokens and these).
-        The rest: as `train_bpe` takes them; the pattern is the one the counts were made with.
-    """
-    return _finish(train_bpe_from_counts_batches(
-        counts, vocab_size, special_tokens, max_token_length=max_token_length,
-        min_frequency=min_frequency, initial=initial,
-    ))
-
-
-def train_bpe_from_counts_events(
-    counts: PretokenCounts,
-    vocab_size: int,
-    special_tokens: Iterable[str] | None = None,
-    *,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    initial: InitialTokenizer | None = None,
-) -> Iterator[TrainEvent]:
-    """`train_bpe_from_counts`, yielding `CountingDone`, one `MergeEvent` per merge and
-    `Finished` (as `train_bpe_events` does after counting)."""
-    specials, train_options = _check_counts_run(counts, vocab_size, special_tokens,
-                                                TrainOptions(max_token_length, min_frequency), initial)
-    return _one_event_per_merge(_train_from_counts(counts, vocab_size, specials, train_options),
-                                initial_token_bytes(specials))
-
-
-def train_bpe_from_counts_batches(
-    counts: PretokenCounts,
-    vocab_size: int,
-    special_tokens: Iterable[str] | None = None,
-    *,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    initial: InitialTokenizer | None = None,
-) -> Iterator[BatchedTrainEvent]:
-    """`train_bpe_from_counts`, yielding the merges in batches (as `train_bpe_batches`)."""
-    specials, train_options = _check_counts_run(counts, vocab_size, special_tokens,
-                                                TrainOptions(max_token_length, min_frequency), initial)
-    return _train_from_counts(counts, vocab_size, specials, train_options)
-
-
-def _check_counts_run(
-    counts: PretokenCounts,
-    vocab_size: int,
-    special_tokens: Iterable[str] | None,
-    train_options: TrainOptions,
-    initial: InitialTokenizer | None,
-) -> tuple[list[str], TrainOptions]:
-    if not isinstance(counts, PretokenCounts):
-        raise TypeError(f"counts must be PretokenCounts, got {type(counts).__name__}")
-    if special_tokens is None:
-        special_tokens = counts.special_tokens
-    specials = validate_special_tokens(special_tokens)
-    train_options, specials = _check_training(vocab_size, specials, resolve_pattern(counts.pattern),
-                                              train_options, initial)
+def _check_counts(counts: PretokenCounts, options: TrainOptions) -> tuple[MergeOptions, list[str]]:
+    """The merge options and special tokens, once the counts are known to fit the options."""
+    if resolve_pattern(options.pattern).source != counts.pattern:
+        raise ValueError(
+            f"these pre-token counts were made with another pattern ({_describe(counts.pattern)}), not "
+            f"{_describe(options.pattern)}: train with the pattern they were counted with "
+            "(TrainOptions(..., pattern=counts.pattern)), or count again"
+        )
+    merging, specials = merge_options(options)
     if set(specials) != set(counts.special_tokens):
         raise ValueError(
             f"these pre-token counts were made with the special tokens {list(counts.special_tokens)}, "
             f"not {specials}: train with the special tokens they were counted with, or count again"
         )
-    return specials, train_options
+    return merging, specials
 
 
-_Run = tuple[Counting, int, TrainOptions]
+def _describe(pattern: str) -> str:
+    name = resolve_pattern(pattern).name
+    return repr(name) if name != "custom" else repr(pattern if len(pattern) < 40 else pattern[:37] + "...")
 
 
-def _check_run(
-    source: Source | None,
-    texts: Iterator[str] | None,
-    vocab_size: int,
-    special_tokens: Iterable[str] | None,
-    pattern: str,
-    workers: int | None,
-    chunk_size: int | None,
-    options: ReadOptions,
-    train_options: TrainOptions,
-    initial: InitialTokenizer | None,
-) -> _Run:
-    """Check everything but the corpus, then the corpus (raising on a bad one), and give
-    `_train`'s arguments (``train_options`` completed with the ``initial`` tokenizer,
-    whose special tokens come first)."""
-    specials = validate_special_tokens(special_tokens)
-    compiled = resolve_pattern(pattern)
-    train_options, specials = _check_training(vocab_size, specials, compiled, train_options, initial)
-    return check_counting(source, texts, specials, compiled, workers, chunk_size, options), vocab_size, train_options
-
-
-def _check_training(
-    vocab_size: int,
-    specials: list[str],
-    pattern: Pattern,
-    train_options: TrainOptions,
-    initial: InitialTokenizer | None,
-) -> tuple[TrainOptions, list[str]]:
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int):
-        raise TypeError(f"vocab_size must be an integer, got {vocab_size!r}")
-    if vocab_size < 256 + len(specials):
-        raise ValueError(
-            f"vocab_size {vocab_size} is too small: it needs at least 256 byte tokens "
-            f"+ {len(specials)} special tokens = {256 + len(specials)}"
-        )
-    return check_train_options(
-        max_token_length=train_options.max_token_length, min_frequency=train_options.min_frequency,
-        initial=initial, special_tokens=specials, pattern=pattern, vocab_size=vocab_size,
-    )
-
-
-def _one_event_per_merge(stream: Generator[BatchedTrainEvent], token_bytes: list[bytes]) -> Iterator[TrainEvent]:
-    try:
-        for event in stream:
-            if isinstance(event, MergeBatch):
-                event.extend_vocab(token_bytes)
-                yield from event.events(token_bytes)
-            else:
-                yield event
-    finally:
-        stream.close()  # a cancel reaches the trainer (and its workers) at once
-
-
-def _train(counting: Counting, vocab_size: int, train_options: TrainOptions) -> Generator[BatchedTrainEvent]:
-    """Count (`core.corpus.pretoken_counts.count_events`), then train from the counts."""
-    counts = yield from count_events(*counting)
-    yield from _train_from_counts(counts, vocab_size, counting[2], train_options)
+def _train(counting: CountingRun, vocab_size: int, merging: MergeOptions) -> Generator[BatchedTrainEvent]:
+    """Count (`core.corpus.count_run.count_events`), then train from the counts."""
+    counts = yield from count_events(counting)
+    yield from _train_from_counts(counts, vocab_size, counting.specials, merging)
 
 
 def _train_from_counts(
-    counts: PretokenCounts, vocab_size: int, specials: list[str], train_options: TrainOptions
+    counts: PretokenCounts, vocab_size: int, specials: list[str], merging: MergeOptions
 ) -> Generator[BatchedTrainEvent]:
     # the statistics in numpy: with millions of distinct pre-tokens, Python's sort and sums
     # took a second (7.5M on 500 MB)
+    import numpy as np  # only here: `import core` and counting do not load numpy
+
     packed = counts.packed_words()  # the native table's: no Python object per pre-token
     words: list[bytes] | PackedWords
     if packed is not None:
         words, word_counts = PackedWords(*packed), None
         lengths, occurrences = np.frombuffer(words.lengths, np.int64), np.frombuffer(words.counts, np.int64)
     else:
-        words, word_counts = counts.items()
+        words, word_counts = counts.columns()
         lengths, occurrences = counts.lengths_and_counts()
     longest = int(lengths.argmax()) if len(lengths) else -1
     if longest < 0:
@@ -412,6 +178,12 @@ def _train_from_counts(
     else:
         longest_pretoken = words[longest]
     frequencies = array("q", np.sort(occurrences)[::-1].tobytes())
+    # the int64 sums below would wrap silently: a bound first (reductions, not a float dot
+    # product, whose BLAS threads would spin on after it and slow the merges), near the
+    # limit the exact sum
+    bound = float(occurrences.sum(dtype=np.float64)) * float(lengths.max()) if len(lengths) else 0.0
+    if bound > 2.0**62 and sum(map(operator.mul, lengths.tolist(), occurrences.tolist())) > MAX_CORPUS_BYTES:
+        raise ValueError("the pre-token counts add up to more than 2**63 - 1 bytes, more than training can count")
     corpus_bytes = int(lengths @ occurrences)
     corpus_tokens = corpus_bytes
     yield CountingDone(
@@ -428,11 +200,11 @@ def _train_from_counts(
     token_bytes = initial_token_bytes(specials)
     merges: list[tuple[bytes, bytes]] = []
     num_merges = vocab_size - len(token_bytes)  # an initial tokenizer's merges included
-    initial = train_options.initial
+    initial = merging.initial
     rank = 0
     batches = merge_pairs(
-        words, word_counts, token_bytes, num_merges, max_token_length=train_options.max_token_length,
-        min_frequency=train_options.min_frequency, forced=initial.forced if initial else (),
+        words, word_counts, token_bytes, num_merges, max_token_length=merging.max_token_length,
+        min_frequency=merging.min_frequency, forced=initial.forced if initial else (),
     )
     # the kernel has its own copy: the words and their arrays are not held while it merges
     del words, word_counts, packed, lengths, occurrences

@@ -4,7 +4,7 @@
     .venv/bin/python tests/benchmarks/bench_distributed.py /tmp/bench500.txt --rounds 2
 
 Each round runs, in fresh processes and in turn: ``core.count_pretokens(workers=2)``
-(the trainer's counting stage) and ``core.distributed.count_pretokens`` on a
+(the trainer's counting stage) and ``core.count_pretokens(..., client=)`` on a
 ``LocalCluster(n_workers=2, processes=True, threads_per_worker=1)`` (started before the
 clock; its start-up is reported apart). Printed: medians of wall time, the peak memory of
 the whole process tree (workers summed), each Dask worker's own peak, and the bytes
@@ -54,7 +54,7 @@ def child(mode: str, corpus: str, out: str) -> None:
         client.run(lambda: __import__("core.distributed"))  # imports not timed
         startup = time.perf_counter() - t0
         started = time.perf_counter()
-        counts = cd.count_pretokens(corpus, [SPECIAL], client=client)
+        counts = core.count_pretokens(corpus, [SPECIAL], client=client)
         seconds = time.perf_counter() - started
         workers = sorted(client.run(_maxrss_mb).values())
         shards = len(list(core.corpus.documents.plan_tasks(

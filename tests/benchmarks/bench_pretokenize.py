@@ -8,7 +8,7 @@ Three measurements, each in a fresh process, taking turns round after round (med
 - ``scan``: `core.pretokenize.counting.count_chunk` over the whole file in one call and
   one process — the native scanner and its hash table alone (MB/s per core; also by the
   process's CPU time, which other processes on a shared machine disturb less than wall time);
-- ``train 1`` / ``train 2``: the trainer's counting stage (`core.train_bpe_batches` until
+- ``train 1`` / ``train 2``: the trainer's counting stage (a `core.train` run until
   `CountingDone`: chunking, workers — threads of one process on the native path —, adding
   up the counts) with ``workers=1`` and ``workers=2``; the ratio is the speed-up of a
   second worker;
@@ -50,7 +50,7 @@ def child(mode: str, corpus: str, pattern: str) -> None:
         return
     workers = int(mode.split()[1])
     started = time.perf_counter()
-    for event in core.train_bpe_batches(corpus, 257, [SPECIAL], pattern=pattern, workers=workers):
+    for event in core.train(corpus, core.TrainOptions(257, [SPECIAL], pattern=pattern, workers=workers)):
         if isinstance(event, core.CountingDone):
             harness.child_result(time.perf_counter() - started, distinct=event.distinct)
             return

@@ -115,7 +115,7 @@ def read_jsonl_zst(path: str):
 def run_ours(corpus: str, vocab_size: int, workers: int | None) -> dict[str, int]:
     import core
 
-    vocab, merges = core.train_bpe(corpus, vocab_size, [EOT], field="text", workers=workers)
+    vocab, merges = core.train(corpus, core.TrainOptions(vocab_size, [EOT], workers=workers), read=core.ReadOptions(field="text")).result()
     return {"vocab": len(vocab)}
 
 

@@ -40,7 +40,7 @@ def run_ours(corpus: str, vocab_size: int) -> None:
 
     started = time.perf_counter()
     counted = 0.0
-    for event in core.train_bpe_batches(corpus, vocab_size, [SPECIAL]):
+    for event in core.train(corpus, core.TrainOptions(vocab_size, [SPECIAL])):
         if isinstance(event, core.CountingDone):
             counted = time.perf_counter() - started
     seconds = time.perf_counter() - started

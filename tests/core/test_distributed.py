@@ -78,7 +78,7 @@ def _run(events):
 
 
 def test_cluster_counts_equal_local_counts_and_train_identically(client, corpus) -> None:
-    counts, progress = _run(cd.count_pretokens_events(corpus, [EOT], client=client, shard_bytes=20_000))
+    counts, progress = _run(cd.count_on_cluster_events(corpus, [EOT], client=client, shard_bytes=20_000))
     local = core.count_pretokens(corpus, [EOT], workers=2)
     assert counts == local  # the table, documents, input bytes and invalid bytes
     assert counts.documents == 1 + 300 + 300 and counts.invalid_bytes == 1
@@ -88,13 +88,13 @@ def test_cluster_counts_equal_local_counts_and_train_identically(client, corpus)
     assert shards >= 3 + 6
     assert [p.done for p in progress] == sorted(p.done for p in progress)
     assert progress[-1].done == progress[-1].total == local.input_bytes
-    assert core.train_bpe_from_counts(counts, 600) == core.train_bpe(corpus, 600, [EOT])
+    assert core.train(counts, core.TrainOptions(600, counts.special_tokens, pattern=counts.pattern)).result() == core.train_bpe(corpus, 600, [EOT])
 
 
 def test_cluster_counts_follow_the_read_options(client, corpus) -> None:
     options = {"sample": 0.5, "seed": 3, "doc_max_chars": 40}
-    counts = cd.count_pretokens(corpus[1:], [EOT], client=client, **options)
-    assert counts == core.count_pretokens(corpus[1:], [EOT], workers=1, **options)
+    counts = core.count_pretokens(corpus[1:], [EOT], client=client, read=core.ReadOptions(**options))
+    assert counts == core.count_pretokens(corpus[1:], [EOT], workers=1, read=core.ReadOptions(**options))
 
 
 def test_bad_input_fails_before_any_task(client, corpus, tmp_path) -> None:
@@ -105,11 +105,11 @@ def test_bad_input_fails_before_any_task(client, corpus, tmp_path) -> None:
     client.submit = lambda *a, **k: submitted.append(a) or original(*a, **k)  # type: ignore[method-assign]
     try:
         with pytest.raises(core.CorpusError, match="empty.txt is empty"):
-            cd.count_pretokens([corpus[0], empty], [EOT], client=client)
+            core.count_pretokens([corpus[0], empty], [EOT], client=client)
         with pytest.raises(FileNotFoundError, match="missing.txt"):
-            cd.count_pretokens(tmp_path / "missing.txt", client=client)
+            core.count_pretokens(tmp_path / "missing.txt", client=client)
         with pytest.raises(core.InvalidPatternError):
-            cd.count_pretokens(corpus, client=client, pattern="(")
+            core.count_pretokens(corpus, client=client, pattern="(")
     finally:
         del client.submit
     assert submitted == []
@@ -119,11 +119,11 @@ def test_an_error_deep_in_a_shard_reaches_the_caller(client, tmp_path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"text": "fine"}) + "\n" + "{not json\n", encoding="utf-8")
     with pytest.raises(core.CorpusError, match="bad.jsonl, line 2: not valid JSON"):
-        cd.count_pretokens(path, client=client)
+        core.count_pretokens(path, client=client)
 
 
 def test_closing_the_events_cancels_the_tasks(client, corpus) -> None:
-    events = cd.count_pretokens_events(corpus, [EOT], client=client, shard_bytes=5_000)
+    events = cd.count_on_cluster_events(corpus, [EOT], client=client, shard_bytes=5_000)
     next(events)
     next(events)
     events.close()
@@ -141,7 +141,7 @@ def _our_tasks(client) -> list[str]:
 
 def test_a_killed_worker_is_replaced_and_the_counts_stay_exact(client, corpus) -> None:
     pids = client.run(os.getpid)
-    events = cd.count_pretokens_events(corpus, [EOT], client=client, shard_bytes=5_000)
+    events = cd.count_on_cluster_events(corpus, [EOT], client=client, shard_bytes=5_000)
     next(events)
     next(events)  # tasks are running
     os.kill(next(iter(pids.values())), signal.SIGKILL)

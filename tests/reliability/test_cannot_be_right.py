@@ -50,7 +50,7 @@ def test_a_sample_that_keeps_no_document(tmp_path: Path, run_cli: Callable[..., 
     _one_error(result, "kept no document", "larger fraction")
     _nothing_written(out)
     with pytest.raises(CorpusError, match="kept no document"):
-        core.count_pretokens(path, sample=1e-12, workers=1)
+        core.count_pretokens(path, workers=1, read=core.ReadOptions(sample=1e-12))
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -73,7 +73,7 @@ def test_text_with_a_few_bad_bytes_still_trains_byte_exact(tmp_path: Path) -> No
     assert 0.005 < not_text_share(data) < 0.3
     path = tmp_path / "mixed.txt"
     path.write_bytes(data)
-    from core.train.reference import count_pretokens as reference_counts
+    from core.train.reference import reference_counts
 
     counts = core.count_pretokens(path, workers=2)
     assert counts.as_dict() == reference_counts(data, [])

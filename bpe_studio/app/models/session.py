@@ -16,12 +16,14 @@ import base64
 import json
 import math
 import os
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from core.corpus.sources import ReadOptions
 from core.formats.atomic import atomic_output
 from core.formats.base import FormatError, file_kind, read_bytes
+from core.train.options import TrainOptions
 
 FORMAT_NAME = "bpe-studio-session"
 FORMAT_VERSION = 1
@@ -33,51 +35,79 @@ class SessionError(ValueError):
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """What the user chose in the settings panel.
+    """What the user chose in the settings panel: the library's two option objects and the corpus.
 
     Attributes:
         corpus: the corpus: a file, a folder or a glob, or several separated by ``;``
             (`sources`).
-        vocab_size: target vocabulary size (256 bytes + special tokens + merges).
-        special_tokens: special tokens in id order.
-        pattern: ``"gpt2"``, ``"gpt4"`` or a custom regex.
-        workers: pre-tokenization workers, threads or processes (``None``: all cores).
-        max_token_length, min_frequency: the trainer options (docs/semantics.md).
-        initial: the tokenizer continued (a path), or ``None``; its special tokens come
-            first in ``special_tokens`` and its pattern is ``pattern``.
+        options: what to train (`core.TrainOptions`, checked when made): vocabulary size,
+            special tokens in id order (a continued tokenizer's first), pattern, workers,
+            ``max_token_length``, ``min_frequency`` and ``initial`` (the path of the tokenizer
+            continued, or ``None``).
+        read: how the corpus is read (`core.ReadOptions`: field, max bytes, sample + seed).
         inherited_merges: how many of the merges are the initial tokenizer's.
-        field: the JSONL field / Parquet column holding the text.
-        max_bytes: read at most this much text (``None``: all).
-        sample: keep this fraction of the documents (``None``: all), with ``seed``.
+
+    The options' fields read through as attributes (``settings.vocab_size``,
+    ``settings.special_tokens``, ``settings.field``, ...).
     """
 
     corpus: str
-    vocab_size: int
-    special_tokens: tuple[str, ...] = ()  # none by default, as in `bpe-studio train`
-    pattern: str = "gpt2"
-    workers: int | None = None
-    max_token_length: int | None = None
-    min_frequency: int = 1
-    initial: str | None = None
+    options: TrainOptions
+    read: ReadOptions = ReadOptions()
     inherited_merges: int = 0
-    field: str = "text"
-    max_bytes: int | None = None
-    sample: float | None = None
-    seed: int = 0
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for names that are not attributes: the options' fields
+        if name in _TRAIN_FIELDS:
+            return getattr(self.options, name)
+        if name in _READ_FIELDS:
+            return getattr(self.read, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     @property
     def sources(self) -> list[str]:
         """The corpus as a list of sources (`split_sources`)."""
         return split_sources(self.corpus)
 
-    def source_options(self) -> dict[str, Any]:
-        """The keywords `core.train_bpe` takes for how the corpus is read."""
-        return {"field": self.field, "max_bytes": self.max_bytes, "sample": self.sample, "seed": self.seed}
-
     @property
     def max_merges(self) -> int:
         """The number of merges a run makes if pairs do not run out first."""
-        return max(0, self.vocab_size - 256 - len(self.special_tokens))
+        return max(0, self.options.vocab_size - 256 - len(self.options.special_tokens))
+
+
+_TRAIN_FIELDS = frozenset(f.name for f in fields(TrainOptions) if f.name != "_")
+_READ_FIELDS = frozenset(f.name for f in fields(ReadOptions))
+
+
+def settings_to_json(settings: TrainSettings) -> dict[str, Any]:
+    """The settings as one flat JSON object (as sessions have always stored them)."""
+    options = {name: getattr(settings.options, name) for name in sorted(_TRAIN_FIELDS)}
+    options["special_tokens"] = list(settings.options.special_tokens)
+    if options["initial"] is not None:
+        options["initial"] = os.fspath(options["initial"])
+    return {"corpus": settings.corpus, **options, **asdict(settings.read),
+            "inherited_merges": settings.inherited_merges}
+
+
+def settings_from_json(raw: dict[str, Any]) -> TrainSettings:
+    """The settings `settings_to_json` wrote (older sessions lack some keys: defaults).
+
+    Raises:
+        KeyError, TypeError, ValueError: a value is missing or wrong (the options' own checks).
+    """
+    def optional(name: str, kind: type) -> Any:
+        value = raw.get(name)
+        return None if value is None else kind(value)
+
+    options = TrainOptions(
+        int(raw["vocab_size"]), tuple(str(t) for t in raw["special_tokens"]), pattern=str(raw["pattern"]),
+        workers=optional("workers", int), max_token_length=optional("max_token_length", int),
+        min_frequency=int(raw.get("min_frequency", 1)), initial=optional("initial", str),
+    )
+    read = ReadOptions(field=str(raw.get("field", "text")), max_bytes=optional("max_bytes", int),
+                       sample=optional("sample", float), seed=int(raw.get("seed", 0)),
+                       doc_max_chars=optional("doc_max_chars", int))
+    return TrainSettings(str(raw["corpus"]), options, read, int(raw.get("inherited_merges", 0)))
 
 
 SOURCE_SEPARATOR = ";"
@@ -143,7 +173,7 @@ def session_to_json(session: Session) -> dict[str, Any]:
     return {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "settings": asdict(session.settings),
+        "settings": settings_to_json(session.settings),
         "partial": session.partial,
         "stats": session.stats,
         "vocab": [[token_id, _b64(token)] for token_id, token in sorted(session.vocab.items())],
@@ -172,21 +202,7 @@ def session_from_json(data: Any, source: str = "session") -> Session:
     _check_fields(data, source)
     try:
         raw = data["settings"]
-        settings = TrainSettings(
-            corpus=str(raw["corpus"]),
-            vocab_size=int(raw["vocab_size"]),
-            special_tokens=tuple(str(t) for t in raw["special_tokens"]),
-            pattern=str(raw["pattern"]),
-            workers=None if raw.get("workers") is None else int(raw["workers"]),
-            max_token_length=None if raw.get("max_token_length") is None else int(raw["max_token_length"]),
-            min_frequency=int(raw.get("min_frequency", 1)),
-            initial=None if raw.get("initial") is None else str(raw["initial"]),
-            inherited_merges=int(raw.get("inherited_merges", 0)),
-            field=str(raw.get("field", "text")),
-            max_bytes=None if raw.get("max_bytes") is None else int(raw["max_bytes"]),
-            sample=None if raw.get("sample") is None else float(raw["sample"]),
-            seed=int(raw.get("seed", 0)),
-        )
+        settings = settings_from_json(raw)
         vocab = {int(token_id): _unb64(token) for token_id, token in data["vocab"]}
         merges = [(_unb64(left), _unb64(right)) for left, right in data["merges"]]
         merge_counts = [int(c) for c in data.get("merge_counts", [])]
@@ -220,6 +236,15 @@ def _check_merges(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], so
 
 _INT64 = 2**63
 _INT32 = 2**31
+_SETTINGS_JSON: dict[str, tuple[str, bool]] = {
+    "corpus": ("str", True), "vocab_size": ("int", True), "special_tokens": ("tuple[str, ...]", True),
+    "pattern": ("str", True), "workers": ("int | None", False), "max_token_length": ("int | None", False),
+    "min_frequency": ("int", False), "initial": ("str | None", False), "inherited_merges": ("int", False),
+    "field": ("str", False), "max_bytes": ("int | None", False), "sample": ("float | None", False),
+    "seed": ("int", False), "doc_max_chars": ("int | None", False),
+}
+"""The settings as sessions store them (`settings_to_json`): flat, each key's JSON type and
+whether it is required (keys added later are optional, for older sessions)."""
 _SETTING_LIMITS = {"max_bytes": _INT32 * 1_000_000}  # shown in MB
 _NUMERIC_STATS = ("elapsed", "distinct", "total", "corpus_bytes", "invalid_bytes", "documents", "input_bytes")
 _LIST_STATS = ("frequency_ranks", "frequency_counts")
@@ -287,19 +312,18 @@ def _check_fields(data: dict[str, Any], source: str) -> None:
     raw = data.get("settings")
     if not isinstance(raw, dict):
         raise damaged("settings", raw, "a JSON object")
-    for f in fields(TrainSettings):
-        if f.name not in raw:
-            if f.default is MISSING and f.default_factory is MISSING:
-                raise SessionError(f"{source} is damaged: settings.{f.name} is missing; save the session again")
+    for name, (annotation, required) in _SETTINGS_JSON.items():
+        if name not in raw:
+            if required:
+                raise SessionError(f"{source} is damaged: settings.{name} is missing; save the session again")
             continue
-        annotation = str(f.type)
-        if not _setting_fits(annotation, raw[f.name]):
+        if not _setting_fits(annotation, raw[name]):
             kind = annotation.removesuffix(" | None")
             expected = _EXPECTED.get(kind, kind) + (" or null" if annotation != kind else "")
-            raise damaged(f"settings.{f.name}", raw[f.name], expected)
-        limit = _SETTING_LIMITS.get(f.name, _INT32)  # what the settings panel's spin boxes can show
-        if annotation.startswith("int") and raw[f.name] is not None and raw[f.name] >= limit:
-            raise damaged(f"settings.{f.name}", raw[f.name], f"below {limit:,}")
+            raise damaged(f"settings.{name}", raw[name], expected)
+        limit = _SETTING_LIMITS.get(name, _INT32)  # what the settings panel's spin boxes can show
+        if annotation.startswith("int") and raw[name] is not None and raw[name] >= limit:
+            raise damaged(f"settings.{name}", raw[name], f"below {limit:,}")
     for key in ("vocab", "merges"):
         if not isinstance(data.get(key), list):
             raise damaged(key, data.get(key), "a list")

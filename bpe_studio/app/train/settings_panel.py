@@ -205,20 +205,15 @@ class SettingsPanel(QWidget):
         kept = self.trainer_options.info
         if kept is not None:  # a continued tokenizer's special tokens come first, whatever was edited
             specials = [*kept.special_tokens, *(t for t in specials if t not in kept.special_tokens)]
-        return TrainSettings(
-            corpus=self.corpus(),
-            vocab_size=self.vocab_spin.value(),
-            special_tokens=tuple(specials),
-            pattern=self.pattern(),
-            workers=workers or None,
+        options = core.TrainOptions(
+            self.vocab_spin.value(), tuple(specials), pattern=self.pattern(), workers=workers or None,
             max_token_length=self.trainer_options.max_token_length(),
-            min_frequency=self.trainer_options.min_frequency(),
-            initial=self.trainer_options.initial(),
-            inherited_merges=self.trainer_options.info.merges if self.trainer_options.info else 0,
-            field=self.corpus_options.field(),
-            max_bytes=self.corpus_options.max_bytes(),
-            sample=self.corpus_options.sample(),
+            min_frequency=self.trainer_options.min_frequency(), initial=self.trainer_options.initial(),
         )
+        read = core.ReadOptions(field=self.corpus_options.field(), max_bytes=self.corpus_options.max_bytes(),
+                                sample=self.corpus_options.sample())
+        return TrainSettings(self.corpus(), options, read,
+                             inherited_merges=self.trainer_options.info.merges if self.trainer_options.info else 0)
 
     def set_settings(self, settings: TrainSettings) -> None:
         """Show ``settings`` (e.g. those of an opened session)."""
@@ -227,7 +222,7 @@ class SettingsPanel(QWidget):
         self.specials_edit.setPlainText("\n".join(settings.special_tokens))
         self._set_pattern(settings.pattern)
         self.workers_spin.setValue(settings.workers or 0)
-        self.trainer_options.set_values(settings.max_token_length, settings.min_frequency, settings.initial)
+        self.trainer_options.set_values(settings.options)
         self.corpus_options.set_values(settings)
 
     def minimum_vocab_size(self) -> int:

@@ -9,6 +9,7 @@ continued run must use it). Until it is read, `pending` is True and training wai
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from bpe_studio.app.workers.thread_job import LatestJob
+from core import TrainOptions
 
 TOKENIZER_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json *.tiktoken *.model);;All files (*)"
 
@@ -131,10 +133,13 @@ class TrainerOptions(QObject):
         """A chosen tokenizer is still being read."""
         return self._reads.running
 
-    def set_values(self, max_token_length: int | None, min_frequency: int, initial: str | None) -> None:
-        self.max_length_spin.setValue(max_token_length or 1)
-        self.min_frequency_spin.setValue(min_frequency)
-        self.set_initial(initial)  # read again: its merges are marked kept if it is trained again
+    def set_values(self, options: TrainOptions) -> None:
+        """Show the trainer options of ``options`` (e.g. an opened session's)."""
+        self.max_length_spin.setValue(options.max_token_length or 1)
+        self.min_frequency_spin.setValue(options.min_frequency)
+        # the window continues tokenizers by path; read it again: its merges are marked kept
+        # if it is trained again
+        self.set_initial(None if options.initial is None else os.fspath(options.initial))  # type: ignore[arg-type]
 
     def set_running(self, running: bool) -> None:
         for widget in (self.max_length_spin, self.min_frequency_spin, self.initial_button, self.clear_button):

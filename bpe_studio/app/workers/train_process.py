@@ -6,8 +6,8 @@ the trainer in a thread of the GUI process, every Python call the GUI makes whil
 a 3 MB run froze the window for up to 0.9 s at a time. In a child process the trainer has
 its own GIL and the GUI thread never waits for it.
 
-The child (spawn context: safe with Qt, works from a console script) iterates
-``core.train_bpe_batches``, checks a cancel flag between events, and sends the events as
+The child (spawn context: safe with Qt, works from a console script) iterates the run
+``core.train`` returns for the settings' options, checks a cancel flag between events, and sends the events as
 they are (pickled dataclasses) over a pipe, in lists at most every ~50 ms; the merges held
 back meanwhile go as one columnar `core.MergeBatch` (five arrays, however many merges), which
 the GUI thread appends to its arrays at C speed. Closing the event stream — on cancel, on
@@ -37,7 +37,7 @@ import core
 from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import TrainerStarted
 from core.corpus.processes import main_module_hidden
-from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch
+from core.events import CountingDone, Finished, MergeBatch
 
 BATCH_SECONDS = 0.05
 """Events are held back at most this long before being sent to the GUI."""
@@ -89,21 +89,15 @@ def _check_counts_settings(paths: list[str], settings: TrainSettings) -> None:
                              f"not {list(settings.special_tokens)}; train with those (opening the file sets them)")
 
 
-def _open_run(settings: TrainSettings) -> Iterator[BatchedTrainEvent]:
-    """The trainer's batched events for ``settings``: from the corpus, or from the sum of
-    its pre-token counts files."""
+def _open_run(settings: TrainSettings) -> core.TrainRun:
+    """The training run for ``settings``: on the corpus, or on the sum of its pre-token
+    counts files (checked when opened)."""
     paths = counts_files(settings)
     if paths is None:
-        return core.train_bpe_batches(
-            settings.sources, settings.vocab_size, list(settings.special_tokens),
-            pattern=settings.pattern, workers=settings.workers, **settings.source_options(),
-            **_trainer_options(settings),
-        )
+        return core.train(settings.sources, settings.options, read=settings.read)
     _check_counts_settings(paths, settings)
     counts = core.PretokenCounts.add_all(core.PretokenCounts.load(path) for path in paths)
-    return core.train_bpe_from_counts_batches(
-        counts, settings.vocab_size, list(settings.special_tokens), **_trainer_options(settings)
-    )
+    return core.train(counts, settings.options)
 
 
 def check_settings(settings: TrainSettings) -> None:
@@ -114,14 +108,6 @@ def check_settings(settings: TrainSettings) -> None:
         _check_counts_settings(paths, settings)
         return
     _open_run(settings).close()  # a corpus run checks its input when it is opened
-
-
-def _trainer_options(settings: TrainSettings) -> dict[str, Any]:
-    return {
-        "max_token_length": settings.max_token_length,
-        "min_frequency": settings.min_frequency,
-        "initial": settings.initial,
-    }
 
 
 def _yield_cpu_to_the_gui(pid: int) -> None:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import core
+from core import TrainOptions
 from bpe_studio.app.controllers.closing import CloseGuard
 from bpe_studio.app.controllers.current import CurrentController
 from bpe_studio.app.controllers.encoding import EncodingController, separator_choices
@@ -32,7 +33,7 @@ def train_alone(qtbot, corpus: Path, vocab_size: int = 320) -> tuple[TrainingCon
     results: list = []
     controller.result.connect(lambda session, prebuilt: results.append((session, prebuilt)))
     with qtbot.waitSignal(controller.stopped, timeout=60_000):
-        assert controller.start(TrainSettings(str(corpus), vocab_size, (EOT,), workers=1))
+        assert controller.start(TrainSettings(str(corpus), TrainOptions(vocab_size, (EOT,), workers=1)))
     return controller, results
 
 
@@ -52,7 +53,7 @@ def test_ended_comes_with_the_finished_event_before_the_job_stops(qtbot, make_co
     controller.ended.connect(lambda stage: seen.append(("ended", stage, controller.running)))
     controller.stopped.connect(lambda cancelled: seen.append(("stopped", cancelled, controller.running)))
     with qtbot.waitSignal(controller.stopped, timeout=60_000):
-        controller.start(TrainSettings(str(make_corpus(20_000, seed=2)), 300, (), workers=1))
+        controller.start(TrainSettings(str(make_corpus(20_000, seed=2)), TrainOptions(300, (), workers=1)))
     # `ended` once, as soon as the state finished: the job was still winding down then
     assert seen == [("ended", Stage.FINISHED, True), ("stopped", False, False)]
 
@@ -65,7 +66,7 @@ def test_cancel_keeps_a_partial_result_and_an_early_cancel_restores_the_previous
     controller.job = None
     ended: list[Stage] = []
     controller.ended.connect(ended.append)
-    controller.start(TrainSettings(str(corpus), 40_000, (), workers=1))
+    controller.start(TrainSettings(str(corpus), TrainOptions(40_000, (), workers=1)))
     controller.job.events.connect(lambda _b: controller.state.token_ids and controller.cancel())
     qtbot.waitUntil(lambda: not controller.running, timeout=60_000)
     assert ended == [Stage.CANCELLED] and controller.state.session.partial and controller.state.session.merges
@@ -74,7 +75,7 @@ def test_cancel_keeps_a_partial_result_and_an_early_cancel_restores_the_previous
     # cancelled before the first merge: the previous result is shown again
     restored: list = []
     controller.restored.connect(restored.append)
-    controller.start(TrainSettings(str(corpus), 40_000, (), workers=1))
+    controller.start(TrainSettings(str(corpus), TrainOptions(40_000, (), workers=1)))
     controller.cancel()
     qtbot.waitUntil(lambda: not controller.running, timeout=60_000)
     assert restored == [partial] and controller.state.session is partial
@@ -86,7 +87,7 @@ def test_a_failure_ends_the_state_and_says_why(qtbot, tmp_path):
     failed: list[str] = []
     controller.failed.connect(failed.append)
     with qtbot.waitSignal(controller.stopped, timeout=30_000):
-        controller.start(TrainSettings(str(tmp_path / "missing.txt"), 300))
+        controller.start(TrainSettings(str(tmp_path / "missing.txt"), TrainOptions(300)))
     assert controller.state.stage is Stage.FAILED
     assert len(failed) == 1 and "missing.txt" in failed[0]
 

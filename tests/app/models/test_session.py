@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core import TrainOptions
 from bpe_studio.app.models.session import (
     Session,
     SessionError,
@@ -26,7 +27,7 @@ def make_session() -> Session:
     merges = [(b"\xe2", b"\x80"), (b"\xe2\x80", b"\x99"), (b" ", b"t")]
     for i, (a, b) in enumerate(merges):
         vocab[257 + i] = a + b
-    settings = TrainSettings("/data/c.txt", 260, ("<|endoftext|>",), r"\p{L}+|\s+|.", 3)
+    settings = TrainSettings("/data/c.txt", TrainOptions(260, ("<|endoftext|>",), pattern=r"\p{L}+|\s+|.", workers=3))
     return Session(settings, vocab, merges, [10, 9, 4], [100, 90, 86], True, {"elapsed": 1.5, "distinct": 7})
 
 

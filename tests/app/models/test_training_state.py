@@ -2,7 +2,7 @@
 
 The state appends each `MergeBatch`'s columns to its arrays; whatever the batches (as the
 trainer yields them, joined as the training process sends them, pickled), the columns must
-equal those read off the per-merge events of `core.train_bpe_events`, and the session made
+equal those read off the per-merge events of `TrainRun.merge_events`, and the session made
 at the end (or on cancel) and reopened must give them back.
 """
 
@@ -14,6 +14,7 @@ import random
 import numpy as np
 import pytest
 
+from core import TrainOptions
 import core
 from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import Stage, TrainingState
@@ -32,9 +33,9 @@ def run(tmp_path_factory) -> tuple[TrainSettings, list[object], list[MergeEvent]
     text = EOT.join("".join(rng.choices(syllables, k=400)) for _ in range(20))
     path = tmp_path_factory.mktemp("state") / "c.txt"
     path.write_text(text, encoding="utf-8")
-    settings = TrainSettings(str(path), 900, (EOT,), "gpt2", 1)
-    events = list(core.train_bpe_batches(path, 900, [EOT], workers=1))
-    merges = [e for e in core.train_bpe_events(path, 900, [EOT], workers=1) if isinstance(e, MergeEvent)]
+    settings = TrainSettings(str(path), TrainOptions(900, (EOT,), pattern="gpt2", workers=1))
+    events = list(core.train(path, core.TrainOptions(900, [EOT], workers=1)))
+    merges = [e for e in core.train(path, core.TrainOptions(900, [EOT], workers=1)).merge_events() if isinstance(e, MergeEvent)]
     assert sum(isinstance(e, MergeBatch) for e in events) > 3 and len(merges) > 300
     return settings, events, merges
 

@@ -62,7 +62,7 @@ def test_training_a_folder_of_shards_in_the_window(qtbot, make_window, tmp_path:
     _wait(qtbot, window)
     assert window.banner.text() == ""
     assert window.state.stage is Stage.FINISHED
-    assert window.state.merges() == core.train_bpe(shards, 400, [EOT], field="body")[1]
+    assert window.state.merges() == core.train(shards, core.TrainOptions(400, [EOT]), read=core.ReadOptions(field="body")).result()[1]
     summary = dict(window.summary_panel.rows())
     assert summary["Read:"].startswith("500 documents")
 

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QScrollArea
 
+from core import TrainOptions
 from bpe_studio.app.models.session import Session, TrainSettings
 
 
@@ -17,7 +18,7 @@ def long_token_session(corpus: str) -> Session:
     merges += [(b"+", b"-" * 128), (b"+" + b"-" * 128, b"+")]
     for left, right in merges:
         vocab[len(vocab)] = left + right
-    return Session(TrainSettings(corpus, len(vocab)), vocab, merges, [5] * len(merges), [],
+    return Session(TrainSettings(corpus, TrainOptions(len(vocab))), vocab, merges, [5] * len(merges), [],
                    stats={"elapsed": 1.0, "distinct": 12_345, "total": 1_234_567})
 
 

@@ -7,6 +7,7 @@ import re
 import time
 from array import array
 
+from core import TrainOptions
 from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import TrainerStarted, TrainingState
 from core.events import CountingDone, MergeBatch, PretokenizeProgress
@@ -28,7 +29,7 @@ def test_reading_rate_excludes_opening_and_every_phase_has_an_eta(qtbot, tmp_pat
     panel = ProgressPanel(state)
     qtbot.addWidget(panel)
     t0 = time.monotonic() - 20.0
-    state.start(TrainSettings(str(tmp_path / "c.txt"), 10_256), now=t0)
+    state.start(TrainSettings(str(tmp_path / "c.txt"), TrainOptions(10_256)), now=t0)
     state.apply([TrainerStarted(), PretokenizeProgress(0, 100_000_000)], now=t0 + 8.0)  # 8 s to open
     state.apply([PretokenizeProgress(40_000_000, 100_000_000)], now=time.monotonic())
     panel.refresh()

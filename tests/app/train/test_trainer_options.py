@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
+from core import TrainOptions
 import core
 from bpe_studio.app.models.training_state import Stage
 from bpe_studio.app.train.merges_table import RAW_BYTES_ROLE
@@ -36,7 +37,7 @@ def test_max_token_length_and_min_frequency_reach_the_trainer(qtbot, make_window
     window.start_training()
     wait_until_stopped(qtbot, window)
     assert window.state.stage is Stage.FINISHED, window.banner.text()
-    _, merges = core.train_bpe(corpus, 600, [EOT], max_token_length=3, min_frequency=4)
+    _, merges = core.train(corpus, core.TrainOptions(600, [EOT], max_token_length=3, min_frequency=4)).result()
     assert shown_merges(window) == merges
     assert all(len(a + b) <= 3 for a, b in merges)
     settings = window.state.session.settings
@@ -97,8 +98,8 @@ def test_a_tokenizer_that_cannot_be_read_is_said_so(qtbot, make_window, make_cor
 def test_a_session_keeps_the_trainer_options(tmp_path) -> None:
     from bpe_studio.app.models.session import Session, TrainSettings, load_session, save_session
 
-    settings = TrainSettings("c.txt", 300, (EOT,), "gpt4", None, max_token_length=8, min_frequency=3,
-                             initial=str(tmp_path / "base"), inherited_merges=12)
+    settings = TrainSettings("c.txt", TrainOptions(300, (EOT,), pattern="gpt4", max_token_length=8, min_frequency=3,
+                                                 initial=str(tmp_path / "base")), inherited_merges=12)
     vocab = {i: bytes([i]) for i in range(256)} | {256: EOT.encode()}
     save_session(tmp_path / "s.bpesession", Session(settings, vocab, []))
     assert load_session(tmp_path / "s.bpesession").settings == settings
@@ -109,5 +110,5 @@ def test_merge_counts_by_id_of_a_continued_tokenizer_with_its_own_ids() -> None:
 
     # GPT-2-like: single bytes at other ids, a merge at 256, a special token at 257, a new merge at 258
     vocab = {i: bytes([255 - i]) for i in range(256)} | {256: b"ab", 257: EOT.encode(), 258: b"xy"}
-    session = Session(TrainSettings("c.txt", 259, (EOT,)), vocab, [(b"a", b"b"), (b"x", b"y")], merge_counts=[5, 3])
+    session = Session(TrainSettings("c.txt", TrainOptions(259, (EOT,))), vocab, [(b"a", b"b"), (b"x", b"y")], merge_counts=[5, 3])
     assert session.merge_counts_by_id() == {256: 5, 258: 3}

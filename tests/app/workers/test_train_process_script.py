@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 
+from core import TrainOptions
 from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import SILENCE_SECONDS, TrainingState
 from bpe_studio.app.train.progress_panel import ProgressPanel
@@ -69,7 +70,7 @@ def test_a_silent_training_process_is_reported(qtbot, tmp_path):
     panel = ProgressPanel(state)
     qtbot.addWidget(panel)
     start = time.monotonic() - SILENCE_SECONDS - 5
-    state.start(TrainSettings(str(tmp_path / "c.txt"), 300), now=start)
+    state.start(TrainSettings(str(tmp_path / "c.txt"), TrainOptions(300)), now=start)
     panel.refresh()
     assert "has not started" in panel.detail_label.text()
     assert "has not started" in panel.status_text()

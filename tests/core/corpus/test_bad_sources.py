@@ -21,11 +21,12 @@ import pytest
 import zstandard
 
 import core
+from tests.training import train_run
 from core.errors import CorpusError
 
 
 def _train(source, workers: int = 1, **kw):
-    return list(core.train_bpe_events(source, 300, ["<|endoftext|>"], workers=workers, **kw))
+    return list(train_run(source, 300, ["<|endoftext|>"], workers=workers, **kw).merge_events())
 
 
 def _lines(n: int, bad_at: int | None = None, bad: str = "{not json") -> str:
@@ -47,10 +48,10 @@ def test_first_line_without_the_field_is_refused_at_once(tmp_path: Path) -> None
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps({"content": "x", "id": 3}) + "\n")
     with pytest.raises(CorpusError) as error:
-        core.train_bpe_events(path, 300, [])  # the call itself raises
+        core.train(path, core.TrainOptions(300, [])).merge_events()  # the call itself raises
     assert "c.jsonl, line 1: no field 'text' (its fields: content, id)" in str(error.value)
     assert "--field" in str(error.value)
-    assert core.train_bpe(path, 300, [], field="content", workers=1)[0]
+    assert core.train(path, core.TrainOptions(300, [], workers=1), read=core.ReadOptions(field="content")).result()[0]
 
 
 def test_a_later_record_without_the_field(tmp_path: Path) -> None:
@@ -74,9 +75,9 @@ def test_parquet_without_the_column_lists_its_columns(tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
     pq.write_table(pa.table({"content": ["a b"], "url": ["u"], "n": [1]}), tmp_path / "p.parquet")
     with pytest.raises(CorpusError, match=r"p\.parquet: no column 'text' \(its columns: content, url, n\)"):
-        core.train_bpe_events(tmp_path / "p.parquet", 300, [])
+        core.train(tmp_path / "p.parquet", core.TrainOptions(300, [])).merge_events()
     with pytest.raises(CorpusError, match="'n' holds int64, not strings; choose a text column.*content, url"):
-        core.train_bpe_events(tmp_path / "p.parquet", 300, [], field="n")
+        core.train(tmp_path / "p.parquet", core.TrainOptions(300, []), read=core.ReadOptions(field="n")).merge_events()
 
 
 def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,21 +85,21 @@ def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path, monkeypatc
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(CorpusError, match=r"p\.parquet: reading Parquet needs pyarrow.*bpe-studio\[parquet\]"):
-        core.train_bpe_events(tmp_path / "p.parquet", 300, [])
+        core.train(tmp_path / "p.parquet", core.TrainOptions(300, [])).merge_events()
 
 
 def test_not_a_parquet_file(tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
     (tmp_path / "p.parquet").write_text("hello")
     with pytest.raises(CorpusError, match=r"p\.parquet is not a valid Parquet file"):
-        core.train_bpe_events(tmp_path / "p.parquet", 300, [])
+        core.train(tmp_path / "p.parquet", core.TrainOptions(300, [])).merge_events()
 
 
 @pytest.mark.parametrize("name", ["c.txt.gz", "c.jsonl.gz", "c.txt.zst", "c.txt.bz2", "c.txt.xz"])
 def test_a_corrupt_compressed_file(tmp_path: Path, name: str) -> None:
     (tmp_path / name).write_bytes(b"this is not compressed data at all" * 10)
     with pytest.raises(CorpusError, match=rf"{name} is corrupt or truncated"):
-        core.train_bpe_events(tmp_path / name, 300, [])
+        core.train(tmp_path / name, core.TrainOptions(300, [])).merge_events()
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -115,9 +116,9 @@ def test_an_empty_folder_and_a_glob_matching_nothing(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / ".hidden").write_text("hidden files are skipped")
     with pytest.raises(FileNotFoundError, match="holds no files"):
-        core.train_bpe_events(tmp_path / "empty", 300, [])
+        core.train(tmp_path / "empty", core.TrainOptions(300, [])).merge_events()
     with pytest.raises(FileNotFoundError, match=r"no file matches .*\*\.jsonl"):
-        core.train_bpe_events(str(tmp_path / "*.jsonl"), 300, [])
+        core.train(str(tmp_path / "*.jsonl"), core.TrainOptions(300, [])).merge_events()
 
 
 def test_a_folder_of_binary_files(tmp_path: Path) -> None:
@@ -125,13 +126,13 @@ def test_a_folder_of_binary_files(tmp_path: Path) -> None:
     for name in ("a.bin", "b.dat"):
         (tmp_path / "bin" / name).write_bytes(bytes(range(256)) * 10 + bytes(100))
     with pytest.raises(CorpusError, match=r"a\.bin looks like a binary file"):
-        core.train_bpe_events(tmp_path / "bin", 300, [])
+        core.train(tmp_path / "bin", core.TrainOptions(300, [])).merge_events()
 
 
 def test_a_compressed_binary_file(tmp_path: Path) -> None:
     (tmp_path / "x.txt.gz").write_bytes(gzip.compress(bytes(4000)))
     with pytest.raises(CorpusError, match="looks like a binary file"):
-        core.train_bpe_events(tmp_path / "x.txt.gz", 300, [])
+        core.train(tmp_path / "x.txt.gz", core.TrainOptions(300, [])).merge_events()
 
 
 def test_mixed_good_and_bad_shards_fail_before_any_result(tmp_path: Path) -> None:
@@ -140,7 +141,7 @@ def test_mixed_good_and_bad_shards_fail_before_any_result(tmp_path: Path) -> Non
     for i in range(3):
         (shards / f"{i}.jsonl").write_text(_lines(2000))
     (shards / "3.jsonl").write_text(_lines(2000, bad_at=1500))
-    events = core.train_bpe_events(shards, 300, [], workers=2, chunk_size=8192)
+    events = core.train(shards, core.TrainOptions(300, [], workers=2), chunk_size=8192).merge_events()
     seen = []
     with pytest.raises(CorpusError, match=r"3\.jsonl, line 1501"):
         for event in events:
@@ -152,7 +153,7 @@ def test_an_empty_file_among_shards(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("text")
     (tmp_path / "b.txt").write_text("")
     with pytest.raises(CorpusError, match=r"b\.txt is empty"):
-        core.train_bpe_events(tmp_path, 300, [])
+        core.train(tmp_path, core.TrainOptions(300, [])).merge_events()
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
@@ -163,7 +164,7 @@ def test_a_fifo_is_refused_at_once_without_hanging(tmp_path: Path) -> None:
 
     def attempt() -> None:
         try:
-            core.train_bpe_events(fifo, 300, [])
+            core.train(fifo, core.TrainOptions(300, [])).merge_events()
         except BaseException as e:  # noqa: BLE001
             outcome.append(e)
 
@@ -183,13 +184,13 @@ def test_a_device_is_refused(device: str) -> None:
     if not os.path.exists(device):
         pytest.skip(f"no {device}")
     with pytest.raises(CorpusError, match="not a regular file"):
-        core.train_bpe_events(device, 300, [])
+        core.train(device, core.TrainOptions(300, [])).merge_events()
 
 
 def test_a_corpus_that_changes_during_the_run(tmp_path: Path) -> None:
     path = tmp_path / "c.txt"
     path.write_text("some words and more words\n" * 20_000)
-    events = core.train_bpe_events(path, 300, [], workers=1, chunk_size=1 << 16)
+    events = core.train(path, core.TrainOptions(300, [], workers=1), chunk_size=1 << 16).merge_events()
     with pytest.raises(CorpusError, match=r"c\.txt changed while it was being read"):
         for event in events:
             if isinstance(event, core.PretokenizeProgress) and event.done > 0:
@@ -202,7 +203,7 @@ def test_a_corpus_touched_during_the_run(tmp_path: Path) -> None:
     """Same size, new modification time: still noticed."""
     path = tmp_path / "c.jsonl"
     path.write_text(_lines(20_000))
-    events = core.train_bpe_events(path, 300, [], workers=1, chunk_size=1 << 16)
+    events = core.train(path, core.TrainOptions(300, [], workers=1), chunk_size=1 << 16).merge_events()
     with pytest.raises(CorpusError, match="changed while it was being read"):
         for event in events:
             if isinstance(event, core.PretokenizeProgress) and event.done > 0:

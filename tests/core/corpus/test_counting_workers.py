@@ -28,11 +28,11 @@ import core.corpus.counting as counting
 import core.corpus.shares as shares
 from core.corpus.chunks import plan_chunks
 from core.corpus.documents import FileRange
-from core.corpus.pretoken_counts import check_counting, count_events
+from core.corpus.count_run import check_counting, count_events
 from core.corpus.sources import ReadOptions
 from core.pretokenize.patterns import resolve_pattern
 from core.train.reference import count_invalid_bytes as reference_invalid
-from core.train.reference import count_pretokens as reference_counts
+from core.train.reference import reference_counts
 
 pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
 
@@ -118,8 +118,8 @@ def test_counts_equal_the_oracle_in_the_same_order_at_any_workers(
         if "jsonl" not in name:
             assert counts.invalid_bytes == reference_invalid(text.decode("utf-8", errors="surrogateescape"))
         if first is None:
-            first = counts.items()
-        assert counts.items() == first  # the same first-seen order, whoever counted what
+            first = counts.columns()
+        assert counts.columns() == first  # the same first-seen order, whoever counted what
     assert kinds.kinds == ["threads"] * 2  # JSONL too: scanning, not parsing, is most of the work
 
 
@@ -164,7 +164,7 @@ def test_a_slow_threads_share_is_stolen_and_cut_and_the_counts_stay_exact(
     alone = core.count_pretokens(files[name], [EOT], workers=1, chunk_size=CHUNK)
     counts = core.count_pretokens(files[name], [EOT], workers=workers, chunk_size=CHUNK)
     assert counts.as_dict() == reference_counts(text, [EOT])
-    assert counts.items() == alone.items()
+    assert counts.columns() == alone.columns()
     assert counts.invalid_bytes == alone.invalid_bytes and counts.documents == alone.documents
     assert stolen
     if name == "plain.txt":  # some of it cut (as its thread took it) at a boundary that the plan did not have
@@ -177,8 +177,8 @@ def test_a_slow_threads_share_is_stolen_and_cut_and_the_counts_stay_exact(
 def test_max_bytes_takes_the_same_text_at_any_workers(files: dict[str, Path], name: str, cap: int) -> None:
     results = []
     for workers in (1, 2, 3):
-        counts = core.count_pretokens(files[name], [EOT], workers=workers, chunk_size=CHUNK, max_bytes=cap)
-        results.append((counts.items(), counts.invalid_bytes, counts.documents, counts.input_bytes))
+        counts = core.count_pretokens(files[name], [EOT], workers=workers, chunk_size=CHUNK, read=core.ReadOptions(max_bytes=cap))
+        results.append((counts.columns(), counts.invalid_bytes, counts.documents, counts.input_bytes))
     assert results[1] == results[0] and results[2] == results[0]
     assert 0 < sum(results[0][0][1])
 
@@ -189,13 +189,12 @@ def test_max_bytes_in_threads_equals_the_oracle_on_the_text_taken(tmp_path: Path
     text = "".join(rng.choice(["the", " cat", " sat", "\n", "  ", " on", " mat", "."]) for _ in range(40_000)).encode()
     (tmp_path / "a.txt").write_bytes(text)
     for cap in (5_000, 50_001, len(text) - 1):
-        counts = core.count_pretokens(tmp_path / "a.txt", [], workers=2, chunk_size=CHUNK, max_bytes=cap)
+        counts = core.count_pretokens(tmp_path / "a.txt", [], workers=2, chunk_size=CHUNK, read=core.ReadOptions(max_bytes=cap))
         assert counts.as_dict() == reference_counts(text[:cap], [])
 
 
 def _counting(path: Path, workers: int) -> Iterator[object]:
-    run = check_counting(path, None, [EOT], resolve_pattern("gpt2"), workers, CHUNK, ReadOptions())
-    return count_events(*run)
+    return count_events(check_counting(path, [EOT], resolve_pattern("gpt2"), workers, CHUNK, ReadOptions()))
 
 
 def test_closing_the_count_stops_the_threads_between_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ from core import PretokenCounts
 from core.errors import FormatError
 from core.train.merge import PackedWords
 from core.train.reference import count_invalid_bytes as reference_invalid
-from core.train.reference import count_pretokens as reference_counts
+from core.train.reference import reference_counts
 from core.train.reference import read_corpus
 from core.train.reference import train_bpe_reference
 
@@ -47,12 +47,12 @@ def test_counts_and_training_from_them_equal_the_oracle(tmp_path, path_kind, dat
     counts = core.count_pretokens(path, [EOT], workers=1)
     assert counts.as_dict() == dict(reference_counts(path, [EOT]))
     assert counts.invalid_bytes == reference_invalid(read_corpus(path))
-    words, numbers = counts.items()
+    words, numbers = counts.columns()
     lengths, occurrences = counts.lengths_and_counts()  # made in C on the native path
     assert lengths.tolist() == [len(w) for w in words] and occurrences.tolist() == numbers
     loaded = PretokenCounts.from_pairs(counts.as_dict())  # no native table: made from the lists
-    assert [a.tolist() for a in loaded.lengths_and_counts()] == [[len(w) for w in loaded.items()[0]], loaded.items()[1]]
-    assert core.train_bpe_from_counts(counts, vocab) == train_bpe_reference(path, vocab, [EOT])
+    assert [a.tolist() for a in loaded.lengths_and_counts()] == [[len(w) for w in loaded.columns()[0]], loaded.columns()[1]]
+    assert core.train(counts, core.TrainOptions(vocab, counts.special_tokens, pattern=counts.pattern)).result() == train_bpe_reference(path, vocab, [EOT])
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -66,7 +66,7 @@ def test_counts_fresh_from_the_native_table_pack_pickle_and_list_alike(tmp_path,
     lengths, occurrences = counts.lengths_and_counts()
     shipped = pickle.loads(pickle.dumps(counts))  # as to a Dask worker: no native table in it
     unpacked = PackedWords(*packed).unpacked()
-    assert unpacked == counts.items() == shipped.items()
+    assert unpacked == counts.columns() == shipped.columns()
     assert dict(zip(*unpacked)) == dict(reference_counts(path, [EOT]))
     assert lengths.tolist() == [len(w) for w in unpacked[0]] and occurrences.tolist() == unpacked[1]
     assert counts.packed_words() is None  # the lists stand for the table now
@@ -78,10 +78,10 @@ def test_training_from_counts_equals_train_bpe_merge_for_merge(tmp_path, path_ki
     path.write_bytes(_corpus(1))
     counts = core.count_pretokens(path, [EOT], workers=workers, chunk_size=4096)
     expected = core.train_bpe(path, 700, [EOT], workers=workers)
-    assert core.train_bpe_from_counts(counts, 700, [EOT]) == expected
+    assert core.train(counts, core.TrainOptions(700, [EOT], pattern=counts.pattern)).result() == expected
     assert counts.documents == 1 and counts.input_bytes == path.stat().st_size and counts.invalid_bytes == 2
     # the events and batch variants give the same merges, after a CountingDone with the counts' figures
-    events = list(core.train_bpe_from_counts_events(counts, 700))
+    events = list(core.train(counts, core.TrainOptions(700, counts.special_tokens, pattern=counts.pattern)).merge_events())
     assert isinstance(events[0], core.CountingDone) and events[0].distinct == len(counts)
     assert events[0].input_bytes == counts.input_bytes and events[0].invalid_bytes == 2
     assert [(e.left, e.right) for e in events if isinstance(e, core.MergeEvent)] == expected[1]
@@ -99,7 +99,7 @@ def test_shards_added_in_any_order_equal_the_whole(tmp_path, path_kind) -> None:
     a, b, c = shards
     assert (a + b) + c == a + (b + c) == c + a + b == sum([b, c, a]) == whole
     assert (a + b + c).documents == 3 and (a + b + c).input_bytes == len(data)
-    assert core.train_bpe_from_counts(c + b + a, 600) == core.train_bpe(sorted(tmp_path.glob("*.txt")), 600, [EOT])
+    assert core.train(c + b + a, core.TrainOptions(600, [EOT])).result() == core.train_bpe(sorted(tmp_path.glob("*.txt")), 600, [EOT])
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -147,7 +147,7 @@ def test_adding_counts_of_another_pattern_or_other_specials_is_refused() -> None
     # the same special tokens in another order are the same counting
     assert (a + PretokenCounts.from_pairs({b"b": 1}, special_tokens=[EOT])).as_dict() == {b"a": 1, b"b": 1}
     with pytest.raises(ValueError, match="made with the special tokens"):
-        core.train_bpe_from_counts(a, 300, ["<|other|>"])
+        core.train(a, core.TrainOptions(300, ["<|other|>"], pattern=a.pattern)).result()
 
 
 def test_a_truncated_damaged_or_foreign_file_names_itself(tmp_path) -> None:
@@ -181,4 +181,4 @@ def test_without_dask_the_error_says_what_to_install(tmp_path, monkeypatch) -> N
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     (tmp_path / "a.txt").write_text("hello")
     with pytest.raises(ImportError, match=r"pip install 'bpe-studio\[dask\]'"):
-        cd.count_pretokens(tmp_path / "a.txt", client=None)
+        cd.count_on_cluster(tmp_path / "a.txt", client=None)

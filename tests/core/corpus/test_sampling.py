@@ -18,6 +18,7 @@ import pytest
 import zstandard
 
 import core
+from tests.training import train_run
 from core.train.reference import train_bpe_reference
 
 EOT = "<|endoftext|>"
@@ -47,7 +48,7 @@ def _kept(seed: int, offset: int, fraction: float) -> bool:
 
 
 def _run(source, **kw):
-    events = list(core.train_bpe_events(source, 400, [EOT], **kw))
+    events = list(train_run(source, 400, [EOT], **kw).merge_events())
     counting = next(e for e in events if isinstance(e, core.CountingDone))
     return events[-1].merges, counting.documents
 
@@ -82,7 +83,7 @@ def test_doc_max_chars_never_cuts_a_special_token(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("ab cd" + EOT + "ef gh")
     (tmp_path / "b.txt").write_text("xy zz" * 10)
     expected = train_bpe_reference("ab cd" + EOT + ("xy zz" * 10)[:8], 300, [EOT])[1]
-    assert core.train_bpe(tmp_path, 300, [EOT], doc_max_chars=8, workers=1)[1] == expected
+    assert core.train(tmp_path, core.TrainOptions(300, [EOT], workers=1), read=core.ReadOptions(doc_max_chars=8)).result()[1] == expected
 
 
 def _capped(docs: list[str], cap: int) -> list[str]:
@@ -118,15 +119,14 @@ def test_max_bytes_cuts_a_single_plain_file(tmp_path: Path) -> None:
     data = text.encode()[:10_001]
     expected = train_bpe_reference(data.decode("utf-8", errors="ignore"), 350, [])[1]
     for workers in (1, 2):
-        assert core.train_bpe(tmp_path / "big.txt", 350, [], max_bytes=10_001, workers=workers,
-                              )[1] == expected
+        assert core.train(tmp_path / "big.txt", core.TrainOptions(350, [], workers=workers), read=core.ReadOptions(max_bytes=10_001)).result()[1] == expected
 
 
 def test_bad_options_are_refused_before_any_work(jsonl) -> None:
     plain = jsonl[0]
     for kw in ({"sample": 0}, {"sample": 1.5}, {"max_bytes": 0}, {"doc_max_chars": -1}, {"field": ""}):
         with pytest.raises(ValueError):
-            core.train_bpe_events(plain, 300, [], **kw)
+            train_run(plain, 300, [], **kw)
 
 
 def test_sample_of_plain_files_keeps_whole_files(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ FORMS = ["txt", "txt.gz", "jsonl", "ndjson", "jsonl.gz", "jsonl.bz2", "jsonl.xz"
 def test_every_form_gives_the_oracles_merges(
     forms: dict[str, object], docs: list[str], expected, form: str, workers: int
 ) -> None:
-    events = list(core.train_bpe_events(forms[form], 420, [EOT], workers=workers, chunk_size=700))
+    events = list(core.train(forms[form], core.TrainOptions(420, [EOT], workers=workers), chunk_size=700).merge_events())
     assert events[-1].merges == expected
     counting = next(e for e in events if isinstance(e, core.CountingDone))
     progress = [e for e in events if isinstance(e, core.PretokenizeProgress)]
@@ -119,9 +119,8 @@ def test_every_form_gives_the_oracles_merges(
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_iterator_gives_the_oracles_merges(docs: list[str], expected, workers: int) -> None:
-    assert core.train_bpe_from_iterator(iter(docs), 420, [EOT], workers=workers)[1] == expected
-    events = list(core.train_bpe_batches_from_iterator((d for d in docs), 420, [EOT], workers=workers,
-                                                       chunk_size=500))
+    assert core.train(iter(iter(docs)), core.TrainOptions(420, [EOT], workers=workers)).result()[1] == expected
+    events = list(core.train(iter((d for d in docs)), core.TrainOptions(420, [EOT], workers=workers), chunk_size=500))
     assert events[-1].merges == expected
 
 
@@ -156,7 +155,7 @@ _text = st.text(st.sampled_from("ab \n\t.1é東\u00a0<|>"), max_size=30)
 def test_any_documents_any_chunks(docs: list[str], chunk: int) -> None:
     """Property: documents through the iterator == the oracle on the joined text."""
     expected = train_bpe_reference(EOT.join(docs), 300, [EOT])[1]
-    events = list(core.train_bpe_batches_from_iterator(docs, 300, [EOT], workers=1, chunk_size=chunk))
+    events = list(core.train(iter(docs), core.TrainOptions(300, [EOT], workers=1), chunk_size=chunk))
     assert events[-1].merges == expected
 
 
@@ -172,5 +171,5 @@ def test_compressed_text_cut_anywhere(tmp_path_factory: pytest.TempPathFactory, 
     if not text:
         return
     expected = train_bpe_reference(text, 300, [EOT], pattern=pattern)[1]
-    events = list(core.train_bpe_batches(path, 300, [EOT], pattern=pattern, workers=1, chunk_size=chunk))
+    events = list(core.train(path, core.TrainOptions(300, [EOT], pattern=pattern, workers=1), chunk_size=chunk))
     assert events[-1].merges == expected

@@ -15,7 +15,7 @@ import core
 from core.corpus.chunks import plan_chunks
 from core.pretokenize.counting import ChunkCounts, CountTable, count_chunk
 from core.pretokenize.patterns import resolve_pattern
-from core.train.reference import count_invalid_bytes, count_pretokens, read_corpus, train_bpe_reference
+from core.train.reference import count_invalid_bytes, reference_counts, read_corpus, train_bpe_reference
 
 SPECIALS = [
     [], ["<|e|>"], ["<|a|>", "<|a|><|b|>"], ["a b", "\n\n"],
@@ -45,7 +45,7 @@ def test_chunks_add_up_to_the_reference_counts(tmp_path, path_kind, data, specia
         total.add(pickle.loads(pickle.dumps(chunk)))  # as it comes back from a worker
     words, counts = total.items()
     assert len(set(words)) == len(words)
-    assert dict(zip(words, counts)) == count_pretokens(data, specials, pattern=name)
+    assert dict(zip(words, counts)) == reference_counts(data, specials, pattern=name)
     assert total.invalid == count_invalid_bytes(read_corpus(data))
 
 
@@ -56,7 +56,7 @@ def test_special_tokens_cut_leftmost_then_longest(path_kind, specials) -> None:
     total = CountTable()
     total.add(chunk)
     words, counts = total.items()
-    assert dict(zip(words, counts)) == count_pretokens(data, specials, pattern="gpt2") == {
+    assert dict(zip(words, counts)) == reference_counts(data, specials, pattern="gpt2") == {
         b"x": 1, b"y": 1, b"z": 1, b" ": 1, b"|": 1, b"a": 1, b"|>": 1}
 
 
@@ -86,12 +86,12 @@ def test_training_in_parallel_equals_the_reference_on_both_paths(tmp_path, path_
     data = b"".join(p.encode("utf-8", "surrogateescape") if p != "\xff" else b"\xff" for p in parts * 3000)
     file = tmp_path / "c.txt"
     file.write_bytes(data)
-    events = list(core.train_bpe_events(file, 400, specials, pattern=name, workers=2, chunk_size=4096))
+    events = list(core.train(file, core.TrainOptions(400, specials, pattern=name, workers=2), chunk_size=4096).merge_events())
     counting = next(e for e in events if isinstance(e, core.CountingDone))
     assert counting.invalid_bytes == 3000
     want = train_bpe_reference(data, 400, specials, pattern=name)
     assert (events[-1].vocab, events[-1].merges) == want
-    assert Counter(dict(zip(*_items(data, name, specials)))) == count_pretokens(data, specials, pattern=name)
+    assert Counter(dict(zip(*_items(data, name, specials)))) == reference_counts(data, specials, pattern=name)
 
 
 def _items(data: bytes, name: str, specials: list[str]) -> tuple[list[bytes], list[int]]:
@@ -116,7 +116,7 @@ def test_native_tables_add_up_to_the_reference_counts(first, second, name) -> No
     packed.add_packed(tables[0].packed())
     packed.add_packed(tables[1].packed())
     tables[0].add(tables[1])
-    expected = count_pretokens(first, [], pattern=name) + count_pretokens(second, [], pattern=name)
+    expected = reference_counts(first, [], pattern=name) + reference_counts(second, [], pattern=name)
     words, counts = tables[0].items()
     assert dict(zip(words, counts)) == expected
     assert tables[0].items() == packed.items()
@@ -140,6 +140,6 @@ def test_a_native_table_grows_while_another_is_added_to_it() -> None:
         tables.append(table)
     tables[0].add(tables[1])
     words, counts = tables[0].items()
-    expected = count_pretokens(first, [], pattern="gpt2") + count_pretokens(second, [], pattern="gpt2")
+    expected = reference_counts(first, [], pattern="gpt2") + reference_counts(second, [], pattern="gpt2")
     assert dict(zip(words, counts)) == expected
-    assert words == list(dict.fromkeys([*count_pretokens(first, [], pattern="gpt2"), *count_pretokens(second, [], pattern="gpt2")]))
+    assert words == list(dict.fromkeys([*reference_counts(first, [], pattern="gpt2"), *reference_counts(second, [], pattern="gpt2")]))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import core.corpus.chunks as chunks_module
 from core.corpus.chunks import plan_chunks
 from core.pretokenize.patterns import resolve_pattern
-from core.pretokenize.counting import count_pretokens
+from core.pretokenize.counting import count_with_regex
 from core.pretokenize.pieces import WHITESPACE, WHITESPACE_SET, piece_start_chars, split_pieces
 from core.pretokenize.specials import split_on_specials
 
@@ -60,7 +60,7 @@ def test_count_pretokens_matches_plain_regex(text: str, name: str) -> None:
     for segment, is_special in split_on_specials(text, specials):
         if not is_special:
             expected.update(pattern.findall(segment))
-    assert count_pretokens(text, pattern, specials) == expected
+    assert count_with_regex(text, pattern, specials) == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -91,8 +91,8 @@ def _check_chunks(tmp_path_factory, text: str, name: str, chunk: int) -> None:  
     chunks = plan_chunks(path, len(data), pattern, specials, chunk)
     assert chunks[0][0] == 0 and chunks[-1][1] == len(data)
     assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
-    whole = count_pretokens(text, pattern, specials)
+    whole = count_with_regex(text, pattern, specials)
     parts: Counter[str] = Counter()
     for start, end in chunks:
-        parts.update(count_pretokens(data[start:end].decode("utf-8", errors="surrogateescape"), pattern, specials))
+        parts.update(count_with_regex(data[start:end].decode("utf-8", errors="surrogateescape"), pattern, specials))
     assert parts == whole

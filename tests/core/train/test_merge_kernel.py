@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
-import core.train.merge
+from core.train import merge as merge_module
 from core.train.merge import KERNEL_BATCH, MergeColumns, PackedWords, merge_pairs, merge_pairs_python
 
 try:
@@ -152,7 +152,7 @@ def test_python_loop_gives_the_same_batches(table: dict[bytes, int], num_merges:
     python_tokens = list(BYTE_TOKENS)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
-        patch.setattr(core.train.merge, "PYTHON_BATCH_SECONDS", float("inf"))  # no cut for time
+        patch.setattr(merge_module, "PYTHON_BATCH_SECONDS", float("inf"))  # no cut for time
         python = list(merge_pairs(list(table), list(table.values()), python_tokens, num_merges))
     assert rows(iter(python)) == rows(iter(kernel))
     assert python_tokens == kernel_tokens
@@ -162,7 +162,7 @@ def test_python_loop_gives_the_same_batches(table: dict[bytes, int], num_merges:
 
 def test_slow_python_merges_come_in_smaller_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
-    monkeypatch.setattr(core.train.merge, "PYTHON_BATCH_SECONDS", 0.0)  # every merge is "slow"
+    monkeypatch.setattr(merge_module, "PYTHON_BATCH_SECONDS", 0.0)  # every merge is "slow"
     tokens = list(BYTE_TOKENS)
     batches = list(merge_pairs([b"abcdefgh"], [1], tokens, 5))
     assert [len(columns[0]) for columns in batches] == [1, 1, 1, 1, 1]
@@ -211,7 +211,7 @@ def test_pure_python_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(*args: object) -> None:
         raise AssertionError("the kernel ran although BPE_STUDIO_PURE_PYTHON=1")
 
-    monkeypatch.setattr(core.train.merge, "_MergeState", broken)
+    monkeypatch.setattr(merge_module, "_MergeState", broken)
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
     assert rows(merge_pairs([b"ab"], [1], list(BYTE_TOKENS), 1)) == [(97, 98, 256, 1, 1)]
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "0")

@@ -19,7 +19,7 @@ from core.train.reference import (
     best_pair,
     count_invalid_bytes,
     count_pairs,
-    count_pretokens,
+    reference_counts,
     merge_word,
     read_corpus,
     reference_merges,
@@ -97,7 +97,7 @@ def test_merge_is_left_to_right_and_non_overlapping() -> None:
 def test_pairs_never_cross_pretokens() -> None:
     # pre-tokens "a", " b", " a", " b": (b"a", b" ") occurs twice in the text but never
     # inside a pre-token, so it is never counted
-    counts = count_pretokens("a b a b", [])
+    counts = reference_counts("a b a b", [])
     assert counts == Counter({b"a": 1, b" b": 2, b" a": 1})
     _, merges = train_bpe_reference("a b a b", 300, [])
     assert merges == [(b" ", b"b"), (b" ", b"a")]  # and then nothing is left to merge
@@ -124,8 +124,8 @@ def test_longest_special_wins_on_overlap() -> None:
     text = "x<|a|><|b|>y<|a|>z"
     assert split_on_specials(text, ["<|a|>", "<|a|><|b|>"]) == ["x", "y", "z"]
     # "<|b|>" is not special: had "<|a|>" won, "<|b|>" would be pre-tokenized
-    assert count_pretokens(text, ["<|a|>", "<|a|><|b|>"]) == Counter({b"x": 1, b"y": 1, b"z": 1})
-    assert count_pretokens(text, ["<|a|>"]) == Counter(
+    assert reference_counts(text, ["<|a|>", "<|a|><|b|>"]) == Counter({b"x": 1, b"y": 1, b"z": 1})
+    assert reference_counts(text, ["<|a|>"]) == Counter(
         {b"x": 1, b"<|": 1, b"b": 1, b"|>": 1, b"y": 1, b"z": 1}
     )
 
@@ -136,7 +136,7 @@ def test_invalid_utf8_bytes_are_kept_exactly() -> None:
     assert count_invalid_bytes(text) == 4  # \xff, \xc3, and the truncated \xe2\x82
     # invalid bytes are "other" characters: \xff stands alone between letters; the space,
     # \xc3, "(" and \xe2\x82 form one " ?[^\s\p{L}\p{N}]+" run
-    assert count_pretokens(data, []) == Counter(
+    assert reference_counts(data, []) == Counter(
         {b"ab": 1, b"\xff": 1, b"cd": 1, b" \xc3(\xe2\x82": 1, b" ok": 1}
     )
 
@@ -167,14 +167,14 @@ def test_builtin_patterns_are_the_published_ones() -> None:
 
 
 def test_gpt4_pattern_cuts_digits_in_threes() -> None:
-    counts = count_pretokens("1234567 don'T", [], pattern="gpt4")
+    counts = reference_counts("1234567 don'T", [], pattern="gpt4")
     assert counts == Counter({b"123": 1, b"456": 1, b"7": 1, b" don": 1, b"'T": 1})
     # GPT-2's contractions are lower case only
-    assert count_pretokens("don'T", [])[b"'"] == 1
+    assert reference_counts("don'T", [])[b"'"] == 1
 
 
 def test_custom_pattern() -> None:
-    assert count_pretokens("ab12 cd", [], pattern=r"\d|[a-z]+") == Counter(
+    assert reference_counts("ab12 cd", [], pattern=r"\d|[a-z]+") == Counter(
         {b"ab": 1, b"1": 1, b"2": 1, b"cd": 1}
     )
 
@@ -184,7 +184,7 @@ def test_custom_pattern() -> None:
 def test_each_merge_removes_between_one_and_count_tokens(text: str) -> None:
     # count includes overlapping occurrences ("aaa" counts (a,a) twice), but only
     # non-overlapping ones are merged, so the corpus shrinks by at least 1 and at most count
-    counts = count_pretokens(text, [])
+    counts = reference_counts(text, [])
     tokens = sum(len(t) * n for t, n in counts.items())
     for step in reference_merges(counts, 50):
         assert 1 <= tokens - step.corpus_tokens <= step.count

@@ -1,7 +1,7 @@
-"""The batched stream of `core.train_bpe_batches` and its `MergeBatch` events.
+"""The batched stream of a `core.train` run and its `MergeBatch` events.
 
 The batches, grown into bytes with `MergeBatch.extend_vocab`, must give exactly the
-per-merge stream of `core.train_bpe_events` and the reference trainer's merges, counts and
+per-merge stream of `TrainRun.merge_events` and the reference trainer's merges, counts and
 token totals, with the compiled kernel and with the pure-Python loop
 (``BPE_STUDIO_PURE_PYTHON=1``). A batch must survive pickling (the GUI's training process
 sends batches as they are) and join with its neighbours.
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import core
 from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress, initial_token_bytes
 from core.train.merge import KERNEL_BATCH
-from core.train.reference import count_pretokens, reference_merges
+from core.train.reference import reference_counts, reference_merges
 
 WORDS = ["the", " cat", " sat", "aaaa", " aa", "don't", " 42", "🙂", " привет", "\n", "  ", "<|a|>"]
 
@@ -40,7 +40,7 @@ def _flatten(events: list[object], specials: list[str]) -> list[object]:
 
 
 def _check_batches(path: Path, vocab_size: int, specials: list[str], pattern: str) -> None:
-    batched = list(core.train_bpe_batches(path, vocab_size, specials, pattern=pattern, workers=1))
+    batched = list(core.train(path, core.TrainOptions(vocab_size, specials, pattern=pattern, workers=1)))
     kinds = [type(e) for e in batched]
     counting_at = kinds.index(CountingDone)
     assert set(kinds[:counting_at]) <= {PretokenizeProgress}
@@ -58,11 +58,11 @@ def _check_batches(path: Path, vocab_size: int, specials: list[str], pattern: st
         rank += len(batch)
 
     # the same events as the per-merge stream, one by one
-    per_merge = list(core.train_bpe_events(path, vocab_size, specials, pattern=pattern, workers=1))
+    per_merge = list(core.train(path, core.TrainOptions(vocab_size, specials, pattern=pattern, workers=1)).merge_events())
     assert _flatten(batched, specials) == per_merge
 
     # and the reference trainer's merges, counts and token totals
-    counts = count_pretokens(path.read_bytes(), specials, pattern=pattern)
+    counts = reference_counts(path.read_bytes(), specials, pattern=pattern)
     steps = reference_merges(counts, vocab_size - first_id)
     merges = [e for e in per_merge if isinstance(e, MergeEvent)]
     assert [(e.left, e.right, e.count, e.corpus_tokens) for e in merges] == [
@@ -96,7 +96,7 @@ def test_many_merges_come_in_several_batches(tmp_path: Path) -> None:
     words = [f" w{i:x}{i * 7 % 13:x}z" for i in range(3000)]
     path = tmp_path / "c.txt"
     path.write_text("".join(words), encoding="utf-8")
-    batches = [e for e in core.train_bpe_batches(path, 256 + 500, [], workers=1) if isinstance(e, MergeBatch)]
+    batches = [e for e in core.train(path, core.TrainOptions(256 + 500, [], workers=1)) if isinstance(e, MergeBatch)]
     assert len(batches) > 3
     _check_batches(path, 256 + 500, [], "gpt2")
 

@@ -10,7 +10,6 @@ text with invalid UTF-8 bytes mixed in.
 
 from __future__ import annotations
 
-import inspect
 import random
 from pathlib import Path
 
@@ -62,11 +61,11 @@ extra_merges = st.one_of(st.integers(0, 40), st.just(5000))  # 5000: train until
 
 
 def train_fast(path: Path, vocab_size: int, specials: list[str], *, chunk_size: int | None = None, **kw):
-    """`core.train_bpe`, or with ``chunk_size`` the event stream's final result with chunks
-    forced that small (when the trainer offers the option), so small files exercise chunking."""
-    if chunk_size is None or "chunk_size" not in inspect.signature(core.train_bpe_events).parameters:
+    """`core.train_bpe`, or with ``chunk_size`` the run's final result with chunks forced
+    that small, so small files exercise chunking."""
+    if chunk_size is None:
         return core.train_bpe(path, vocab_size, specials, **kw)
-    events = list(core.train_bpe_events(path, vocab_size, specials, chunk_size=chunk_size, **kw))
+    events = list(core.train(path, core.TrainOptions(vocab_size, specials, **kw), chunk_size=chunk_size))
     assert isinstance(events[-1], core.Finished)
     return events[-1].vocab, events[-1].merges
 
@@ -113,8 +112,6 @@ def test_equals_reference_on_generated_texts(tmp_path, text, specials, pattern, 
 )
 def test_tiny_chunks_change_nothing(tmp_path, text, specials, pattern, chunk_size) -> None:
     # chunks must be cut only at exact pre-token boundaries, whatever their size
-    if "chunk_size" not in inspect.signature(core.train_bpe_events).parameters:
-        pytest.skip("core.train_bpe_events offers no chunk_size option to force small chunks")
     data = text.encode("utf-8")
     fast, ref = _train_both(tmp_path / "c.txt", data, 10_000, specials, pattern, workers=1, chunk_size=chunk_size)
     assert_same_training(fast, ref)
@@ -219,8 +216,8 @@ def test_file_with_specials_and_invalid_bytes_in_parallel(tmp_path, pattern: str
     assert count_invalid_bytes(text) > 0 and "<|a|><|b|>" in text
     path = tmp_path / "c.txt"
     path.write_bytes(data)
-    kw = {"chunk_size": 2048} if "chunk_size" in inspect.signature(core.train_bpe_events).parameters else {}
-    events = list(core.train_bpe_events(path, 256 + 3 + 80, specials, pattern=pattern, workers=2, **kw))
+    events = list(core.train(path, core.TrainOptions(256 + 3 + 80, specials, pattern=pattern, workers=2),
+                             chunk_size=2048))
     counting = next(e for e in events if isinstance(e, core.CountingDone))
     assert counting.invalid_bytes == count_invalid_bytes(text)  # counted once, across chunks
     fast = (events[-1].vocab, events[-1].merges)

@@ -1,9 +1,9 @@
-"""The event stream of `core.train_bpe_events`, and cancelling it by closing the iterator.
+"""The events of a `core.train` run (`TrainRun.merge_events`), and cancelling it by closing the iterator.
 
 Every event is checked against the reference: the counting summary against the reference's
 pre-token counts, each merge event's pair, count and running token total against the
 reference's step, and the final event against `core.train_bpe`. Closing the iterator (or the
-batched one of `core.train_bpe_batches`) must stop training within a second and leave no
+batched run itself) must stop training within a second and leave no
 worker process behind.
 """
 
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import core
 from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress
-from core.train.reference import count_invalid_bytes, count_pretokens, read_corpus, reference_merges
+from core.train.reference import count_invalid_bytes, reference_counts, read_corpus, reference_merges
 
 TEXT_PIECES = [
     "the", " cat", " sat", " on", " the", " mat", ".", "\n", "\r\n", "  ", "\u3000", "\x1c",
@@ -32,7 +32,7 @@ TEXT_PIECES = [
 
 
 def _check_stream(path: Path, data: bytes, vocab_size: int, specials: list[str], pattern: str) -> None:
-    events = list(core.train_bpe_events(path, vocab_size, specials, pattern=pattern, workers=1))
+    events = list(core.train(path, core.TrainOptions(vocab_size, specials, pattern=pattern, workers=1)).merge_events())
 
     # order: progress..., one CountingDone, merges..., one Finished (last)
     kinds = [type(e) for e in events]
@@ -47,7 +47,7 @@ def _check_stream(path: Path, data: bytes, vocab_size: int, specials: list[str],
     dones = [p.done for p in events[:counting_at]]
     assert dones == sorted(dones)
 
-    counts = count_pretokens(data, specials, pattern=pattern)
+    counts = reference_counts(data, specials, pattern=pattern)
     counting = events[counting_at]
     assert counting.distinct == len(counts)
     assert counting.total == sum(counts.values())
@@ -107,7 +107,7 @@ def test_event_stream_on_a_known_text(tmp_path) -> None:
     path = tmp_path / "c.txt"
     path.write_bytes(data)
     _check_stream(path, data, 300, [], "gpt2")
-    merges = [e for e in core.train_bpe_events(path, 259, [], workers=1) if isinstance(e, MergeEvent)]
+    merges = [e for e in core.train(path, core.TrainOptions(259, [], workers=1)).merge_events() if isinstance(e, MergeEvent)]
     assert [(e.left, e.right, e.count) for e in merges] == [
         (b"a", b"a", 12),
         (b"aa", b"a", 6),
@@ -166,8 +166,8 @@ def large_corpus(tmp_path_factory) -> Path:
 def test_closing_the_iterator_cancels_promptly(large_corpus: Path, stop_after: type) -> None:
     before = _worker_children()
     threads_before = threading.active_count()
-    train = core.train_bpe_batches if stop_after is MergeBatch else core.train_bpe_events
-    events = train(large_corpus, 50_000, ["<|endoftext|>"], workers=2)
+    run = core.train(large_corpus, core.TrainOptions(50_000, ["<|endoftext|>"], workers=2))
+    events = run if stop_after is MergeBatch else run.merge_events()
     for event in events:
         if isinstance(event, Finished):
             pytest.fail("training finished before it could be cancelled; use a larger corpus")

@@ -1,6 +1,6 @@
 """Bad input is refused before any work, with an error that says what is wrong.
 
-Each case is checked through `core.train_bpe` and through `core.train_bpe_events`, whose
+Each case is checked through `TrainRun.result` and through iterating the `core.train` run, whose
 first ``next()`` must raise (no progress event comes first).
 """
 
@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 
 import core
+from tests.training import train_run
 from core.train.reference import train_bpe_reference
 
 
 def _raises_before_any_event(exc: type[BaseException], path, vocab_size, specials, **kw) -> str:
     """Assert both entry points raise ``exc``; return the message."""
     with pytest.raises(exc) as blocking:
-        core.train_bpe(path, vocab_size, specials, workers=1, **kw)
+        train_run(path, vocab_size, specials, workers=1, **kw).result()
     with pytest.raises(exc) as streaming:
-        events = core.train_bpe_events(path, vocab_size, specials, workers=1, **kw)
+        events = train_run(path, vocab_size, specials, workers=1, **kw)
         next(events)
     assert str(blocking.value) == str(streaming.value)
     return str(blocking.value)

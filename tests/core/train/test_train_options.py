@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core
+from tests.training import train_run
 from core.encode.tokenizer import Tokenizer
-from core.train.reference import count_pretokens, reference_merges, train_bpe_reference
+from core.train.reference import reference_counts, reference_merges, train_bpe_reference
 
 WORDS = ["hello", " hello", "the", " the", "=====", "==========", "--", "aaaa", "aaaaaaaa", "ab", "abab",
          "naïve", "漢字", "🙂", "42", "1234567", " ", "  ", "\n", "it's", "<|endoftext|>", "<|x|>"]
@@ -36,7 +37,7 @@ def write(tmp_path: Path, text: str, name: str = "corpus.txt") -> Path:
 
 def events_result(path: Path, vocab_size: int, specials: list[str], **options):  # noqa: ANN003, ANN201
     """Final (vocab, merges) and each merge's count, from the event stream."""
-    events = list(core.train_bpe_events(path, vocab_size, specials, workers=1, **options))
+    events = list(train_run(path, vocab_size, specials, workers=1, **options).merge_events())
     counts = [e.count for e in events if isinstance(e, core.MergeEvent)]
     return events[-1].vocab, events[-1].merges, counts
 
@@ -60,7 +61,7 @@ def test_options_match_the_oracle(pure_python, tmp_path: Path, text: str, max_le
     want_vocab, want_merges = train_bpe_reference(path, vocab_size, SPECIALS, **options)
     assert merges == want_merges
     assert vocab == want_vocab
-    steps = reference_merges(count_pretokens(path, SPECIALS), extra, **options)
+    steps = reference_merges(reference_counts(path, SPECIALS), extra, **options)
     assert counts == [s.count for s in steps]
     assert all(len(a) + len(b) <= max_len for a, b in merges)
     assert all(c >= min_freq for c in counts)
@@ -72,7 +73,7 @@ def test_max_token_length_goes_on_with_the_next_best_pair(pure_python, tmp_path:
     # unlimited, '=' runs would take every merge: (=,=) then (==,==), ...
     _, free = core.train_bpe(path, 262, [], workers=1)
     assert free[:2] == [(b"=", b"="), (b"==", b"==")]
-    _, capped = core.train_bpe(path, 262, [], workers=1, max_token_length=2)
+    _, capped = core.train(path, core.TrainOptions(262, [], workers=1, max_token_length=2)).result()
     # (=,=) is 2 bytes; (==,==) would be 4: never chosen, the next best pairs follow
     # then (a,b) wins its tie with ( ,a); ( ,ab) would be 3 bytes: no pair is left
     assert capped == [(b"=", b"="), (b"a", b"b")]
@@ -82,7 +83,7 @@ def test_max_token_length_goes_on_with_the_next_best_pair(pure_python, tmp_path:
 @both_paths
 def test_min_frequency_stops_training(pure_python, tmp_path: Path) -> None:  # noqa: ANN001
     path = write(tmp_path, "ab ab ab cd cd xy")
-    _, merges = core.train_bpe(path, 300, [], workers=1, min_frequency=2)
+    _, merges = core.train(path, core.TrainOptions(300, [], workers=1, min_frequency=2)).result()
     # (a,b) occurs 3 times, ( ,a)... then (c,d) twice; (x,y) once: training stops before it
     assert (b"x", b"y") not in merges and (b"c", b"d") in merges
     assert merges == train_bpe_reference(path, 300, [], min_frequency=2)[1]
@@ -100,9 +101,9 @@ def test_min_frequency_stops_training(pure_python, tmp_path: Path) -> None:  # n
 def test_bad_options_are_refused_before_any_work(tmp_path: Path, options: dict, message: str) -> None:
     path = write(tmp_path, "hello world")
     with pytest.raises(ValueError, match=message):
-        core.train_bpe_batches(path, 300, [], **options)
+        train_run(path, 300, [], **options)
     with pytest.raises(TypeError, match="must be an integer"):
-        core.train_bpe_batches(path, 300, [], max_token_length=2.5)  # type: ignore[arg-type]
+        core.train(path, core.TrainOptions(300, [], max_token_length=2.5))  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- continued training
@@ -131,7 +132,7 @@ def test_continued_training_matches_the_oracle(
     assert all(vocab[i] == t for i, t in base.vocab.items())
     assert merges[: len(base_merges)] == base_merges
     steps = reference_merges(
-        count_pretokens(path, SPECIALS + specials), len(merges), max_token_length=max_len, forced=base_merges
+        reference_counts(path, SPECIALS + specials), len(merges), max_token_length=max_len, forced=base_merges
     )
     assert counts == [s.count for s in steps]
 
@@ -142,7 +143,7 @@ def test_continue_gpt2_keeps_its_ids(pure_python, shared_dir: Path, tmp_path: Pa
     gpt2 = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt", ["<|endoftext|>"])
     text = (fixtures / "german.txt").read_text(encoding="utf-8")[:20_000]
     path = write(tmp_path, text)
-    vocab, merges = core.train_bpe(path, 50257 + 40 + 1, ["<|de|>"], workers=1, initial=gpt2)
+    vocab, merges = core.train(path, core.TrainOptions(50257 + 40 + 1, ["<|de|>"], workers=1, initial=gpt2)).result()
     assert all(vocab[i] == t for i, t in gpt2.vocab.items())  # ids unchanged; <|endoftext|> stays 50256
     assert vocab[50257] == b"<|de|>" and len(vocab) == 50257 + 41
     assert merges[:50000] == gpt2.merges
@@ -158,15 +159,13 @@ def test_continued_training_refuses_another_pattern_and_a_small_vocab(tmp_path: 
     vocab, merges = core.train_bpe(path, 260, [], workers=1, pattern="gpt4")
     base = Tokenizer(vocab, merges, pattern="gpt4")
     with pytest.raises(core.InvalidPatternError, match="initial tokenizer splits text with the pattern 'gpt4'"):
-        core.train_bpe_batches(path, 300, [], initial=base)
+        core.train(path, core.TrainOptions(300, [], initial=base))
     with pytest.raises(ValueError, match="vocab_size 259 is too small: the initial tokenizer .* 260 tokens"):
-        core.train_bpe_batches(path, 259, [], initial=base, pattern="gpt4")
+        core.train(path, core.TrainOptions(259, [], initial=base, pattern="gpt4"))
     save = tmp_path / "tok"
     core.save_tokenizer(save, vocab, merges, [], "gpt4")
     # a path is loaded; the same result as the Tokenizer
-    assert core.train_bpe(path, 262, [], pattern="gpt4", initial=save, workers=1) == core.train_bpe(
-        path, 262, [], pattern="gpt4", initial=base, workers=1
-    )
+    assert core.train(path, core.TrainOptions(262, [], pattern="gpt4", initial=save, workers=1)).result() == core.train(path, core.TrainOptions(262, [], pattern="gpt4", initial=base, workers=1)).result()
 
 
 # ---------------------------------------------------------------- the merge loops themselves
@@ -249,6 +248,6 @@ def test_options_at_two_workers_on_a_larger_file(tmp_path: Path) -> None:
     text = "".join(rng.choice(WORDS) + rng.choice([" ", "", "\n"]) for _ in range(30_000))
     path = write(tmp_path, text)
     options = {"max_token_length": 5, "min_frequency": 3}
-    got = core.train_bpe_events(path, 700, SPECIALS, workers=2, chunk_size=4096, **options)
+    got = train_run(path, 700, SPECIALS, workers=2, chunk_size=4096, **options).merge_events()
     finished = list(got)[-1]
     assert (finished.vocab, finished.merges) == train_bpe_reference(path, 700, SPECIALS, **options)

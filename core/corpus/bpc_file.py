@@ -1,0 +1,167 @@
+"""The pre-token counts file (``.bpc``): `PretokenCounts` on disk, checked before it is trusted.
+
+The format is in docs/formats.md, "Pre-token counts (.bpc)": a header (magic ``BPECOUNT``,
+version, metadata length), JSON metadata, then the counts in the native counter's packed
+layout (`core.pretokenize.counting.ChunkCounts.packed`: int64 n, int64 invalid bytes,
+int64 keys' length, n int64 counts, n uint32 key lengths, the keys), little-endian, sorted
+by pre-token bytes (so equal tables give equal files), and a CRC-32 of metadata and body.
+
+Reading checks, in this order and before the body is read: the path is a regular file
+(a folder, a FIFO or a device such as ``/dev/zero`` is refused at once), the magic and
+version, a metadata length that fits in the file. Then the body: its lengths add up, every
+count is at least 1, no pre-token is empty, and the counts' corpus bytes fit in 63 bits
+(what training computes in), then the checksum.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import struct
+import sys
+import zlib
+from array import array
+from itertools import accumulate
+from pathlib import Path
+from typing import IO, Any
+
+from core.errors import FormatError
+from core.pretokenize.counting import ChunkCounts
+from core.pretokenize.native import native_module
+
+__all__ = ["MAGIC", "MAX_CORPUS_BYTES", "VERSION", "decode", "encode", "open_counts_file", "pack", "read_file", "read_header"]
+
+MAGIC = b"BPECOUNT"
+VERSION = 1
+HEADER = struct.Struct("<8sII")  # magic, version, metadata length
+MAX_CORPUS_BYTES = (1 << 63) - 1
+"""The largest sum of count × length training computes with (int64): more is refused."""
+
+
+def pack(words: list[bytes], counts: list[int], invalid: int, order: str) -> bytes:
+    """The native counter's packed layout (``_native.c``): int64 n, int64 invalid, int64 keys'
+    length, int64 × n counts, uint32 × n key lengths, the keys; ``order`` "little" or "native"."""
+    numbers = array("q", counts)
+    lengths = array("I", map(len, words))
+    if order == "little" and sys.byteorder != "little":  # pragma: no cover - big-endian machines
+        numbers.byteswap()
+        lengths.byteswap()
+    head = struct.pack("<qqq" if order == "little" else "=qqq", len(words), invalid, sum(lengths))
+    return b"".join((head, numbers.tobytes(), lengths.tobytes(), *words))
+
+
+def encode(words: list[bytes], counts: list[int], invalid: int, meta: dict[str, Any]) -> bytes:
+    """The file's bytes for these counts (sorted here) and metadata."""
+    order = sorted(range(len(words)), key=words.__getitem__)
+    body = pack([words[i] for i in order], [counts[i] for i in order], invalid, "little")
+    meta_bytes = json.dumps(meta, ensure_ascii=False).encode()
+    return b"".join((HEADER.pack(MAGIC, VERSION, len(meta_bytes)), meta_bytes, body,
+                     struct.pack("<I", zlib.crc32(body, zlib.crc32(meta_bytes)))))
+
+
+def open_counts_file(path: str | os.PathLike[str]) -> tuple[IO[bytes], int]:
+    """Open ``path`` for reading, with its size, once it is known to be a regular file.
+
+    Raises:
+        FormatError: no such file, a folder, or not a regular file (a FIFO, a device).
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise FormatError(f"{path}: no such file") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise FormatError(f"{path} is a folder, not a pre-token counts file")
+    if not stat.S_ISREG(info.st_mode):
+        raise FormatError(f"{path} is not a regular file (a pipe or a device); give a pre-token counts file")
+    f = open(path, "rb")
+    try:
+        size = os.fstat(f.fileno()).st_size
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # replaced between the two looks
+            raise FormatError(f"{path} is not a regular file; give a pre-token counts file")
+    except BaseException:
+        f.close()
+        raise
+    return f, size
+
+
+def read_header(f: IO[bytes], size: int, name: str, *, loading: bool = False) -> bytes:
+    """Check the magic, version and metadata length of an open file; give the raw metadata.
+    (``loading``: the whole file is read next; the message says how to write it again.)"""
+    head = f.read(HEADER.size)
+    if len(head) < HEADER.size or not head.startswith(MAGIC):
+        if loading:
+            raise FormatError(f"{name} is not a readable pre-token counts file (it does not start with "
+                              "BPECOUNT); write it again with 'bpe-studio count' or PretokenCounts.save")
+        raise FormatError(f"{name} is not a pre-token counts file (it does not start with BPECOUNT)")
+    _, version, meta_size = HEADER.unpack(head)
+    if version != VERSION:
+        raise FormatError(f"{name} is a pre-token counts file of version {version}; this BPE "
+                          f"Studio reads version {VERSION}: upgrade BPE Studio or count again")
+    if HEADER.size + meta_size > size:
+        raise FormatError(f"{name} is not a readable pre-token counts file (it is truncated); "
+                          "write it again with 'bpe-studio count' or PretokenCounts.save")
+    return f.read(meta_size)
+
+
+def decode(data: bytes, name: str) -> tuple[ChunkCounts, dict[str, Any]]:
+    """The counts and metadata of a whole file's bytes.
+
+    Raises:
+        FormatError: truncated, damaged (checksum), an empty pre-token, a count below 1 or
+            counts too large to train with; the message names ``name``.
+    """
+    def bad(why: str) -> FormatError:
+        return FormatError(f"{name} is not a readable pre-token counts file ({why}); "
+                           "write it again with 'bpe-studio count' or PretokenCounts.save")
+
+    if len(data) < HEADER.size or not data.startswith(MAGIC):
+        raise bad("it does not start with BPECOUNT")
+    _, version, meta_size = HEADER.unpack_from(data)
+    if version != VERSION:
+        raise FormatError(f"{name} is a pre-token counts file of version {version}; this BPE Studio "
+                          f"reads version {VERSION}: upgrade BPE Studio or count again")
+    start = HEADER.size + meta_size
+    if len(data) < start + 24 + 4:
+        raise bad("it is truncated")
+    meta_bytes, body = data[HEADER.size:start], data[start:-4]
+    (crc,) = struct.unpack_from("<I", data, len(data) - 4)
+    try:
+        meta = json.loads(meta_bytes)
+        if not isinstance(meta, dict):
+            raise ValueError("no metadata")
+        n, invalid, keys_length = struct.unpack_from("<qqq", body)
+        keys_at = 24 + 12 * n
+        if n < 0 or keys_length < 0 or keys_at + keys_length != len(body):
+            raise ValueError("truncated")
+        lengths = array("I", body[24 + 8 * n:keys_at])
+        numbers = array("q", body[24:24 + 8 * n])
+        if sys.byteorder != "little":  # pragma: no cover
+            lengths.byteswap()
+            numbers.byteswap()
+        if sum(lengths) != keys_length or min(numbers, default=1) < 1:
+            raise ValueError("truncated")
+    except (ValueError, struct.error):
+        raise bad("it is truncated or damaged") from None
+    if zlib.crc32(body, zlib.crc32(meta_bytes)) != crc:
+        raise bad("its checksum does not match: it is damaged")
+    if min(lengths, default=1) < 1:
+        raise bad("it holds an empty pre-token")
+    if n and max(numbers) * keys_length > MAX_CORPUS_BYTES and sum(map(int.__mul__, lengths, numbers)) > MAX_CORPUS_BYTES:
+        raise bad("its counts add up to more bytes than training can count (2**63)")
+    if native_module() is not None and sys.byteorder == "little":
+        chunk = ChunkCounts(body, None, invalid)  # the native counter's own packed layout
+    else:
+        ends = list(accumulate(lengths, initial=keys_at))
+        chunk = ChunkCounts(None, {body[a:b]: c for a, b, c in zip(ends, ends[1:], numbers)}, invalid)
+    return chunk, meta
+
+
+def read_file(path: str | os.PathLike[str]) -> tuple[ChunkCounts, dict[str, Any]]:
+    """`decode` of the file at ``path``, its kind and header checked before the body is read."""
+    f, size = open_counts_file(path)
+    with f:
+        read_header(f, size, str(path), loading=True)
+        f.seek(0)
+        data = f.read(size)
+    return decode(data, str(Path(path)))

@@ -1,0 +1,159 @@
+"""Counting a corpus's pre-tokens into `PretokenCounts`: the one counting path.
+
+`check_counting` checks the input (paths, folders, globs, or an iterable of texts), the
+workers and the chunk size, before any work; `count_events` counts it in worker threads or
+processes (`core.corpus.counting`), yielding progress, and returns the counts. `core.train`
+counts through it, then trains from its counts (`core.train.trainer`); `count_pretokens`
+is the public face, here or on a Dask cluster (`core.distributed`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from core.corpus.counting import count_documents
+from core.corpus.documents import Task, check_unchanged, plan_tasks, text_tasks
+from core.corpus.pretoken_counts import PretokenCounts
+from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
+from core.events import PretokenizeProgress
+from core.pretokenize.counting import CountTable, count_chunk_bytes
+from core.pretokenize.patterns import Pattern, resolve_pattern
+from core.pretokenize.specials import validate_special_tokens
+
+__all__ = ["CountingRun", "check_counting", "count_events", "count_pretokens", "split_input"]
+
+MIN_CHUNK_BYTES = 1 << 20
+MAX_CHUNK_BYTES = 2 << 20
+
+
+def split_input(input: object) -> tuple[Source | None, Iterator[str] | None]:
+    """``(sources, None)`` for a path, a glob, a folder or a list or tuple of them;
+    ``(None, texts)`` for any other iterable (each str a document).
+
+    Raises:
+        TypeError: ``None``, bytes, or something that is not iterable.
+    """
+    if isinstance(input, (str, os.PathLike)):
+        return input, None
+    if isinstance(input, (list, tuple)) and all(isinstance(item, (str, os.PathLike)) for item in input):
+        return input, None  # a list of texts would be a list of paths: pass iter(texts)
+    if input is None or isinstance(input, (bytes, bytearray, memoryview)) or not isinstance(input, Iterable):
+        raise TypeError(
+            f"the input must be a path, a folder, a glob or a list of them, an iterable of texts, or "
+            f"PretokenCounts; got {type(input).__name__}"
+        )
+    return None, iter(input)
+
+
+@dataclass(frozen=True)
+class CountingRun:
+    """A checked counting run: what `count_events` counts, and how."""
+
+    corpus: Corpus | Iterator[str]
+    size: int
+    specials: list[str]
+    pattern: Pattern
+    workers: int
+    chunk_size: int
+    read: ReadOptions
+
+
+def check_counting(
+    input: object,
+    specials: list[str],
+    pattern: Pattern,
+    workers: int | None,
+    chunk_size: int | None,
+    read: ReadOptions,
+) -> CountingRun:
+    """Check the workers and chunk size, then the corpus (raising on a bad one)."""
+    source, texts = split_input(input)
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers!r}")
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+    if not isinstance(read, ReadOptions):
+        raise TypeError(f"read must be ReadOptions, got {type(read).__name__}")
+    corpus: Corpus | Iterator[str]
+    if texts is not None:
+        corpus, size = texts, 0
+    else:
+        assert source is not None
+        corpus = open_corpus(source, read)
+        size = corpus.input_bytes
+    if chunk_size is None:
+        # in one process a chunk is also the longest stretch without an event to cancel at
+        largest = MAX_CHUNK_BYTES if workers > 1 else MIN_CHUNK_BYTES
+        chunk_size = min(largest, max(MIN_CHUNK_BYTES, size // (8 * workers)))
+    return CountingRun(corpus, size, specials, pattern, workers, chunk_size, read)
+
+
+def count_events(run: CountingRun) -> Generator[PretokenizeProgress, None, PretokenCounts]:
+    """Count the corpus in ``run.workers`` processes or threads, yielding progress; return the
+    counts. Closing the generator stops the workers."""
+    yield PretokenizeProgress(0, run.size)
+    table = CountTable()
+    done = documents = 0
+    corpus = run.corpus
+    if isinstance(corpus, Corpus):
+        tasks: Iterator[Task] = plan_tasks(corpus, run.pattern, run.specials, run.chunk_size)
+    else:
+        tasks = text_tasks(corpus, run.chunk_size)
+    for step in count_documents(tasks, run.read, run.pattern, run.specials, run.workers, count_chunk_bytes,
+                                run.size):
+        if step.counts is not None:
+            table.add(step.counts)
+            done += step.input_bytes
+            documents += step.documents
+        read = done + step.counting
+        yield PretokenizeProgress(read, max(run.size, read), documents)
+    if isinstance(corpus, Corpus):
+        check_unchanged(corpus)
+    return PretokenCounts.from_table(table, pattern=run.pattern.source, special_tokens=run.specials,
+                                     documents=documents, input_bytes=done, read=run.read)
+
+
+def count_pretokens(
+    input: Source | Iterable[str],
+    special_tokens: Iterable[str] = (),
+    *,
+    pattern: str = "gpt2",
+    workers: int | None = None,
+    read: ReadOptions | None = None,
+    client: Any = None,
+    chunk_size: int | None = None,
+) -> PretokenCounts:
+    """Count a corpus's pre-tokens exactly as `core.train` does, to train from later or to
+    add to other counts: ``core.train(count_pretokens(src, specials), TrainOptions(n, specials))``
+    gives the merges of ``core.train(src, TrainOptions(n, specials))``.
+
+    Args:
+        input: paths, folders, globs (or a list of them), or an iterable of texts (each str
+            a document; a list of texts as ``iter(texts)``).
+        special_tokens: a list of strings that split the text (not counted).
+        pattern: ``"gpt2"``, ``"gpt4"`` or a regex.
+        workers: local processes or threads (default: all cores).
+        read: what to read (`ReadOptions`: field, sample + seed, document cap, max bytes).
+        client: a Dask ``distributed.Client``: count on its cluster (`core.distributed`;
+            sources only, and no ``max_bytes``: a cap needs the shards in order).
+        chunk_size: bytes per task (default: sized from the corpus); any value gives the same counts.
+    """
+    specials = validate_special_tokens(special_tokens)
+    compiled = resolve_pattern(pattern)
+    read = read if read is not None else ReadOptions()
+    if client is not None:
+        from core.distributed import count_on_cluster
+
+        return count_on_cluster(input, specials, client=client, pattern=compiled.source, read=read,
+                                shard_bytes=chunk_size)
+    events = count_events(check_counting(input, specials, compiled, workers, chunk_size, read))
+    while True:
+        try:
+            next(events)
+        except StopIteration as stop:
+            result: PretokenCounts = stop.value
+            return result

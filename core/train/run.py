@@ -1,0 +1,92 @@
+"""`TrainRun`: one training run, to iterate (progress, merge batches) or to wait on.
+
+`core.train` checks its input and returns a run that has not started: iterating it does
+the work, yielding `PretokenizeProgress` (several), `CountingDone`, a `MergeBatch` per
+batch of merges and a final `Finished`; `result` runs it to the end and gives
+``(vocab, merges)``; `close` (or leaving a ``with`` block) cancels it and stops its worker
+processes at once.
+
+    with core.train("corpus.txt", core.TrainOptions(10_000, ["<|endoftext|>"])) as run:
+        for event in run:
+            ...                           # a GUI or a progress bar follows it
+    vocab, merges = run.result()           # the finished run's result
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from types import TracebackType
+
+from core.events import BatchedTrainEvent, Finished, MergeBatch, TrainEvent, initial_token_bytes
+
+__all__ = ["TrainRun"]
+
+
+class TrainRun:
+    """A checked training run. Iterate it once (it is its own iterator), or call `result`.
+
+    Attributes:
+        special_tokens: the run's special tokens in id order (an initial tokenizer's first):
+            ``initial_token_bytes(run.special_tokens)`` is the vocabulary before the first
+            `MergeBatch`, which `MergeBatch.extend_vocab` grows.
+    """
+
+    def __init__(self, stream: Generator[BatchedTrainEvent], special_tokens: list[str]) -> None:
+        self._stream = stream
+        self.special_tokens = tuple(special_tokens)
+        self._finished: Finished | None = None
+        self._closed = False
+
+    def __iter__(self) -> Iterator[BatchedTrainEvent]:
+        return self
+
+    def __next__(self) -> BatchedTrainEvent:
+        if self._closed:
+            raise StopIteration
+        try:
+            event = next(self._stream)
+        except BaseException:
+            self._closed = True
+            raise
+        if isinstance(event, Finished):
+            self._finished = event
+        return event
+
+    def result(self) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+        """``(vocab, merges)``: id -> token bytes, and the merges in the order learned — the
+        run taken to its end first if it is not there yet.
+
+        Raises:
+            RuntimeError: the run was closed before it finished.
+        """
+        for _ in self:
+            pass
+        if self._finished is None:
+            raise RuntimeError("this training run was closed before it finished: it has no result")
+        return self._finished.vocab, self._finished.merges
+
+    def merge_events(self) -> Iterator[TrainEvent]:
+        """The same run with one `MergeEvent` per merge (with its token bytes) instead of
+        batches. Closing this iterator closes the run."""
+        token_bytes = initial_token_bytes(self.special_tokens)
+        try:
+            for event in self:
+                if isinstance(event, MergeBatch):
+                    event.extend_vocab(token_bytes)
+                    yield from event.events(token_bytes)
+                else:
+                    yield event
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Cancel the run (if not finished): its worker processes stop at once."""
+        self._closed = True
+        self._stream.close()
+
+    def __enter__(self) -> TrainRun:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
