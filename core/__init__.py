@@ -39,18 +39,15 @@ if _typing.TYPE_CHECKING:  # what type checkers see; at run time each name loads
     from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress
     from core.formats import load_gpt2_files, save_tokenizer
     from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, resolve_pattern
-    from core.train.options import TrainOptions
-    from core.train.run import TrainRun
-    from core.train.trainer import train, train_bpe
-else:
-    # the training package, callable: core.train(input, options) is core.train.trainer.train,
-    # and core.train.merge, core.train.reference, ... stay reachable (a function would hide them)
-    import core.train as train
+    from core.training.options import TrainOptions
+    from core.training.run import TrainRun
+    from core.training.trainer import train, train_bpe
 
 _HOMES = {
-    "train_bpe": "core.train.trainer",
-    "TrainRun": "core.train.run",
-    "TrainOptions": "core.train.options",
+    "train": "core.training.trainer",
+    "train_bpe": "core.training.trainer",
+    "TrainRun": "core.training.run",
+    "TrainOptions": "core.training.options",
     "ReadOptions": "core.corpus.sources",
     "count_pretokens": "core.corpus.count_run",
     "PretokenCounts": "core.corpus.pretoken_counts",

@@ -3,7 +3,7 @@
 `check_counting` checks the input (paths, folders, globs, or an iterable of texts), the
 workers and the chunk size, before any work; `count_events` counts it in worker threads or
 processes (`core.corpus.counting`), yielding progress, and returns the counts. `core.train`
-counts through it, then trains from its counts (`core.train.trainer`); `count_pretokens`
+counts through it, then trains from its counts (`core.training.trainer`); `count_pretokens`
 is the public face, here or on a Dask cluster (`core.distributed`).
 """
 

@@ -183,7 +183,7 @@ class PretokenCounts(Mapping[bytes, int]):
         """``(every pre-token's bytes one after another, lengths, counts)``, the last two as
         int64 bytes, in the order of `columns`: while the native table counting made is
         still here (`columns` not called yet), else None. The merge kernel reads them as
-        they are (`core.train.merge.PackedWords`): no Python object per pre-token."""
+        they are (`core.training.merge.PackedWords`): no Python object per pre-token."""
         return self._table.packed_words() if self._table is not None else None
 
     def as_dict(self) -> dict[bytes, int]:

@@ -15,7 +15,7 @@ import pytest
 from bpe_studio.cli import COMMANDS, _command_parser, _gui_parser
 from bpe_studio.cli.checks import TOKENIZER_HELP
 from core.formats import save_tokenizer
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 REPO = Path(__file__).resolve().parents[2]
 TOKENIZER_COMMANDS = ("encode", "eval", "shrink", "health", "lm")

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import zstandard
 
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 REPO = Path(__file__).resolve().parents[2]
 EOT = "<|endoftext|>"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from core.encode.tokenizer import Tokenizer
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 REPO = Path(__file__).resolve().parents[2]
 TEXT = "The cat sat on the mat. ========== ----------\nThe dog sat on the log, didn't it?\n" * 20 + "naïve café 123\n"

@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 CHECK = """
 import sys
-import core, core.train.reference
+import core, core.training.reference
 {extra}
 qt = sorted(m for m in sys.modules if m.split(".")[0] in ("PySide6", "shiboken6", "pyqtgraph", "PyQt5", "PyQt6"))
 print(",".join(qt))

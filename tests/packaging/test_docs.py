@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN
-from core.train.reference import best_pair
+from core.training.reference import best_pair
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_COMMAND = (

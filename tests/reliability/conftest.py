@@ -102,7 +102,7 @@ def big_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def merge_kernel() -> None:
     """Skip a test that trains on one word of megabytes (to reach the export of huge
     tokens in seconds) when the merge loop runs in Python, which takes minutes there."""
-    from core.train import merge
+    from core.training import merge
 
     if merge._MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
         pytest.skip("one word of megabytes needs the compiled merge loop to train in seconds")

@@ -73,7 +73,7 @@ def test_text_with_a_few_bad_bytes_still_trains_byte_exact(tmp_path: Path) -> No
     assert 0.005 < not_text_share(data) < 0.3
     path = tmp_path / "mixed.txt"
     path.write_bytes(data)
-    from core.train.reference import reference_counts
+    from core.training.reference import reference_counts
 
     counts = core.count_pretokens(path, workers=2)
     assert counts.as_dict() == reference_counts(data, [])

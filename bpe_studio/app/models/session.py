@@ -23,7 +23,7 @@ from typing import Any
 from core.corpus.sources import ReadOptions
 from core.formats.atomic import atomic_output
 from core.formats.base import FormatError, file_kind, read_bytes
-from core.train.options import TrainOptions
+from core.training.options import TrainOptions
 
 FORMAT_NAME = "bpe-studio-session"
 FORMAT_VERSION = 1

@@ -13,7 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from bpe_studio.app.evaluate.evaluate_panel import CURRENT, EvaluatePanel  # noqa: E402
 from core.encode.tokenizer import Tokenizer  # noqa: E402
 from core.formats import save_tokenizer  # noqa: E402
-from core.train.reference import train_bpe_reference  # noqa: E402
+from core.training.reference import train_bpe_reference  # noqa: E402
 
 TEXT = "The cat sat on the mat; the dog sat on the log.\n" * 30 + "naïve café\n"
 HELD = "A cat and a dog. Der Hund.\n" * 4

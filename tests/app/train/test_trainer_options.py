@@ -11,7 +11,7 @@ import core
 from bpe_studio.app.models.training_state import Stage
 from bpe_studio.app.train.merges_table import RAW_BYTES_ROLE
 from core.formats import save_tokenizer
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 EOT = "<|endoftext|>"
 

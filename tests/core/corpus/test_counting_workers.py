@@ -3,7 +3,7 @@
 Plain and compressed text counted by the native pre-tokenizer go to worker threads, in
 shares of consecutive tasks counted into a table per thread and balanced by stealing
 (`core.corpus.shares`); JSONL, the regex path and custom patterns go to worker processes. Whatever the workers
-(1, 2, 3) and the chunk size, the counts equal the oracle's (`core.train.reference`), in the
+(1, 2, 3) and the chunk size, the counts equal the oracle's (`core.training.reference`), in the
 same first-seen order, ``max_bytes`` takes the same documents, and closing the count stops
 the threads between two tasks, leaving no thread and no process behind.
 """
@@ -31,8 +31,8 @@ from core.corpus.documents import FileRange
 from core.corpus.count_run import check_counting, count_events
 from core.corpus.sources import ReadOptions
 from core.pretokenize.patterns import resolve_pattern
-from core.train.reference import count_invalid_bytes as reference_invalid
-from core.train.reference import reference_counts
+from core.training.reference import count_invalid_bytes as reference_invalid
+from core.training.reference import reference_counts
 
 pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
 

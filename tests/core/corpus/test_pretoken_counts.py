@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 import core
 from core import PretokenCounts
 from core.errors import FormatError
-from core.train.merge import PackedWords
-from core.train.reference import count_invalid_bytes as reference_invalid
-from core.train.reference import reference_counts
-from core.train.reference import read_corpus
-from core.train.reference import train_bpe_reference
+from core.training.merge import PackedWords
+from core.training.reference import count_invalid_bytes as reference_invalid
+from core.training.reference import reference_counts
+from core.training.reference import read_corpus
+from core.training.reference import train_bpe_reference
 
 EOT = "<|endoftext|>"
 fragments = st.one_of(

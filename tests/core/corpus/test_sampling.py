@@ -19,7 +19,7 @@ import zstandard
 
 import core
 from tests.training import train_run
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 EOT = "<|endoftext|>"
 

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 EOT = "<|endoftext|>"
 WORDS = ["the", " cat", " sat", "\n", "\n\n", "  ", " über", " naïve", " 東京", " 42", "3.14", " don't",

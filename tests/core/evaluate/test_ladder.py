@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.encode.tokenizer import Tokenizer
 from core.evaluate import evaluate
 from core.evaluate.ladder import default_sizes, ladder_tokenizers, shrink
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 SPECIALS = ["<|endoftext|>"]
 

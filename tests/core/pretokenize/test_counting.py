@@ -15,7 +15,7 @@ import core
 from core.corpus.chunks import plan_chunks
 from core.pretokenize.counting import ChunkCounts, CountTable, count_chunk
 from core.pretokenize.patterns import resolve_pattern
-from core.train.reference import count_invalid_bytes, reference_counts, read_corpus, train_bpe_reference
+from core.training.reference import count_invalid_bytes, reference_counts, read_corpus, train_bpe_reference
 
 SPECIALS = [
     [], ["<|e|>"], ["<|a|>", "<|a|><|b|>"], ["a b", "\n\n"],

@@ -1,4 +1,4 @@
-"""Types of the compiled merge loop (``_merge_kernel.c``), optional: `core.train.merge` runs without it."""
+"""Types of the compiled merge loop (``_merge_kernel.c``), optional: `core.training.merge` runs without it."""
 
 class MergeState:
     """Words, counts and the pair index of one training run, for `step`."""
@@ -13,7 +13,7 @@ class MergeState:
         min_frequency: int = 0,
         forced: bytes = b"",
     ) -> None:
-        """``words`` and ``counts``: lists, or packed (`core.train.merge.PackedWords`): the
+        """``words`` and ``counts``: lists, or packed (`core.training.merge.PackedWords`): the
         words' bytes one after another with their native int64 lengths, and native int64
         counts. ``max_token_length`` 0: no limit; ``forced``: native int32 (left, right) id
         pairs merged first, in order (``array('i', ...).tobytes()``)."""

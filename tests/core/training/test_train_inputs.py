@@ -12,7 +12,7 @@ import pytest
 
 import core
 from tests.training import train_run
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 
 def _raises_before_any_event(exc: type[BaseException], path, vocab_size, specials, **kw) -> str:

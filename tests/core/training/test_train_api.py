@@ -12,7 +12,7 @@ import pytest
 import core
 from core import MergeBatch, MergeEvent, ReadOptions, TrainOptions
 from core.errors import InvalidPatternError, InvalidSpecialTokensError
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 EOT = "<|endoftext|>"
 DOCS = ["low low lower lowest", "newer newest wider widest", "the lower the newer"]

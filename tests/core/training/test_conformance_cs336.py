@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import core
-from core.train.reference import train_bpe_reference
+from core.training.reference import train_bpe_reference
 
 SPECIAL = "<|endoftext|>"
 

@@ -1,7 +1,7 @@
 """Trainer options against the oracle: ``max_token_length``, ``min_frequency``, ``initial``.
 
 The fast trainer — through the compiled merge loop and, with ``BPE_STUDIO_PURE_PYTHON=1``,
-through the Python one — must give exactly what `core.train.reference.train_bpe_reference`
+through the Python one — must give exactly what `core.training.reference.train_bpe_reference`
 gives with the same options, merge by merge and count by count, on hypothesis texts.
 Continued training is compared with the oracle given the initial tokenizer's vocab, merges
 and special ids, for initial tokenizers trained here and for GPT-2's own (other ids).
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import core
 from tests.training import train_run
 from core.encode.tokenizer import Tokenizer
-from core.train.reference import reference_counts, reference_merges, train_bpe_reference
+from core.training.reference import reference_counts, reference_merges, train_bpe_reference
 
 WORDS = ["hello", " hello", "the", " the", "=====", "==========", "--", "aaaa", "aaaaaaaa", "ab", "abab",
          "naïve", "漢字", "🙂", "42", "1234567", " ", "  ", "\n", "it's", "<|endoftext|>", "<|x|>"]
@@ -182,7 +182,7 @@ def test_kernel_python_and_oracle_agree_on_forced_pairs_and_limits(data, max_len
     by earlier forced merges)."""
     from collections import Counter
 
-    from core.train import merge as merge_module
+    from core.training import merge as merge_module
 
     words = data.draw(words_strategy)
     counts = data.draw(st.lists(st.integers(1, 5), min_size=len(words), max_size=len(words)))
@@ -232,7 +232,7 @@ def test_kernel_python_and_oracle_agree_on_forced_pairs_and_limits(data, max_len
 def test_the_kernel_refuses_a_forced_pair_of_unknown_tokens() -> None:
     from array import array
 
-    from core.train import merge as merge_module
+    from core.training import merge as merge_module
 
     if merge_module._MergeState is None:
         pytest.skip("the kernel is not built")

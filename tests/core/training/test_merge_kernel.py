@@ -1,6 +1,6 @@
-"""The compiled merge loop (`core.train._merge_kernel`) gives exactly what the Python loop gives.
+"""The compiled merge loop (`core.training._merge_kernel`) gives exactly what the Python loop gives.
 
-`core.train.merge.merge_pairs` runs the C kernel when it is built and hands its merges over
+`core.training.merge.merge_pairs` runs the C kernel when it is built and hands its merges over
 in batches of columns; `merge_pairs_python` is the pure-Python loop it replaces, one merge
 at a time (itself checked against the reference trainer by test_train_equivalence.py). Word tables are generated over a tiny alphabet so that
 count ties, tokens that are prefixes of others and overlapping runs (``b"aaaa"``) are
@@ -20,14 +20,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
-from core.train import merge as merge_module
-from core.train.merge import KERNEL_BATCH, MergeColumns, PackedWords, merge_pairs, merge_pairs_python
+from core.training import merge as merge_module
+from core.training.merge import KERNEL_BATCH, MergeColumns, PackedWords, merge_pairs, merge_pairs_python
 
 try:
-    from core.train._merge_kernel import MergeState
+    from core.training._merge_kernel import MergeState
 except ImportError:
     pytest.skip(
-        "core.train._merge_kernel is not built (no C compiler at install time?); "
+        "core.training._merge_kernel is not built (no C compiler at install time?); "
         'build it with `pip install -e ".[test]"`',
         allow_module_level=True,
     )

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import core
 from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress, initial_token_bytes
-from core.train.merge import KERNEL_BATCH
-from core.train.reference import reference_counts, reference_merges
+from core.training.merge import KERNEL_BATCH
+from core.training.reference import reference_counts, reference_merges
 
 WORDS = ["the", " cat", " sat", "aaaa", " aa", "don't", " 42", "🙂", " привет", "\n", "  ", "<|a|>"]
 

@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 if TYPE_CHECKING:
     import numpy as np
 
-    from core.train._merge_kernel import MergeState
+    from core.training._merge_kernel import MergeState
 
 
 def _load_kernel() -> type[MergeState] | None:
     try:
-        from core.train._merge_kernel import MergeState
+        from core.training._merge_kernel import MergeState
     except ImportError:  # not built (no C compiler at install time): the Python loop runs
         return None
     return MergeState
@@ -165,7 +165,7 @@ def merge_pairs(
     one by one, at most `KERNEL_BATCH` at a time. When a batch is yielded, ``token_bytes``
     has grown by exactly the batch's new tokens.
 
-    The compiled kernel (``core.train._merge_kernel``, built by ``pip install``) runs the
+    The compiled kernel (``core.training._merge_kernel``, built by ``pip install``) runs the
     merges when it is available, unless the environment variable ``BPE_STUDIO_PURE_PYTHON``
     is ``"1"``; otherwise (no C compiler at install time, or counts whose sum does not fit
     in 64 bits) the Python loop runs. ``words`` are left unchanged either way (the Python

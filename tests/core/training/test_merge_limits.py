@@ -8,7 +8,7 @@ from array import array
 
 import pytest
 
-from core.train.merge import merge_pairs, merge_pairs_python
+from core.training.merge import merge_pairs, merge_pairs_python
 
 BYTES = [bytes([i]) for i in range(256)]
 WORDS = [b"abab", b"ab", b"bab", b"aab"]
@@ -30,14 +30,14 @@ def test_the_python_loop_handles_ids_past_2_to_the_21() -> None:
 
 
 def test_the_kernel_agrees_past_2_to_the_21() -> None:
-    pytest.importorskip("core.train._merge_kernel", reason="the merge kernel is not built")
+    pytest.importorskip("core.training._merge_kernel", reason="the merge kernel is not built")
     big_tokens = BYTES + [b"\xff\xfe<filler>"] * OFFSET
     rows = [row for batch in merge_pairs(list(WORDS), COUNTS, list(big_tokens), 6) for row in zip(*batch)]
     assert rows == list(merge_pairs_python(list(WORDS), COUNTS, list(big_tokens), 6))
 
 
 def test_a_failed_kernel_step_refuses_the_next() -> None:
-    kernel = pytest.importorskip("core.train._merge_kernel", reason="the merge kernel is not built")
+    kernel = pytest.importorskip("core.training._merge_kernel", reason="the merge kernel is not built")
     forced = array("i", [97, 5000]).tobytes()  # id 5000 does not exist: the step fails
     state = kernel.MergeState([b"ab"], [2], list(BYTES), forced=forced)
     with pytest.raises(ValueError, match="does not exist yet"):

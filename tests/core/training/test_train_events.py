@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import core
 from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress
-from core.train.reference import count_invalid_bytes, reference_counts, read_corpus, reference_merges
+from core.training.reference import count_invalid_bytes, reference_counts, read_corpus, reference_merges
 
 TEXT_PIECES = [
     "the", " cat", " sat", " on", " the", " mat", ".", "\n", "\r\n", "  ", "\u3000", "\x1c",

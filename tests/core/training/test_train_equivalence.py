@@ -1,7 +1,7 @@
 """The fast trainer equals the reference trainer, merge by merge.
 
 `core.train_bpe` (parallel, chunked, incremental) must give exactly what the obviously
-correct `core.train.reference.train_bpe_reference` gives: on hypothesis-generated texts full of
+correct `core.training.reference.train_bpe_reference` gives: on hypothesis-generated texts full of
 the cases that break pre-tokenization shortcuts (every kind of Unicode whitespace, mixed
 scripts, emoji, contractions, overlapping special tokens, CRLF), for the GPT-2, GPT-4 and
 custom patterns; on a generated file of a few hundred KB at 1, 2 and 3 workers; and on
@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import core
-from core.train.reference import count_invalid_bytes, read_corpus, train_bpe_reference
+from core.training.reference import count_invalid_bytes, read_corpus, train_bpe_reference
 
 WHITESPACE = [
     " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r", "\x0b", "\x0c",

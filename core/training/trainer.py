@@ -9,11 +9,11 @@ The recipe (the exact rules: docs/semantics.md):
 3. Count pre-tokens per task in worker threads or processes (`core.pretokenize.counting`);
    add the counts into a `PretokenCounts` (`core.corpus.count_run.count_events`: the same
    path as `core.count_pretokens`). Training from counts made elsewhere starts at step 4.
-4. Merge the most frequent pair, repeatedly (`core.train.merge`, with its compiled kernel), until
+4. Merge the most frequent pair, repeatedly (`core.training.merge`, with its compiled kernel), until
    the vocabulary is full — after an initial tokenizer's merges, within the options
-   (``max_token_length``, ``min_frequency``, ``initial``: `core.train.options`).
+   (``max_token_length``, ``min_frequency``, ``initial``: `core.training.options`).
 
-`train` returns a `TrainRun` (`core.train.run`) that yields an event after each step of the
+`train` returns a `TrainRun` (`core.training.run`) that yields an event after each step of the
 way (`core.events`), the merges in batches of columns (`MergeBatch`) as the merge loop hands
 them over; `TrainRun.result` runs it to the end. `train_bpe` is CS336's signature over it.
 """
@@ -32,9 +32,9 @@ from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import ReadOptions, Source
 from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch, initial_token_bytes
 from core.pretokenize.patterns import resolve_pattern
-from core.train.merge import PackedWords, merge_pairs
-from core.train.options import MergeOptions, TrainOptions, merge_options
-from core.train.run import TrainRun
+from core.training.merge import PackedWords, merge_pairs
+from core.training.options import MergeOptions, TrainOptions, merge_options
+from core.training.run import TrainRun
 
 __all__ = ["train", "train_bpe"]
 

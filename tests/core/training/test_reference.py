@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN
-from core.train.reference import (
+from core.training.reference import (
     best_pair,
     count_invalid_bytes,
     count_pairs,
