@@ -78,7 +78,7 @@ def plain_file_events(file: SourceFile, tok: Tokenizer, out: NpyOut, workers: in
                 results = zip(ends, _encode_in_threads(tasks, tok, encoder, pool))
             elif encoder.native_available():
                 encode = _reading_into_buffer(lambda: encoder)
-                results = ((task[2], encode(task)) for task in tasks)
+                results = ((task[2], encode(task, None)) for task in tasks)
             elif workers > 1 and len(chunks) > 1:
                 fork = start_method == "fork" or (start_method is None and can_fork())
                 helpers = workers if fork else workers - 1  # see the module's docstring
