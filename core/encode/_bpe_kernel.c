@@ -1037,11 +1037,31 @@ encoder_out(Encoder *self, Py_ssize_t n)
     return self->out;
 }
 
+/* ids[0:n] (int64) narrowed in place to `itemsize` bytes each (2: uint16, 4: uint32; the
+ * caller checked the ids fit): id k moves to byte k * itemsize, never ahead of id k's own
+ * int64, so one pass forward is safe. */
+static void
+narrow_ids(int64_t *ids, Py_ssize_t n, int itemsize)
+{
+    if (itemsize == 2) {
+        uint16_t *to = (uint16_t *)ids;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            to[k] = (uint16_t)ids[k];
+        }
+    } else if (itemsize == 4) {
+        uint32_t *to = (uint32_t *)ids;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            to[k] = (uint32_t)ids[k];
+        }
+    }
+}
+
 /* Take the lock and encode s[0:n] (without the GIL when it is long; special tokens as
- * their ids if `specials`): the number of ids, written to *out, or -1 when out of memory.
- * The caller reads *out, then releases the lock. */
+ * their ids if `specials`; narrowed to `itemsize` bytes an id when it is 2 or 4): the
+ * number of ids, written to *out, or -1 when out of memory. The caller reads *out, then
+ * releases the lock. */
 static Py_ssize_t
-encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int specials, int64_t **out)
+encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int specials, int itemsize, int64_t **out)
 {
     Py_ssize_t (*encode)(Encoder *, const unsigned char *, Py_ssize_t, int64_t *) =
         specials ? encode_text_span : encode_span;
@@ -1054,11 +1074,17 @@ encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int specials, i
         }
         *out = encoder_out(self, n);
         written = *out ? encode(self, s, n, *out) : -1;
+        if (written > 0) {
+            narrow_ids(*out, written, itemsize);
+        }
     } else {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(self->lock, WAIT_LOCK);
         *out = encoder_out(self, n);
         written = *out ? encode(self, s, n, *out) : -1;
+        if (written > 0) {
+            narrow_ids(*out, written, itemsize);
+        }
         Py_END_ALLOW_THREADS
     }
     return written;
@@ -1083,7 +1109,7 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
         return NULL;
     }
     int64_t *out;
-    Py_ssize_t written = encoder_run(self, (const unsigned char *)view.buf + start, end - start, 0, &out);
+    Py_ssize_t written = encoder_run(self, (const unsigned char *)view.buf + start, end - start, 0, 8, &out);
     PyBuffer_Release(&view);
     PyObject *result = NULL;
     if (written < 0) {
@@ -1098,9 +1124,11 @@ Encoder_encode(Encoder *self, PyObject *args, PyObject *kwds)
 }
 
 /* The ids of a str's UTF-8 (an ASCII str read in place; UnicodeEncodeError for a lone
- * surrogate) or of a bytes-like object, as a list or as a bytearray of int64. */
+ * surrogate) or of a bytes-like object (an mmap's memoryview read in place), as a list or as
+ * a bytearray of `itemsize`-byte ids (8: int64; 2, 4: uint16, uint32, narrowed without the
+ * GIL: the caller checked that every id fits). */
 static PyObject *
-encoder_encode_object(Encoder *self, PyObject *data, int specials, int as_list)
+encoder_encode_object(Encoder *self, PyObject *data, int specials, int as_list, int itemsize)
 {
     PyObject *utf8 = NULL;
     Py_buffer view = {0};
@@ -1131,14 +1159,14 @@ encoder_encode_object(Encoder *self, PyObject *data, int specials, int as_list)
         n = view.len;
     }
     int64_t *out;
-    Py_ssize_t written = encoder_run(self, (const unsigned char *)s, n, specials, &out);
+    Py_ssize_t written = encoder_run(self, (const unsigned char *)s, n, specials, as_list ? 8 : itemsize, &out);
     PyObject *result;
     if (written < 0) {
         result = PyErr_NoMemory();
     } else if (as_list) {
         result = ids_list(self->table, out, written);
     } else { /* a bytearray: numpy.frombuffer makes a writable array of it without a copy */
-        result = PyByteArray_FromStringAndSize((const char *)out, written * (Py_ssize_t)sizeof(int64_t));
+        result = PyByteArray_FromStringAndSize((const char *)out, written * (Py_ssize_t)itemsize);
     }
     PyThread_release_lock(self->lock);
     Py_XDECREF(utf8);
@@ -1153,18 +1181,22 @@ encoder_encode_object(Encoder *self, PyObject *data, int specials, int as_list)
 static PyObject *
 Encoder_encode_list(Encoder *self, PyObject *data)
 {
-    return encoder_encode_object(self, data, 0, 1);
+    return encoder_encode_object(self, data, 0, 1, 8);
 }
 
 static PyObject *
 Encoder_encode_text(Encoder *self, PyObject *args)
 {
     PyObject *data;
-    int as_list = 0;
-    if (!PyArg_ParseTuple(args, "O|p", &data, &as_list)) {
+    int as_list = 0, itemsize = 8;
+    if (!PyArg_ParseTuple(args, "O|pi", &data, &as_list, &itemsize)) {
         return NULL;
     }
-    return encoder_encode_object(self, data, 1, as_list);
+    if (itemsize != 2 && itemsize != 4 && itemsize != 8) {
+        PyErr_SetString(PyExc_ValueError, "itemsize must be 2, 4 or 8");
+        return NULL;
+    }
+    return encoder_encode_object(self, data, 1, as_list, itemsize);
 }
 
 /* Encode every text of a batch into a growing buffer of uint32 ids (no Python int per id,
@@ -1330,8 +1362,8 @@ static PyMethodDef Encoder_methods[] = {
     {"encode_list", (PyCFunction)Encoder_encode_list, METH_O,
      "encode_list(text or bytes) -> list of the ids of the text's UTF-8 (or of the bytes)"},
     {"encode_text", (PyCFunction)Encoder_encode_text, METH_VARARGS,
-     "encode_text(data, as_list=False) -> the ids of data (a str: its UTF-8), special tokens as their ids, "
-     "as a bytearray of int64 or a list"},
+     "encode_text(data, as_list=False, itemsize=8) -> the ids of data (a str: its UTF-8, or any buffer), special "
+     "tokens as their ids, as a list or a bytearray of int64 (itemsize 8), uint32 (4) or uint16 (2)"},
     {"encode_many", (PyCFunction)Encoder_encode_many, METH_VARARGS,
      "encode_many(list of bytes, as_arrays=False) -> the ids of each (special tokens as their ids), as lists, "
      "or as (uint32 ids of all, int64 count of each) bytearrays; one release of the GIL for all"},

@@ -30,9 +30,13 @@ class Encoder:
     def encode_list(self, data: str | bytes | bytearray | memoryview) -> list[int]:
         """The ids of ``data`` (a str: of its UTF-8; ``UnicodeEncodeError`` for a lone surrogate)."""
     @overload
-    def encode_text(self, data: str | bytes | bytearray | memoryview, as_list: Literal[False] = False, /) -> bytearray:
-        """The ids of ``data`` (a str: of its UTF-8), special tokens as their ids, as int64
-        bytes (a bytearray: `numpy.frombuffer` makes a writable array of it, no copy)."""
+    def encode_text(
+        self, data: str | bytes | bytearray | memoryview, as_list: Literal[False] = False, itemsize: int = 8, /
+    ) -> bytearray:
+        """The ids of ``data`` (a str: of its UTF-8; any buffer, read in place), special tokens
+        as their ids, as int64 bytes, or uint32/uint16 with ``itemsize`` 4/2 (the caller
+        makes sure every id fits) (a bytearray: `numpy.frombuffer` makes a writable array of
+        it, no copy)."""
     @overload
     def encode_text(self, data: str | bytes | bytearray | memoryview, as_list: Literal[True], /) -> list[int]:
         """The ids of ``data``, special tokens as their ids, as a list."""

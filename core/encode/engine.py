@@ -222,6 +222,15 @@ class TextEncoder:
         """The ids of ``data`` as ``Tokenizer.encode_bytes`` gives them, as an int64 array."""
         return self._engines.current().encode_array(check_bytes(data))
 
+    def encode_into_dtype(self, data: bytes | bytearray | memoryview, dtype: np.dtype[np.unsignedinteger]) -> np.ndarray:
+        """`encode_bytes` as ``dtype`` ids (``uint16`` or ``uint32``, which every id must fit),
+        of any buffer: the native engine reads it in place and gives the ids narrowed in C
+        (no int64 array, no copy of the text)."""
+        engine = self._engines.current()
+        if isinstance(engine, NativeEngine):
+            return engine.native.encode_narrow(data, dtype)
+        return engine.encode_array(bytes(data)).astype(dtype)
+
     def native_available(self) -> bool:
         """Whether the native encoder serves this encoder (so encoding runs without the GIL)."""
         return self._engines.native()

@@ -118,6 +118,14 @@ class NativeEncoder:
             parts.append(self._encoder.encode(data, pos))
         return np.frombuffer(bytearray(b"".join(parts)), np.int64)
 
+    def encode_narrow(self, data: bytes | bytearray | memoryview, dtype: np.dtype[np.unsignedinteger]) -> np.ndarray:
+        """`encode_array` as ``dtype`` ids (``uint16`` or ``uint32``: every id must fit), of any
+        buffer (a reused read buffer: no copy of the text); the C code narrows the ids, so no
+        int64 array is made."""
+        if self._splitter is None:
+            return np.frombuffer(self._encoder.encode_text(data, False, dtype.itemsize), dtype)
+        return self.encode_array(bytes(data)).astype(dtype)
+
     def encode_many(self, datas: Sequence[bytes]) -> list[list[int]]:
         """The ids of each of ``datas``, encoded in one C call without the GIL."""
         splitter = self._splitter

@@ -2,6 +2,7 @@
 
     python tests/benchmarks/make_corpus.py --size-mb 24 --out /tmp/bench24.txt
     python tests/benchmarks/bench_encode.py /tmp/bench24.txt --rounds 3
+    python tests/benchmarks/bench_encode.py /tmp/bench229.txt --rounds 5 --only files
 
 Install the peers first: ``pip install -e '.[bench]'``. The GPT-2 files come from
 ``../shared/fixtures``; every peer is built offline from them (tiktoken: ``Encoding`` from
@@ -17,7 +18,12 @@ as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
    straight into arrays; fastokens: ``encode_batch`` and ``encode_batch_flat``, gigatoken:
    ``encode_batch`` (arrays) with RAYON_NUM_THREADS=2), and ``bpe-studio encode`` on the
    file with ``--workers 1`` and ``--workers 2`` (the time it reports).
-3. What two threads can give here, for ``bpe-studio encode``: the file's bytes in memory,
+3. A file to a ``.npy`` of ids (``--only files``): ``bpe-studio encode --workers 2
+   --no-doc-separator`` (the time it reports: planning, reading, encoding, writing) against
+   gigatoken's ``encode_files`` with RAYON_NUM_THREADS=2, its ids flattened and saved with
+   ``numpy.save`` (as ``uint16``, the same file as ours, and as its own ``uint32``); the
+   ids of both files are checked equal.
+4. What two threads can give here, for ``bpe-studio encode``: the file's bytes in memory,
    cut in two at an exact boundary, encoded by one thread (both halves in turn) and by two
    threads at once, each with an encoder (and cache) of its own, as the command's workers.
 All contenders take turns, round after round; medians, MB/s, peak memory of each
@@ -151,7 +157,32 @@ def halves(corpus: str, threads: int) -> None:
     harness.child_result(time.perf_counter() - started, tokens=tokens)
 
 
+def files_checksum(npy: Path) -> str:
+    """A digest of the ids in ``npy`` (whatever its header's padding or its dtype)."""
+    import hashlib
+
+    return hashlib.sha1(np.load(npy, mmap_mode="r").astype(np.uint32).tobytes()).hexdigest()
+
+
+def giga_files(corpus: str, files: Path, dtype: str) -> None:
+    """gigatoken's ``encode_files`` on the file (one document), its ids saved to a ``.npy``."""
+    import awkward as ak
+    import gigatoken
+
+    giga = gigatoken.Tokenizer(str(files / "tokenizer.json"))
+    giga.encode("warm up")
+    out = files / f"giga-{dtype}.npy"
+    started = time.perf_counter()
+    flat = ak.to_numpy(ak.flatten(giga.encode_files(corpus)))
+    np.save(out, flat.astype(dtype, copy=False))
+    seconds = time.perf_counter() - started
+    harness.child_result(seconds, ids=files_checksum(out), tokens=len(flat))
+
+
 def child(name: str, mode: str, corpus: str, files: Path) -> None:
+    if mode.startswith("files-"):
+        giga_files(corpus, files, mode.removeprefix("files-"))
+        return
     if mode.startswith("halves"):
         halves(corpus, int(mode[-1]))
         return
@@ -176,12 +207,15 @@ def child(name: str, mode: str, corpus: str, files: Path) -> None:
     harness.child_result(seconds, checksum=checksum, tokens=tokens)
 
 
-def cli(corpus: str, files: Path, workers: int) -> dict[str, float]:
+def cli(corpus: str, files: Path, workers: int, *extra: str) -> dict[str, float]:
     out = files / "ids.npy"
-    argv = ["-m", "bpe_studio", "encode", corpus, "--tokenizer", str(files), "--out", str(out), "--workers", str(workers)]
+    argv = ["-m", "bpe_studio", "encode", corpus, "--tokenizer", str(files), "--out", str(out), "--workers", str(workers),
+            *extra]
     result: dict[str, float] = {}
     process = harness.measure(["-c", _CLI_WRAPPER, *argv])
     result.update(process)
+    if extra:  # the file-to-.npy case: the ids, to compare with gigatoken's
+        result["ids"] = files_checksum(out)  # type: ignore[assignment]
     return result
 
 
@@ -201,7 +235,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", default="ours,tiktoken,fastokens,tokendagger,gigatoken,hf")
     parser.add_argument("--run", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=["docs", "batch", "halves1", "halves2"], help=argparse.SUPPRESS)
+    parser.add_argument("--mode", choices=["docs", "batch", "halves1", "halves2", "files-uint16", "files-uint32"],
+                        help=argparse.SUPPRESS)
     parser.add_argument("--files", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
@@ -210,6 +245,8 @@ def main() -> int:
     from core.formats import load_gpt2_files, save_tokenizer
 
     chosen = [n for n in args.only.split(",") if n]
+    if chosen == ["files"]:
+        return files_main(args.corpus, args.rounds)
     mb = len(Path(args.corpus).read_bytes()) / 1e6
     with tempfile.TemporaryDirectory() as tmp:
         files = Path(tmp)
@@ -264,6 +301,45 @@ def main() -> int:
         print(f"what two threads give here: the two halves in memory, one thread then two, {ceiling:.2f}x (medians); "
               "round by round: " + ", ".join(f"{a['seconds'] / b['seconds']:.2f}x"
                                              for a, b in zip(results["halves 1"], results["halves 2"])))
+    return 0
+
+
+def files_main(corpus: str, rounds: int) -> int:
+    """Case 3 of the module: ``bpe-studio encode`` against gigatoken's ``encode_files``, file to ``.npy``."""
+    import os
+
+    from core.formats import load_gpt2_files, save_tokenizer
+
+    mb = os.path.getsize(corpus) / 1e6
+    with tempfile.TemporaryDirectory() as tmp:
+        files = Path(tmp)
+        vocab, merges = load_gpt2_files(VOCAB_PATH, MERGES_PATH, [SPECIAL])
+        save_tokenizer(files, vocab, merges, [SPECIAL], "gpt2")
+        two = {"RAYON_NUM_THREADS": "2", "RAYON_RS_NUM_THREADS": "2"}
+        giga = lambda dtype: lambda: harness.measure(  # noqa: E731
+            [__file__, corpus, "--run", "gigatoken", "--mode", f"files-{dtype}", "--files", tmp], two)
+        contenders = {
+            "bpe-studio encode": lambda: cli(corpus, files, 2, "--no-doc-separator"),
+            "gigatoken encode_files (uint16 .npy)": giga("uint16"),
+            "gigatoken encode_files (uint32 .npy)": giga("uint32"),
+        }
+        load = os.getloadavg()
+        results = harness.rounds(contenders, rounds)
+        load_after = os.getloadavg()
+    same = len({r["ids"] for runs in results.values() for r in runs}) == 1
+    print(f"corpus {corpus} ({mb:.1f} MB), GPT-2, two workers, file to .npy; medians of {rounds} alternating rounds, "
+          f"each run in a fresh process; load average {load[0]:.1f} before, {load_after[0]:.1f} after; "
+          + ("the ids are identical" if same else "THE IDS DIFFER"))
+    giga_best = min(harness.median(results[k], "seconds") for k in results if k.startswith("gigatoken"))
+    print()
+    print("| tool | median s | MB/s | peak MB (process tree) | speed vs gigatoken's faster |")
+    print("|---|---|---|---|---|")
+    for name, runs in results.items():
+        s = harness.median(runs, "seconds")
+        print(f"| {name} | {s:.2f} | {mb / s:.1f} | {harness.median(runs, 'peak_mb'):.0f} | {giga_best / s:.2f}x |")
+    print("  ours / gigatoken (uint16), round by round: " + ", ".join(
+        f"{g['seconds'] / o['seconds']:.2f}x"
+        for o, g in zip(results["bpe-studio encode"], results["gigatoken encode_files (uint16 .npy)"])))
     return 0
 
 

@@ -157,6 +157,37 @@ def test_large_vocabularies_write_uint32(tmp_path: Path) -> None:
     assert ids.dtype == np.uint32 and ids.tolist() == [97, 98, 70_000, 99]
 
 
+@pytest.mark.parametrize("dtype", [np.dtype(np.uint16), np.dtype(np.uint32)], ids=["uint16", "uint32"])
+def test_ids_narrowed_in_c_equal_encode_bytes(dtype: np.dtype[np.unsignedinteger]) -> None:
+    """The plain-file path's `TextEncoder.encode_into_dtype`: the C encoder reads a buffer in
+    place and narrows the ids itself; the same ids as `encode_bytes`, special tokens and
+    invalid bytes included, from bytes, a bytearray or a slice of a memoryview."""
+    vocab = {i: bytes([i]) for i in range(256)} | {i: b"tok%d" % i for i in range(256, 70_000)}
+    big = Tokenizer(vocab, [], SPECIALS)  # special tokens' ids above 65,535: they need uint32
+    for tok in ([small_tokenizer()] if dtype == np.uint16 else [small_tokenizer(), big]):
+        encoder = tok.text_encoder(1000)
+        for seed, size in ((1, 0), (2, 100), (3, 300_000)):  # short (GIL kept) and long calls
+            data = corpus_bytes(seed, size)
+            want = tok.encode_bytes(data)
+            buffer = bytearray(b"xx" + data + b"yy")
+            for given in (data, bytearray(data), memoryview(buffer)[2 : 2 + len(data)]):
+                got = encoder.encode_into_dtype(given, dtype)
+                assert got.dtype == dtype and got.tolist() == want
+
+
+def test_a_plain_file_in_two_threads_writes_uint32(tmp_path: Path) -> None:
+    """Two worker threads, each reading into its own buffer, chunks of different sizes (so a
+    buffer is reused for a smaller chunk and grown for a larger one), ids narrowed to uint32."""
+    vocab = {i: bytes([i]) for i in range(256)} | {i: b"tok%d" % i for i in range(256, 70_000)}
+    tok = Tokenizer(vocab | {70_000: b"ll"}, [(b"l", b"l")], SPECIALS)
+    corpus = tmp_path / "c.txt"
+    data = corpus_bytes(11, 400_000)
+    corpus.write_bytes(data)
+    finished = encode_corpus(corpus, tok, tmp_path / "ids.npy", workers=2, chunk_bytes=30_000, doc_separator=None)
+    ids = np.load(tmp_path / "ids.npy")
+    assert ids.dtype == np.uint32 and ids.tolist() == tok.encode_bytes(data) and finished.tokens == len(ids)
+
+
 @pytest.mark.parametrize(("content", "message"), [(b"", "is empty; there is nothing to"),
                                                   (b"\0" * 5000 + b"text", "looks like a binary file")])
 def test_empty_or_binary_corpus_is_refused_like_training(tmp_path: Path, content: bytes, message: str) -> None:
