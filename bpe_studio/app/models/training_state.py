@@ -47,7 +47,9 @@ def thin_log(n: int, max_points: int = FREQUENCY_POINTS) -> np.ndarray:
     if n <= max_points:
         return np.arange(n)
     idx = np.geomspace(1, n, max_points).astype(np.int64) - 1
-    return np.unique(idx)
+    # ascending already: drop the repeats without np.unique, whose first call imports
+    # numpy.ma in the GUI thread (with PySide's import hook reading its sources: 30-80 ms)
+    return idx[np.concatenate(([True], idx[1:] != idx[:-1]))]
 
 
 class Stage(Enum):

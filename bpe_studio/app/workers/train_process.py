@@ -40,6 +40,11 @@ from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import TrainerStarted
 from bpe_studio.app.workers.split_pickle import dumps_parts, loads_parts
 from core.corpus.processes import main_module_hidden
+# What `check_settings` needs, imported with the window rather than by the first run's
+# thread: ~80 ms of imports there (PySide's import hook reads each module's source) held
+# the GIL against the GUI thread while the run started.
+from core.corpus import count_run as _count_run  # noqa: F401
+from core.training import run as _run, trainer as _trainer  # noqa: F401
 from core.events import CountingDone, Finished, MergeBatch
 
 BATCH_SECONDS = 0.05
