@@ -183,7 +183,7 @@ class TrainingState:
                 self.stage = Stage.COUNTED
             elif isinstance(event, Finished):
                 self.vocab = event.vocab
-                self._end(Stage.FINISHED, now)
+                self._end(Stage.FINISHED, now, event.merges)
         if self.token_ids and self.stage is Stage.COUNTED:
             self.stage = Stage.MERGING
             self._merge_started = now
@@ -219,10 +219,10 @@ class TrainingState:
         self.stage = Stage.FAILED
         self.version += 1
 
-    def _end(self, stage: Stage, now: float) -> None:
+    def _end(self, stage: Stage, now: float, merges: list[tuple[bytes, bytes]] | None = None) -> None:
         self.stage = stage
         self.ended = now
-        self.session = self._make_session(partial=stage is Stage.CANCELLED)
+        self.session = self._make_session(partial=stage is Stage.CANCELLED, merges=merges)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -356,11 +356,14 @@ class TrainingState:
             planned=session.settings.max_merges,
         )
 
-    def _make_session(self, partial: bool) -> Session | None:
+    def _make_session(self, partial: bool, merges: list[tuple[bytes, bytes]] | None = None) -> Session | None:
+        """The run as a session; ``merges``: the trainer's own list (the `Finished` event's,
+        the same pairs as `merges`: kept rather than rebuilt in the GUI thread)."""
         settings = self.settings
         if settings is None:
             return None
-        merges = self.merges()
+        if merges is None or len(merges) != len(self.left_ids):
+            merges = self.merges()
         vocab = dict(self.vocab) if self.vocab is not None else dict(enumerate(self.token_bytes))
         stats: dict[str, object] = {"elapsed": self.elapsed()}
         if self.counting is not None:
