@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.popen_spawn_posix  # noqa: F401 - with the window, not in the first run (see below)
+import multiprocessing.resource_tracker  # noqa: F401
+import multiprocessing.synchronize  # noqa: F401
 import os
 import time
 from collections.abc import Iterator
@@ -40,8 +43,8 @@ from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import TrainerStarted
 from bpe_studio.app.workers.split_pickle import dumps_parts, loads_parts
 from core.corpus.processes import main_module_hidden
-# What `check_settings` needs, imported with the window rather than by the first run's
-# thread: ~80 ms of imports there (PySide's import hook reads each module's source) held
+# What `check_settings` (and the spawn above) needs, imported with the window rather than
+# by the first run's threads: ~80 ms of imports there (PySide's import hook reads each module's source) held
 # the GIL against the GUI thread while the run started.
 from core.corpus import count_run as _count_run  # noqa: F401
 from core.training import run as _run, trainer as _trainer  # noqa: F401
