@@ -12,10 +12,11 @@ inspector selects it in the vocabulary.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -91,6 +92,7 @@ class ExplorePanel(QWidget):
         self.vocab: VocabData | None = None
         self.title = ""
         self._tokenizers: list[tuple[str, Any]] = []  # choices offered by Compare
+        self._showing = 0  # counts the tokenizers shown: a newer one drops the older one's steps
         self._reading_title = ""  # the tokenizer whose columns are being built
         self._columns = LatestJob("reading the vocabulary", name="bpe-studio-vocab-columns", parent=self)
         self._columns.returned.connect(self._show_tokenizer)
@@ -193,18 +195,33 @@ class ExplorePanel(QWidget):
         self.error_label.show()
 
     def _show_tokenizer(self, payload: tuple[Any, str, VocabData]) -> None:
+        """Show a tokenizer in three steps, each in its own pass of the event loop (vocabulary;
+        inspector; compare, then `vocab_ready`): in one pass they kept the GUI thread 15-30 ms
+        while training ended. A newer tokenizer shown meanwhile drops the older one's steps."""
         tokenizer, title, data = payload
         self.tokenizer, self.title, self.vocab = tokenizer, title, data
+        self._showing += 1
         self.error_label.hide()
         self._show_heading()
         self.browser.set_vocab(data, tokenizer)
         self.tree.set_vocab(data)
-        self.inspector.set_highlight_id(None)
-        self.inspector.set_tokenizer(tokenizer)
-        self._add_choice(title, tokenizer)
-        self.compare.set_tokenizers(self._tokenizers, a=self._index_of(title))
         self.occurrences_label.setText("Select a token to see how it was built.")
         self.show_in_inspector.setEnabled(False)
+        self._next_step(self._show_in_inspector)
+
+    def _next_step(self, step: Callable[[], None]) -> None:
+        showing = self._showing
+        QTimer.singleShot(0, self, lambda: step() if showing == self._showing else None)
+
+    def _show_in_inspector(self) -> None:
+        self.inspector.set_highlight_id(None)
+        self.inspector.set_tokenizer(self.tokenizer)
+        self._next_step(self._show_in_compare)
+
+    def _show_in_compare(self) -> None:
+        title, tokenizer = self.title, self.tokenizer
+        self._add_choice(title, tokenizer)
+        self.compare.set_tokenizers(self._tokenizers, a=self._index_of(title))
         self.tokenizer_changed.emit(title)
         self.vocab_ready.emit()
 

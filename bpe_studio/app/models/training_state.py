@@ -47,7 +47,9 @@ def thin_log(n: int, max_points: int = FREQUENCY_POINTS) -> np.ndarray:
     if n <= max_points:
         return np.arange(n)
     idx = np.geomspace(1, n, max_points).astype(np.int64) - 1
-    return np.unique(idx)
+    # ascending already: drop the repeats without np.unique, whose first call imports
+    # numpy.ma in the GUI thread (with PySide's import hook reading its sources: 30-80 ms)
+    return idx[np.concatenate(([True], idx[1:] != idx[:-1]))]
 
 
 class Stage(Enum):
@@ -181,7 +183,7 @@ class TrainingState:
                 self.stage = Stage.COUNTED
             elif isinstance(event, Finished):
                 self.vocab = event.vocab
-                self._end(Stage.FINISHED, now)
+                self._end(Stage.FINISHED, now, event.merges)
         if self.token_ids and self.stage is Stage.COUNTED:
             self.stage = Stage.MERGING
             self._merge_started = now
@@ -217,10 +219,10 @@ class TrainingState:
         self.stage = Stage.FAILED
         self.version += 1
 
-    def _end(self, stage: Stage, now: float) -> None:
+    def _end(self, stage: Stage, now: float, merges: list[tuple[bytes, bytes]] | None = None) -> None:
         self.stage = stage
         self.ended = now
-        self.session = self._make_session(partial=stage is Stage.CANCELLED)
+        self.session = self._make_session(partial=stage is Stage.CANCELLED, merges=merges)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -354,11 +356,14 @@ class TrainingState:
             planned=session.settings.max_merges,
         )
 
-    def _make_session(self, partial: bool) -> Session | None:
+    def _make_session(self, partial: bool, merges: list[tuple[bytes, bytes]] | None = None) -> Session | None:
+        """The run as a session; ``merges``: the trainer's own list (the `Finished` event's,
+        the same pairs as `merges`: kept rather than rebuilt in the GUI thread)."""
         settings = self.settings
         if settings is None:
             return None
-        merges = self.merges()
+        if merges is None or len(merges) != len(self.left_ids):
+            merges = self.merges()
         vocab = dict(self.vocab) if self.vocab is not None else dict(enumerate(self.token_bytes))
         stats: dict[str, object] = {"elapsed": self.elapsed()}
         if self.counting is not None:

@@ -42,7 +42,7 @@ def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     if n <= max_points:
         return np.arange(n)
     idx = np.linspace(0, n - 1, max_points).astype(np.int64)
-    return np.unique(idx)
+    return idx[np.concatenate(([True], idx[1:] != idx[:-1]))]  # np.unique's first call imports numpy.ma: 30-80 ms
 
 
 def round_up(value: float) -> float:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import atexit
 import inspect
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -48,6 +49,24 @@ log = logging.getLogger(__name__)
 
 _NOTHING = object()
 _live: set[ThreadJob] = set()  # started jobs, kept alive (with their thread) until they stop
+
+
+GIL_SWITCH_SECONDS = 0.001
+"""How long a background thread keeps the GIL while the GUI thread waits for it (Python's
+default is 5 ms; see `give_the_gil_back_sooner`)."""
+
+
+def give_the_gil_back_sooner() -> None:
+    """Make Python threads hand the GIL over after 1 ms instead of 5 ms (for the whole process).
+
+    While a job's pure-Python work runs (building a vocabulary's columns: ~0.3 s), every
+    Python call the GUI thread makes — each slot, each table cell's ``data()`` while painting —
+    first waits for the worker to give the GIL up, up to the switch interval each time: a
+    repaint making 15 such calls stalled 75 ms with 1 ms of its own work. The cost is a few
+    more thread switches in the background work.
+    """
+    if sys.getswitchinterval() > GIL_SWITCH_SECONDS:
+        sys.setswitchinterval(GIL_SWITCH_SECONDS)
 
 
 class Cancelled(Exception):
@@ -205,6 +224,7 @@ class ThreadJob(QObject):
             raise RuntimeError("a ThreadJob runs once; make a new one")
         _live.add(self)  # alive until stopped even if its owner lets go of it first
         self._running = True
+        give_the_gil_back_sooner()
         self._thread.start()
 
     def cancel(self) -> None:

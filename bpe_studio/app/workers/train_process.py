@@ -13,9 +13,11 @@ back meanwhile go as one columnar `core.MergeBatch` (five arrays, however many m
 the GUI thread appends to its arrays at C speed. Closing the event stream — on cancel, on
 the end, on an error, or when the pipe breaks because the GUI went away — stops the
 trainer's own worker processes. When training finishes, the child also builds the `core.Tokenizer` and
-sends it: built in a thread of the GUI process, its ~50 ms of pure Python held the GIL
+sends it: built in a thread of the GUI process, its ~70 ms of pure Python held the GIL
 against the GUI thread, which then waited up to 5 ms for every Python call it made while
-painting (40-60 ms stalls); unpickling it takes ~10 ms.
+painting (40-60 ms stalls). The tokenizer and the `Finished` event (vocabulary and merges)
+go in parts (`split_pickle`): unpickled whole, each held the GIL for 30-45 ms in one C
+call; part by part, for at most ~5 ms at a time.
 
     proc = TrainingProcess(settings); proc.start()
     for batch in proc.batches(): ...   # lists of core events; proc.cancel() from any thread
@@ -27,6 +29,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.popen_spawn_posix  # noqa: F401 - with the window, not in the first run (see below)
+import multiprocessing.resource_tracker  # noqa: F401
+import multiprocessing.synchronize  # noqa: F401
 import os
 import time
 from collections.abc import Iterator
@@ -36,7 +41,13 @@ from typing import Any
 import core
 from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import TrainerStarted
+from bpe_studio.app.workers.split_pickle import dumps_parts, loads_parts
 from core.corpus.processes import main_module_hidden
+# What `check_settings` (and the spawn above) needs, imported with the window rather than
+# by the first run's threads: ~80 ms of imports there (PySide's import hook reads each module's source) held
+# the GIL against the GUI thread while the run started.
+from core.corpus import count_run as _count_run  # noqa: F401
+from core.training import run as _run, trainer as _trainer  # noqa: F401
 from core.events import CountingDone, Finished, MergeBatch
 
 BATCH_SECONDS = 0.05
@@ -137,8 +148,9 @@ def _build_tokenizer(finished: Finished, settings: TrainSettings) -> object | No
 
 
 def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
-    """The child process: train, sending ``("events", [...])`` batches, then (if it finished)
-    ``("tokenizer", tokenizer)``, then ``("done", cancelled)``; or ``("failed", message)``."""
+    """The child process: train, sending ``("events", [...])`` batches and the ``Finished``
+    event as ``("finished", parts)``, then (if it finished) ``("tokenizer", parts)``, then
+    ``("done", cancelled)``; or ``("failed", message)`` (parts: `split_pickle.dumps_parts`)."""
     cancelled = False
     finished: Finished | None = None
     batch: list[object] = []
@@ -155,7 +167,12 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
                     cancelled = True
                     break
                 now = time.monotonic()
-                if now - last >= BATCH_SECONDS or isinstance(event, (CountingDone, Finished)):
+                if isinstance(event, Finished):  # in parts (see `split_pickle`), after the merges before it
+                    if batch[:-1]:
+                        conn.send(("events", _joined(batch[:-1])))
+                    conn.send(("finished", dumps_parts(event)))
+                    batch, last = [], now
+                elif now - last >= BATCH_SECONDS or isinstance(event, CountingDone):
                     conn.send(("events", _joined(batch)))
                     batch, last = [], now
         finally:
@@ -165,7 +182,7 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
         if finished is not None and not cancelled:
             tokenizer = _build_tokenizer(finished, settings)
             if tokenizer is not None and not cancel.is_set():
-                conn.send(("tokenizer", tokenizer))
+                conn.send(("tokenizer", dumps_parts(tokenizer)))
         conn.send(("done", cancelled))
     except (BrokenPipeError, EOFError):
         pass  # the GUI is gone: nobody to tell
@@ -266,8 +283,10 @@ class TrainingProcess:
                 ) from None
             if kind == "events":
                 yield payload
+            elif kind == "finished":
+                yield [loads_parts(payload)]
             elif kind == "tokenizer":
-                self.tokenizer = payload
+                self.tokenizer = loads_parts(payload)
             elif kind == "done":
                 self.cancelled = bool(payload)
                 return
