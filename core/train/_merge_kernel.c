@@ -1,7 +1,8 @@
 /* Compiled BPE merge loop: the hot loop of core/merge.py (merge_pairs_python) in C.
  *
  * MergeState(words, counts, token_bytes) holds the words of two bytes or more as
- * records (count, where its int32 tokens start in one arena, length), a pair -> (count,
+ * records (count, where its tokens start in one arena, length; the arena holds uint16 ids
+ * while every id fits, int32 from the merge that makes id 65536), a pair -> (count,
  * words holding it) open-addressing hash map, and a lazy binary max-heap of (count,
  * left, right). A merge visits the words holding its pair (prefetching ahead: they are
  * scattered over hundreds of MB on a large corpus) and gathers its changes per
@@ -361,7 +362,9 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     WordRecord *records; /* one per word of at least two bytes, grouped by count (see init) */
-    int32_t *arena;      /* every word's tokens, one after the other */
+    void *arena;         /* every word's tokens, one after the other: uint16_t while `wide`
+                          * is 0 (half the memory while ids < 65536), else int32_t */
+    int wide;
     Py_ssize_t nwords;
     PyObject **tokens;   /* owned refs to each token's bytes, id -> bytes */
     uint64_t *prefixes;  /* id -> first 8 bytes of the token, for HeapItem keys */
@@ -892,7 +895,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         goto fail;
     }
     s->records = PyMem_Malloc((size_t)(nwords > 0 ? nwords : 1) * sizeof(WordRecord));
-    s->arena = PyMem_Malloc((size_t)(arena_len > 0 ? arena_len : 1) * sizeof(int32_t));
+    s->arena = PyMem_Malloc((size_t)(arena_len > 0 ? arena_len : 1) * sizeof(uint16_t));
     if (s->records == NULL || s->arena == NULL) {
         PyErr_NoMemory();
         goto fail;
@@ -916,7 +919,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         r->start = (uint32_t)group_arena[g];
         r->len = (int32_t)len;
         group_arena[g] += len;
-        int32_t *dst = s->arena + r->start;
+        uint16_t *dst = (uint16_t *)s->arena + r->start;
         for (Py_ssize_t j = 0; j < len; j++) {
             dst[j] = src[j];
         }
@@ -940,7 +943,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
             byte_pairs[k].stamp = -1; /* the last word listed */
         }
         for (Py_ssize_t r = 0; r < nwords; r++) {
-            const int32_t *word = s->arena + s->records[r].start;
+            const uint16_t *word = (const uint16_t *)s->arena + s->records[r].start;
             int32_t len = s->records[r].len;
             int64_t c = s->records[r].count;
             for (int32_t j = 0; j + 1 < len; j++) {
@@ -1126,6 +1129,68 @@ note_neighbour(MergeState *s, int32_t t, int side, int64_t c, int32_t w, int32_t
 #define PREFETCH_RECORD 32
 #define PREFETCH_TOKENS 16
 
+/* The arena from uint16 to int32 ids (before the merge that makes id 65536); -1 with
+ * MemoryError set. */
+static int
+widen_arena(MergeState *s)
+{
+    size_t len = 0;
+    for (Py_ssize_t r = 0; r < s->nwords; r++) {
+        size_t end = (size_t)s->records[r].start + (size_t)s->records[r].len;
+        len = end > len ? end : len;
+    }
+    int32_t *wide = PyMem_Malloc((len > 0 ? len : 1) * sizeof(int32_t));
+    if (wide == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const uint16_t *narrow = (const uint16_t *)s->arena;
+    for (Py_ssize_t r = 0; r < s->nwords; r++) { /* live tokens only: the rest is unused */
+        for (int32_t j = 0; j < s->records[r].len; j++) {
+            wide[s->records[r].start + j] = narrow[s->records[r].start + j];
+        }
+    }
+    PyMem_Free(s->arena);
+    s->arena = wide;
+    s->wide = 1;
+    return 0;
+}
+
+/* Merge (a, b) -> z in one word (its tokens of type T), noting the neighbours; the
+ * tokens removed are added to *removed. 0, or -1 on memory error. */
+#define DEFINE_MERGE_WORD(NAME, T)                                                              \
+    static inline int NAME(MergeState *s, T *word, WordRecord *record, int32_t w, int32_t a,     \
+                           int32_t b, int32_t z, int64_t *removed)                               \
+    {                                                                                            \
+        int32_t n = record->len;                                                                 \
+        int64_t c = record->count;                                                               \
+        int32_t i = 0, o = 0; /* read and write positions; o <= i */                            \
+        int merged = 0;                                                                          \
+        while (i < n) {                                                                          \
+            if (i + 1 < n && word[i] == a && word[i + 1] == b) {                                 \
+                if (o > 0 && note_neighbour(s, word[o - 1], 0, c, w, a, b, z) < 0) {             \
+                    return -1;                                                                   \
+                }                                                                                \
+                if (i + 2 < n && note_neighbour(s, word[i + 2], 1, c, w, a, b, z) < 0) {         \
+                    return -1;                                                                   \
+                }                                                                                \
+                word[o++] = (T)z;                                                                \
+                *removed += c;                                                                   \
+                merged = 1;                                                                      \
+                i += 2;                                                                          \
+            } else {                                                                             \
+                word[o++] = word[i++];                                                           \
+            }                                                                                    \
+        }                                                                                        \
+        if (merged) {                                                                            \
+            record->len = o;                                                                     \
+        }                                                                                        \
+        return 0;                                                                                \
+    }
+
+DEFINE_MERGE_WORD(merge_word16, uint16_t)
+DEFINE_MERGE_WORD(merge_word32, int32_t)
+
 /* One merge: fills out[0..4] with (left, right, new_id, count, tokens_removed) and
  * returns 1; returns 0 when no pair is left, -1 on error. */
 static int
@@ -1188,6 +1253,9 @@ merge_once(MergeState *s, int64_t *out)
         return -1;
     }
     int32_t z = (int32_t)s->ntokens;
+    if (!s->wide && z > 0xFFFF && widen_arena(s) < 0) {
+        return -1;
+    }
 
     /* the new token's bytes, in the C table and in the caller's list */
     PyObject *ba = s->tokens[a], *bb = s->tokens[b];
@@ -1254,38 +1322,14 @@ merge_once(MergeState *s, int64_t *out)
             __builtin_prefetch(&s->records[holders[h + PREFETCH_RECORD]]);
         }
         if (h + PREFETCH_TOKENS < nholders) {
-            __builtin_prefetch(s->arena + s->records[holders[h + PREFETCH_TOKENS]].start);
+            uint32_t start = s->records[holders[h + PREFETCH_TOKENS]].start;
+            __builtin_prefetch(s->wide ? (void *)((int32_t *)s->arena + start) : (void *)((uint16_t *)s->arena + start));
         }
         WordRecord *record = &s->records[holders[h]];
-        int32_t w = holders[h];
-        int32_t *word = s->arena + record->start;
-        int32_t n = record->len;
-        int64_t c = record->count;
-        int32_t i = 0, o = 0; /* read and write positions; o <= i */
-        int merged = 0;
-        while (i < n) {
-            if (i + 1 < n && word[i] == a && word[i + 1] == b) {
-                if (o > 0 && note_neighbour(s, word[o - 1], 0, c, w, a, b, z) < 0) {
-                    failed = 1;
-                    break;
-                }
-                if (i + 2 < n && note_neighbour(s, word[i + 2], 1, c, w, a, b, z) < 0) {
-                    failed = 1;
-                    break;
-                }
-                word[o++] = z;
-                removed += c;
-                merged = 1;
-                i += 2;
-            } else {
-                word[o++] = word[i++];
-            }
-        }
-        if (failed) {
-            break;
-        }
-        if (merged) {
-            record->len = o;
+        if (s->wide) {
+            failed = merge_word32(s, (int32_t *)s->arena + record->start, record, holders[h], a, b, z, &removed) < 0;
+        } else {
+            failed = merge_word16(s, (uint16_t *)s->arena + record->start, record, holders[h], a, b, z, &removed) < 0;
         }
     }
     holders_free(&s->map.block, holders, nholders);
