@@ -122,7 +122,7 @@ class WebCorpus:
     from the table's bytes (no Python string per word), about 50 MB/s.
     """
 
-    def __init__(self, seed: int = 1, words: int = 2_000_000, zipf_s: float = 1.07, numbers: int = 1_000_000) -> None:
+    def __init__(self, seed: int = 1, words: int = 1_200_000, zipf_s: float = 1.07, numbers: int = 500_000) -> None:
         rng = self.rng = np.random.default_rng(seed)
         latin = _latin_words(rng, words)
         capital = [w[:1].upper() + w[1:] for w in latin[:50_000]]
