@@ -543,12 +543,33 @@ static inline uint64_t pair_key(int32_t left, int32_t right);
 static inline int32_t key_left(uint64_t key);
 static inline int32_t key_right(uint64_t key);
 
-/* A pair of this count: into the heap, or to the low list below the threshold. */
+/* A pair of this count: into the heap, or to the low list below the threshold. A full
+ * low list first drops the pairs gone since they came (and grows only if that frees
+ * less than a quarter). */
 static int
 heap_offer(MergeState *s, int64_t count, int32_t left, int32_t right)
 {
     if (count >= s->threshold) {
         return heap_push(s, count, left, right);
+    }
+    if (s->nlow == s->caplow && s->nlow > 0) {
+        size_t keep = 0;
+        for (size_t k = 0; k < s->nlow; k++) {
+            PairEntry *e = map_find(&s->map, s->low[k]);
+            if (e != NULL && e->count > 0) {
+                s->low[keep++] = s->low[k];
+            }
+        }
+        s->nlow = keep;
+        if (keep > s->caplow / 4 * 3) { /* little gone: room for twice as many before the next pass */
+            uint64_t *p = PyMem_Realloc(s->low, 2 * s->caplow * sizeof(uint64_t));
+            if (p == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            s->low = p;
+            s->caplow *= 2;
+        }
     }
     return keys_append(&s->low, &s->nlow, &s->caplow, pair_key(left, right));
 }
@@ -1353,6 +1374,14 @@ merge_once(MergeState *s, int64_t *out)
             heap_offer(s, e->count, key_left(key), key_right(key)) < 0) {
             return -1;
         }
+        /* its holders are all listed: no merge after this one adds to them (every pair a
+         * merge makes holds its new token), so the power-of-two room can go */
+        if (e->nholders > 0 && holder_capacity(e->nholders) - e->nholders >= 8) {
+            int32_t *h = PyMem_Realloc(e->holders, (size_t)e->nholders * sizeof(int32_t));
+            if (h != NULL) {
+                e->holders = h;
+            }
+        }
     }
     /* pairs gone (count 0: never merged, never made again, since a pair is only made
      * with a new token) leave the map, their holders freed */
@@ -1448,7 +1477,7 @@ MergeState_memory(MergeState *s, PyObject *Py_UNUSED(ignored))
         if (in_block(&s->map.block, e->holders)) {
             block_live += (size_t)e->nholders * sizeof(int32_t);
         } else {
-            holders += (size_t)holder_capacity(e->nholders) * sizeof(int32_t);
+            holders += (size_t)e->nholders * sizeof(int32_t); /* listed (the room may be more) */
         }
         stale += e->count == 0 ? (size_t)e->nholders * sizeof(int32_t) : 0;
     }
