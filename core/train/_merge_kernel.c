@@ -40,15 +40,22 @@
  * a table from calloc needs no initialization (nor its pages touched before use). */
 #define EMPTY_KEY 0
 
-/* 32 bytes: two to a cache line. */
+/* 24 bytes (the map is the kernel's largest structure late in training: millions of
+ * pairs that occur a few times). */
 typedef struct PairEntry_ {
     uint64_t key;      /* pair_key(left, right), EMPTY_KEY when the slot is free */
     int64_t count;     /* weighted count; 0 for pairs that are gone */
-    int32_t *holders;  /* word indices (may be stale, may repeat non-consecutively); room
-                        * for at least holder_capacity(nholders) */
-    int32_t nholders;
-    int32_t stamp;     /* merge number in which the pair was last recorded as new */
+    int32_t *holders;  /* NULL, or holders[0] = n and holders[1..n] the word indices (may
+                        * be stale, may repeat non-consecutively); room for at least
+                        * holder_capacity(n) words after the header */
 } PairEntry;
+
+/* The number of words e's holders list has. */
+static inline int32_t
+nholders_of(const PairEntry *e)
+{
+    return e->holders != NULL ? e->holders[0] : 0;
+}
 
 /* The room a holders array of n words has: 0, then powers of two from 4 (so that the
  * capacity need not be stored). */
@@ -145,20 +152,24 @@ static int
 entry_reserve_holders(HolderBlock *b, PairEntry *e, int32_t n)
 {
     int from_block = in_block(b, e->holders);
-    if (!from_block && n <= holder_capacity(e->nholders)) {
+    int32_t have = nholders_of(e);
+    if (!from_block && e->holders != NULL && n <= holder_capacity(have)) {
         return 0;
     }
-    if (from_block && n <= e->nholders) {
+    if (from_block && n <= have) {
         return 0;
     }
     int32_t *h;
-    if (from_block) {
-        h = PyMem_Malloc((size_t)holder_capacity(n) * sizeof(int32_t));
+    if (from_block || e->holders == NULL) {
+        h = PyMem_Malloc((1 + (size_t)holder_capacity(n)) * sizeof(int32_t));
         if (h != NULL) {
-            memcpy(h, e->holders, (size_t)e->nholders * sizeof(int32_t));
+            h[0] = 0;
+            if (from_block) {
+                memcpy(h, e->holders, (1 + (size_t)have) * sizeof(int32_t));
+            }
         }
     } else {
-        h = PyMem_Realloc(e->holders, (size_t)holder_capacity(n) * sizeof(int32_t));
+        h = PyMem_Realloc(e->holders, (1 + (size_t)holder_capacity(n)) * sizeof(int32_t));
     }
     if (h == NULL) {
         return -1;
@@ -270,7 +281,7 @@ map_delete(PairMap *m, PairEntry *e)
 {
     size_t mask = m->mask, i = (size_t)(e - m->slots);
     if (e->holders != NULL) {
-        holders_free(&m->block, e->holders, e->nholders);
+        holders_free(&m->block, e->holders, 1 + nholders_of(e));
     }
     for (;;) {
         size_t j = i;
@@ -311,8 +322,6 @@ map_get_or_add(PairMap *m, uint64_t key)
     e->key = key;
     e->count = 0;
     e->holders = NULL;
-    e->nholders = 0;
-    e->stamp = -1;
     m->used++;
     return e;
 }
@@ -953,7 +962,8 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
      * their holders in one block (HolderBlock): a first pass sizes each list, the second
      * fills them (a word is listed once per run of the pair in a row, as
      * flush_neighbours lists them) */
-    PairEntry *byte_pairs = PyMem_Calloc(65536, sizeof(PairEntry));
+    struct BytePair { int64_t count; int32_t *holders; int32_t n, last; } *byte_pairs =
+        PyMem_Calloc(65536, sizeof(struct BytePair));
     if (byte_pairs == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -961,20 +971,20 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     HolderBlock block = {0};
     for (int pass = 0; pass < 2; pass++) {
         for (int32_t k = 0; k < 65536; k++) {
-            byte_pairs[k].stamp = -1; /* the last word listed */
+            byte_pairs[k].last = -1; /* the last word listed */
         }
         for (Py_ssize_t r = 0; r < nwords; r++) {
             const uint16_t *word = (const uint16_t *)s->arena + s->records[r].start;
             int32_t len = s->records[r].len;
             int64_t c = s->records[r].count;
             for (int32_t j = 0; j + 1 < len; j++) {
-                PairEntry *e = &byte_pairs[word[j] << 8 | word[j + 1]];
-                if (e->stamp != (int32_t)r) {
-                    e->stamp = (int32_t)r;
+                struct BytePair *e = &byte_pairs[word[j] << 8 | word[j + 1]];
+                if (e->last != (int32_t)r) {
+                    e->last = (int32_t)r;
+                    e->n++;
                     if (pass == 1) {
-                        e->holders[e->nholders] = (int32_t)r;
+                        e->holders[e->n] = (int32_t)r;
                     }
-                    e->nholders++;
                 }
                 if (pass == 0) {
                     e->count += c;
@@ -984,7 +994,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         if (pass == 0) {
             size_t total_holders = 0;
             for (int32_t k = 0; k < 65536; k++) {
-                total_holders += (size_t)byte_pairs[k].nholders;
+                total_holders += byte_pairs[k].n > 0 ? 1 + (size_t)byte_pairs[k].n : 0;
             }
             if (block_alloc(&block, total_holders) < 0) {
                 PyMem_Free(byte_pairs);
@@ -993,15 +1003,18 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
             }
             size_t at = 0;
             for (int32_t k = 0; k < 65536; k++) {
-                byte_pairs[k].holders = byte_pairs[k].nholders > 0 ? block.base + at : NULL;
-                at += (size_t)byte_pairs[k].nholders;
-                byte_pairs[k].nholders = 0;
+                if (byte_pairs[k].n > 0) {
+                    byte_pairs[k].holders = block.base + at;
+                    block.base[at] = byte_pairs[k].n; /* the header */
+                    at += 1 + (size_t)byte_pairs[k].n;
+                }
+                byte_pairs[k].n = 0;
             }
         }
     }
     size_t nbyte_pairs = 0;
     for (int32_t k = 0; k < 65536; k++) {
-        nbyte_pairs += byte_pairs[k].nholders > 0;
+        nbyte_pairs += byte_pairs[k].n > 0;
     }
     if (map_init(&s->map, nbyte_pairs) < 0) {
         block_free(&block);
@@ -1011,11 +1024,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     }
     s->map.block = block;
     for (int32_t k = 0; k < 65536; k++) {
-        if (byte_pairs[k].nholders > 0) {
+        if (byte_pairs[k].n > 0) {
             PairEntry *e = map_get_or_add(&s->map, pair_key(k >> 8, k & 0xFF)); /* room made */
             e->count = byte_pairs[k].count;
             e->holders = byte_pairs[k].holders;
-            e->nholders = byte_pairs[k].nholders;
         }
     }
     PyMem_Free(byte_pairs);
@@ -1091,12 +1103,14 @@ flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
         uint64_t new_key = left ? pair_key(t, z) : pair_key(z, t);
         PairEntry *e = map_get_or_add(&s->map, new_key);
         e->count += nb->delta;
-        if (entry_reserve_holders(&s->map.block, e, e->nholders + nb->occurrences) < 0) {
+        /* new in this merge (and so listed in new_pairs) the first time a flush meets it:
+         * only this merge's flushes list holders for it, and each gives it some */
+        int first = e->holders == NULL;
+        if (entry_reserve_holders(&s->map.block, e, nholders_of(e) + nb->occurrences) < 0) {
             return -1;
         }
         nb->entry = e;
-        if (e->stamp != (int32_t)s->merges_done) {
-            e->stamp = (int32_t)s->merges_done;
+        if (first) {
             if (s->nnew == s->capnew) {
                 size_t cap = s->capnew ? s->capnew * 2 : 256;
                 uint64_t *p = PyMem_Realloc(s->new_pairs, cap * sizeof(uint64_t));
@@ -1112,8 +1126,9 @@ flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
     for (Py_ssize_t k = 0; k < s->npending; k++) {
         PairEntry *e = s->neighbours[s->pending[k].key].entry;
         int32_t w = s->pending[k].word;
-        if (e->nholders == 0 || e->holders[e->nholders - 1] != w) {
-            e->holders[e->nholders++] = w; /* room reserved above */
+        int32_t *list = e->holders; /* room reserved above */
+        if (list[0] == 0 || list[list[0]] != w) {
+            list[++list[0]] = w;
         }
     }
     for (Py_ssize_t k = 0; k < s->ntouched; k++) {
@@ -1327,33 +1342,33 @@ merge_once(MergeState *s, int64_t *out)
     int occurs = best != NULL;
     if (occurs) { /* a forced pair may not occur at all */
         holders = best->holders;
-        nholders = best->nholders;
+        nholders = nholders_of(best);
         best->holders = NULL;
-        best->nholders = 0;
         best->count = 0;
     }
 
     s->nnew = 0;
     int64_t removed = 0;
     int failed = 0;
+    const int32_t *list = holders != NULL ? holders + 1 : NULL; /* after the header */
     for (int32_t h = 0; h < nholders && !failed; h++) {
         /* the holders are mostly far apart in memory: fetch a record ahead, and the
          * tokens of a nearer word whose record was fetched before */
         if (h + PREFETCH_RECORD < nholders) {
-            __builtin_prefetch(&s->records[holders[h + PREFETCH_RECORD]]);
+            __builtin_prefetch(&s->records[list[h + PREFETCH_RECORD]]);
         }
         if (h + PREFETCH_TOKENS < nholders) {
-            uint32_t start = s->records[holders[h + PREFETCH_TOKENS]].start;
+            uint32_t start = s->records[list[h + PREFETCH_TOKENS]].start;
             __builtin_prefetch(s->wide ? (void *)((int32_t *)s->arena + start) : (void *)((uint16_t *)s->arena + start));
         }
-        WordRecord *record = &s->records[holders[h]];
+        WordRecord *record = &s->records[list[h]];
         if (s->wide) {
-            failed = merge_word32(s, (int32_t *)s->arena + record->start, record, holders[h], a, b, z, &removed) < 0;
+            failed = merge_word32(s, (int32_t *)s->arena + record->start, record, list[h], a, b, z, &removed) < 0;
         } else {
-            failed = merge_word16(s, (uint16_t *)s->arena + record->start, record, holders[h], a, b, z, &removed) < 0;
+            failed = merge_word16(s, (uint16_t *)s->arena + record->start, record, list[h], a, b, z, &removed) < 0;
         }
     }
-    holders_free(&s->map.block, holders, nholders);
+    holders_free(&s->map.block, holders, 1 + nholders);
     if (!failed && flush_neighbours(s, a, b, z) < 0) {
         failed = 1;
     }
@@ -1376,8 +1391,9 @@ merge_once(MergeState *s, int64_t *out)
         }
         /* its holders are all listed: no merge after this one adds to them (every pair a
          * merge makes holds its new token), so the power-of-two room can go */
-        if (e->nholders > 0 && holder_capacity(e->nholders) - e->nholders >= 8) {
-            int32_t *h = PyMem_Realloc(e->holders, (size_t)e->nholders * sizeof(int32_t));
+        int32_t n = nholders_of(e);
+        if (n > 0 && holder_capacity(n) - n >= 8) {
+            int32_t *h = PyMem_Realloc(e->holders, (1 + (size_t)n) * sizeof(int32_t));
             if (h != NULL) {
                 e->holders = h;
             }
@@ -1474,12 +1490,13 @@ MergeState_memory(MergeState *s, PyObject *Py_UNUSED(ignored))
         if (e->key == EMPTY_KEY || e->holders == NULL) {
             continue;
         }
+        size_t bytes = (1 + (size_t)nholders_of(e)) * sizeof(int32_t);
         if (in_block(&s->map.block, e->holders)) {
-            block_live += (size_t)e->nholders * sizeof(int32_t);
+            block_live += bytes;
         } else {
-            holders += (size_t)e->nholders * sizeof(int32_t); /* listed (the room may be more) */
+            holders += bytes; /* listed (the room may be more) */
         }
-        stale += e->count == 0 ? (size_t)e->nholders * sizeof(int32_t) : 0;
+        stale += e->count == 0 ? bytes : 0;
     }
     int64_t arena = 0;
     for (Py_ssize_t r = 0; r < s->nwords; r++) {
