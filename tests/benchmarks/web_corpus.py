@@ -46,7 +46,10 @@ SCRIPTS = {
     "hangul": ("".join(chr(0xAC00 + 28 * k) for k in range(0, 399, 7)), ""),
 }
 EMOJI = ["😀", "😂", "🙂", "👍", "👍🏽", "🎉", "🚀", "❤️", "🔥", "✨", "🌍", "🤔", "💡", "✅"]
-KEYWORDS = "def return if else elif for while in not and or import from class self None True False with as try except lambda yield const let var function new this null int char void static struct".split()
+KEYWORDS = (
+    "def return if else elif for while in not and or import from class self None True False with as try "
+    "except lambda yield const let var function new this null int char void static struct"
+).split()
 OPERATORS = "( ) ( ) [ ] { } = == != += -> => . , , : ; + - * / % < > <= >= && || ! :: ' \" # // /* */ @ & | ^ ~ ? _".split()
 PROSE_SEPARATORS = [" "] * 90 + [", ", ", ", ". ", ". ", ". ", "; ", ": ", "! ", "? ", " - ", " (", ") ", "\" ", " \"", "'s ", ".\n\n", ".\n", "... ", " & ", "/"]
 
@@ -91,7 +94,7 @@ def _latin_words(rng: np.random.Generator, n: int) -> np.ndarray:
             if w and len(seen) < n:
                 seen.setdefault(w)
     out = list(seen)
-    order = np.lexsort((rng.random(len(out)), [len(w) for w in out]))
+    order = np.lexsort((rng.random(len(out)), np.array([len(w) for w in out])))
     return np.array(out, dtype=object)[order]
 
 
