@@ -3,8 +3,9 @@
  * MergeState(words, counts, token_bytes) holds the words of two bytes or more as
  * records (count, where its tokens start in one arena, length; the arena holds uint16 ids
  * while every id fits, int32 from the merge that makes id 65536), a pair -> (count,
- * words holding it) open-addressing hash map, and a lazy binary max-heap of (count,
- * left, right). A merge visits the words holding its pair (prefetching ahead: they are
+ * words holding it) open-addressing hash map (pairs whose count reaches 0 leave it), and
+ * a lazy binary max-heap of (count, left, right) for the pairs above a threshold, the
+ * rarer ones waiting as bare keys until it comes down to them. A merge visits the words holding its pair (prefetching ahead: they are
  * scattered over hundreds of MB on a large corpus) and gathers its changes per
  * neighbour token before applying them to the map. step(n) runs up to n merges and
  * returns them as five columns (left ids, right ids, new ids, counts, tokens removed),
