@@ -1,9 +1,11 @@
 /* Compiled BPE merge loop: the hot loop of core/merge.py (merge_pairs_python) in C.
  *
  * MergeState(words, counts, token_bytes) holds the words of two bytes or more as
- * records (count, where its int32 tokens start in one arena, length), a pair -> (count,
- * words holding it) open-addressing hash map, and a lazy binary max-heap of (count,
- * left, right). A merge visits the words holding its pair (prefetching ahead: they are
+ * records (count, where its tokens start in one arena, length; the arena holds uint16 ids
+ * while every id fits, int32 from the merge that makes id 65536), a pair -> (count,
+ * words holding it) open-addressing hash map (pairs whose count reaches 0 leave it), and
+ * a lazy binary max-heap of (count, left, right) for the pairs above a threshold, the
+ * rarer ones waiting as bare keys until it comes down to them. A merge visits the words holding its pair (prefetching ahead: they are
  * scattered over hundreds of MB on a large corpus) and gathers its changes per
  * neighbour token before applying them to the map. step(n) runs up to n merges and
  * returns them as five columns (left ids, right ids, new ids, counts, tokens removed),
@@ -28,6 +30,10 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#define HAVE_MMAP 1
+#endif
 
 /* ---------- pair map ---------- */
 
@@ -35,15 +41,22 @@
  * a table from calloc needs no initialization (nor its pages touched before use). */
 #define EMPTY_KEY 0
 
-/* 32 bytes: two to a cache line. */
+/* 24 bytes (the map is the kernel's largest structure late in training: millions of
+ * pairs that occur a few times). */
 typedef struct PairEntry_ {
     uint64_t key;      /* pair_key(left, right), EMPTY_KEY when the slot is free */
     int64_t count;     /* weighted count; 0 for pairs that are gone */
-    int32_t *holders;  /* word indices (may be stale, may repeat non-consecutively); room
-                        * for at least holder_capacity(nholders) */
-    int32_t nholders;
-    int32_t stamp;     /* merge number in which the pair was last recorded as new */
+    int32_t *holders;  /* NULL, or holders[0] = n and holders[1..n] the word indices (may
+                        * be stale, may repeat non-consecutively); room for at least
+                        * holder_capacity(n) words after the header */
 } PairEntry;
+
+/* The number of words e's holders list has. */
+static inline int32_t
+nholders_of(const PairEntry *e)
+{
+    return e->holders != NULL ? e->holders[0] : 0;
+}
 
 /* The room a holders array of n words has: 0, then powers of two from 4 (so that the
  * capacity need not be stored). */
@@ -56,14 +69,109 @@ holder_capacity(int32_t n)
     return n <= 4 ? 4 : (int32_t)1 << (32 - __builtin_clz((uint32_t)(n - 1)));
 }
 
-/* Grow e's holders array to room for n words at least; -1 on memory error. */
-static int
-entry_reserve_holders(PairEntry *e, int32_t n)
+/* The holders of the pairs of bytes, made at the start: one block, each pair's list
+ * exactly as long as it is (no power-of-two room: they are the largest lists, a third of
+ * the kernel's memory, and never grow, since every pair a merge makes holds the new
+ * token). A list that is done with (its pair merged) gives its whole pages back. */
+typedef struct {
+    int32_t *base;
+    size_t len;      /* int32 values */
+    size_t mapped;   /* bytes mapped (mmap), 0 when from PyMem_Malloc */
+} HolderBlock;
+
+static inline int
+in_block(const HolderBlock *b, const int32_t *p)
 {
-    if (n <= holder_capacity(e->nholders)) {
+    return b->base != NULL && p >= b->base && p < b->base + b->len;
+}
+
+static int
+block_alloc(HolderBlock *b, size_t n)
+{
+    size_t bytes = (n > 0 ? n : 1) * sizeof(int32_t);
+    b->len = n;
+    b->mapped = 0;
+#ifdef HAVE_MMAP
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        b->base = p;
+        b->mapped = bytes;
         return 0;
     }
-    int32_t *h = PyMem_Realloc(e->holders, (size_t)holder_capacity(n) * sizeof(int32_t));
+#endif
+    b->base = PyMem_Malloc(bytes);
+    return b->base != NULL ? 0 : -1;
+}
+
+static void
+block_free(HolderBlock *b)
+{
+#ifdef HAVE_MMAP
+    if (b->mapped) {
+        munmap(b->base, b->mapped);
+        b->base = NULL;
+        return;
+    }
+#endif
+    PyMem_Free(b->base);
+    b->base = NULL;
+}
+
+/* The list h[0:n] of the block is not needed any more: its whole pages go back to the
+ * system (reading them again would give zeros; nothing does). */
+static void
+block_release(HolderBlock *b, int32_t *h, int32_t n)
+{
+#ifdef HAVE_MMAP
+    long page = sysconf(_SC_PAGESIZE);
+    if (b->mapped && page > 0) {
+        uintptr_t lo = ((uintptr_t)h + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+        uintptr_t hi = ((uintptr_t)(h + n)) & ~((uintptr_t)page - 1);
+        if (hi > lo) {
+            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        }
+    }
+#else
+    (void)b, (void)h, (void)n;
+#endif
+}
+
+/* Free a holders list: given back to the block, or to the allocator. */
+static void
+holders_free(HolderBlock *b, int32_t *h, int32_t n)
+{
+    if (in_block(b, h)) {
+        block_release(b, h, n);
+    } else {
+        PyMem_Free(h);
+    }
+}
+
+/* Grow e's holders array to room for n words at least; -1 on memory error. A list of
+ * the block (which does not grow in practice) moves out of it. */
+static int
+entry_reserve_holders(HolderBlock *b, PairEntry *e, int32_t n)
+{
+    int from_block = in_block(b, e->holders);
+    int32_t have = nholders_of(e);
+    if (!from_block && e->holders != NULL && n <= holder_capacity(have)) {
+        return 0;
+    }
+    if (from_block && n <= have) {
+        return 0;
+    }
+    int32_t *h;
+    if (from_block || e->holders == NULL) {
+        h = PyMem_Malloc((1 + (size_t)holder_capacity(n)) * sizeof(int32_t));
+        if (h != NULL) {
+            h[0] = 0;
+            if (from_block) {
+                memcpy(h, e->holders, (1 + (size_t)have) * sizeof(int32_t));
+            }
+        }
+    } else {
+        h = PyMem_Realloc(e->holders, (1 + (size_t)holder_capacity(n)) * sizeof(int32_t));
+    }
     if (h == NULL) {
         return -1;
     }
@@ -75,6 +183,7 @@ typedef struct {
     PairEntry *slots;
     size_t mask;  /* capacity - 1, capacity a power of two */
     size_t used;
+    HolderBlock block; /* the byte pairs' holders */
 } PairMap;
 
 static inline size_t
@@ -111,12 +220,13 @@ map_free(PairMap *m)
         return;
     }
     for (size_t i = 0; i <= m->mask; i++) {
-        if (m->slots[i].key != EMPTY_KEY) {
+        if (m->slots[i].key != EMPTY_KEY && !in_block(&m->block, m->slots[i].holders)) {
             PyMem_Free(m->slots[i].holders);
         }
     }
     PyMem_Free(m->slots);
     m->slots = NULL;
+    block_free(&m->block);
 }
 
 static int
@@ -165,6 +275,36 @@ map_find(PairMap *m, uint64_t key)
     return e->key == key ? e : NULL;
 }
 
+/* Remove entry e (backward-shift deletion: linear probing needs no tombstones), its
+ * holders freed. Moves other entries: no entry pointer survives it. */
+static void
+map_delete(PairMap *m, PairEntry *e)
+{
+    size_t mask = m->mask, i = (size_t)(e - m->slots);
+    if (e->holders != NULL) {
+        holders_free(&m->block, e->holders, 1 + nholders_of(e));
+    }
+    for (;;) {
+        size_t j = i;
+        for (;;) {
+            j = (j + 1) & mask;
+            if (m->slots[j].key == EMPTY_KEY) {
+                memset(&m->slots[i], 0, sizeof(PairEntry));
+                m->used--;
+                return;
+            }
+            size_t k = hash_key(m->slots[j].key) & mask;
+            /* the entry at j stays if its home k lies cyclically in (i, j] */
+            if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) {
+                continue;
+            }
+            break;
+        }
+        m->slots[i] = m->slots[j];
+        i = j;
+    }
+}
+
 /* The entry for key, created with count 0 if absent; NULL on memory error. The
  * returned pointer is valid until the next map_get_or_add. */
 static inline PairEntry *
@@ -183,24 +323,8 @@ map_get_or_add(PairMap *m, uint64_t key)
     e->key = key;
     e->count = 0;
     e->holders = NULL;
-    e->nholders = 0;
-    e->stamp = -1;
     m->used++;
     return e;
-}
-
-/* Record word w as a holder of e's pair (skipping an immediate repeat). */
-static inline int
-entry_add_holder(PairEntry *e, int32_t w)
-{
-    if (e->nholders > 0 && e->holders[e->nholders - 1] == w) {
-        return 0;
-    }
-    if (entry_reserve_holders(e, e->nholders + 1) < 0) {
-        return -1;
-    }
-    e->holders[e->nholders++] = w;
-    return 0;
 }
 
 /* ---------- state ---------- */
@@ -241,14 +365,16 @@ typedef struct {
  * a word in place (len goes down; the arena's space after it stays unused). */
 typedef struct {
     int64_t count;
-    int64_t start;
+    uint32_t start; /* 16 bytes a record: the arena is checked to be shorter than 2**32 */
     int32_t len;
 } WordRecord;
 
 typedef struct {
     PyObject_HEAD
     WordRecord *records; /* one per word of at least two bytes, grouped by count (see init) */
-    int32_t *arena;      /* every word's tokens, one after the other */
+    void *arena;         /* every word's tokens, one after the other: uint16_t while `wide`
+                          * is 0 (half the memory while ids < 65536), else int32_t */
+    int wide;
     Py_ssize_t nwords;
     PyObject **tokens;   /* owned refs to each token's bytes, id -> bytes */
     uint64_t *prefixes;  /* id -> first 8 bytes of the token, for HeapItem keys */
@@ -268,6 +394,16 @@ typedef struct {
     Pending *pending;      /* PENDING_MAX */
     Py_ssize_t npending;
     int64_t merges_done;
+    /* Pairs with a count below `threshold` wait in `low` (their keys: 8 bytes, not a
+     * 32-byte heap item) until the heap runs empty; every live pair of count >= threshold
+     * is in the heap, so the heap's top is the best pair (refill_heap). Most pairs a merge
+     * makes occur a few times and are never merged: the heap held 8 M items at vocab 32k
+     * on 1 GB. */
+    int64_t threshold;
+    uint64_t *low;
+    size_t nlow, caplow;
+    uint64_t *dead;      /* pairs whose count went to 0 in this merge: removed at its end */
+    size_t ndead, capdead;
     int finished;
     Py_ssize_t max_token_length; /* 0: no limit */
     int64_t min_frequency;
@@ -396,6 +532,100 @@ heap_push(MergeState *s, int64_t count, int32_t left, int32_t right)
     return 0;
 }
 
+/* Append key to a growing uint64 list; -1 with MemoryError set. */
+static int
+keys_append(uint64_t **list, size_t *n, size_t *cap, uint64_t key)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        uint64_t *p = PyMem_Realloc(*list, c * sizeof(uint64_t));
+        if (p == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *list = p;
+        *cap = c;
+    }
+    (*list)[(*n)++] = key;
+    return 0;
+}
+
+static inline uint64_t pair_key(int32_t left, int32_t right);
+static inline int32_t key_left(uint64_t key);
+static inline int32_t key_right(uint64_t key);
+
+/* A pair of this count: into the heap, or to the low list below the threshold. A full
+ * low list first drops the pairs gone since they came (and grows only if that frees
+ * less than a quarter). */
+static int
+heap_offer(MergeState *s, int64_t count, int32_t left, int32_t right)
+{
+    if (count >= s->threshold) {
+        return heap_push(s, count, left, right);
+    }
+    if (s->nlow == s->caplow && s->nlow > 0) {
+        size_t keep = 0;
+        for (size_t k = 0; k < s->nlow; k++) {
+            PairEntry *e = map_find(&s->map, s->low[k]);
+            if (e != NULL && e->count > 0) {
+                s->low[keep++] = s->low[k];
+            }
+        }
+        s->nlow = keep;
+        if (keep > s->caplow / 4 * 3) { /* little gone: room for twice as many before the next pass */
+            uint64_t *p = PyMem_Realloc(s->low, 2 * s->caplow * sizeof(uint64_t));
+            if (p == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            s->low = p;
+            s->caplow *= 2;
+        }
+    }
+    return keys_append(&s->low, &s->nlow, &s->caplow, pair_key(left, right));
+}
+
+/* The heap is empty, or its best pair's count (`ceiling`) is below the threshold: lower
+ * the threshold (to at most `ceiling`, so that every pair of that count is in the heap
+ * when it is chosen) and move the low pairs that reach it into the heap (pairs gone
+ * meanwhile are dropped). -1 with MemoryError set. */
+static int
+refill_heap(MergeState *s, int64_t ceiling)
+{
+    if (s->nlow == 0) {
+        s->threshold = 0;
+        return 0;
+    }
+    for (int first = 1; first || (s->heaplen == 0 && s->nlow > 0); first = 0) {
+        s->threshold = s->threshold > 16 ? s->threshold / 16 : 0;
+        if (s->threshold > ceiling) {
+            s->threshold = ceiling;
+        }
+        size_t keep = 0;
+        for (size_t k = 0; k < s->nlow; k++) {
+            uint64_t key = s->low[k];
+            PairEntry *e = map_find(&s->map, key);
+            int64_t c = e != NULL ? e->count : 0;
+            if (c <= 0) {
+                continue;
+            }
+            if (c >= s->threshold) {
+                if (heap_reserve(s) < 0) {
+                    return -1;
+                }
+                s->heap[s->heaplen++] = heap_item(s, c, key_left(key), key_right(key));
+            } else {
+                s->low[keep++] = key;
+            }
+        }
+        s->nlow = keep;
+        for (size_t i = s->heaplen / 2; i-- > 0;) {
+            heap_sift_down(s, i);
+        }
+    }
+    return 0;
+}
+
 static void
 heap_pop(MergeState *s)
 {
@@ -444,6 +674,8 @@ MergeState_dealloc(MergeState *s)
     PyMem_Free(s->touched);
     PyMem_Free(s->pending);
     PyMem_Free(s->forced);
+    PyMem_Free(s->low);
+    PyMem_Free(s->dead);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -690,8 +922,12 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         group_arena[g] += group_arena[g - 1];
     }
     Py_ssize_t nwords = group_start[65];
+    if (arena_len > (int64_t)UINT32_MAX || nwords > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many words' bytes for the kernel; use the Python merge loop");
+        goto fail;
+    }
     s->records = PyMem_Malloc((size_t)(nwords > 0 ? nwords : 1) * sizeof(WordRecord));
-    s->arena = PyMem_Malloc((size_t)(arena_len > 0 ? arena_len : 1) * sizeof(int32_t));
+    s->arena = PyMem_Malloc((size_t)(arena_len > 0 ? arena_len : 1) * sizeof(uint16_t));
     if (s->records == NULL || s->arena == NULL) {
         PyErr_NoMemory();
         goto fail;
@@ -712,10 +948,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         int g = count_group(counts[i]);
         WordRecord *r = &s->records[group_start[g]++];
         r->count = counts[i];
-        r->start = group_arena[g];
+        r->start = (uint32_t)group_arena[g];
         r->len = (int32_t)len;
         group_arena[g] += len;
-        int32_t *dst = s->arena + r->start;
+        uint16_t *dst = (uint16_t *)s->arena + r->start;
         for (Py_ssize_t j = 0; j < len; j++) {
             dst[j] = src[j];
         }
@@ -724,38 +960,76 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     counts = NULL;
     word_source_close(&source);
 
-    /* the pairs of bytes, counted in a direct table (no hashing), then moved to the map */
-    PairEntry *byte_pairs = PyMem_Calloc(65536, sizeof(PairEntry));
+    /* the pairs of bytes, counted in a direct table (no hashing), then moved to the map;
+     * their holders in one block (HolderBlock): a first pass sizes each list, the second
+     * fills them (a word is listed once per run of the pair in a row, as
+     * flush_neighbours lists them) */
+    struct BytePair { int64_t count; int32_t *holders; int32_t n, last; } *byte_pairs =
+        PyMem_Calloc(65536, sizeof(struct BytePair));
     if (byte_pairs == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t r = 0; r < nwords; r++) {
-        const int32_t *word = s->arena + s->records[r].start;
-        int32_t len = s->records[r].len;
-        int64_t c = s->records[r].count;
-        for (int32_t j = 0; j + 1 < len; j++) {
-            PairEntry *e = &byte_pairs[word[j] << 8 | word[j + 1]];
-            if (entry_add_holder(e, (int32_t)r) < 0) {
-                goto fail_byte_pairs;
+    HolderBlock block = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        for (int32_t k = 0; k < 65536; k++) {
+            byte_pairs[k].last = -1; /* the last word listed */
+        }
+        for (Py_ssize_t r = 0; r < nwords; r++) {
+            const uint16_t *word = (const uint16_t *)s->arena + s->records[r].start;
+            int32_t len = s->records[r].len;
+            int64_t c = s->records[r].count;
+            for (int32_t j = 0; j + 1 < len; j++) {
+                struct BytePair *e = &byte_pairs[word[j] << 8 | word[j + 1]];
+                if (e->last != (int32_t)r) {
+                    e->last = (int32_t)r;
+                    e->n++;
+                    if (pass == 1) {
+                        e->holders[e->n] = (int32_t)r;
+                    }
+                }
+                if (pass == 0) {
+                    e->count += c;
+                }
             }
-            e->count += c;
+        }
+        if (pass == 0) {
+            size_t total_holders = 0;
+            for (int32_t k = 0; k < 65536; k++) {
+                total_holders += byte_pairs[k].n > 0 ? 1 + (size_t)byte_pairs[k].n : 0;
+            }
+            if (block_alloc(&block, total_holders) < 0) {
+                PyMem_Free(byte_pairs);
+                PyErr_NoMemory();
+                return -1;
+            }
+            size_t at = 0;
+            for (int32_t k = 0; k < 65536; k++) {
+                if (byte_pairs[k].n > 0) {
+                    byte_pairs[k].holders = block.base + at;
+                    block.base[at] = byte_pairs[k].n; /* the header */
+                    at += 1 + (size_t)byte_pairs[k].n;
+                }
+                byte_pairs[k].n = 0;
+            }
         }
     }
     size_t nbyte_pairs = 0;
     for (int32_t k = 0; k < 65536; k++) {
-        nbyte_pairs += byte_pairs[k].nholders > 0;
+        nbyte_pairs += byte_pairs[k].n > 0;
     }
     if (map_init(&s->map, nbyte_pairs) < 0) {
-        goto fail_byte_pairs;
+        block_free(&block);
+        PyMem_Free(byte_pairs);
+        PyErr_NoMemory();
+        return -1;
     }
+    s->map.block = block;
     for (int32_t k = 0; k < 65536; k++) {
-        if (byte_pairs[k].nholders > 0) {
+        if (byte_pairs[k].n > 0) {
             PairEntry *e = map_get_or_add(&s->map, pair_key(k >> 8, k & 0xFF)); /* room made */
             e->count = byte_pairs[k].count;
             e->holders = byte_pairs[k].holders;
-            e->nholders = byte_pairs[k].nholders;
-            byte_pairs[k].holders = NULL;
         }
     }
     PyMem_Free(byte_pairs);
@@ -776,18 +1050,14 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
             heap_sift_down(s, i);
         }
     }
+    /* the pairs of bytes are all in the heap; new pairs join it from a 4096th of the
+     * best count (refill_heap lowers that when the heap runs empty) */
+    s->threshold = s->heaplen > 0 ? s->heap[0].count >> 12 : 0;
     return 0;
 
 fail:
     PyMem_Free(counts);
     word_source_close(&source);
-    return -1;
-fail_byte_pairs:
-    for (int32_t k = 0; k < 65536; k++) {
-        PyMem_Free(byte_pairs[k].holders);
-    }
-    PyMem_Free(byte_pairs);
-    PyErr_NoMemory();
     return -1;
 }
 
@@ -827,16 +1097,22 @@ flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
         Neighbour *nb = &s->neighbours[key];
         int32_t t = key >> 1;
         int left = (key & 1) == 0;
-        map_get_or_add(&s->map, left ? pair_key(t, a) : pair_key(b, t))->count -= nb->delta;
+        PairEntry *old = map_get_or_add(&s->map, left ? pair_key(t, a) : pair_key(b, t));
+        old->count -= nb->delta;
+        if (old->count == 0 && keys_append(&s->dead, &s->ndead, &s->capdead, old->key) < 0) {
+            return -1;
+        }
         uint64_t new_key = left ? pair_key(t, z) : pair_key(z, t);
         PairEntry *e = map_get_or_add(&s->map, new_key);
         e->count += nb->delta;
-        if (entry_reserve_holders(e, e->nholders + nb->occurrences) < 0) {
+        /* new in this merge (and so listed in new_pairs) the first time a flush meets it:
+         * only this merge's flushes list holders for it, and each gives it some */
+        int first = e->holders == NULL;
+        if (entry_reserve_holders(&s->map.block, e, nholders_of(e) + nb->occurrences) < 0) {
             return -1;
         }
         nb->entry = e;
-        if (e->stamp != (int32_t)s->merges_done) {
-            e->stamp = (int32_t)s->merges_done;
+        if (first) {
             if (s->nnew == s->capnew) {
                 size_t cap = s->capnew ? s->capnew * 2 : 256;
                 uint64_t *p = PyMem_Realloc(s->new_pairs, cap * sizeof(uint64_t));
@@ -852,8 +1128,9 @@ flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
     for (Py_ssize_t k = 0; k < s->npending; k++) {
         PairEntry *e = s->neighbours[s->pending[k].key].entry;
         int32_t w = s->pending[k].word;
-        if (e->nholders == 0 || e->holders[e->nholders - 1] != w) {
-            e->holders[e->nholders++] = w; /* room reserved above */
+        int32_t *list = e->holders; /* room reserved above */
+        if (list[0] == 0 || list[list[0]] != w) {
+            list[++list[0]] = w;
         }
     }
     for (Py_ssize_t k = 0; k < s->ntouched; k++) {
@@ -890,6 +1167,68 @@ note_neighbour(MergeState *s, int32_t t, int side, int64_t c, int32_t w, int32_t
 #define PREFETCH_RECORD 32
 #define PREFETCH_TOKENS 16
 
+/* The arena from uint16 to int32 ids (before the merge that makes id 65536); -1 with
+ * MemoryError set. */
+static int
+widen_arena(MergeState *s)
+{
+    size_t len = 0;
+    for (Py_ssize_t r = 0; r < s->nwords; r++) {
+        size_t end = (size_t)s->records[r].start + (size_t)s->records[r].len;
+        len = end > len ? end : len;
+    }
+    int32_t *wide = PyMem_Malloc((len > 0 ? len : 1) * sizeof(int32_t));
+    if (wide == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    const uint16_t *narrow = (const uint16_t *)s->arena;
+    for (Py_ssize_t r = 0; r < s->nwords; r++) { /* live tokens only: the rest is unused */
+        for (int32_t j = 0; j < s->records[r].len; j++) {
+            wide[s->records[r].start + j] = narrow[s->records[r].start + j];
+        }
+    }
+    PyMem_Free(s->arena);
+    s->arena = wide;
+    s->wide = 1;
+    return 0;
+}
+
+/* Merge (a, b) -> z in one word (its tokens of type T), noting the neighbours; the
+ * tokens removed are added to *removed. 0, or -1 on memory error. */
+#define DEFINE_MERGE_WORD(NAME, T)                                                              \
+    static inline int NAME(MergeState *s, T *word, WordRecord *record, int32_t w, int32_t a,     \
+                           int32_t b, int32_t z, int64_t *removed)                               \
+    {                                                                                            \
+        int32_t n = record->len;                                                                 \
+        int64_t c = record->count;                                                               \
+        int32_t i = 0, o = 0; /* read and write positions; o <= i */                            \
+        int merged = 0;                                                                          \
+        while (i < n) {                                                                          \
+            if (i + 1 < n && word[i] == a && word[i + 1] == b) {                                 \
+                if (o > 0 && note_neighbour(s, word[o - 1], 0, c, w, a, b, z) < 0) {             \
+                    return -1;                                                                   \
+                }                                                                                \
+                if (i + 2 < n && note_neighbour(s, word[i + 2], 1, c, w, a, b, z) < 0) {         \
+                    return -1;                                                                   \
+                }                                                                                \
+                word[o++] = (T)z;                                                                \
+                *removed += c;                                                                   \
+                merged = 1;                                                                      \
+                i += 2;                                                                          \
+            } else {                                                                             \
+                word[o++] = word[i++];                                                           \
+            }                                                                                    \
+        }                                                                                        \
+        if (merged) {                                                                            \
+            record->len = o;                                                                     \
+        }                                                                                        \
+        return 0;                                                                                \
+    }
+
+DEFINE_MERGE_WORD(merge_word16, uint16_t)
+DEFINE_MERGE_WORD(merge_word32, int32_t)
+
 /* One merge: fills out[0..4] with (left, right, new_id, count, tokens_removed) and
  * returns 1; returns 0 when no pair is left, -1 on error. */
 static int
@@ -910,12 +1249,22 @@ merge_once(MergeState *s, int64_t *out)
         top.count = e ? e->count : 0;
     }
     while (!forced) {
+        if (s->heaplen == 0 && refill_heap(s, INT64_MAX) < 0) {
+            return -1;
+        }
         if (s->heaplen == 0) {
             return 0;
         }
         top = s->heap[0];
         PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
         int64_t actual = e ? e->count : 0;
+        if (actual == top.count && actual < s->threshold) {
+            /* low pairs may tie with it or beat it: into the heap first */
+            if (refill_heap(s, actual) < 0) {
+                return -1;
+            }
+            continue;
+        }
         if (actual == top.count) {
             if (s->max_token_length > 0 &&
                 PyBytes_GET_SIZE(s->tokens[top.left]) + PyBytes_GET_SIZE(s->tokens[top.right]) >
@@ -926,7 +1275,7 @@ merge_once(MergeState *s, int64_t *out)
             break;
         }
         heap_pop(s);
-        if (actual > 0 && heap_push(s, actual, top.left, top.right) < 0) {
+        if (actual > 0 && heap_offer(s, actual, top.left, top.right) < 0) {
             return -1;
         }
     }
@@ -942,6 +1291,9 @@ merge_once(MergeState *s, int64_t *out)
         return -1;
     }
     int32_t z = (int32_t)s->ntokens;
+    if (!s->wide && z > 0xFFFF && widen_arena(s) < 0) {
+        return -1;
+    }
 
     /* the new token's bytes, in the C table and in the caller's list */
     PyObject *ba = s->tokens[a], *bb = s->tokens[b];
@@ -992,57 +1344,33 @@ merge_once(MergeState *s, int64_t *out)
     int occurs = best != NULL;
     if (occurs) { /* a forced pair may not occur at all */
         holders = best->holders;
-        nholders = best->nholders;
+        nholders = nholders_of(best);
         best->holders = NULL;
-        best->nholders = 0;
         best->count = 0;
     }
 
     s->nnew = 0;
     int64_t removed = 0;
     int failed = 0;
+    const int32_t *list = holders != NULL ? holders + 1 : NULL; /* after the header */
     for (int32_t h = 0; h < nholders && !failed; h++) {
         /* the holders are mostly far apart in memory: fetch a record ahead, and the
          * tokens of a nearer word whose record was fetched before */
         if (h + PREFETCH_RECORD < nholders) {
-            __builtin_prefetch(&s->records[holders[h + PREFETCH_RECORD]]);
+            __builtin_prefetch(&s->records[list[h + PREFETCH_RECORD]]);
         }
         if (h + PREFETCH_TOKENS < nholders) {
-            __builtin_prefetch(s->arena + s->records[holders[h + PREFETCH_TOKENS]].start);
+            uint32_t start = s->records[list[h + PREFETCH_TOKENS]].start;
+            __builtin_prefetch(s->wide ? (void *)((int32_t *)s->arena + start) : (void *)((uint16_t *)s->arena + start));
         }
-        WordRecord *record = &s->records[holders[h]];
-        int32_t w = holders[h];
-        int32_t *word = s->arena + record->start;
-        int32_t n = record->len;
-        int64_t c = record->count;
-        int32_t i = 0, o = 0; /* read and write positions; o <= i */
-        int merged = 0;
-        while (i < n) {
-            if (i + 1 < n && word[i] == a && word[i + 1] == b) {
-                if (o > 0 && note_neighbour(s, word[o - 1], 0, c, w, a, b, z) < 0) {
-                    failed = 1;
-                    break;
-                }
-                if (i + 2 < n && note_neighbour(s, word[i + 2], 1, c, w, a, b, z) < 0) {
-                    failed = 1;
-                    break;
-                }
-                word[o++] = z;
-                removed += c;
-                merged = 1;
-                i += 2;
-            } else {
-                word[o++] = word[i++];
-            }
-        }
-        if (failed) {
-            break;
-        }
-        if (merged) {
-            record->len = o;
+        WordRecord *record = &s->records[list[h]];
+        if (s->wide) {
+            failed = merge_word32(s, (int32_t *)s->arena + record->start, record, list[h], a, b, z, &removed) < 0;
+        } else {
+            failed = merge_word16(s, (uint16_t *)s->arena + record->start, record, list[h], a, b, z, &removed) < 0;
         }
     }
-    PyMem_Free(holders);
+    holders_free(&s->map.block, holders, 1 + nholders);
     if (!failed && flush_neighbours(s, a, b, z) < 0) {
         failed = 1;
     }
@@ -1060,10 +1388,31 @@ merge_once(MergeState *s, int64_t *out)
         uint64_t key = s->new_pairs[k];
         PairEntry *e = map_find(&s->map, key);
         if (e->count > 0 &&
-            heap_push(s, e->count, key_left(key), key_right(key)) < 0) {
+            heap_offer(s, e->count, key_left(key), key_right(key)) < 0) {
             return -1;
         }
+        /* its holders are all listed: no merge after this one adds to them (every pair a
+         * merge makes holds its new token), so the power-of-two room can go */
+        int32_t n = nholders_of(e);
+        if (n > 0 && holder_capacity(n) - n >= 8) {
+            int32_t *h = PyMem_Realloc(e->holders, (1 + (size_t)n) * sizeof(int32_t));
+            if (h != NULL) {
+                e->holders = h;
+            }
+        }
     }
+    /* pairs gone (count 0: never merged, never made again, since a pair is only made
+     * with a new token) leave the map, their holders freed */
+    if (occurs && keys_append(&s->dead, &s->ndead, &s->capdead, pair_key(a, b)) < 0) {
+        return -1;
+    }
+    for (size_t k = 0; k < s->ndead; k++) {
+        PairEntry *e = map_find(&s->map, s->dead[k]);
+        if (e != NULL && e->count == 0) {
+            map_delete(&s->map, e);
+        }
+    }
+    s->ndead = 0;
     out[0] = a;
     out[1] = b;
     out[2] = z;
@@ -1143,7 +1492,43 @@ MergeState_step(MergeState *s, PyObject *arg)
     return columns;
 }
 
+/* The bytes held by each structure (for the memory benchmarks): a dict. */
+static PyObject *
+MergeState_memory(MergeState *s, PyObject *Py_UNUSED(ignored))
+{
+    size_t holders = 0, block_live = 0, stale = 0;
+    for (size_t i = 0; s->map.slots != NULL && i <= s->map.mask; i++) {
+        PairEntry *e = &s->map.slots[i];
+        if (e->key == EMPTY_KEY || e->holders == NULL) {
+            continue;
+        }
+        size_t bytes = (1 + (size_t)nholders_of(e)) * sizeof(int32_t);
+        if (in_block(&s->map.block, e->holders)) {
+            block_live += bytes;
+        } else {
+            holders += bytes; /* listed (the room may be more) */
+        }
+        stale += e->count == 0 ? bytes : 0;
+    }
+    int64_t arena = 0;
+    for (Py_ssize_t r = 0; r < s->nwords; r++) {
+        arena += s->records[r].len;
+    }
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
+                         "low", (Py_ssize_t)(s->caplow * sizeof(uint64_t)),
+                         "records", (Py_ssize_t)(s->nwords * (Py_ssize_t)sizeof(WordRecord)),
+                         "arena_live_tokens", (Py_ssize_t)arena,
+                         "holders", (Py_ssize_t)holders, "block_live", (Py_ssize_t)block_live,
+                         "block", (Py_ssize_t)(s->map.block.len * sizeof(int32_t)),
+                         "holders_of_gone_pairs", (Py_ssize_t)stale,
+                         "map", (Py_ssize_t)((s->map.mask + 1) * sizeof(PairEntry)),
+                         "map_used", (Py_ssize_t)s->map.used,
+                         "heap", (Py_ssize_t)(s->heapcap * sizeof(HeapItem)));
+}
+
 static PyMethodDef MergeState_methods[] = {
+    {"memory", (PyCFunction)MergeState_memory, METH_NOARGS,
+     "memory() -> dict: the bytes each structure holds (for the benchmarks)"},
     {"step", (PyCFunction)MergeState_step, METH_O,
      "step(max_merges) -> (left_ids, right_ids, new_ids, counts, tokens_removed)\n\n"
      "Run up to max_merges merges; return them as five columns, each a bytes object of\n"

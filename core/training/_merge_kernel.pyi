@@ -20,3 +20,6 @@ class MergeState:
     def step(self, max_merges: int) -> tuple[bytes, bytes, bytes, bytes, bytes]:
         """Run up to ``max_merges`` merges: five columns of native int64 values (left ids,
         right ids, new ids, counts, tokens removed); empty columns when no pair is left."""
+    def memory(self) -> dict[str, int]:
+        """The bytes each structure holds (records, holders, map, heap, ...; for the memory
+        benchmarks)."""

@@ -2,6 +2,11 @@
 
     python tests/benchmarks/make_corpus.py --size-mb 24  --out /tmp/bench24.txt
     python tests/benchmarks/make_corpus.py --size-mb 500 --out /tmp/bench500.txt
+    python tests/benchmarks/make_corpus.py --kind web --size-mb 1000 --out /tmp/web1g.txt
+
+``--kind web`` writes a synthetic web-like corpus instead (Zipf-distributed words, numbers,
+punctuation, code and non-Latin scripts; see web_corpus.py), streamed, of any size.
+Otherwise (``--kind mixed``, the default):
 
 The text is documents separated by ``<|endoftext|>``, taken in turn from three sources:
 ``../shared/corpora/pydocs.txt`` (English documentation, cut at blank lines), the Python
@@ -84,8 +89,16 @@ def main() -> None:
     parser.add_argument("--size-mb", type=float, default=24)
     parser.add_argument("--out", default="/tmp/bench24.txt")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kind", choices=["mixed", "web"], default="mixed")
     args = parser.parse_args()
     target = int(args.size_mb * 1e6)
+    if args.kind == "web":
+        from web_corpus import WebCorpus
+
+        with open(args.out, "wb") as f:
+            total = WebCorpus(seed=args.seed).write(f, target)
+        print(f"{args.out}: {total / 1e6:.1f} MB (web-like, seed {args.seed})")
+        return
     sources = [cycle(pydocs_documents), cycle(installed_documents), generated_documents(args.seed)]
     shares = [0.35, 0.35, 0.30]
     written = [0, 0, 0]

@@ -11,6 +11,7 @@ combining marks, digits of every script, invalid bytes, encoded lone surrogates 
 from __future__ import annotations
 
 import itertools
+import random
 import struct
 import sys
 import unicodedata
@@ -299,3 +300,20 @@ def test_short_keys_that_differ_anywhere_stay_apart() -> None:
     got, _ = counted(data, "gpt2")
     assert got == Counter(oracle(data, "gpt2"))
     assert len(got) == len(words)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+def test_counts_of_a_table_past_the_caches_equal_regex(name: str) -> None:
+    # past 2**18 distinct pre-tokens the counting loop cuts and hashes pre-tokens ahead of
+    # the one it looks up (prefetching): 400k distinct words of every length from 1 to 30
+    # bytes, some repeated, with numbers, punctuation and non-Latin words between them
+    rng = random.Random(3)
+    letters = "abcdefghijklmnopqrstuvwxyzé日"
+    words = ["".join(rng.choices(letters, k=rng.randint(1, 30))) for _ in range(400_000)]
+    words += rng.choices(words, k=200_000) + [str(rng.randint(0, 10**6)) for _ in range(50_000)]
+    rng.shuffle(words)
+    data = "".join(w + rng.choice([" ", " ", "  ", ", ", "\n", "'s "]) for w in words).encode()
+    got, invalid = counted(data, name)
+    assert len(got) > 1 << 18
+    assert got == Counter(oracle(data, name))
+    assert invalid == 0

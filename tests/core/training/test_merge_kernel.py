@@ -271,3 +271,20 @@ def test_thousands_of_merges_over_a_wide_alphabet() -> None:
     assert len(expected) > 1500
     assert got == expected
     assert kernel_tokens == python_tokens
+
+
+def test_merges_past_id_65535_widen_the_kernels_tokens() -> None:
+    # the kernel keeps token ids in 16 bits until a merge makes id 65536; with 65,400
+    # tokens given (bytes and placeholder specials), the merges cross that id early
+    rng = random.Random(11)
+    alphabet = bytes(range(97, 123))
+    table: dict[bytes, int] = {}
+    for _ in range(3000):
+        word = bytes(rng.choices(alphabet, k=rng.randint(2, 12)))
+        table[word] = table.get(word, 0) + rng.choice([1, 2, 5, 40])
+    specials = [b"<%d>" % i for i in range(65_400 - 256)]
+    expected, python_tokens, got, kernel_tokens = _run_both(list(table), list(table.values()), specials, 600)
+    assert len(expected) == 600 and expected[-1][2] > 65_536
+    assert max(max(m[0], m[1]) for m in expected) >= 65_536  # merged tokens of wide ids merge again
+    assert got == expected
+    assert kernel_tokens == python_tokens
