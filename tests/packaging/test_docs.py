@@ -2,7 +2,9 @@
 
 CI (`.ci/run`) runs the README's test command word for word; docs/semantics.md quotes the
 built-in patterns and the tie-break order the trainer implements; every ``docs/*.md`` that
-the README or a docstring points to exists.
+the README or a docstring points to exists; docs/architecture.md lists every module of the
+tree once and names nothing that is not there; the README's library example shows every
+name of ``core.__all__``.
 """
 
 from __future__ import annotations
