@@ -2,7 +2,9 @@
 
 CI (`.ci/run`) runs the README's test command word for word; docs/semantics.md quotes the
 built-in patterns and the tie-break order the trainer implements; every ``docs/*.md`` that
-the README or a docstring points to exists.
+the README or a docstring points to exists; docs/architecture.md lists every module of the
+tree once and names nothing that is not there; the README's library example shows every
+name of ``core.__all__``.
 """
 
 from __future__ import annotations
@@ -47,3 +49,80 @@ def test_docs_pages_referred_to_exist() -> None:
     }
     assert {"semantics.md", "formats.md", "architecture.md"} <= referred
     assert not [name for name in referred if not (REPO / "docs" / name).is_file()]
+
+
+ARCHITECTURE = REPO / "docs" / "architecture.md"
+LAYOUT_ROOTS = ("core", "bpe_studio", "tools")
+
+
+def _layout_entries() -> list[str]:
+    """The files that architecture.md's package layout lists, as paths from the repository root.
+
+    The layout is the indented block under "## The packages": a name ending in ``/`` opens a
+    folder, deeper lines are inside it; a file is its first word (``merge.py``).
+    """
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    block = page.split("## The packages", 1)[1]
+    entries: list[str] = []
+    folders: list[tuple[int, str]] = []  # (indent, name) of the open folders
+    for line in block.splitlines():
+        if not line.startswith("    ") or not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        word = line.split()[0]
+        while folders and folders[-1][0] >= indent:
+            folders.pop()
+        if word.endswith("/"):
+            folders.append((indent, word.rstrip("/")))
+        elif re.fullmatch(r"[\w.]+\.(py|c|h|pyi|typed)", word) and folders:
+            entries.append("/".join([*(name for _, name in folders), word]))
+    return entries
+
+
+def test_architecture_lists_every_module_once_and_nothing_else() -> None:
+    listed = [path for path in _layout_entries() if path.split("/")[0] in LAYOUT_ROOTS]
+    real = {
+        str(path.relative_to(REPO))
+        for root in LAYOUT_ROOTS
+        for path in (REPO / root).rglob("*")
+        if path.suffix in {".py", ".c", ".h"} and "__pycache__" not in path.parts
+    }
+    assert [path for path in listed if not (REPO / path).is_file()] == []  # named, but not in the tree
+    assert sorted({p for p in listed if listed.count(p) > 1}) == []  # each module once
+    assert sorted(p for p in real - set(listed) if not p.endswith("__init__.py")) == []  # in the tree, not named
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``core.a.b.name`` names a module, or a name defined in one (read, not imported)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        base = REPO.joinpath(*parts[:cut])
+        module = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+        if module.is_file():
+            rest = parts[cut:]
+            if not rest:
+                return True
+            text = module.read_text(encoding="utf-8")
+            name = rest[0]
+            return bool(re.search(rf"(?m)^\s*(def|class) {name}\b|^{name}\b\s*[:=]|\b{name}\b.*import|"
+                                  rf"import .*\b{name}\b|\"{name}\":", text))
+    return False
+
+
+def test_architecture_names_only_what_exists() -> None:
+    page = ARCHITECTURE.read_text(encoding="utf-8")
+    paths = set(re.findall(r"\b((?:core|bpe_studio|tools|tests)/[\w/]+\.(?:py|c|h))\b", page))
+    assert sorted(p for p in paths if not (REPO / p).is_file()) == []
+    dotted = set(re.findall(r"`((?:core|bpe_studio)(?:\.\w+)+)", page))
+    assert sorted(d for d in dotted if not _resolves(d)) == []
+    assert _resolves("core.encode.corpus.separator_id") and not _resolves("core.encode.corpus.no_such_name")
+
+
+def test_readme_library_section_shows_the_whole_api() -> None:
+    import core
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Library", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```python", 1)[1].split("```", 1)[0]
+    assert [name for name in core.__all__ if not re.search(rf"\b{name}\b", example)] == []
+    assert len(example.strip().splitlines()) <= 20
