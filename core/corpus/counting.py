@@ -48,7 +48,7 @@ from core.pretokenize.counting import ChunkCounts, CountTable, NativeTally, coun
 from core.pretokenize.native import scanner_for
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
-__all__ = ["CountData", "CountStep", "count_documents", "count_task"]
+__all__ = ["CountData", "CountStep", "check_sample_kept", "count_documents", "count_task"]
 
 PROGRESS_INTERVAL = 0.1
 """Seconds between progress-only steps while the workers count."""
@@ -246,9 +246,7 @@ def count_documents(
                 return
         if lazy.error is not None:
             raise lazy.error
-        if documents == 0 and options.sample is not None and options.sample < 1:
-            raise CorpusError(f"sampling kept no document (sample={options.sample:g}); give a larger fraction "
-                              "(--sample) or a larger corpus")
+        check_sample_kept(documents, options)
     finally:
         if shares is not None:
             shares.close()
@@ -283,3 +281,10 @@ def _count_into_one_table(lazy: LazyTasks[Job], options: ReadOptions, pattern: P
         job = lazy.take()
         counts = tally.chunk() if job is None else ChunkCounts(None, None, 0)
         yield counts, counts.invalid, text_bytes, documents, input_bytes
+
+
+def check_sample_kept(documents: int, options: ReadOptions) -> None:
+    """A `CorpusError` if sampling kept no document of the corpus (local and Dask counting)."""
+    if documents == 0 and options.sample is not None and options.sample < 1:
+        raise CorpusError(f"sampling kept no document (sample={options.sample:g}); give a larger fraction "
+                          "(--sample) or a larger corpus")
