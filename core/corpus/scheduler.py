@@ -47,6 +47,10 @@ __all__ = ["WorkerPool", "results_in_order"]
 WORKER_CHECK_SECONDS = 0.25
 """While waiting for a worker's result, whether every worker is alive is checked this often."""
 
+TASK_WAIT_SECONDS = 0.005
+"""While this process waits for the feeder to read a task it could run, how often it looks
+whether a worker's result came first."""
+
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 
@@ -325,6 +329,7 @@ class _Scheduler(Generic[Task, Result]):
             self.stop()
 
     def _results(self, poll: float | None) -> Iterator[Result | None]:
+        quiet_since = time.monotonic()  # the last thing yielded (for ``poll``)
         while True:
             mine: list[Result] | None = None
             waited = False
@@ -347,18 +352,28 @@ class _Scheduler(Generic[Task, Result]):
                 elif head is None:  # the next task is being read, or the pool is starting
                     self._changed.wait(WORKER_CHECK_SECONDS if poll is None else min(poll, WORKER_CHECK_SECONDS))
                     waited = True
+                elif self._run_here is not None and not self._ended and len(self._pending) < self._in_flight:
+                    # a task to run here is being read: wait for it (or the head result), briefly
+                    self._changed.wait(TASK_WAIT_SECONDS)
+                    waited = True
             if ready:
                 assert head is not None
                 yield head[0] if isinstance(head, list) else head.get()
+                quiet_since = time.monotonic()
             elif mine is not None:
                 assert self._run_here is not None
                 mine.append(self._run_here(task))
+            elif waited:
+                if head is not None and not isinstance(head, list) and not head.ready():
+                    self._check_workers()
+                if poll is not None and time.monotonic() - quiet_since >= poll:
+                    yield None
+                    quiet_since = time.monotonic()
             elif head is not None and not isinstance(head, list):
                 self._wait(head, poll)
                 if poll is not None and not head.ready():
                     yield None
-            elif waited and poll is not None:
-                yield None
+                    quiet_since = time.monotonic()
 
 
 def results_in_order(
