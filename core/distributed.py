@@ -88,7 +88,7 @@ class NoWorkersError(TimeoutError):
 def _wait_for_workers(client: Any, timeout: float) -> Generator[WaitingForWorkers, None, None]:
     """Return at once when the scheduler has a worker; else yield `WaitingForWorkers` and wait
     up to ``timeout`` seconds for one, raising `NoWorkersError` if none joins."""
-    if client.scheduler_info(n_workers=-1).get("workers"):
+    if client.scheduler_info().get("workers"):
         return
     address = str(client.scheduler.address)
     yield WaitingForWorkers(address, timeout)

@@ -101,8 +101,8 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         try:
             counts = _follow(events, started)
         except TimeoutError as e:
-            if on_dask and hasattr(e, "address"):  # core.distributed.NoWorkersError: say the option
-                raise TimeoutError(str(e).replace("raise worker_timeout", "raise --dask-timeout")) from None
+            if on_dask and isinstance(e, dist.NoWorkersError):  # say the option that sets the wait
+                raise dist.NoWorkersError(e.address, e.timeout, option="--dask-timeout") from None
             raise
     counts.save(target)
     rows = [
