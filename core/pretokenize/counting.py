@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from core.pretokenize.native import native_module, scanner_for
+from core.pretokenize.native import native_module, python_forced, scanner_for
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.pieces import split_pieces
 from core.pretokenize.specials import NATIVE_MAX_SPECIALS, special_bytes_regex, split_on_specials
@@ -86,7 +86,7 @@ def count_chunk(
         counts = count_with_regex(text, pattern, special_tokens, cache)
         invalid = count_invalid_bytes(text)
         words = [t.encode("utf-8", errors="surrogateescape") for t in counts]
-        if native_module() is not None:  # a custom pattern: packed like the native path's
+        if _can_pack():  # a custom pattern: packed like the native path's
             return ChunkCounts(pack_counts(words, counts.values(), invalid), None, invalid)
         return ChunkCounts(None, dict(zip(words, counts.values())), invalid)
     if isinstance(data, str):
@@ -217,6 +217,15 @@ class CountTable:
                 return list(merged), list(merged.values())
             return list(self._dict), list(self._dict.values())
         return words, counts
+
+
+def _can_pack() -> bool:
+    """Whether counts travel packed: the extension is built and not forced off. (Not
+    `native_module`: whether its scanner's Unicode tables match `regex` does not matter to
+    its hash table, and checking that costs a new worker process a quarter of a second.)"""
+    from core.pretokenize import native
+
+    return native._native is not None and not python_forced()
 
 
 def _counts_module() -> ModuleType:
