@@ -16,16 +16,21 @@ tables per addition), and only the final table comes back. The
 workers must see the files at the same paths (a shared or replicated file system).
 
 Needs ``pip install 'bpe-studio[dask]'``. A worker that dies is replaced by Dask and its
-shard counted again (each shard is counted from its input: the result stays exact).
+shard counted again (each shard is counted from its input: the result stays exact). A
+scheduler with no worker is waited on for ``worker_timeout`` seconds (a `WaitingForWorkers`
+event says so at once, naming the scheduler's address), then counting fails with
+`NoWorkersError`.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Generator, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from core.corpus.counting import count_task
+from core.corpus.counting import check_sample_kept, count_task
 from core.corpus.documents import Task, check_unchanged, plan_tasks
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import ReadOptions, Source, open_corpus
@@ -34,7 +39,8 @@ from core.pretokenize.counting import count_chunk_bytes
 from core.pretokenize.patterns import resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
 
-__all__ = ["SHARD_BYTES", "count_on_cluster", "count_on_cluster_events", "require_distributed"]
+__all__ = ["SHARD_BYTES", "WORKER_TIMEOUT", "NoWorkersError", "WaitingForWorkers", "count_on_cluster",
+           "count_on_cluster_events", "require_distributed"]
 
 SHARD_BYTES = 32 << 20
 """Default bytes per shard of a large uncompressed file (one Dask task each)."""
@@ -42,6 +48,9 @@ SHARD_BYTES = 32 << 20
 FAN_IN = 4
 """Partial tables added by one task of the reduction: each level re-inserts every entry
 (about 1 µs each), so fewer levels cost less; more would wait longer for stragglers."""
+
+WORKER_TIMEOUT = 60.0
+"""Default seconds to wait for a first worker on a scheduler that has none."""
 
 _cache: dict[str, list[str]] = {}  # per worker process: the regex path's piece cache
 
@@ -55,6 +64,38 @@ def require_distributed() -> Any:
             "counting on a Dask cluster needs Dask: pip install 'bpe-studio[dask]'"
         ) from None
     return distributed
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingForWorkers:
+    """The scheduler at ``address`` has no worker yet: counting waits up to ``timeout`` seconds
+    for one to join (then fails with `NoWorkersError`)."""
+
+    address: str
+    timeout: float
+
+
+class NoWorkersError(TimeoutError):
+    """No worker joined the scheduler at ``address`` within ``timeout`` seconds."""
+
+    def __init__(self, address: str, timeout: float, option: str = "worker_timeout") -> None:
+        super().__init__(f"no Dask worker joined the scheduler at {address} within {timeout:g} s; "
+                         f"start workers (dask worker {address}) or raise {option}")
+        self.address = address
+        self.timeout = timeout
+
+
+def _wait_for_workers(client: Any, timeout: float) -> Generator[WaitingForWorkers, None, None]:
+    """Return at once when the scheduler has a worker; else yield `WaitingForWorkers` and wait
+    up to ``timeout`` seconds for one, raising `NoWorkersError` if none joins."""
+    if client.scheduler_info().get("workers"):
+        return
+    address = str(client.scheduler.address)
+    yield WaitingForWorkers(address, timeout)
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:  # distributed's WorkerStartTimeoutError is one
+        raise NoWorkersError(address, timeout) from None
 
 
 def _count_shard(task: Task, options: ReadOptions, pattern: str, specials: list[str]) -> PretokenCounts:
@@ -79,9 +120,11 @@ def count_on_cluster_events(
     pattern: str = "gpt2",
     read: ReadOptions | None = None,
     shard_bytes: int | None = None,
-) -> Generator[PretokenizeProgress, None, PretokenCounts]:
-    """`count_on_cluster`, yielding a `PretokenizeProgress` as each shard finishes; the
-    counts are the generator's return value. Closing the generator cancels the tasks.
+    worker_timeout: float = WORKER_TIMEOUT,
+) -> Generator[PretokenizeProgress | WaitingForWorkers, None, PretokenCounts]:
+    """`count_on_cluster`, yielding a `PretokenizeProgress` as each shard finishes (and a
+    `WaitingForWorkers` first if the scheduler has no worker); the counts are the
+    generator's return value. Closing the generator cancels the tasks.
 
     The input is checked when the generator starts, before any task is submitted."""
     distributed = require_distributed()
@@ -89,10 +132,13 @@ def count_on_cluster_events(
     compiled = resolve_pattern(pattern)
     if shard_bytes is not None and shard_bytes < 1:
         raise ValueError(f"shard_bytes must be positive, got {shard_bytes}")
+    if not worker_timeout > 0:
+        raise ValueError(f"worker_timeout must be a positive number of seconds, got {worker_timeout}")
     options = _cluster_read_options(source, read)
     corpus = open_corpus(source, options)
     size = corpus.input_bytes
     yield PretokenizeProgress(0, size)
+    yield from _wait_for_workers(client, worker_timeout)
     leaves: dict[str, int] = {}
     futures: list[Any] = []
     done = documents = 0
@@ -104,6 +150,7 @@ def count_on_cluster_events(
             futures.append(future)
             ready.add(future)
         if not futures:
+            check_sample_kept(0, options)
             return PretokenCounts(pattern=compiled.source, special_tokens=specials)
         waiting: list[Any] = []  # finished partial tables waiting to be added
         final: Any = None
@@ -128,6 +175,7 @@ def count_on_cluster_events(
         assert final is not None
         counts: PretokenCounts = final.result()
         check_unchanged(corpus)
+        check_sample_kept(counts.documents, options)
         yield PretokenizeProgress(size, size, counts.documents)
         return counts
     finally:
@@ -162,18 +210,25 @@ def count_on_cluster(
     pattern: str = "gpt2",
     read: ReadOptions | None = None,
     shard_bytes: int | None = None,
+    worker_timeout: float = WORKER_TIMEOUT,
 ) -> PretokenCounts:
     """Count a corpus's pre-tokens on the Dask cluster ``client`` is connected to: the same
     table counting here gives (and so the same merges), whatever the workers
     (``core.count_pretokens(..., client=client)`` comes here).
 
     ``read.max_bytes`` is refused: a cap needs the shards in order, which a cluster does not keep.
+    A scheduler with no worker is waited on (a warning on the ``core.distributed`` logger
+    says so at once) for ``worker_timeout`` seconds, then `NoWorkersError` is raised.
     """
     events = count_on_cluster_events(source, special_tokens, client=client, pattern=pattern, read=read,
-                                     shard_bytes=shard_bytes)
+                                     shard_bytes=shard_bytes, worker_timeout=worker_timeout)
     while True:
         try:
-            next(events)
+            event = next(events)
         except StopIteration as stop:
             result: PretokenCounts = stop.value
             return result
+        if isinstance(event, WaitingForWorkers):
+            logging.getLogger(__name__).warning(
+                "waiting up to %g s for a Dask worker to join the scheduler at %s (it has none)",
+                event.timeout, event.address)

@@ -52,6 +52,9 @@ def add_count_parser(commands: Any) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--dask", metavar="ADDRESS", help="count on the Dask cluster at ADDRESS (tcp://host:8786)")
     where.add_argument("--dask-local", type=int, metavar="N", help="count on a Dask cluster of N local processes")
+    parser.add_argument("--dask-timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="with --dask: seconds to wait for a first worker on a scheduler that has none "
+                        "(default: 60)")
     add_source_options(parser)
     parser.set_defaults(run=run_count)
 
@@ -75,12 +78,14 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     read = read_options(args)
     if args.dask_local is not None and args.dask_local < 1:
         raise UsageError(f"--dask-local must be at least 1, got {args.dask_local}")
+    if not args.dask_timeout > 0:
+        raise UsageError(f"--dask-timeout must be a positive number of seconds, got {args.dask_timeout:g}")
     on_dask = args.dask is not None or args.dask_local is not None
     if on_dask and args.max_bytes is not None:
         raise UsageError("--max-bytes needs the documents in order, which a Dask cluster does not keep; "
                          "use --sample, or count without --dask")
     with contextlib.ExitStack() as stack:
-        events: Generator[PretokenizeProgress, None, PretokenCounts]
+        events: Generator[Any, None, PretokenCounts]
         if on_dask:
             from core import distributed as dist
 
@@ -90,10 +95,15 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                 raise UsageError(str(e)) from None
             client = stack.enter_context(_dask_client(args.dask, args.dask_local))
             events = dist.count_on_cluster_events(args.corpus, specials, client=client, pattern=pattern.source,
-                                                  read=read)
+                                                  read=read, worker_timeout=args.dask_timeout)
         else:
             events = count_events(check_counting(args.corpus, specials, pattern, capped_workers(args.workers), None, read))
-        counts = _follow(events, started)
+        try:
+            counts = _follow(events, started)
+        except TimeoutError as e:
+            if on_dask and isinstance(e, dist.NoWorkersError):  # say the option that sets the wait
+                raise dist.NoWorkersError(e.address, e.timeout, option="--dask-timeout") from None
+            raise
     counts.save(target)
     rows = [
         ("Counted", f"{len(counts):,} distinct pre-tokens, {counts.total:,} in all"),
@@ -129,7 +139,7 @@ def _text_bytes(counts: PretokenCounts) -> int:
     return int(lengths @ occurrences)
 
 
-def _follow(events: Generator[PretokenizeProgress, None, PretokenCounts], started: float) -> PretokenCounts:
+def _follow(events: Generator[Any, None, PretokenCounts], started: float) -> PretokenCounts:
     progress = ProgressLine()
     try:
         while True:
@@ -138,6 +148,12 @@ def _follow(events: Generator[PretokenizeProgress, None, PretokenCounts], starte
             except StopIteration as stop:
                 result: PretokenCounts = stop.value
                 return result
+            if not isinstance(event, PretokenizeProgress):  # core.distributed.WaitingForWorkers
+                progress.discard()
+                print(f"waiting for Dask workers: the scheduler at {event.address} has none; start them "
+                      f"with 'dask worker {event.address}' (giving up after {event.timeout:g} s)",
+                      file=sys.stderr, flush=True)
+                continue
             figures = bytes_progress(event.done, event.total, time.monotonic() - started)
             progress.update("counting", f"{bar(event.done / max(event.total, 1))} {figures}",
                             force=event.done == event.total)

@@ -126,6 +126,7 @@ def count_pretokens(
     read: ReadOptions | None = None,
     client: Any = None,
     chunk_size: int | None = None,
+    worker_timeout: float = 60.0,
 ) -> PretokenCounts:
     """Count a corpus's pre-tokens exactly as `core.train` does, to train from later or to
     add to other counts: ``core.train(count_pretokens(src, specials), TrainOptions(n, specials))``
@@ -141,6 +142,8 @@ def count_pretokens(
         client: a Dask ``distributed.Client``: count on its cluster (`core.distributed`;
             sources only, and no ``max_bytes``: a cap needs the shards in order).
         chunk_size: bytes per task (default: sized from the corpus); any value gives the same counts.
+        worker_timeout: with ``client``, seconds to wait for a first worker on a scheduler that
+            has none (`core.distributed.NoWorkersError` after).
     """
     specials = validate_special_tokens(special_tokens)
     compiled = resolve_pattern(pattern)
@@ -149,7 +152,7 @@ def count_pretokens(
         from core.distributed import count_on_cluster
 
         return count_on_cluster(input, specials, client=client, pattern=compiled.source, read=read,
-                                shard_bytes=chunk_size)
+                                shard_bytes=chunk_size, worker_timeout=worker_timeout)
     events = count_events(check_counting(input, specials, compiled, workers, chunk_size, read))
     while True:
         try:

@@ -27,6 +27,7 @@ import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from core.corpus.documents import (
     Block,
@@ -48,7 +49,7 @@ from core.pretokenize.counting import ChunkCounts, CountTable, NativeTally, coun
 from core.pretokenize.native import scanner_for
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
-__all__ = ["CountData", "CountStep", "count_documents", "count_task"]
+__all__ = ["CountData", "CountStep", "check_sample_kept", "count_documents", "count_task"]
 
 PROGRESS_INTERVAL = 0.1
 """Seconds between progress-only steps while the workers count."""
@@ -73,10 +74,26 @@ class CountStep:
     counting: int = 0
 
 
-Counted = tuple[ChunkCounts, int, int, int, int]
-"""A task's result: counts, invalid bytes, text bytes, documents, input bytes."""
+class Counted(NamedTuple):
+    """A task's result."""
 
-Job = tuple[Task, ReadOptions, str, list[str], CountData, "int | None"]
+    counts: ChunkCounts
+    invalid: int
+    text_bytes: int
+    documents: int
+    input_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One task as a worker process gets it: what to count and how."""
+
+    task: Task
+    options: ReadOptions
+    pattern: str  # the pattern's source (a compiled pattern is made again in the worker)
+    specials: list[str]
+    count_data: CountData
+    limit: int | None = None  # count at most this many bytes of text
 
 _worker_cache: dict[str, list[str]] = {}
 
@@ -109,8 +126,8 @@ def _init_worker() -> None:
 
 
 def _count_job(job: Job, _warm: object = None) -> Counted:
-    task, options, pattern_source, specials, count_data, limit = job
-    return count_task(task, options, resolve_pattern(pattern_source), specials, count_data, _worker_cache, limit)
+    return count_task(job.task, job.options, resolve_pattern(job.pattern), job.specials, job.count_data,
+                      _worker_cache, job.limit)
 
 
 def count_task(task: Task, options: ReadOptions, pattern: Pattern, specials: list[str], count_data: CountData,
@@ -129,8 +146,8 @@ def count_task(task: Task, options: ReadOptions, pattern: Pattern, specials: lis
                 for doc in part:
                     counted = count_task(Texts([doc], 0, 0), ReadOptions(options.field), pattern, specials,
                                          count_data, cache)
-                    parts.append(counted[0])
-                    text_bytes += counted[2]
+                    parts.append(counted.counts)
+                    text_bytes += counted.text_bytes
                 documents += docs
                 continue
             blob = encode_text(sep.join(part))
@@ -149,7 +166,7 @@ def count_task(task: Task, options: ReadOptions, pattern: Pattern, specials: lis
         for part_counts in parts:
             total.add(part_counts)
         result = total.chunk()
-    return result, result.invalid, text_bytes, documents, task.input_bytes
+    return Counted(result, result.invalid, text_bytes, documents, task.input_bytes)
 
 
 def _limited(part: bytes | list[str], docs: int, room: int, specials: Sequence[str]) -> Part:
@@ -192,12 +209,12 @@ def count_documents(
     the iterator stops the workers). Stops where ``options.max_bytes`` of text have been taken.
     """
     cache: dict[str, list[str]] = {}
-    lazy: LazyTasks[Job] = LazyTasks(tasks, lambda task: (task, options, pattern.source, specials, count_data, None))
+    lazy: LazyTasks[Job] = LazyTasks(tasks, lambda task: Job(task, options, pattern.source, specials, count_data))
     cap = options.max_bytes
     taken = documents = 0
 
     def here(job: Job) -> Counted:
-        return count_task(job[0], options, pattern, specials, count_data, cache)
+        return count_task(job.task, options, pattern, specials, count_data, cache)
 
     def count_into(task: Task, tally: NativeTally) -> tuple[int, int]:
         _counts, _invalid, text_bytes, documents, _input = count_task(task, options, pattern, specials, tally.count, {})
@@ -230,25 +247,23 @@ def count_documents(
                 yield CountStep(0, 0, None, counting=counting())
                 continue
             item = lazy.handed.popleft()
-            if cap is not None and taken + counted[2] > cap:  # the cap falls here: count again, cut
+            if cap is not None and taken + counted.text_bytes > cap:  # the cap falls here: count again, cut
                 for task in item if isinstance(item, tuple) else (item,):
                     counted = count_task(task, options, pattern, specials, count_data, cache, cap - taken)
-                    taken += counted[2]
-                    documents += counted[3]
-                    yield CountStep(counted[4], counted[3], counted[0], counted[1])
+                    taken += counted.text_bytes
+                    documents += counted.documents
+                    yield CountStep(counted.input_bytes, counted.documents, counted.counts, counted.invalid)
                     if taken >= cap:
                         return
                 continue
-            taken += counted[2]
-            documents += counted[3]
-            yield CountStep(counted[4], counted[3], counted[0], counted[1], counting())
+            taken += counted.text_bytes
+            documents += counted.documents
+            yield CountStep(counted.input_bytes, counted.documents, counted.counts, counted.invalid, counting())
             if cap is not None and taken >= cap:
                 return
         if lazy.error is not None:
             raise lazy.error
-        if documents == 0 and options.sample is not None and options.sample < 1:
-            raise CorpusError(f"sampling kept no document (sample={options.sample:g}); give a larger fraction "
-                              "(--sample) or a larger corpus")
+        check_sample_kept(documents, options)
     finally:
         if shares is not None:
             shares.close()
@@ -267,7 +282,7 @@ def _share_results(shares: Iterator[ShareCounts | None], handed: deque[object]) 
             yield None
             continue
         handed.append(share.tasks)
-        yield share.counts, share.counts.invalid, share.text_bytes, share.documents, share.input_bytes
+        yield Counted(share.counts, share.counts.invalid, share.text_bytes, share.documents, share.input_bytes)
 
 
 def _count_into_one_table(lazy: LazyTasks[Job], options: ReadOptions, pattern: Pattern, scanner: int,
@@ -279,7 +294,14 @@ def _count_into_one_table(lazy: LazyTasks[Job], options: ReadOptions, pattern: P
     job = lazy.take()
     while job is not None:
         _counts, _invalid, text_bytes, documents, input_bytes = count_task(
-            job[0], options, pattern, specials, tally.count, {})
+            job.task, options, pattern, specials, tally.count, {})
         job = lazy.take()
         counts = tally.chunk() if job is None else ChunkCounts(None, None, 0)
-        yield counts, counts.invalid, text_bytes, documents, input_bytes
+        yield Counted(counts, counts.invalid, text_bytes, documents, input_bytes)
+
+
+def check_sample_kept(documents: int, options: ReadOptions) -> None:
+    """A `CorpusError` if sampling kept no document of the corpus (local and Dask counting)."""
+    if documents == 0 and options.sample is not None and options.sample < 1:
+        raise CorpusError(f"sampling kept no document (sample={options.sample:g}); give a larger fraction "
+                          "(--sample) or a larger corpus")

@@ -189,6 +189,8 @@ def _task_bytes(task: FileRange | Block) -> tuple[bytes, int]:
     if isinstance(task, Block):
         return task.data, task.offset
     with task.file.path.open("rb") as f:
+        if task.file.changed(os.fstat(f.fileno())):  # another file put in its place, or rewritten
+            raise CorpusError(changed_message(task.file.path))
         f.seek(task.start)
         data = f.read(task.end - task.start)
     if len(data) != task.end - task.start:
@@ -197,8 +199,9 @@ def _task_bytes(task: FileRange | Block) -> tuple[bytes, int]:
 
 
 def changed_message(path: object) -> str:
-    return (f"{path} changed while it was being read (its size or modification time is not what it was "
-            "at the start); start again on a corpus that does not change during the run")
+    return (f"{path} changed while it was being read (its size, modification time or file is not what it "
+            "was at the start: rewritten, or replaced by another); start again on a corpus that does not "
+            "change during the run")
 
 
 def _sampled(texts: Iterable[str | None], options: ReadOptions, file_index: int, first: int,
@@ -367,11 +370,12 @@ def text_tasks(texts: Iterable[str], chunk_size: int) -> Iterator[Texts]:
 
 
 def check_unchanged(corpus: Corpus) -> None:
-    """Raise if a file's size or modification time changed since `open_corpus` checked it."""
+    """Raise if a file's size, modification time or identity (device and inode: replaced by a
+    rename) changed since `open_corpus` checked it."""
     for file in corpus.files:
         try:
             info = os.stat(file.path)
         except OSError:
             raise CorpusError(changed_message(file.path)) from None
-        if info.st_size != file.size or info.st_mtime_ns != file.mtime_ns:
+        if file.changed(info):
             raise CorpusError(changed_message(file.path))

@@ -18,9 +18,12 @@ boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
 - `results_in_order`: hands the chunks to the workers and, when ``run_here`` is given, to
   this process too, whenever the next result is not ready yet — so it works from the
   first moment while spawned workers are still starting, and the results held in memory
-  stay few. Workers are fed from the pool's threads (when the pool is up and each time a
-  worker finishes a chunk), so a worker never waits for this process to finish a chunk of
-  its own before it gets its next one. A worker killed mid-run (by the system, for lack
+  stay few. A feeder thread reads the tasks (a stream's next block) a few ahead, with no
+  lock held; workers are given the tasks read from the pool's threads (when the pool is
+  up and each time a worker finishes a chunk) and from the feeder, so a worker never
+  waits for this process to finish a chunk of its own, nor a result for a slow read.
+  Closing the pool (or the results) stops the feeder first: the caller may then close
+  the tasks' source. An error the feeder meets is raised by the results, in order. A worker killed mid-run (by the system, for lack
   of memory) would leave its chunk's result pending for ever: while it waits, the
   scheduler looks at the workers and raises `core.errors.WorkerDiedError` instead.
 """
@@ -43,6 +46,10 @@ __all__ = ["WorkerPool", "results_in_order"]
 
 WORKER_CHECK_SECONDS = 0.25
 """While waiting for a worker's result, whether every worker is alive is checked this often."""
+
+TASK_WAIT_SECONDS = 0.005
+"""While this process waits for the feeder to read a task it could run, how often it looks
+whether a worker's result came first."""
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
@@ -75,6 +82,7 @@ class WorkerPool:
         self._pool: multiprocessing.pool.Pool | None = None
         self._thread: threading.Thread | None = None
         self._seen: list[Any] = []  # every worker process the pool has had
+        self._feeders: list[Callable[[], None]] = []  # stops the feeders of the runs on this pool
         if threads:
             self._pool = multiprocessing.pool.ThreadPool(processes)
             return
@@ -143,9 +151,16 @@ class WorkerPool:
         """The workers were forked (or are threads) and are running: this process need not work too."""
         return (self.forked or self.threads) and self._pool is not None
 
+    def stops(self, stop: Callable[[], None]) -> None:
+        """Call ``stop()`` first when the pool is closed (a run's feeder thread)."""
+        self._feeders.append(stop)
+
     def close(self) -> None:
-        """Stop the workers (waiting for the pool to have started, if it is starting; worker
-        threads cannot be stopped and end the task in hand, a chunk's work)."""
+        """Stop the runs' feeder threads, then the workers (waiting for the pool to have
+        started, if it is starting; worker threads cannot be stopped and end the task in
+        hand, a chunk's work). The caller may then close the tasks' source."""
+        for stop in self._feeders:
+            stop()
         if self._thread is not None:
             self._thread.join()
         if self._pool is not None:
@@ -178,7 +193,12 @@ class WorkerPool:
 
 
 class _Scheduler(Generic[Task, Result]):
-    """The state of one `results_in_order` run; see the module docstring."""
+    """The state of one `results_in_order` run; see the module docstring.
+
+    Reading a task (a stream's next block) is I/O: it happens only in the feeder thread,
+    with no lock held. The lock guards the bookkeeping (the tasks read ahead, the results
+    pending, the workers' share), which the consumer, the pool's result-handler thread
+    (each time a worker finishes) and the feeder update in a moment each."""
 
     def __init__(
         self,
@@ -196,11 +216,18 @@ class _Scheduler(Generic[Task, Result]):
         self._warm_up = warm_up
         self._in_flight = 4 * processes + 4
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a task read, taken, or the run stopped
         # In order: a worker's AsyncResult, or a one-item list this process fills.
         self._pending: collections.deque[multiprocessing.pool.AsyncResult[Result] | list[Result]] = collections.deque()
-        self._next = 0
+        self._ready: collections.deque[Task] = collections.deque()  # read by the feeder, not yet handed out
+        self._ahead = processes + 1  # tasks the feeder reads ahead of the workers
+        self._ended = False  # the feeder has read every task (or failed: ``_error``)
+        self._error: BaseException | None = None
+        self._stopped = False
+        self._feeder: threading.Thread | None = None
         self._submitted = 0  # tasks in the workers' hands
         self._warmed = 0
+        self._handed = 0  # tasks handed to the workers or run here
         self._pool: multiprocessing.pool.Pool | None = None
         self._check_workers = check_workers
 
@@ -216,31 +243,71 @@ class _Scheduler(Generic[Task, Result]):
             self._feed()
 
     def _feed(self) -> None:
-        """Give the workers tasks, up to two each (the lock is held)."""
+        """Give the workers tasks already read, up to two each (the lock is held)."""
         pool = self._pool
         while (
             pool is not None
-            and self._next < len(self._tasks)
+            and self._ready
             and self._submitted < 2 * self._processes
             and len(self._pending) < self._in_flight
         ):
             warm = None
-            if self._warm_up is not None and self._warmed < self._processes and self._next > 0:
+            if self._warm_up is not None and self._warmed < self._processes and self._handed > 0:
                 warm = self._warm_up()
                 self._warmed += warm is not None
             try:
                 result = pool.apply_async(
                     self._pool_task,
-                    (self._tasks[self._next], warm),
+                    (self._ready[0], warm),
                     callback=self._worker_done,
                     error_callback=self._worker_done,
                 )
             except ValueError:  # the pool is closing: the run was cancelled
                 self._pool = None
                 return
+            self._ready.popleft()
             self._pending.append(result)
-            self._next += 1
+            self._handed += 1
             self._submitted += 1
+            self._changed.notify_all()
+
+    def _read_tasks(self) -> None:
+        """The feeder thread: read the tasks in order, a few ahead of the workers."""
+        index = 0
+        try:
+            while True:
+                with self._lock:
+                    while not self._stopped and len(self._ready) >= self._ahead:
+                        self._changed.wait()
+                    if self._stopped:
+                        return
+                try:
+                    task = self._tasks[index]  # the I/O, with no lock held
+                except IndexError:
+                    break
+                index += 1
+                with self._lock:
+                    self._ready.append(task)
+                    self._feed()
+                    self._changed.notify_all()
+        except BaseException as e:  # noqa: BLE001 - raised by the consumer, in the tasks' order
+            with self._lock:
+                self._error = e
+        finally:
+            with self._lock:
+                self._ended = True
+                self._changed.notify_all()
+
+    def stop(self) -> None:
+        """End the feeder (after the read in hand, if any) and wait for it, so the caller may
+        close the task source; hand out no more tasks."""
+        with self._lock:
+            self._stopped = True
+            self._ready.clear()
+            self._changed.notify_all()
+        feeder = self._feeder
+        if feeder is not None and feeder is not threading.current_thread():
+            feeder.join()
 
     def _wait(self, head: multiprocessing.pool.AsyncResult[Result], poll: float | None) -> None:
         """Wait for ``head`` (at most ``poll`` seconds), checking that the workers live."""
@@ -254,35 +321,59 @@ class _Scheduler(Generic[Task, Result]):
                 self._check_workers()
 
     def results(self, poll: float | None) -> Iterator[Result | None]:
+        self._feeder = threading.Thread(target=self._read_tasks, name="bpe-studio-feeder", daemon=True)
+        self._feeder.start()
+        try:
+            yield from self._results(poll)
+        finally:
+            self.stop()
+
+    def _results(self, poll: float | None) -> Iterator[Result | None]:
+        quiet_since = time.monotonic()  # the last thing yielded (for ``poll``)
         while True:
             mine: list[Result] | None = None
+            waited = False
             with self._lock:
                 self._feed()
-                if not self._pending and self._next >= len(self._tasks):
+                if not self._pending and not self._ready and self._ended:
+                    if self._error is not None:
+                        raise self._error
                     return
                 head = self._pending[0] if self._pending else None
                 ready = isinstance(head, list) or (head is not None and head.ready())
                 if ready:
                     self._pending.popleft()
-                elif self._run_here is not None and self._next < len(self._tasks) and len(self._pending) < self._in_flight:
-                    task = self._tasks[self._next]
-                    self._next += 1
+                elif self._run_here is not None and self._ready and len(self._pending) < self._in_flight:
+                    task = self._ready.popleft()
+                    self._handed += 1
                     mine = []
                     self._pending.append(mine)
+                    self._changed.notify_all()
+                elif head is None:  # the next task is being read, or the pool is starting
+                    self._changed.wait(WORKER_CHECK_SECONDS if poll is None else min(poll, WORKER_CHECK_SECONDS))
+                    waited = True
+                elif self._run_here is not None and not self._ended and len(self._pending) < self._in_flight:
+                    # a task to run here is being read: wait for it (or the head result), briefly
+                    self._changed.wait(TASK_WAIT_SECONDS)
+                    waited = True
             if ready:
                 assert head is not None
                 yield head[0] if isinstance(head, list) else head.get()
+                quiet_since = time.monotonic()
             elif mine is not None:
                 assert self._run_here is not None
                 mine.append(self._run_here(task))
+            elif waited:
+                if head is not None and not isinstance(head, list) and not head.ready():
+                    self._check_workers()
+                if poll is not None and time.monotonic() - quiet_since >= poll:
+                    yield None
+                    quiet_since = time.monotonic()
             elif head is not None and not isinstance(head, list):
                 self._wait(head, poll)
                 if poll is not None and not head.ready():
                     yield None
-            else:  # the pool is still starting and this process may not work: wait a moment
-                time.sleep(0.01)
-                if poll is not None:
-                    yield None
+                    quiet_since = time.monotonic()
 
 
 def results_in_order(
@@ -310,4 +401,5 @@ def results_in_order(
         tasks, pool_task, pool.processes, run_here, warm_up, pool.check_workers
     )
     pool.when_ready(scheduler.pool_ready)
+    pool.stops(scheduler.stop)
     return scheduler.results(poll)

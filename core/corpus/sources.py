@@ -51,8 +51,10 @@ SHARD_SAMPLE_BYTES = 1 << 16
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     """One corpus file: ``kind`` is ``"text"``, ``"jsonl"`` or ``"parquet"``; ``compression``
-    ``None`` or a `COMPRESSIONS` value; ``size``/``mtime_ns`` as checked (a change during the
-    run is an error); ``index`` its place in the corpus (part of each document's position)."""
+    ``None`` or a `COMPRESSIONS` value; ``size``/``mtime_ns`` and ``identity`` (``(st_dev,
+    st_ino)``: another file put in its place, by a rename, has another) as checked (a change
+    during the run is an error); ``index`` its place in the corpus (part of each document's
+    position)."""
 
     path: Path
     kind: str
@@ -60,6 +62,12 @@ class SourceFile:
     size: int
     mtime_ns: int
     index: int
+    identity: tuple[int, int]
+
+    def changed(self, info: os.stat_result) -> bool:
+        """Whether ``info`` (a stat of the file now) says the file is not the one checked."""
+        return (info.st_size != self.size or info.st_mtime_ns != self.mtime_ns
+                or (info.st_dev, info.st_ino) != self.identity)
 
     @property
     def streamed(self) -> bool:
@@ -227,7 +235,7 @@ def open_corpus(
         kind, compression = _kind(path)
         if info.st_size == 0:
             raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
-        file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index)
+        file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index, (info.st_dev, info.st_ino))
         if kind == "parquet":
             _check_parquet(path, options.field, purpose)
         else:
@@ -329,7 +337,7 @@ def text_fields(path: str | os.PathLike[str], records: int = 20) -> list[str]:
         if kind != "jsonl":
             return []
         info = check_regular_file(path)
-        file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, 0)
+        file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, 0, (info.st_dev, info.st_ino))
         fields: dict[str, None] = {}
         with open_stream(file) as (stream, _):
             for _number, line in zip(range(records), stream):

@@ -10,18 +10,25 @@ special tokens split the text and are not counted. Two ways, the same counts:
 - the `regex` path (custom patterns, ``BPE_STUDIO_PURE_PYTHON=1``): `count_with_regex`
   cuts the text into pieces (`core.pretokenize.pieces`), counts them with
   `collections.Counter` and runs the regex once per distinct piece.
+
+Counts travel in one form, whichever path made them: the packed bytes (`pack_counts`
+makes them from the regex path's dict, in C-made arrays), added by the receiver into its
+native table. Only where the extension is absent or forced off (``BPE_STUDIO_PURE_PYTHON=1``)
+do they travel as a dict, added into a `collections.Counter`.
 """
 
 from __future__ import annotations
 
 import re
+import struct
+from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from core.pretokenize.native import native_module, scanner_for
+from core.pretokenize.native import native_module, python_forced, scanner_for
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.pieces import split_pieces
 from core.pretokenize.specials import NATIVE_MAX_SPECIALS, special_bytes_regex, split_on_specials
@@ -29,7 +36,8 @@ from core.pretokenize.specials import NATIVE_MAX_SPECIALS, special_bytes_regex, 
 if TYPE_CHECKING:
     from core.pretokenize._native import Counts
 
-__all__ = ["ChunkCounts", "CountTable", "NativeTally", "count_chunk", "count_chunk_bytes", "count_invalid_bytes", "count_with_regex"]
+__all__ = ["ChunkCounts", "CountTable", "NativeTally", "count_chunk", "count_chunk_bytes", "count_invalid_bytes",
+           "count_with_regex", "pack_counts"]
 
 PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_with_regex` cache (tens of MB)."""
@@ -40,8 +48,9 @@ class ChunkCounts:
     """The pre-token counts of one chunk, compact enough to send between processes.
 
     Attributes:
-        packed: the native path's counts (``_native.Counts.packed()``), or ``None``.
-        counts: the regex path's counts, ``{pre-token bytes: occurrences}``, or ``None``.
+        packed: the counts packed (``_native.Counts.packed()``'s layout, `pack_counts`), or ``None``.
+        counts: ``{pre-token bytes: occurrences}``, only where the native module is absent or
+            forced off (else ``None``).
         invalid: bytes of the chunk that were not valid UTF-8.
         table: the native path's counts as the table itself (`NativeTally`, in worker
             threads: never sent between processes), or ``None``; `CountTable.add` takes it
@@ -75,8 +84,11 @@ def count_chunk(
     if scanner is None:
         text = data if isinstance(data, str) else data.decode("utf-8", errors="surrogateescape")
         counts = count_with_regex(text, pattern, special_tokens, cache)
-        encoded = {t.encode("utf-8", errors="surrogateescape"): n for t, n in counts.items()}
-        return ChunkCounts(None, encoded, count_invalid_bytes(text))
+        invalid = count_invalid_bytes(text)
+        words = [t.encode("utf-8", errors="surrogateescape") for t in counts]
+        if _can_pack():  # a custom pattern: packed like the native path's
+            return ChunkCounts(pack_counts(words, counts.values(), invalid), None, invalid)
+        return ChunkCounts(None, dict(zip(words, counts.values())), invalid)
     if isinstance(data, str):
         data = data.encode("utf-8", errors="surrogateescape")
     native = native_module()
@@ -84,6 +96,17 @@ def count_chunk(
     counter = native.Counts()
     _scan(counter, data, scanner, special_tokens)
     return ChunkCounts(counter.packed(), None, counter.invalid)
+
+
+def pack_counts(words: Sequence[bytes], counts: Iterable[int], invalid: int) -> bytes:
+    """Distinct pre-tokens and their counts (in that order) in the native counter's packed
+    layout (``_native.c``: int64 n, int64 invalid bytes, int64 keys' length, int64 × n
+    counts, uint32 × n key lengths, the keys; this machine's byte order), for
+    ``Counts.add_packed``. The arrays are made in C: no Python loop per pre-token."""
+    numbers = array("q", counts)
+    lengths = array("I", map(len, words))
+    head = struct.pack("=qqq", len(words), invalid, sum(lengths))
+    return b"".join((head, numbers.tobytes(), lengths.tobytes(), *words))
 
 
 def _scan(counter: Counts, data: bytes, scanner: int, special_tokens: Sequence[str]) -> None:
@@ -194,6 +217,15 @@ class CountTable:
                 return list(merged), list(merged.values())
             return list(self._dict), list(self._dict.values())
         return words, counts
+
+
+def _can_pack() -> bool:
+    """Whether counts travel packed: the extension is built and not forced off. (Not
+    `native_module`: whether its scanner's Unicode tables match `regex` does not matter to
+    its hash table, and checking that costs a new worker process a quarter of a second.)"""
+    from core.pretokenize import native
+
+    return native._native is not None and not python_forced()
 
 
 def _counts_module() -> ModuleType:

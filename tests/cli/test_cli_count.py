@@ -95,3 +95,29 @@ def test_counts_of_another_pattern_are_refused(tmp_path: Path, shards: list[Path
                    "--out", tmp_path / "t")
     assert done.returncode == 2 and "different patterns (gpt2 and gpt4)" in done.stderr
     assert not (tmp_path / "t").exists()
+
+
+def test_count_on_a_scheduler_without_workers_says_so_then_fails(tmp_path: Path, shards: list[Path]) -> None:
+    distributed = pytest.importorskip("distributed")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
+                                           dashboard_address=None, silence_logs=40)
+    try:
+        address = cluster.scheduler_address
+        done = run_cli("count", shards[0], "--out", tmp_path / "c.bpc", "--dask", address, "--dask-timeout", "2")
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cluster.close()
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert lines[0] == (f"waiting for Dask workers: the scheduler at {address} has none; start them with "
+                        f"'dask worker {address}' (giving up after 2 s)")
+    assert lines[1:] == [f"bpe-studio: error: no Dask worker joined the scheduler at {address} within 2 s; "
+                         f"start workers (dask worker {address}) or raise --dask-timeout"], done.stderr
+    assert not (tmp_path / "c.bpc").exists()
+    bad = run_cli("count", shards[0], "--out", tmp_path / "c.bpc", "--dask", address, "--dask-timeout", "0")
+    assert bad.returncode == 2 and "--dask-timeout must be a positive" in bad.stderr

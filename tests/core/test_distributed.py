@@ -148,3 +148,53 @@ def test_a_killed_worker_is_replaced_and_the_counts_stay_exact(client, corpus) -
     counts, _ = _run(events)
     assert counts == core.count_pretokens(corpus, [EOT], workers=1)
     client.wait_for_workers(2, timeout=60)
+
+
+@pytest.fixture()
+def empty_scheduler():
+    """A real scheduler on TCP that no worker ever joins."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
+                                           dashboard_address=None, silence_logs=40)
+        client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client.close()
+            cluster.close()
+
+
+def test_a_scheduler_without_workers_says_so_at_once_then_fails_after_the_timeout(empty_scheduler, corpus) -> None:
+    address = empty_scheduler.scheduler.address
+    assert address.startswith("tcp://")
+    events = cd.count_on_cluster_events(corpus, [EOT], client=empty_scheduler, worker_timeout=1.5)
+    started = time.monotonic()
+    assert isinstance(next(events), core.PretokenizeProgress)
+    waiting = next(events)
+    assert waiting == cd.WaitingForWorkers(address, 1.5)
+    assert time.monotonic() - started < 5  # said at once, not after the wait
+    with pytest.raises(cd.NoWorkersError, match=f"no Dask worker joined the scheduler at {address} within 1.5 s; "
+                       f"start workers \\(dask worker {address}\\) or raise worker_timeout"):
+        next(events)
+    assert 1.4 < time.monotonic() - started < 20
+    assert _our_tasks(empty_scheduler) == []  # nothing was submitted
+    with pytest.raises(TimeoutError, match="within 0.5 s"):
+        core.count_pretokens(corpus, [EOT], client=empty_scheduler, worker_timeout=0.5)
+    with pytest.raises(ValueError, match="worker_timeout must be a positive"):
+        core.count_pretokens(corpus, [EOT], client=empty_scheduler, worker_timeout=0)
+
+
+def test_a_cluster_with_workers_does_not_announce_a_wait(client, corpus) -> None:
+    _counts, events = _run(cd.count_on_cluster_events(corpus[1:], [EOT], client=client))
+    assert all(isinstance(e, core.PretokenizeProgress) for e in events)
+
+
+def test_a_sample_that_keeps_no_document_fails_on_the_cluster_as_locally(client, corpus) -> None:
+    read = core.ReadOptions(sample=1e-9, seed=1)
+    with pytest.raises(core.CorpusError, match="sampling kept no document"):
+        core.count_pretokens(corpus[1:], [EOT], workers=1, read=read)
+    with pytest.raises(core.CorpusError, match="sampling kept no document"):
+        core.count_pretokens(corpus[1:], [EOT], client=client, read=read)
