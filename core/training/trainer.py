@@ -151,7 +151,9 @@ def _describe(pattern: str) -> str:
 def _train(counting: CountingRun, vocab_size: int, merging: MergeOptions) -> Generator[BatchedTrainEvent]:
     """Count (`core.corpus.count_run.count_events`), then train from the counts."""
     counts = yield from count_events(counting)
-    yield from _train_from_counts(counts, vocab_size, counting.specials, merging)
+    merged = _train_from_counts(counts, vocab_size, counting.specials, merging)
+    del counts  # the merging drops the count table once it has packed the words (below)
+    yield from merged
 
 
 def _train_from_counts(
@@ -186,7 +188,7 @@ def _train_from_counts(
         raise ValueError("the pre-token counts add up to more than 2**63 - 1 bytes, more than training can count")
     corpus_bytes = int(lengths @ occurrences)
     corpus_tokens = corpus_bytes
-    yield CountingDone(
+    counting_done = CountingDone(
         distinct=len(lengths),
         total=int(occurrences.sum()),
         invalid_bytes=counts.invalid_bytes,
@@ -196,6 +198,10 @@ def _train_from_counts(
         documents=counts.documents,
         input_bytes=counts.input_bytes,
     )
+    # the packed words are all the merging needs: the native count table (~60 bytes per
+    # distinct pre-token) is not held during the merges, unless the caller keeps it
+    del counts
+    yield counting_done
 
     token_bytes = initial_token_bytes(specials)
     merges: list[tuple[bytes, bytes]] = []
