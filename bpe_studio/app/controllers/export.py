@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 
 from bpe_studio.app.models.current_tokenizer import CurrentTokenizer
-from bpe_studio.app.workers.thread_job import ThreadJob
+from bpe_studio.app.workers.thread_job import OneJobAtATime, ThreadJob
 
 NOTHING_TO_EXPORT = "Nothing to export yet: train a tokenizer, open a session, or open a tokenizer first."
 EMPTY_PARTIAL = (
@@ -49,7 +49,7 @@ def export_message(current: CurrentTokenizer, folder: Path, paths: list[Path]) -
     return f"Exported the {kind} “{current.title}” to {folder}: {', '.join(p.name for p in paths)}"
 
 
-class ExportController(QObject):
+class ExportController(OneJobAtATime):
     """Writes tokenizer files in the background, one export at a time.
 
     Signals:
@@ -58,15 +58,6 @@ class ExportController(QObject):
     """
 
     finished = Signal(str, object)
-    failed = Signal(str)
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.job: ThreadJob | None = None
-
-    @property
-    def busy(self) -> bool:
-        return self.job is not None and self.job.running
 
     def refusal(self, current: CurrentTokenizer, *, allow_empty: bool = False) -> str:
         """Why ``current`` cannot be exported now ("" if it can)."""
@@ -93,15 +84,4 @@ class ExportController(QObject):
         folder = Path(folder)
         job = ThreadJob(write_tokenizer_files, folder, current, what="Export", name="bpe-studio-export",
                         failure_prefix="Export failed: ", parent=self)
-        job.returned.connect(lambda paths: self.finished.emit(export_message(current, folder, paths), paths))
-        job.failed.connect(self.failed)
-        self.job = job
-        job.start()
-        return job
-
-    def cancel(self) -> None:
-        """Nothing to do: an export is short and its writers are atomic; closing waits for it."""
-
-    def shutdown(self, timeout_ms: int = 30_000) -> bool:
-        """Wait for the export being written (the window is closing)."""
-        return bool(self.job.shutdown(timeout_ms)) if self.job is not None else True
+        return self._start(job, lambda paths: self.finished.emit(export_message(current, folder, paths), paths))

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import Signal
 
 from bpe_studio.app.models.current_tokenizer import CurrentTokenizer
 from bpe_studio.app.models.session import Session, load_session, save_session
-from bpe_studio.app.workers.thread_job import ThreadJob
+from bpe_studio.app.workers.thread_job import OneJobAtATime, ThreadJob
 
 SESSION_SUFFIX = ".bpesession"
 
@@ -32,7 +32,7 @@ def session_refusal(current: CurrentTokenizer) -> str:
     return "Nothing to save yet: train a tokenizer first."
 
 
-class SessionController(QObject):
+class SessionController(OneJobAtATime):
     """Saves sessions in the background and opens them.
 
     Signals:
@@ -41,15 +41,6 @@ class SessionController(QObject):
     """
 
     saved = Signal(str, object)
-    failed = Signal(str)
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.job: ThreadJob | None = None
-
-    @property
-    def busy(self) -> bool:
-        return self.job is not None and self.job.running
 
     def save(self, path: str | os.PathLike[str], current: CurrentTokenizer) -> ThreadJob | None:
         """Start saving ``current``'s session to ``path``; `saved` or `failed` follows.
@@ -62,11 +53,7 @@ class SessionController(QObject):
             return None
         job = ThreadJob(save_session, Path(path), current.session, what="Saving the session",
                         name="bpe-studio-session", failure_prefix="The session could not be saved: ", parent=self)
-        job.returned.connect(lambda written: self.saved.emit(f"Session of “{current.title}” saved to {written}", written))
-        job.failed.connect(self.failed)
-        self.job = job
-        job.start()
-        return job
+        return self._start(job, lambda written: self.saved.emit(f"Session of “{current.title}” saved to {written}", written))
 
     def open(self, path: str | os.PathLike[str]) -> Session | None:
         """The session in ``path``, or None (`failed` says why)."""
@@ -75,10 +62,3 @@ class SessionController(QObject):
         except (OSError, ValueError) as e:
             self.failed.emit(f"The session could not be opened: {e}")
             return None
-
-    def cancel(self) -> None:
-        """Nothing to do: saving is short and atomic; closing waits for it."""
-
-    def shutdown(self, timeout_ms: int = 30_000) -> bool:
-        """Wait for the session being written (the window is closing)."""
-        return bool(self.job.shutdown(timeout_ms)) if self.job is not None else True

@@ -254,6 +254,42 @@ class ThreadJob(QObject):
         QTimer.singleShot(0, partial(_live.discard, self))
 
 
+class OneJobAtATime(QObject):
+    """A controller that runs one short `ThreadJob` at a time (an export, a session save).
+
+    Its writers are atomic, so a job is never cancelled half-way: `cancel` does nothing and
+    `shutdown` (the window closing) waits for it.
+
+    Signals:
+        failed(str): the job could not start or failed (one line for the user).
+    """
+
+    failed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.job: ThreadJob | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None and self.job.running
+
+    def _start(self, job: ThreadJob, done: Callable[[Any], object]) -> ThreadJob:
+        """Start ``job``: ``done(result)`` when it returns, `failed` when it fails."""
+        job.returned.connect(done)
+        job.failed.connect(self.failed)
+        self.job = job
+        job.start()
+        return job
+
+    def cancel(self) -> None:
+        """Nothing to do: the job is short and atomic; closing waits for it."""
+
+    def shutdown(self, timeout_ms: int = 30_000) -> bool:
+        """Wait for the job being run (the window is closing)."""
+        return bool(self.job.shutdown(timeout_ms)) if self.job is not None else True
+
+
 class LatestJob(QObject):
     """Runs requests of one kind where a newer request supersedes an older one.
 
