@@ -141,27 +141,41 @@ def test_regex_path_and_custom_patterns_count_in_processes(
 def test_a_slow_threads_share_is_stolen_and_cut_and_the_counts_stay_exact(
     files: dict[str, Path], text: bytes, name: str, workers: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the first thread counts slowly (a busy core): the others take the rest of its share
+    # a slow thread (a busy core): the first to claim a task from a share with work left
+    # after it waits there until another thread has stolen from that share, on any machine
     monkeypatch.setattr(shares, "MIN_PIECE_BYTES", 64)
     stolen: list[object] = []
     counted: list[object] = []
-    real_steal, real_count = shares.ShareCounter._steal, counting.count_task
+    slow: list[str] = []
+    a_steal, slowing = threading.Event(), threading.Event()
+    real_steal, real_next, real_count = shares.ShareCounter._steal, shares.ShareCounter._next_task, counting.count_task
 
     def steal(self: shares.ShareCounter) -> Any:
         share = real_steal(self)
         if share is not None:
             stolen.extend(share.todo)
+            a_steal.set()
         return share
+
+    def next_task(self: shares.ShareCounter, share: Any) -> Any:
+        share, task = real_next(self, share)
+        with self._cond:
+            if slowing.is_set() and not slow and share is not None and share.left >= 2 * shares.MIN_PIECE_BYTES:
+                slow.append(threading.current_thread().name)
+        return share, task
 
     def count_task(task: Any, *args: Any) -> Any:
         counted.append(task)
-        if threading.current_thread().name.endswith("-0"):
+        if slow and slow[0] == threading.current_thread().name:
+            a_steal.wait(timeout=10)
             time.sleep(0.005)
         return real_count(task, *args)
 
     monkeypatch.setattr(shares.ShareCounter, "_steal", steal)
+    monkeypatch.setattr(shares.ShareCounter, "_next_task", next_task)
     monkeypatch.setattr(counting, "count_task", count_task)
     alone = core.count_pretokens(files[name], [EOT], workers=1, chunk_size=CHUNK)
+    slowing.set()
     counts = core.count_pretokens(files[name], [EOT], workers=workers, chunk_size=CHUNK)
     assert counts.as_dict() == reference_counts(text, [EOT])
     assert counts.columns() == alone.columns()
