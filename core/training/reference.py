@@ -112,11 +112,22 @@ def count_pairs(words: dict[Word, int]) -> Counter[Pair]:
     return pairs
 
 
+def pair_count(words: dict[Word, int], pair: Pair) -> int:
+    """``count_pairs(words)[pair]``, counting that pair alone (for a forced merge)."""
+    return sum(
+        n * sum(1 for left, right in zip(word, word[1:]) if (left, right) == pair)
+        for word, n in words.items()
+        if pair[0] in word
+    )
+
+
 def merge_word(word: Word, pair: Pair) -> Word:
     """Replace each occurrence of ``pair``, left to right, non-overlapping.
 
     ``merge_word((b"a", b"a", b"a"), (b"a", b"a")) -> (b"aa", b"a")``
     """
+    if pair[0] not in word:
+        return word
     out: list[bytes] = []
     i = 0
     while i < len(word):
@@ -153,23 +164,25 @@ def reference_merges(
     steps: list[ReferenceMerge] = []
     forced = forced or []
     while len(steps) < num_merges:
-        pairs = count_pairs(words)
         if len(steps) < len(forced):
             pair = forced[len(steps)]
+            count = pair_count(words, pair)
         else:
+            pairs = count_pairs(words)
             if max_token_length is not None:
                 pairs = Counter({p: n for p, n in pairs.items() if len(p[0]) + len(p[1]) <= max_token_length})
             if not pairs:
                 break
             pair = best_pair(pairs)
-            if pairs[pair] < min_frequency:
+            count = pairs[pair]
+            if count < min_frequency:
                 break
         merged: Counter[Word] = Counter()
         for word, n in words.items():
             merged[merge_word(word, pair)] += n
         words = dict(merged)
         corpus_tokens = sum(len(word) * n for word, n in words.items())
-        steps.append(ReferenceMerge(pair, pairs[pair], corpus_tokens))
+        steps.append(ReferenceMerge(pair, count, corpus_tokens))
     return steps
 
 

@@ -39,13 +39,13 @@ SCRIPT = textwrap.dedent(
 
 READER = textwrap.dedent(
     """
-    import sys, time
+    import os, sys, time
     from core.formats.load import load_tokenizer_files
-    folder, start, until = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+    folder, start, until, stop = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
     while time.time() < start:
         time.sleep(0.001)
     seen = 0
-    while time.time() < until:
+    while time.time() < until and not (seen and os.path.exists(stop)):  # until the writers are done
         try:
             files = load_tokenizer_files(folder)
         except FileNotFoundError:
@@ -72,16 +72,18 @@ def test_concurrent_exports_never_mix(tmp_path: Path) -> None:
     import time
 
     folder = tmp_path / "tok"
-    start = time.time() + 2.0  # every writer has imported core by then
+    start = time.time() + 1.0  # every writer has imported core by then
+    stop = tmp_path / "writers-done"
     repo = Path(__file__).resolve().parents[2]
     writers = [
         subprocess.Popen([sys.executable, "-c", SCRIPT, str(folder), str(k), str(ROUNDS), str(start)], cwd=repo)
         for k in range(WRITERS)
     ]
-    reader = subprocess.Popen([sys.executable, "-c", READER, str(folder), str(start), str(start + 8)],
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(folder), str(start), str(start + 60), str(stop)],
                               cwd=repo, stdout=subprocess.PIPE, text=True)
     for writer in writers:
         assert writer.wait(timeout=300) == 0
+    stop.touch()
     out, _ = reader.communicate(timeout=300)
     lines = out.splitlines()
     bad = [line for line in lines if line != "OK"]
