@@ -43,6 +43,7 @@ from bpe_studio.app.train.corpus_picker import join_sources
 from bpe_studio.app.train.train_tab import TrainTab
 from bpe_studio.app.widgets.error_banner import ErrorBanner
 from bpe_studio.app.widgets.screen_fit import place_window
+from bpe_studio.app.widgets.font_warmup import warm_fonts
 from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from bpe_studio.app.workers.heap import freeze_long_lived_objects
 from bpe_studio.app.workers.thread_job import LatestJob, ThreadJob
@@ -122,6 +123,7 @@ class MainWindow(QMainWindow):
             self.settings_panel.set_vocab_size(int(vocab_size))
         place_window(self, self.qsettings.value("window/geometry", b""), DEFAULT_SIZE)  # inside the screen
         guard_wheel(self)  # the wheel changes a setting only when it has focus
+        warm_fonts(self)  # the scripts' fonts load while idle, not in the middle of a training
         self._update_title()
         freeze_long_lived_objects()  # so no full collection of the whole heap stalls a run
 
