@@ -146,6 +146,7 @@ def training_summary(
     documents: int = 0,
     input_bytes: int = 0,
     planned: int | None = None,
+    longest: tuple[bytes, bytes] | None = None,
 ) -> list[tuple[str, str]]:
     """``(label, value)`` rows describing a finished (or, ``partial``, cancelled) training run.
 
@@ -157,6 +158,8 @@ def training_summary(
             tokens after the last merge (bytes per token shown when both are known).
         documents, input_bytes: documents and bytes (on disk) read (shown when known, with
             ``corpus_bytes`` as the text's bytes: `read_summary`).
+        longest: the merge making the longest token (the first of the longest), when the
+            caller knows it; else found here (a pass over ``merges``: ~10 ms per 100k).
     """
     if partial:
         result = "partial (cancelled)"
@@ -172,7 +175,7 @@ def training_summary(
     rows.append(("Vocabulary", f"{vocab_size:,} tokens ({len(merges):,} merges)"))
     if merges:
         # the lengths only: joining every pair would copy every (possibly huge) token
-        left, right = max(merges, key=lambda pair: len(pair[0]) + len(pair[1]))
+        left, right = longest or max(merges, key=lambda pair: len(pair[0]) + len(pair[1]))
         size = len(left) + len(right)
         head = (left[:SUMMARY_TOKEN_BYTES] + right[: max(0, SUMMARY_TOKEN_BYTES - len(left))])
         shown = readable(head) + ("…" if size > SUMMARY_TOKEN_BYTES else "")

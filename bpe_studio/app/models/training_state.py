@@ -341,6 +341,9 @@ class TrainingState:
         if session is None:
             return []
         stats = session.stats
+        longest = None
+        if session.merges and len(self.lengths) == len(session.merges):  # the lengths kept: no pass in Python
+            longest = session.merges[int(np.argmax(np.frombuffer(self.lengths, dtype=np.int64)))]
         return training_summary(
             seconds=float(stats.get("elapsed", 0.0)),
             vocab_size=len(session.vocab),
@@ -354,6 +357,7 @@ class TrainingState:
             documents=int(stats.get("documents", 0)),
             input_bytes=int(stats.get("input_bytes", 0)),
             planned=session.settings.max_merges,
+            longest=longest,
         )
 
     def _make_session(self, partial: bool, merges: list[tuple[bytes, bytes]] | None = None) -> Session | None:

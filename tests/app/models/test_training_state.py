@@ -20,6 +20,7 @@ from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import Stage, TrainingState
 from bpe_studio.app.workers.train_process import _joined
 from core.events import MergeBatch, MergeEvent
+from core.progress import training_summary
 
 EOT = "<|endoftext|>"
 COLUMNS = ("token_ids", "left_ids", "right_ids", "counts", "corpus_tokens", "lengths")
@@ -136,3 +137,19 @@ def test_a_batch_out_of_order_is_refused(run) -> None:
     state.start(settings, now=0.0)
     with pytest.raises(ValueError, match="in order"):
         state.apply([batches[1]], now=1.0)
+
+
+def test_the_summary_finds_the_longest_token_from_the_lengths_it_kept(run) -> None:
+    settings, events, merges = run
+    state = TrainingState()
+    state.start(settings, now=0.0)
+    state.apply(events, now=1.0)
+    rows = dict(state.summary())
+    longest = max(merges, key=lambda e: len(e.left) + len(e.right))  # the first of the longest
+    assert rows["Longest token"].startswith(f"{len(longest.token):,} bytes: ")
+    session = state.session
+    plain = dict(training_summary(seconds=float(session.stats["elapsed"]), vocab_size=len(session.vocab),
+                                  merges=session.merges, partial=False, planned=session.settings.max_merges))
+    assert rows["Longest token"] == plain["Longest token"]
+    state.lengths = state.lengths[:-1]  # lengths that do not match the merges are not trusted
+    assert dict(state.summary())["Longest token"] == plain["Longest token"]
