@@ -16,6 +16,7 @@ scanner; at run time `core.pretokenize.native` compares them again when the inst
 from __future__ import annotations
 
 import hashlib
+from array import array
 
 import regex
 
@@ -27,17 +28,25 @@ CODE_POINTS = 0x110000
 
 
 def all_code_points() -> str:
-    """Every code point, surrogates included, in order: ``s[cp] == chr(cp)``."""
-    return "".join(map(chr, range(CODE_POINTS)))
+    """Every code point, surrogates included, in order: ``s[cp] == chr(cp)`` (decoded from
+    UTF-32 at C speed: joining a million ``chr`` took 0.19 s)."""
+    return array("I", range(CODE_POINTS)).tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def class_flags() -> bytes:
-    """One flag byte per code point (see the module docstring), from `regex`; ~0.5 s."""
+    """One flag byte per code point (see the module docstring), from `regex`; ~0.1 s.
+
+    Each class is found as runs (``\\p{L}+``: a few thousand matches, not 140,000), laid
+    into a layer of its bit, and the layers are OR-ed as integers of a million bytes.
+    """
     text = all_code_points()
-    flags = bytearray(CODE_POINTS)
-    for bit, prop in ((LETTER, r"\p{L}"), (NUMBER, r"\p{N}"), (SPACE, r"\s")):
+    combined = 0
+    for bit, prop in ((LETTER, r"\p{L}+"), (NUMBER, r"\p{N}+"), (SPACE, r"\s+")):
+        layer = bytearray(CODE_POINTS)
         for m in regex.finditer(prop, text):
-            flags[m.start()] |= bit
+            layer[m.start() : m.end()] = bytes([bit]) * (m.end() - m.start())
+        combined |= int.from_bytes(layer, "little")
+    flags = bytearray(combined.to_bytes(CODE_POINTS, "little"))
     for i, letter in enumerate(CONTRACTION_LETTERS):
         for m in regex.finditer(f"(?i:{letter})", text):
             if flags[m.start()] >> 4:
