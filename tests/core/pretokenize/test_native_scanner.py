@@ -14,7 +14,6 @@ import itertools
 import random
 import struct
 import sys
-import unicodedata
 import warnings
 from collections import Counter
 
@@ -25,7 +24,7 @@ from hypothesis import strategies as st
 
 from core.pretokenize import native
 from core.pretokenize.patterns import resolve_pattern
-from core.pretokenize.unicode_classes import CODE_POINTS, class_flags
+from core.pretokenize.unicode_classes import CODE_POINTS, all_code_points, class_flags
 
 _native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
 
@@ -98,7 +97,7 @@ def test_every_byte_alone_and_invalid_sequences(name: str) -> None:
 CATEGORIES = ["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi",
               "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cn"]
 WHITE_SPACE = "".join(regex.findall(r"\s", "".join(map(chr, range(0x3100)))))
-DIGITS = [chr(cp) for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Nd"]
+DIGITS = regex.findall(r"\p{Nd}", all_code_points())  # decimal digits of every script
 COMBINING = [chr(cp) for cp in range(0x300, 0x370)] + ["\u0e31", "\u094d", "\u20dd", "\ufe0f", "\U000e0100"]
 
 chars = st.one_of(
