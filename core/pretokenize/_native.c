@@ -23,11 +23,11 @@
 #include <Python.h>
 #include <string.h>
 #include <stdlib.h>
-#include "_scanner.h"
+#include "_count_table.h"
 
 typedef struct {
     PyObject_HEAD
-    BpeMap map;
+    BpeCounts map;
     int64_t invalid;
     int busy; /* scanning without the GIL: set and tested only with the GIL held */
 } Counts;
@@ -55,7 +55,7 @@ Counts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Counts *self = (Counts *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    if (bpe_map_init(&self->map, 1 << 14) < 0) {
+    if (bpe_ct_init(&self->map, 1 << 14) < 0) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -65,7 +65,7 @@ Counts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static void
 Counts_dealloc(Counts *self)
 {
-    bpe_map_free(&self->map);
+    bpe_ct_free(&self->map);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -147,21 +147,27 @@ static PyObject *
 Counts_packed(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    const BpeMap *m = &self->map;
-    size_t size = 3 * 8 + m->n * 12 + m->keys_len;
+    const BpeCounts *m = &self->map;
+    size_t size = 3 * 8 + m->n * 12 + m->key_bytes;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (!out)
         return NULL;
-    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
-    int64_t header[3] = {(int64_t)m->n, self->invalid, (int64_t)m->keys_len};
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out), buf[24];
+    int64_t header[3] = {(int64_t)m->n, self->invalid, (int64_t)m->key_bytes};
     memcpy(p, header, sizeof(header));
     p += sizeof(header);
-    for (size_t e = 0; e < m->n; e++, p += 8)
-        memcpy(p, &m->entries[e].a, 8);
-    for (size_t e = 0; e < m->n; e++, p += 4)
-        memcpy(p, &m->entries[e].len, 4);
-    /* the keys lie in the arena in insertion order, one after another */
-    memcpy(p, m->keys, m->keys_len);
+    unsigned char *lens = p + m->n * 8, *keys = lens + m->n * 4;
+    for (size_t e = 0; e < m->n; e++) {
+        const BpeSlot *slot = &m->slots[m->order[e]];
+        int64_t count = bpe_ct_count(m, slot);
+        size_t len;
+        const unsigned char *key = bpe_ct_key(m, slot, buf, &len);
+        uint32_t len32 = (uint32_t)len;
+        memcpy(p + 8 * e, &count, 8);
+        memcpy(lens + 4 * e, &len32, 4);
+        memcpy(keys, key, len);
+        keys += len;
+    }
     return out;
 }
 
@@ -184,7 +190,7 @@ Counts_add_packed(Counts *self, PyObject *arg)
         PyErr_SetString(PyExc_ValueError, "not the packed counts of Counts.packed()");
         return NULL;
     }
-    while (self->map.cap < self->map.n + (size_t)header[0] && bpe_map_grow(&self->map) == 0)
+    while (self->map.limit < self->map.n + (size_t)header[0] && bpe_ct_grow(&self->map) == 0)
         ; /* room for all at once: no growing half-way */
     const unsigned char *counts = p + 24, *lens = counts + header[0] * 8, *keys = lens + header[0] * 4;
     const unsigned char *keys_end = keys + header[2], *key = keys;
@@ -193,7 +199,7 @@ Counts_add_packed(Counts *self, PyObject *arg)
      * cache misses overlap. */
     enum { BPE_ADD_AHEAD = 8 };
     uint64_t *hashes = (uint64_t *)malloc(((size_t)header[0] + 1) * sizeof(uint64_t));
-    int failed = hashes ? 0 : 1, created;
+    int failed = hashes ? 0 : 1;
     for (int64_t e = 0; !failed && e < header[0]; e++) {
         uint32_t len;
         memcpy(&len, lens + 4 * e, 4);
@@ -211,13 +217,11 @@ Counts_add_packed(Counts *self, PyObject *arg)
         memcpy(&len, lens + 4 * e, 4);
         if (e + BPE_ADD_AHEAD < header[0])
             bpe_prefetch(&self->map.slots[(size_t)hashes[e + BPE_ADD_AHEAD] & self->map.mask]);
-        BpeEntry *entry = bpe_map_get_key(&self->map, key, len, hashes[e],
-                                          (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK, &created);
-        if (!entry) {
+        if (bpe_ct_add(&self->map, key, len, hashes[e], (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK,
+                       c) < 0) {
             failed = 1;
             break;
         }
-        entry->a += c;
         key += len;
     }
     free(hashes);
@@ -235,8 +239,8 @@ Counts_add_packed(Counts *self, PyObject *arg)
 
 static PyTypeObject CountsType;
 
-/* Add another table's counts: its entries' hashes are kept and its keys lie in an arena
- * with BPE_KEY_SLACK readable bytes after each, so nothing is hashed or copied twice. */
+/* Add another table's counts, in its first-seen order; the hash of the key BPE_ADD_AHEAD
+ * further on is computed first, its slot prefetched, so that the adds' cache misses overlap. */
 static PyObject *
 Counts_add(Counts *self, PyObject *arg)
 {
@@ -245,37 +249,57 @@ Counts_add(Counts *self, PyObject *arg)
         return NULL;
     }
     if (check_idle(self) < 0 || check_idle((Counts *)arg) < 0) return NULL;
-    const BpeMap *other = &((Counts *)arg)->map;
-    if ((Counts *)arg == self) { /* every count doubles: adding entry by entry would see its own adds */
-        for (size_t e = 0; e < self->map.n; e++)
-            self->map.entries[e].a *= 2;
+    BpeCounts *m = &self->map;
+    const BpeCounts *other = &((Counts *)arg)->map;
+    if ((Counts *)arg == self) { /* every count doubles: adding key by key would see its own adds */
+        for (size_t e = 0; e < m->n; e++) {
+            BpeSlot *slot = &m->slots[m->order[e]];
+            if (bpe_ct_bump(m, slot, bpe_ct_count(m, slot)) < 0)
+                return PyErr_NoMemory();
+        }
         self->invalid *= 2;
         Py_RETURN_NONE;
     }
     /* the table grows as new keys come (most keys of another part of a corpus are not new:
      * growing it for all of them at once made adding two halves of 11 MB of text 2-3x slower) */
     enum { BPE_ADD_AHEAD = 8 };
-    int created;
-    for (size_t e = 0; e < other->n; e++) {
-        const BpeEntry *from = &other->entries[e];
-        if (e + BPE_ADD_AHEAD < other->n)
-            bpe_prefetch(&self->map.slots[(size_t)other->entries[e + BPE_ADD_AHEAD].hash & self->map.mask]);
-        BpeEntry *entry = bpe_map_get_key(&self->map, other->keys + from->key, from->len, from->hash, 1, &created);
-        if (!entry)
-            return PyErr_NoMemory(); /* the counts added so far stay: the table is to be dropped */
-        entry->a += from->a;
+    uint64_t hashes[BPE_ADD_AHEAD];
+    unsigned char buf[24];
+    for (size_t e = 0; e < other->n + BPE_ADD_AHEAD; e++) {
+        if (e >= BPE_ADD_AHEAD) { /* add key d, hashed BPE_ADD_AHEAD keys ago */
+            size_t d = e - BPE_ADD_AHEAD, len;
+            const BpeSlot *from = &other->slots[other->order[d]];
+            const unsigned char *key = bpe_ct_key(other, from, buf, &len);
+            if (bpe_ct_add(m, key, len, hashes[d % BPE_ADD_AHEAD], 1, bpe_ct_count(other, from)) < 0)
+                return PyErr_NoMemory(); /* the counts added so far stay: the table is to be dropped */
+        }
+        if (e < other->n) {
+            uint64_t hash = bpe_ct_rehash(other, &other->slots[other->order[e]]);
+            hashes[e % BPE_ADD_AHEAD] = hash;
+            bpe_prefetch(&m->slots[(size_t)hash & m->mask]);
+        }
     }
     self->invalid += ((Counts *)arg)->invalid;
     Py_RETURN_NONE;
 }
 
-/* Every pre-token's bytes one after another, in first-seen order (the key arena as it is:
- * keys are appended as they are first seen). */
+/* Every pre-token's bytes one after another, in first-seen order. */
 static PyObject *
 Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    return PyBytes_FromStringAndSize((const char *)self->map.keys, (Py_ssize_t)self->map.keys_len);
+    const BpeCounts *m = &self->map;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)m->key_bytes);
+    if (!out)
+        return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out), buf[24];
+    for (size_t e = 0; e < m->n; e++) {
+        size_t len;
+        const unsigned char *key = bpe_ct_key(m, &m->slots[m->order[e]], buf, &len);
+        memcpy(p, key, len);
+        p += len;
+    }
+    return out;
 }
 
 /* (lengths, counts): int64 bytes of each pre-token's length and count, in first-seen order
@@ -284,7 +308,7 @@ static PyObject *
 Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    const BpeMap *m = &self->map;
+    const BpeCounts *m = &self->map;
     PyObject *lengths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
     PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
     if (!lengths || !counts) {
@@ -294,8 +318,15 @@ Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
     }
     int64_t *l = (int64_t *)PyBytes_AS_STRING(lengths), *c = (int64_t *)PyBytes_AS_STRING(counts);
     for (size_t e = 0; e < m->n; e++) {
-        l[e] = m->entries[e].len;
-        c[e] = m->entries[e].a;
+        const BpeSlot *slot = &m->slots[m->order[e]];
+        size_t len = slot->meta & 0xFF;
+        if (len == BPE_CT_LONG) {
+            uint64_t long_len;
+            memcpy(&long_len, m->keys + slot->word, 8);
+            len = (size_t)long_len;
+        }
+        l[e] = (int64_t)len;
+        c[e] = bpe_ct_count(m, slot);
     }
     PyObject *result = PyTuple_Pack(2, lengths, counts);
     Py_DECREF(lengths);
@@ -307,13 +338,17 @@ static PyObject *
 Counts_items(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    const BpeMap *m = &self->map;
+    const BpeCounts *m = &self->map;
+    unsigned char buf[24];
     PyObject *words = PyList_New((Py_ssize_t)m->n), *counts = PyList_New((Py_ssize_t)m->n);
     if (!words || !counts)
         goto fail;
     for (size_t e = 0; e < m->n; e++) {
-        PyObject *w = PyBytes_FromStringAndSize((const char *)m->keys + m->entries[e].key, m->entries[e].len);
-        PyObject *c = PyLong_FromLongLong(m->entries[e].a);
+        const BpeSlot *slot = &m->slots[m->order[e]];
+        size_t len;
+        const unsigned char *key = bpe_ct_key(m, slot, buf, &len);
+        PyObject *w = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)len);
+        PyObject *c = PyLong_FromLongLong(bpe_ct_count(m, slot));
         if (!w || !c) {
             Py_XDECREF(w);
             Py_XDECREF(c);
