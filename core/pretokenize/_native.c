@@ -1,7 +1,9 @@
 /* The native pre-tokenizer for the GPT-2 and GPT-4 patterns, and counting in the same pass.
  *
  * Optional C extension core.pretokenize._native (see core/pretokenize/native.py, which
- * decides when it may be used). The scanner itself is _scanner.h.
+ * decides when it may be used). The scanner itself is _scanner.h (with _ascii_cut.h, which
+ * cuts GPT-2 pre-tokens of ASCII text 64 bytes at a time for counting); the count table
+ * is _count_table.h, packed, added up and read out by _count_io.h.
  *
  *   pretokenize(data, pattern) -> list[bytes]      the pre-tokens of data (for the tests)
  *   Counts()                                       pre-token bytes -> occurrences
@@ -23,7 +25,7 @@
 #include <Python.h>
 #include <string.h>
 #include <stdlib.h>
-#include "_count_table.h"
+#include "_count_io.h"
 
 typedef struct {
     PyObject_HEAD
@@ -147,27 +149,9 @@ static PyObject *
 Counts_packed(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    const BpeCounts *m = &self->map;
-    size_t size = 3 * 8 + m->n * 12 + m->key_bytes;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (!out)
-        return NULL;
-    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out), buf[24];
-    int64_t header[3] = {(int64_t)m->n, self->invalid, (int64_t)m->key_bytes};
-    memcpy(p, header, sizeof(header));
-    p += sizeof(header);
-    unsigned char *lens = p + m->n * 8, *keys = lens + m->n * 4;
-    for (size_t e = 0; e < m->n; e++) {
-        const BpeSlot *slot = &m->slots[m->order[e]];
-        int64_t count = bpe_ct_count(m, slot);
-        size_t len;
-        const unsigned char *key = bpe_ct_key(m, slot, buf, &len);
-        uint32_t len32 = (uint32_t)len;
-        memcpy(p + 8 * e, &count, 8);
-        memcpy(lens + 4 * e, &len32, 4);
-        memcpy(keys, key, len);
-        keys += len;
-    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bpe_ct_packed_size(&self->map));
+    if (out)
+        bpe_ct_pack(&self->map, self->invalid, (unsigned char *)PyBytes_AS_STRING(out));
     return out;
 }
 
@@ -178,59 +162,11 @@ Counts_add_packed(Counts *self, PyObject *arg)
     if (check_idle(self) < 0) return NULL;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    const unsigned char *p = (const unsigned char *)view.buf;
-    int64_t header[3];
-    int bad = view.len < 24;
-    if (!bad) {
-        memcpy(header, p, sizeof(header));
-        bad = header[0] < 0 || header[2] < 0 || (uint64_t)view.len != 24 + (uint64_t)header[0] * 12 + (uint64_t)header[2];
-    }
-    if (bad) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "not the packed counts of Counts.packed()");
-        return NULL;
-    }
-    while (self->map.limit < self->map.n + (size_t)header[0] && bpe_ct_grow(&self->map) == 0)
-        ; /* room for all at once: no growing half-way */
-    const unsigned char *counts = p + 24, *lens = counts + header[0] * 8, *keys = lens + header[0] * 4;
-    const unsigned char *keys_end = keys + header[2], *key = keys;
-    /* The keys' hashes first (a pass over the packed keys in order), so that the slot of
-     * the key BPE_ADD_AHEAD further on is prefetched while a key is added: the adds'
-     * cache misses overlap. */
-    enum { BPE_ADD_AHEAD = 8 };
-    uint64_t *hashes = (uint64_t *)malloc(((size_t)header[0] + 1) * sizeof(uint64_t));
-    int failed = hashes ? 0 : 1;
-    for (int64_t e = 0; !failed && e < header[0]; e++) {
-        uint32_t len;
-        memcpy(&len, lens + 4 * e, 4);
-        if (len > (size_t)(keys_end - key))
-            failed = 2;
-        else
-            hashes[e] = bpe_hash_key(key, len, (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK);
-        key += len;
-    }
-    key = keys;
-    for (int64_t e = 0; !failed && e < header[0]; e++) {
-        int64_t c;
-        uint32_t len;
-        memcpy(&c, counts + 8 * e, 8);
-        memcpy(&len, lens + 4 * e, 4);
-        if (e + BPE_ADD_AHEAD < header[0])
-            bpe_prefetch(&self->map.slots[(size_t)hashes[e + BPE_ADD_AHEAD] & self->map.mask]);
-        if (bpe_ct_add(&self->map, key, len, hashes[e], (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK,
-                       c) < 0) {
-            failed = 1;
-            break;
-        }
-        key += len;
-    }
-    free(hashes);
-    if (!failed)
-        self->invalid += header[1];
+    int failed = bpe_ct_add_packed(&self->map, (const unsigned char *)view.buf, (size_t)view.len, &self->invalid);
     PyBuffer_Release(&view);
-    if (failed == 1)
+    if (failed == -1)
         return PyErr_NoMemory();
-    if (failed == 2) {
+    if (failed == -2) {
         PyErr_SetString(PyExc_ValueError, "not the packed counts of Counts.packed()");
         return NULL;
     }
@@ -239,8 +175,7 @@ Counts_add_packed(Counts *self, PyObject *arg)
 
 static PyTypeObject CountsType;
 
-/* Add another table's counts, in its first-seen order; the hash of the key BPE_ADD_AHEAD
- * further on is computed first, its slot prefetched, so that the adds' cache misses overlap. */
+/* Add another table's counts, in its first-seen order. */
 static PyObject *
 Counts_add(Counts *self, PyObject *arg)
 {
@@ -249,36 +184,8 @@ Counts_add(Counts *self, PyObject *arg)
         return NULL;
     }
     if (check_idle(self) < 0 || check_idle((Counts *)arg) < 0) return NULL;
-    BpeCounts *m = &self->map;
-    const BpeCounts *other = &((Counts *)arg)->map;
-    if ((Counts *)arg == self) { /* every count doubles: adding key by key would see its own adds */
-        for (size_t e = 0; e < m->n; e++) {
-            BpeSlot *slot = &m->slots[m->order[e]];
-            if (bpe_ct_bump(m, slot, bpe_ct_count(m, slot)) < 0)
-                return PyErr_NoMemory();
-        }
-        self->invalid *= 2;
-        Py_RETURN_NONE;
-    }
-    /* the table grows as new keys come (most keys of another part of a corpus are not new:
-     * growing it for all of them at once made adding two halves of 11 MB of text 2-3x slower) */
-    enum { BPE_ADD_AHEAD = 8 };
-    uint64_t hashes[BPE_ADD_AHEAD];
-    unsigned char buf[24];
-    for (size_t e = 0; e < other->n + BPE_ADD_AHEAD; e++) {
-        if (e >= BPE_ADD_AHEAD) { /* add key d, hashed BPE_ADD_AHEAD keys ago */
-            size_t d = e - BPE_ADD_AHEAD, len;
-            const BpeSlot *from = &other->slots[other->order[d]];
-            const unsigned char *key = bpe_ct_key(other, from, buf, &len);
-            if (bpe_ct_add(m, key, len, hashes[d % BPE_ADD_AHEAD], 1, bpe_ct_count(other, from)) < 0)
-                return PyErr_NoMemory(); /* the counts added so far stay: the table is to be dropped */
-        }
-        if (e < other->n) {
-            uint64_t hash = bpe_ct_rehash(other, &other->slots[other->order[e]]);
-            hashes[e % BPE_ADD_AHEAD] = hash;
-            bpe_prefetch(&m->slots[(size_t)hash & m->mask]);
-        }
-    }
+    if (bpe_ct_add_table(&self->map, &((Counts *)arg)->map) < 0)
+        return PyErr_NoMemory(); /* the counts added so far stay: the table is to be dropped */
     self->invalid += ((Counts *)arg)->invalid;
     Py_RETURN_NONE;
 }
@@ -288,17 +195,9 @@ static PyObject *
 Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    const BpeCounts *m = &self->map;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)m->key_bytes);
-    if (!out)
-        return NULL;
-    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out), buf[24];
-    for (size_t e = 0; e < m->n; e++) {
-        size_t len;
-        const unsigned char *key = bpe_ct_key(m, &m->slots[m->order[e]], buf, &len);
-        memcpy(p, key, len);
-        p += len;
-    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)self->map.key_bytes);
+    if (out)
+        bpe_ct_keys(&self->map, (unsigned char *)PyBytes_AS_STRING(out));
     return out;
 }
 
@@ -316,18 +215,7 @@ Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
         Py_XDECREF(counts);
         return NULL;
     }
-    int64_t *l = (int64_t *)PyBytes_AS_STRING(lengths), *c = (int64_t *)PyBytes_AS_STRING(counts);
-    for (size_t e = 0; e < m->n; e++) {
-        const BpeSlot *slot = &m->slots[m->order[e]];
-        size_t len = slot->meta & 0xFF;
-        if (len == BPE_CT_LONG) {
-            uint64_t long_len;
-            memcpy(&long_len, m->keys + slot->word, 8);
-            len = (size_t)long_len;
-        }
-        l[e] = (int64_t)len;
-        c[e] = bpe_ct_count(m, slot);
-    }
+    bpe_ct_lengths_counts(m, (int64_t *)PyBytes_AS_STRING(lengths), (int64_t *)PyBytes_AS_STRING(counts));
     PyObject *result = PyTuple_Pack(2, lengths, counts);
     Py_DECREF(lengths);
     Py_DECREF(counts);
