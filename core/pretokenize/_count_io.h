@@ -12,11 +12,19 @@
 
 #include "_count_table.h"
 
-#define BPE_ADD_AHEAD 8
+#define BPE_ADD_AHEAD 16
 
 static inline const BpeSlot *bpe_ct_nth(const BpeCounts *c, size_t e)
 {
     return &c->slots[c->order[e]];
+}
+
+/* Ask for the slot of the e-th key (if any): in first-seen order the slots come at random,
+ * each a cache miss in a large table (adding 700 K keys of web text this way: 0.10 -> 0.07 s). */
+static inline void bpe_ct_prefetch_nth(const BpeCounts *c, size_t e)
+{
+    if (e < c->n)
+        bpe_prefetch(bpe_ct_nth(c, e));
 }
 
 static size_t bpe_ct_packed_size(const BpeCounts *c)
@@ -31,6 +39,7 @@ static void bpe_ct_pack(const BpeCounts *c, int64_t invalid, unsigned char *p)
     unsigned char buf[24], *counts = p + sizeof(header), *lens = counts + c->n * 8, *keys = lens + c->n * 4;
     memcpy(p, header, sizeof(header));
     for (size_t e = 0; e < c->n; e++) {
+        bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
         int64_t count = bpe_ct_count(c, bpe_ct_nth(c, e));
         size_t len;
         const unsigned char *key = bpe_ct_key(c, bpe_ct_nth(c, e), buf, &len);
@@ -106,6 +115,14 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
     uint64_t hashes[BPE_ADD_AHEAD];
     unsigned char buf[24];
     for (size_t e = 0; e < other->n + BPE_ADD_AHEAD; e++) {
+        if (e >= BPE_ADD_AHEAD / 2 && e - BPE_ADD_AHEAD / 2 < other->n) {
+            /* the key half-way: if long, its bytes in c's arena, to compare (its slot has come) */
+            size_t h = e - BPE_ADD_AHEAD / 2;
+            const BpeSlot *from = bpe_ct_nth(other, h);
+            const BpeSlot *to = &c->slots[(size_t)hashes[h % BPE_ADD_AHEAD] & c->mask];
+            if ((from->meta & 0xFF) > 8 && to->meta == from->meta)
+                bpe_prefetch(c->keys + to->word);
+        }
         if (e >= BPE_ADD_AHEAD) { /* add key d, hashed BPE_ADD_AHEAD keys ago */
             size_t d = e - BPE_ADD_AHEAD, len;
             const BpeSlot *from = bpe_ct_nth(other, d);
@@ -113,6 +130,7 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
             if (bpe_ct_add(c, key, len, hashes[d % BPE_ADD_AHEAD], 1, bpe_ct_count(other, from)) < 0)
                 return -1;
         }
+        bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
         if (e < other->n) {
             uint64_t hash = bpe_ct_rehash(other, bpe_ct_nth(other, e));
             hashes[e % BPE_ADD_AHEAD] = hash;
@@ -128,6 +146,7 @@ static void bpe_ct_keys(const BpeCounts *c, unsigned char *p)
     unsigned char buf[24];
     for (size_t e = 0; e < c->n; e++) {
         size_t len;
+        bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
         const unsigned char *key = bpe_ct_key(c, bpe_ct_nth(c, e), buf, &len);
         memcpy(p, key, len);
         p += len;
@@ -140,6 +159,7 @@ static void bpe_ct_lengths_counts(const BpeCounts *c, int64_t *lengths, int64_t 
     unsigned char buf[24];
     for (size_t e = 0; e < c->n; e++) {
         size_t len;
+        bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
         (void)bpe_ct_key(c, bpe_ct_nth(c, e), buf, &len);
         lengths[e] = (int64_t)len;
         counts[e] = bpe_ct_count(c, bpe_ct_nth(c, e));
