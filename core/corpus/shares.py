@@ -10,9 +10,8 @@ whole corpus:
 
 - a thread with nothing in hand takes a share of the tasks not handed out yet: at first an
   equal part of the input for each thread (``total``: its size, or the cap), then a
-  ``threads``-th of what is left (guided self-scheduling), at most `MAX_SHARE_BYTES` (counts
-  come share by share, and progress with them) and `MAX_SHARE_TEXT` of text read from a
-  stream. A share that follows the thread's previous one directly, whose counts the
+  ``threads``-th of what is left (guided self-scheduling), at most `MAX_SHARE_BYTES`
+  (`CAPPED_SHARE_BYTES` under a cap) and `MAX_SHARE_TEXT` of text read from a stream. A share that follows the thread's previous one directly, whose counts the
   consumer has not taken yet, goes on in the same table (``chain``);
 - when none are left, a thread steals the second half of what is left of the share with
   the most left — whole tasks, or the one task left, whole — as a new share placed right
@@ -48,8 +47,15 @@ from core.pretokenize.patterns import Pattern
 
 __all__ = ["ShareCounter", "ShareCounts"]
 
-MAX_SHARE_BYTES = 128 << 20
-"""At most this many input bytes in a share taken from the tasks (beyond one task)."""
+MAX_SHARE_BYTES = 512 << 20
+"""At most this many input bytes in a share taken from the tasks (beyond one task). Each
+share's table is added into the consumer's (a lookup at random per distinct pre-token of
+the share, holding the GIL) and grows from empty, so fewer, larger shares are less work: on
+1 GB of web-like text, shares of 128 MB took 10.9-12.9 s of CPU to count it (two threads)
+and peaked at 465-478 MB; of 500 MB (an equal part per thread), 9.4-10.1 s and 410 MB."""
+CAPPED_SHARE_BYTES = 128 << 20
+"""Under a cap (no ``chain``), at most this many: the share in which the cap falls is counted
+again, a task at a time, in the consumer's thread."""
 MAX_SHARE_TEXT = 16 << 20
 """At most this many bytes of text read from a stream in a share (beyond one task): the text
 of the shares handed out is held in memory until it is counted."""
@@ -202,7 +208,7 @@ class ShareCounter:
                     return None
                 parts = self._first_round if self._first_round > 0 else self._threads_count
                 self._first_round -= 1
-                target = min(MAX_SHARE_BYTES, self._left // parts)
+                target = min(MAX_SHARE_BYTES if self._chain else CAPPED_SHARE_BYTES, self._left // parts)
                 tasks = deque([task])
                 size, text = task.input_bytes, _text_held(task)
                 while (after := self._tasks.peek()) is not None and size + after.input_bytes <= target \
