@@ -338,6 +338,10 @@ static inline ptrdiff_t bpe_next(int pattern, const unsigned char *s, ptrdiff_t 
 
 /* ---------------------------------------------------------------- a map: byte strings -> two int64 */
 
+/* The encoder's cache (core/encode/_bpe_kernel.c). Counting has a table of its own, laid out
+ * for millions of keys (_count_table.h); functions it does not use are `static inline`, so
+ * that _native.c compiles without unused-function warnings. */
+
 /* 32 bytes (was 40 with a size_t offset and padding): two to a cache line, and a fifth
  * less memory for the millions of distinct pre-tokens of a large corpus. */
 typedef struct {
