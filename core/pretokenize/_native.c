@@ -1,7 +1,9 @@
 /* The native pre-tokenizer for the GPT-2 and GPT-4 patterns, and counting in the same pass.
  *
  * Optional C extension core.pretokenize._native (see core/pretokenize/native.py, which
- * decides when it may be used). The scanner itself is _scanner.h.
+ * decides when it may be used). The scanner itself is _scanner.h (with _ascii_cut.h, which
+ * cuts GPT-2 pre-tokens of ASCII text 64 bytes at a time for counting); the count table
+ * is _count_table.h, packed, added up and read out by _count_io.h.
  *
  *   pretokenize(data, pattern) -> list[bytes]      the pre-tokens of data (for the tests)
  *   Counts()                                       pre-token bytes -> occurrences
@@ -23,11 +25,11 @@
 #include <Python.h>
 #include <string.h>
 #include <stdlib.h>
-#include "_scanner.h"
+#include "_count_io.h"
 
 typedef struct {
     PyObject_HEAD
-    BpeMap map;
+    BpeCounts map;
     int64_t invalid;
     int busy; /* scanning without the GIL: set and tested only with the GIL held */
 } Counts;
@@ -55,7 +57,7 @@ Counts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     Counts *self = (Counts *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
-    if (bpe_map_init(&self->map, 1 << 14) < 0) {
+    if (bpe_ct_init(&self->map, 1 << 14) < 0) {
         Py_DECREF(self);
         return PyErr_NoMemory();
     }
@@ -65,7 +67,7 @@ Counts_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static void
 Counts_dealloc(Counts *self)
 {
-    bpe_map_free(&self->map);
+    bpe_ct_free(&self->map);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -147,21 +149,9 @@ static PyObject *
 Counts_packed(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    const BpeMap *m = &self->map;
-    size_t size = 3 * 8 + m->n * 12 + m->keys_len;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (!out)
-        return NULL;
-    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
-    int64_t header[3] = {(int64_t)m->n, self->invalid, (int64_t)m->keys_len};
-    memcpy(p, header, sizeof(header));
-    p += sizeof(header);
-    for (size_t e = 0; e < m->n; e++, p += 8)
-        memcpy(p, &m->entries[e].a, 8);
-    for (size_t e = 0; e < m->n; e++, p += 4)
-        memcpy(p, &m->entries[e].len, 4);
-    /* the keys lie in the arena in insertion order, one after another */
-    memcpy(p, m->keys, m->keys_len);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bpe_ct_packed_size(&self->map));
+    if (out)
+        bpe_ct_pack(&self->map, self->invalid, (unsigned char *)PyBytes_AS_STRING(out));
     return out;
 }
 
@@ -172,61 +162,11 @@ Counts_add_packed(Counts *self, PyObject *arg)
     if (check_idle(self) < 0) return NULL;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    const unsigned char *p = (const unsigned char *)view.buf;
-    int64_t header[3];
-    int bad = view.len < 24;
-    if (!bad) {
-        memcpy(header, p, sizeof(header));
-        bad = header[0] < 0 || header[2] < 0 || (uint64_t)view.len != 24 + (uint64_t)header[0] * 12 + (uint64_t)header[2];
-    }
-    if (bad) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "not the packed counts of Counts.packed()");
-        return NULL;
-    }
-    while (self->map.cap < self->map.n + (size_t)header[0] && bpe_map_grow(&self->map) == 0)
-        ; /* room for all at once: no growing half-way */
-    const unsigned char *counts = p + 24, *lens = counts + header[0] * 8, *keys = lens + header[0] * 4;
-    const unsigned char *keys_end = keys + header[2], *key = keys;
-    /* The keys' hashes first (a pass over the packed keys in order), so that the slot of
-     * the key BPE_ADD_AHEAD further on is prefetched while a key is added: the adds'
-     * cache misses overlap. */
-    enum { BPE_ADD_AHEAD = 8 };
-    uint64_t *hashes = (uint64_t *)malloc(((size_t)header[0] + 1) * sizeof(uint64_t));
-    int failed = hashes ? 0 : 1, created;
-    for (int64_t e = 0; !failed && e < header[0]; e++) {
-        uint32_t len;
-        memcpy(&len, lens + 4 * e, 4);
-        if (len > (size_t)(keys_end - key))
-            failed = 2;
-        else
-            hashes[e] = bpe_hash_key(key, len, (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK);
-        key += len;
-    }
-    key = keys;
-    for (int64_t e = 0; !failed && e < header[0]; e++) {
-        int64_t c;
-        uint32_t len;
-        memcpy(&c, counts + 8 * e, 8);
-        memcpy(&len, lens + 4 * e, 4);
-        if (e + BPE_ADD_AHEAD < header[0])
-            bpe_prefetch(&self->map.slots[(size_t)hashes[e + BPE_ADD_AHEAD] & self->map.mask]);
-        BpeEntry *entry = bpe_map_get_key(&self->map, key, len, hashes[e],
-                                          (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK, &created);
-        if (!entry) {
-            failed = 1;
-            break;
-        }
-        entry->a += c;
-        key += len;
-    }
-    free(hashes);
-    if (!failed)
-        self->invalid += header[1];
+    int failed = bpe_ct_add_packed(&self->map, (const unsigned char *)view.buf, (size_t)view.len, &self->invalid);
     PyBuffer_Release(&view);
-    if (failed == 1)
+    if (failed == -1)
         return PyErr_NoMemory();
-    if (failed == 2) {
+    if (failed == -2) {
         PyErr_SetString(PyExc_ValueError, "not the packed counts of Counts.packed()");
         return NULL;
     }
@@ -235,8 +175,7 @@ Counts_add_packed(Counts *self, PyObject *arg)
 
 static PyTypeObject CountsType;
 
-/* Add another table's counts: its entries' hashes are kept and its keys lie in an arena
- * with BPE_KEY_SLACK readable bytes after each, so nothing is hashed or copied twice. */
+/* Add another table's counts, in its first-seen order. */
 static PyObject *
 Counts_add(Counts *self, PyObject *arg)
 {
@@ -245,37 +184,21 @@ Counts_add(Counts *self, PyObject *arg)
         return NULL;
     }
     if (check_idle(self) < 0 || check_idle((Counts *)arg) < 0) return NULL;
-    const BpeMap *other = &((Counts *)arg)->map;
-    if ((Counts *)arg == self) { /* every count doubles: adding entry by entry would see its own adds */
-        for (size_t e = 0; e < self->map.n; e++)
-            self->map.entries[e].a *= 2;
-        self->invalid *= 2;
-        Py_RETURN_NONE;
-    }
-    /* the table grows as new keys come (most keys of another part of a corpus are not new:
-     * growing it for all of them at once made adding two halves of 11 MB of text 2-3x slower) */
-    enum { BPE_ADD_AHEAD = 8 };
-    int created;
-    for (size_t e = 0; e < other->n; e++) {
-        const BpeEntry *from = &other->entries[e];
-        if (e + BPE_ADD_AHEAD < other->n)
-            bpe_prefetch(&self->map.slots[(size_t)other->entries[e + BPE_ADD_AHEAD].hash & self->map.mask]);
-        BpeEntry *entry = bpe_map_get_key(&self->map, other->keys + from->key, from->len, from->hash, 1, &created);
-        if (!entry)
-            return PyErr_NoMemory(); /* the counts added so far stay: the table is to be dropped */
-        entry->a += from->a;
-    }
+    if (bpe_ct_add_table(&self->map, &((Counts *)arg)->map) < 0)
+        return PyErr_NoMemory(); /* the counts added so far stay: the table is to be dropped */
     self->invalid += ((Counts *)arg)->invalid;
     Py_RETURN_NONE;
 }
 
-/* Every pre-token's bytes one after another, in first-seen order (the key arena as it is:
- * keys are appended as they are first seen). */
+/* Every pre-token's bytes one after another, in first-seen order. */
 static PyObject *
 Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    return PyBytes_FromStringAndSize((const char *)self->map.keys, (Py_ssize_t)self->map.keys_len);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)self->map.key_bytes);
+    if (out)
+        bpe_ct_keys(&self->map, (unsigned char *)PyBytes_AS_STRING(out));
+    return out;
 }
 
 /* (lengths, counts): int64 bytes of each pre-token's length and count, in first-seen order
@@ -284,7 +207,7 @@ static PyObject *
 Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    const BpeMap *m = &self->map;
+    const BpeCounts *m = &self->map;
     PyObject *lengths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
     PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
     if (!lengths || !counts) {
@@ -292,11 +215,7 @@ Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
         Py_XDECREF(counts);
         return NULL;
     }
-    int64_t *l = (int64_t *)PyBytes_AS_STRING(lengths), *c = (int64_t *)PyBytes_AS_STRING(counts);
-    for (size_t e = 0; e < m->n; e++) {
-        l[e] = m->entries[e].len;
-        c[e] = m->entries[e].a;
-    }
+    bpe_ct_lengths_counts(m, (int64_t *)PyBytes_AS_STRING(lengths), (int64_t *)PyBytes_AS_STRING(counts));
     PyObject *result = PyTuple_Pack(2, lengths, counts);
     Py_DECREF(lengths);
     Py_DECREF(counts);
@@ -307,13 +226,17 @@ static PyObject *
 Counts_items(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
-    const BpeMap *m = &self->map;
+    const BpeCounts *m = &self->map;
+    unsigned char buf[24];
     PyObject *words = PyList_New((Py_ssize_t)m->n), *counts = PyList_New((Py_ssize_t)m->n);
     if (!words || !counts)
         goto fail;
     for (size_t e = 0; e < m->n; e++) {
-        PyObject *w = PyBytes_FromStringAndSize((const char *)m->keys + m->entries[e].key, m->entries[e].len);
-        PyObject *c = PyLong_FromLongLong(m->entries[e].a);
+        const BpeSlot *slot = &m->slots[m->order[e]];
+        size_t len;
+        const unsigned char *key = bpe_ct_key(m, slot, buf, &len);
+        PyObject *w = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)len);
+        PyObject *c = PyLong_FromLongLong(bpe_ct_count(m, slot));
         if (!w || !c) {
             Py_XDECREF(w);
             Py_XDECREF(c);

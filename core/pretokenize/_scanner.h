@@ -338,6 +338,10 @@ static inline ptrdiff_t bpe_next(int pattern, const unsigned char *s, ptrdiff_t 
 
 /* ---------------------------------------------------------------- a map: byte strings -> two int64 */
 
+/* The encoder's cache (core/encode/_bpe_kernel.c). Counting has a table of its own, laid out
+ * for millions of keys (_count_table.h); functions it does not use are `static inline`, so
+ * that _native.c compiles without unused-function warnings. */
+
 /* 32 bytes (was 40 with a size_t offset and padding): two to a cache line, and a fifth
  * less memory for the millions of distinct pre-tokens of a large corpus. */
 typedef struct {
@@ -420,7 +424,7 @@ static void *bpe_calloc_written(size_t n, size_t size)
     return (void *)p;
 }
 
-static int bpe_map_init(BpeMap *m, size_t slots)
+static inline int bpe_map_init(BpeMap *m, size_t slots)
 {
     memset(m, 0, sizeof(*m));
     size_t s = 1024;
@@ -442,7 +446,7 @@ static int bpe_map_init(BpeMap *m, size_t slots)
     return 0;
 }
 
-static void bpe_map_free(BpeMap *m)
+static inline void bpe_map_free(BpeMap *m)
 {
     free(m->slots);
     free(m->entries);
@@ -450,14 +454,14 @@ static void bpe_map_free(BpeMap *m)
     memset(m, 0, sizeof(*m));
 }
 
-static void bpe_map_clear(BpeMap *m)
+static inline void bpe_map_clear(BpeMap *m)
 {
     memset(m->slots, 0, (m->mask + 1) * sizeof(uint64_t));
     m->n = 0;
     m->keys_len = 0;
 }
 
-static int bpe_map_grow(BpeMap *m)
+static inline int bpe_map_grow(BpeMap *m)
 {
     size_t size = (m->mask + 1) * 2;
     if (size > ((size_t)1 << 31))
@@ -594,79 +598,6 @@ static inline void bpe_prefetch(const void *p)
 #else
     (void)p;
 #endif
-}
-
-/* Count the pre-tokens of s[0:n] (pattern BPE_GPT2 or BPE_GPT4) into m; -1: out of memory.
- * A pre-token ending BPE_KEY_SLACK bytes or more before n is hashed and compared a word
- * at a time (reading text after it).
- *
- * The pre-tokens are cut and hashed BPE_COUNT_AHEAD ahead of the one looked up: the slot
- * of the one BPE_COUNT_AHEAD ahead is prefetched, and the entry of the one half as far
- * ahead (its slot read by then). On a corpus with millions of distinct pre-tokens the
- * table is far larger than the caches and each rare pre-token's slot and entry were two
- * memory latencies in a row (1 GB web-like corpus: 41 MB/s a core, most of it waiting);
- * this way they overlap (40 -> 60 MB/s a core there). While the table is small enough
- * for the caches the plain loop is faster (by a tenth on English documentation: 50 K
- * distinct pre-tokens), so the pipeline starts once the slots pass BPE_COUNT_BIG. (Tried
- * before, and no faster: a small direct-mapped cache of the hottest pre-tokens in front of
- * the map, whose evictions cost more than it saved.) */
-#define BPE_COUNT_AHEAD 8
-#define BPE_COUNT_BIG ((size_t)1 << 19)
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline)) /* its own function: the plain loop's inlining stays as it was */
-#endif
-static int bpe_count_ahead(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t cut, ptrdiff_t n)
-{
-    struct { ptrdiff_t i, j; uint64_t hash; int padded; } ring[BPE_COUNT_AHEAD];
-    int ahead = 0, head = 0, created;
-    for (;;) {
-        /* cut and hash until BPE_COUNT_AHEAD are waiting (or the text is done) */
-        while (ahead < BPE_COUNT_AHEAD && cut < n) {
-            ptrdiff_t j = bpe_next(pattern, s, cut, n);
-            int slot = (head + ahead) % BPE_COUNT_AHEAD;
-            ring[slot].i = cut;
-            ring[slot].j = j;
-            ring[slot].padded = j + BPE_KEY_SLACK <= n;
-            ring[slot].hash = bpe_hash_key(s + cut, (size_t)(j - cut), ring[slot].padded);
-            bpe_prefetch(&m->slots[(size_t)ring[slot].hash & m->mask]);
-            ahead++;
-            cut = j;
-        }
-        if (ahead == 0)
-            return 0;
-        if (ahead > BPE_COUNT_AHEAD / 2) { /* the entry of the one halfway: its slot has come */
-            uint64_t hash = ring[(head + BPE_COUNT_AHEAD / 2) % BPE_COUNT_AHEAD].hash;
-            uint64_t slot = m->slots[(size_t)hash & m->mask];
-            if (slot && (slot & 0xFFFFFFFF00000000ull) == (hash & 0xFFFFFFFF00000000ull))
-                bpe_prefetch(&m->entries[(uint32_t)slot - 1]);
-        }
-        ptrdiff_t i = ring[head].i, j = ring[head].j;
-        BpeEntry *e = bpe_map_get_key(m, s + i, (size_t)(j - i), ring[head].hash, ring[head].padded, &created);
-        if (!e)
-            return -1;
-        e->a++;
-        head = (head + 1) % BPE_COUNT_AHEAD;
-        ahead--;
-    }
-}
-
-static int bpe_count(BpeMap *m, int pattern, const unsigned char *s, ptrdiff_t n)
-{
-    ptrdiff_t i = 0;
-    int created;
-    while (i < n) {
-        if (m->mask >= BPE_COUNT_BIG)
-            return bpe_count_ahead(m, pattern, s, i, n);
-        ptrdiff_t j = bpe_next(pattern, s, i, n);
-        int padded = j + BPE_KEY_SLACK <= n;
-        uint64_t hash = bpe_hash_key(s + i, (size_t)(j - i), padded);
-        BpeEntry *e = bpe_map_get_key(m, s + i, (size_t)(j - i), hash, padded, &created);
-        if (!e)
-            return -1;
-        e->a++;
-        i = j;
-    }
-    return 0;
 }
 
 /* ---------------------------------------------------------------- special tokens */

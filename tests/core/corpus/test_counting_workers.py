@@ -255,9 +255,16 @@ def test_an_error_in_a_thread_is_raised_here(tmp_path: Path, monkeypatch: pytest
     assert threading.active_count() == threads_before
 
 
-def test_progress_in_threads_moves_task_by_task_and_never_back(tmp_path: Path) -> None:
+def test_progress_in_threads_moves_task_by_task_and_never_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "a.txt"
     path.write_bytes(_text(400_000))
+    real_count = counting.count_task
+
+    def count_task(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.002)  # ~200 tasks counted in well under a tenth of a second: the consumer
+        return real_count(*args, **kwargs)  # thread, on a busy machine, saw only the end
+
+    monkeypatch.setattr(counting, "count_task", count_task)
     events = list(_counting(path, 2))
     done = [event.done for event in events if isinstance(event, core.PretokenizeProgress)]
     assert done == sorted(done)

@@ -1,11 +1,13 @@
 """`ShareCounter` reads no task under its lock: while one thread is held up reading the
 corpus (a slow stream, a disk that stalls), the others record what they counted and the
-consumer takes the finished shares."""
+consumer takes the finished shares; and it keeps no share's table once its counts are taken."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 
 from core.corpus.documents import LazyTasks, Task, Texts
@@ -68,3 +70,26 @@ def test_a_thread_reading_the_corpus_holds_no_one_up() -> None:
     assert first_at - started < 5
     assert [t.first_index for share in got for t in share.tasks] == list(range(6))  # type: ignore[union-attr]
     assert sorted(counted) == list(range(6))
+
+
+def test_a_taken_shares_table_is_let_go() -> None:
+    # the consumer adds each share's table into its own: kept by the counter too, every
+    # table of the corpus was alive at the end of counting (1 GB of web text: 1090 MB, not 570)
+    alive: weakref.WeakSet[_Tally] = weakref.WeakSet()
+
+    def new_tally() -> _Tally:
+        tally = _Tally()
+        alive.add(tally)
+        return tally
+
+    tasks = [Texts([str(i)], i, MB) for i in range(8)]
+    lazy: LazyTasks[object] = LazyTasks(iter(tasks), lambda t: t)
+    counter = ShareCounter(lazy, lambda task, tally: (1, 1), new_tally,  # type: ignore[arg-type]
+                           threads=2, total=8 * MB, chain=False, pattern=resolve_pattern("gpt2"), specials=[])
+    made = 0
+    for result in counter.results(0.02):
+        if result is not None:
+            made = max(made, len(alive))
+            del result
+    gc.collect()
+    assert made >= 1 and len(alive) == 0

@@ -143,3 +143,28 @@ def test_a_native_table_grows_while_another_is_added_to_it() -> None:
     expected = reference_counts(first, [], pattern="gpt2") + reference_counts(second, [], pattern="gpt2")
     assert dict(zip(words, counts)) == expected
     assert words == list(dict.fromkeys([*reference_counts(first, [], pattern="gpt2"), *reference_counts(second, [], pattern="gpt2")]))
+
+
+def test_a_native_table_keeps_keys_of_any_length_and_counts_of_any_size() -> None:
+    """Keys of 0 to thousands of bytes (short ones live in the table's slots, longer ones in
+    an arena, those of 255 bytes or more with their length there) and counts past 31 and
+    32 bits (they move out of the slot) come back exactly, in first-seen order, through
+    growing, adding, packing and the arrays."""
+    native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    from core.pretokenize.counting import pack_counts
+
+    words = [b"", b"a", b"\x00", b"\x00\x00", b"12345678", b"123456789", b"x" * 254, b"x" * 255, b"y" * 4000]
+    words += [f" w{i}".encode() * (1 + i % 30) for i in range(5000)]  # many keys: the table grows
+    counts = [(2**31 - 1) if i % 3 == 0 else (2**40 + i if i % 3 == 1 else i + 1) for i in range(len(words))]
+    table = native.Counts()
+    table.add_packed(pack_counts(words, counts, 5))
+    table.add_packed(pack_counts(words[::-1], counts[::-1], 0))  # every count doubles, past 32 bits
+    assert table.items() == (words, [2 * c for c in counts])
+    assert table.keys() == b"".join(words)
+    lengths, totals = table.arrays()
+    assert list(memoryview(lengths).cast("q")) == [len(w) for w in words]
+    assert list(memoryview(totals).cast("q")) == [2 * c for c in counts]
+    other = native.Counts()
+    other.add_packed(table.packed())
+    other.add(table)
+    assert other.items() == (words, [4 * c for c in counts]) and other.invalid == 10

@@ -1,0 +1,414 @@
+/* The count table of the counting pass: pre-token bytes -> occurrences, in first-seen order,
+ * and the loop that scans a text into it (core/pretokenize/_native.c's `Counts`).
+ *
+ * Laid out for the cache, since on a large corpus almost all of counting's time went in
+ * waiting for memory: a 1 GB web-like corpus has 3.8 M distinct pre-tokens, far more than
+ * the caches hold, and each rare one looked up was a slot, an entry and a key in three
+ * places (three cache misses in a row). Here a slot is the entry: 16 bytes, four to a
+ * cache line, holding the key itself when it has at most 8 bytes (94% of the pre-tokens
+ * of a text, 38% of the distinct ones) and its count; a longer key is in an arena, found
+ * through the slot and compared only when the slot's hash tag matches. Open addressing
+ * with linear probing, at most 3/4 full. First-seen order (which training keeps, so that
+ * any number of workers gives the same merges) is an array of slot indices.
+ *
+ * Per distinct pre-token: 16 bytes / load of a slot (21-43), 4 of order, and a long key's
+ * bytes: about 40 bytes, against 60-75 for the map of _scanner.h (a 32-byte entry, an
+ * 8-byte slot / load, every key in the arena).
+ *
+ * Counts are 31 bits in the slot; a count that outgrows them moves to `big` (int64), the
+ * slot keeping its index there (BPE_CT_BIG set): exact at any size, and no slot pays for
+ * the rare count past two billion.
+ */
+#ifndef BPE_COUNT_TABLE_H
+#define BPE_COUNT_TABLE_H
+
+#include "_ascii_cut.h"
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+typedef struct {
+    uint64_t word;  /* a key of <= 8 bytes: its bytes, the first lowest, zero above;
+                     * a longer one: its offset in the arena (for 255 bytes or more, the
+                     * offset of its uint64 length, which the key follows) */
+    uint32_t count; /* occurrences, or BPE_CT_BIG | the index of the count in `big` */
+    uint32_t meta;  /* 0: empty; else BPE_CT_USED | the hash's top 23 bits << 9 | min(len, 255) */
+} BpeSlot;
+
+#define BPE_CT_BIG 0x80000000u
+#define BPE_CT_USED 0x100u
+#define BPE_CT_LONG 255u /* the length field of a key of 255 bytes or more */
+
+typedef struct {
+    BpeSlot *slots;
+    size_t mask, limit;      /* slots - 1; the number of keys that makes the table grow */
+    uint32_t *order;         /* the slot of each key, in first-seen order */
+    size_t n, order_cap;
+    unsigned char *keys;     /* the arena of the keys longer than 8 bytes (BPE_KEY_SLACK more readable) */
+    size_t keys_len, keys_cap;
+    size_t key_bytes;        /* the bytes of all keys, short and long */
+    int64_t *big;            /* counts past 31 bits */
+    size_t nbig, big_cap;
+} BpeCounts;
+
+/* Slots of a table this large or larger come in 2 MB pages where the system gives them.
+ * Every count looks up a slot at random: over 4 KB pages, each lookup in a table past the
+ * caches (128 MB for a 1 GB web-like corpus) was a TLB miss as well, its prefetch waiting
+ * on a page walk (60 MB of web text, one core: 112 -> 127 MB/s with 2 MB pages). */
+#define BPE_CT_HUGE ((size_t)4 << 20)
+#define BPE_CT_PAGE ((size_t)2 << 20)
+
+/* `bytes` of zeroed slots (a multiple of BPE_CT_PAGE from BPE_CT_HUGE on), written once
+ * per 4 KB page (see bpe_calloc_written); NULL when out of memory. bpe_ct_free_slot_bytes frees them. */
+static void *bpe_ct_alloc_slot_bytes(size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= BPE_CT_HUGE) {
+        /* mapped with a page to spare, the slots starting on a 2 MB boundary in it */
+        unsigned char *map = (unsigned char *)mmap(NULL, bytes + BPE_CT_PAGE, PROT_READ | PROT_WRITE,
+                                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map == (unsigned char *)MAP_FAILED)
+            return NULL;
+        unsigned char *p = map + (BPE_CT_PAGE - (uintptr_t)map % BPE_CT_PAGE) % BPE_CT_PAGE;
+        if (p > map)
+            munmap(map, (size_t)(p - map));
+        munmap(p + bytes, (size_t)(map + bytes + BPE_CT_PAGE - (p + bytes)));
+        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: 4 KB pages if refused */
+        for (size_t i = 0; i < bytes; i += 4096)
+            ((volatile unsigned char *)p)[i] = 0;
+        return p;
+    }
+#endif
+    return bpe_calloc_written(bytes, 1);
+}
+
+static void bpe_ct_free_slot_bytes(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (p && bytes >= BPE_CT_HUGE) {
+        munmap(p, bytes);
+        return;
+    }
+#endif
+    free(p);
+}
+
+static inline uint32_t bpe_ct_meta(uint64_t hash, size_t n)
+{
+    return (uint32_t)(hash >> 41) << 9 | BPE_CT_USED | (uint32_t)(n < BPE_CT_LONG ? n : BPE_CT_LONG);
+}
+
+/* The word of a key of n <= 8 bytes at p (`padded`: 16 bytes may be read there). */
+static inline uint64_t bpe_ct_word(const unsigned char *p, size_t n, int padded)
+{
+    return padded ? bpe_load64(p) & bpe_tail_masks[n][0] : bpe_load_bytes(p, n);
+}
+
+/* A short key's bytes from its word, in buf (24 bytes, zero after the key: readable padded). */
+static inline const unsigned char *bpe_ct_word_bytes(uint64_t word, unsigned char *buf)
+{
+    for (int b = 0; b < 8; b++)
+        buf[b] = (unsigned char)(word >> (8 * b));
+    memset(buf + 8, 0, 16);
+    return buf;
+}
+
+/* The length and bytes of the key in slot s (a short key's written into buf, 24 bytes). */
+static inline const unsigned char *bpe_ct_key(const BpeCounts *c, const BpeSlot *s, unsigned char *buf, size_t *len)
+{
+    size_t n = s->meta & 0xFF;
+    if (n <= 8) {
+        *len = n;
+        return bpe_ct_word_bytes(s->word, buf);
+    }
+    if (n < BPE_CT_LONG) {
+        *len = n;
+        return c->keys + s->word;
+    }
+    uint64_t long_len;
+    memcpy(&long_len, c->keys + s->word, 8);
+    *len = (size_t)long_len;
+    return c->keys + s->word + 8;
+}
+
+static inline int64_t bpe_ct_count(const BpeCounts *c, const BpeSlot *s)
+{
+    return s->count & BPE_CT_BIG ? c->big[s->count & ~BPE_CT_BIG] : (int64_t)s->count;
+}
+
+/* 0 when the table has room for its limit of keys: slots for a table of `slots` slots. */
+static int bpe_ct_alloc_slots(BpeCounts *c, size_t slots)
+{
+    BpeSlot *fresh = (BpeSlot *)bpe_ct_alloc_slot_bytes(slots * sizeof(BpeSlot));
+    if (!fresh)
+        return -1;
+    if (c->slots)
+        bpe_ct_free_slot_bytes(c->slots, (c->mask + 1) * sizeof(BpeSlot));
+    c->slots = fresh;
+    c->mask = slots - 1;
+    c->limit = slots / 4 * 3;
+    return 0;
+}
+
+static int bpe_ct_init(BpeCounts *c, size_t slots)
+{
+    memset(c, 0, sizeof(*c));
+    size_t s = 1024;
+    while (s < slots)
+        s <<= 1;
+    c->keys_cap = 1 << 16;
+    c->keys = (unsigned char *)malloc(c->keys_cap + BPE_KEY_SLACK);
+    c->order_cap = 1024;
+    c->order = (uint32_t *)malloc(c->order_cap * sizeof(uint32_t));
+    if (!c->keys || !c->order || bpe_ct_alloc_slots(c, s) < 0) {
+        free(c->keys);
+        free(c->order);
+        memset(c, 0, sizeof(*c));
+        return -1;
+    }
+    return 0;
+}
+
+static void bpe_ct_free(BpeCounts *c)
+{
+    if (c->slots)
+        bpe_ct_free_slot_bytes(c->slots, (c->mask + 1) * sizeof(BpeSlot));
+    free(c->order);
+    free(c->keys);
+    free(c->big);
+    memset(c, 0, sizeof(*c));
+}
+
+/* The hash of the key in slot s, as bpe_hash_key gave it when the key came. */
+static inline uint64_t bpe_ct_rehash(const BpeCounts *c, const BpeSlot *s)
+{
+    unsigned char buf[24];
+    size_t len;
+    const unsigned char *key = bpe_ct_key(c, s, buf, &len);
+    return bpe_hash_key(key, len, 1); /* the arena has BPE_KEY_SLACK bytes after its end */
+}
+
+/* Twice the slots, each key put again in first-seen order (only its hash is computed again:
+ * a short key's from its word, a long one's from the arena, read in order). The old slot
+ * and the new one are each a cache miss on a large table: the old slot of the key
+ * 2 * AHEAD further on and the new slot of the one AHEAD further on are prefetched, so
+ * the misses overlap (a tenth of the time on 60 MB of web text went in growing). */
+static int bpe_ct_grow(BpeCounts *c)
+{
+    enum { AHEAD = 8 };
+    size_t size = (c->mask + 1) * 2;
+    if (size > ((size_t)1 << 32))
+        return -1; /* order holds 32-bit slot indices */
+    BpeSlot *fresh = (BpeSlot *)bpe_ct_alloc_slot_bytes(size * sizeof(BpeSlot));
+    if (!fresh)
+        return -1;
+    size_t homes[AHEAD];
+    for (size_t e = 0; e < c->n + AHEAD; e++) {
+        if (e + 2 * AHEAD < c->n)
+            bpe_prefetch(&c->slots[c->order[e + 2 * AHEAD]]);
+        if (e >= AHEAD) { /* key d, hashed AHEAD keys ago: into its new slot */
+            size_t d = e - AHEAD, h = homes[d % AHEAD];
+            while (fresh[h].meta)
+                h = (h + 1) & (size - 1);
+            fresh[h] = c->slots[c->order[d]];
+            c->order[d] = (uint32_t)h;
+        }
+        if (e < c->n) {
+            size_t h = (size_t)bpe_ct_rehash(c, &c->slots[c->order[e]]) & (size - 1);
+            homes[e % AHEAD] = h;
+            bpe_prefetch(&fresh[h]);
+        }
+    }
+    bpe_ct_free_slot_bytes(c->slots, (c->mask + 1) * sizeof(BpeSlot));
+    c->slots = fresh;
+    c->mask = size - 1;
+    c->limit = size / 4 * 3;
+    return 0;
+}
+
+/* Room for `more` bytes in a growing array (doubling); -1 when out of memory. */
+static int bpe_ct_reserve(void **p, size_t *cap, size_t len, size_t more, size_t item, size_t slack)
+{
+    if (len + more <= *cap)
+        return 0;
+    size_t cap2 = *cap ? *cap * 2 : 16;
+    while (cap2 < len + more)
+        cap2 *= 2;
+    void *q = realloc(*p, cap2 * item + slack);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = cap2;
+    return 0;
+}
+
+/* s->count += add, exactly (a count past 31 bits, or a negative one, moves to `big`). */
+static int bpe_ct_add_big(BpeCounts *c, BpeSlot *s, int64_t add)
+{
+    if (s->count & BPE_CT_BIG) {
+        c->big[s->count & ~BPE_CT_BIG] += add;
+        return 0;
+    }
+    if (c->nbig >= BPE_CT_BIG || bpe_ct_reserve((void **)&c->big, &c->big_cap, c->nbig, 1, sizeof(int64_t), 0) < 0)
+        return -1;
+    c->big[c->nbig] = (int64_t)s->count + add;
+    s->count = BPE_CT_BIG | (uint32_t)c->nbig++;
+    return 0;
+}
+
+static inline int bpe_ct_bump(BpeCounts *c, BpeSlot *s, int64_t add)
+{
+    if (!(s->count & BPE_CT_BIG) && add >= 0 && (uint64_t)s->count + (uint64_t)add < BPE_CT_BIG) {
+        s->count += (uint32_t)add;
+        return 0;
+    }
+    return bpe_ct_add_big(c, s, add);
+}
+
+/* Whether long key p[0:n] (n > 8) is the one of slot s, whose meta matches. */
+static inline int bpe_ct_long_eq(const BpeCounts *c, const BpeSlot *s, const unsigned char *p, size_t n, int padded)
+{
+    const unsigned char *key = c->keys + s->word;
+    if (n >= BPE_CT_LONG) {
+        uint64_t long_len;
+        memcpy(&long_len, key, 8);
+        if (long_len != n)
+            return 0;
+        key += 8;
+    }
+    return bpe_key_eq(key, p, n, padded);
+}
+
+/* The slot of key p[0:n] (bpe_hash_key `hash`; `word`: bpe_ct_word's, for n <= 8), or the
+ * empty slot where it would go (*found = 0). */
+static inline BpeSlot *bpe_ct_probe(const BpeCounts *c, const unsigned char *p, size_t n, uint64_t hash,
+                                    uint64_t word, int padded, int *found)
+{
+    uint32_t meta = bpe_ct_meta(hash, n);
+    size_t h = (size_t)hash & c->mask;
+    for (;;) {
+        BpeSlot *s = &c->slots[h];
+        if (s->meta == meta && (n <= 8 ? s->word == word : bpe_ct_long_eq(c, s, p, n, padded))) {
+            *found = 1;
+            return s;
+        }
+        if (!s->meta) {
+            *found = 0;
+            return s;
+        }
+        h = (h + 1) & c->mask;
+    }
+}
+
+/* Put key p[0:n] in empty slot s (its hash `hash`, its word `word` if short); -1: out of memory. */
+static int bpe_ct_insert(BpeCounts *c, BpeSlot *s, const unsigned char *p, size_t n, uint64_t hash, uint64_t word)
+{
+    if (c->n >= UINT32_MAX || bpe_ct_reserve((void **)&c->order, &c->order_cap, c->n, 1, sizeof(uint32_t), 0) < 0)
+        return -1;
+    if (n > 8) {
+        size_t head = n >= BPE_CT_LONG ? 8 : 0;
+        if (bpe_ct_reserve((void **)&c->keys, &c->keys_cap, c->keys_len, head + n, 1, BPE_KEY_SLACK) < 0)
+            return -1;
+        if (head) {
+            uint64_t long_len = n;
+            memcpy(c->keys + c->keys_len, &long_len, 8);
+        }
+        memcpy(c->keys + c->keys_len + head, p, n);
+        word = c->keys_len;
+        c->keys_len += head + n;
+    }
+    s->word = word;
+    s->count = 0;
+    s->meta = bpe_ct_meta(hash, n);
+    c->order[c->n++] = (uint32_t)(s - c->slots);
+    c->key_bytes += n;
+    return 0;
+}
+
+/* Add `add` to the count of key p[0:n] (bpe_hash_key `hash`, `padded` as for it), the key
+ * put in first if absent; -1: out of memory. */
+static inline int bpe_ct_add(BpeCounts *c, const unsigned char *p, size_t n, uint64_t hash, int padded, int64_t add)
+{
+    int found;
+    uint64_t word = n <= 8 ? bpe_ct_word(p, n, padded) : 0;
+    BpeSlot *s = bpe_ct_probe(c, p, n, hash, word, padded, &found);
+    if (!found) {
+        if (c->n >= c->limit) {
+            if (bpe_ct_grow(c) < 0)
+                return -1;
+            s = bpe_ct_probe(c, p, n, hash, word, padded, &found);
+        }
+        if (bpe_ct_insert(c, s, p, n, hash, word) < 0)
+            return -1;
+    }
+    return bpe_ct_bump(c, s, add);
+}
+
+/* Count the pre-tokens of s[0:n] (pattern BPE_GPT2 or BPE_GPT4) into c; -1: out of memory.
+ * A pre-token ending BPE_KEY_SLACK bytes or more before n is hashed and compared a word
+ * at a time (reading text after it).
+ *
+ * Once the table outgrows the caches (BPE_COUNT_BIG slots), the pre-tokens are cut and
+ * hashed BPE_COUNT_AHEAD ahead of the one counted: the slot of the one BPE_COUNT_AHEAD
+ * ahead is prefetched, and, for a long key, its bytes in the arena when the one half as
+ * far ahead is reached (its slot read by then), so that the cache misses of rare
+ * pre-tokens overlap. While the table fits the caches the plain loop is faster. */
+#define BPE_COUNT_AHEAD 16
+#define BPE_COUNT_BIG ((size_t)1 << 17)
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline)) /* its own function: the plain loop's inlining stays as it was */
+#endif
+static int bpe_count_ahead(BpeCounts *c, int pattern, const unsigned char *s, ptrdiff_t cut, ptrdiff_t n)
+{
+    struct { ptrdiff_t i, j; uint64_t hash; int padded; } ring[BPE_COUNT_AHEAD];
+    int ahead = 0, head = 0;
+    BpeCutter cutter;
+    bpe_cut_start(&cutter, pattern, s, n);
+    for (;;) {
+        while (ahead < BPE_COUNT_AHEAD && cut < n) {
+            ptrdiff_t j = bpe_cut_next(&cutter, cut);
+            int k = (head + ahead) % BPE_COUNT_AHEAD;
+            ring[k].i = cut;
+            ring[k].j = j;
+            ring[k].padded = j + BPE_KEY_SLACK <= n;
+            ring[k].hash = bpe_hash_key(s + cut, (size_t)(j - cut), ring[k].padded);
+            bpe_prefetch(&c->slots[(size_t)ring[k].hash & c->mask]);
+            ahead++;
+            cut = j;
+        }
+        if (ahead == 0)
+            return 0;
+        if (ahead > BPE_COUNT_AHEAD / 2) { /* a long key halfway: its bytes, its slot having come */
+            int k = (head + BPE_COUNT_AHEAD / 2) % BPE_COUNT_AHEAD;
+            if (ring[k].j - ring[k].i > 8) {
+                const BpeSlot *slot = &c->slots[(size_t)ring[k].hash & c->mask];
+                if (slot->meta == bpe_ct_meta(ring[k].hash, (size_t)(ring[k].j - ring[k].i)))
+                    bpe_prefetch(c->keys + slot->word);
+            }
+        }
+        ptrdiff_t i = ring[head].i, j = ring[head].j;
+        if (bpe_ct_add(c, s + i, (size_t)(j - i), ring[head].hash, ring[head].padded, 1) < 0)
+            return -1;
+        head = (head + 1) % BPE_COUNT_AHEAD;
+        ahead--;
+    }
+}
+
+static int bpe_count(BpeCounts *c, int pattern, const unsigned char *s, ptrdiff_t n)
+{
+    ptrdiff_t i = 0;
+    BpeCutter cutter;
+    bpe_cut_start(&cutter, pattern, s, n);
+    while (i < n) {
+        if (c->mask >= BPE_COUNT_BIG) /* (a block's starts not handed out are found again) */
+            return bpe_count_ahead(c, pattern, s, i, n);
+        ptrdiff_t j = bpe_cut_next(&cutter, i);
+        int padded = j + BPE_KEY_SLACK <= n;
+        if (bpe_ct_add(c, s + i, (size_t)(j - i), bpe_hash_key(s + i, (size_t)(j - i), padded), padded, 1) < 0)
+            return -1;
+        i = j;
+    }
+    return 0;
+}
+
+#endif
