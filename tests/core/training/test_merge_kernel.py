@@ -258,19 +258,32 @@ def test_a_merge_with_more_changes_than_the_kernel_buffers_at_once() -> None:
     assert kernel_tokens == python_tokens
 
 
-def test_thousands_of_merges_over_a_wide_alphabet() -> None:
-    # more merges than the kernel's first token tables hold (they grow past 1024 new
-    # tokens), over words of many distinct bytes and counts
+def _wide_table() -> dict[bytes, int]:
     rng = random.Random(7)
     alphabet = bytes(range(40, 120))
     table: dict[bytes, int] = {}
     for _ in range(4000):
         word = bytes(rng.choices(alphabet[: rng.randint(3, len(alphabet))], k=rng.randint(1, 24)))
         table[word] = table.get(word, 0) + rng.choice([1, 1, 2, 3, 10, 1000])
+    return table
+
+
+def test_thousands_of_merges_over_a_wide_alphabet() -> None:
+    # more merges than the kernel's first token tables hold (they grow past 1024 new
+    # tokens), over words of many distinct bytes and counts; its pair map grows (in place,
+    # by half: capacities that are not powers of two) several times on the way
+    table = _wide_table()
     expected, python_tokens, got, kernel_tokens = _run_both(list(table), list(table.values()), [b"<s>"], 3000)
     assert len(expected) > 1500
     assert got == expected
     assert kernel_tokens == python_tokens
+    if merge_module._MergeState is None:
+        return
+    state = merge_module._MergeState(list(table), list(table.values()), BYTE_TOKENS + [b"<s>"])
+    sizes = {state.memory()["map"]}
+    while state.step(100)[0]:
+        sizes.add(state.memory()["map"])
+    assert len(sizes) >= 3  # the map grew at least twice
 
 
 def test_merges_past_id_65535_widen_the_kernels_tokens() -> None:
