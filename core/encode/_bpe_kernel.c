@@ -621,6 +621,7 @@ static PyTypeObject BpeTableType = {
 #define SEEN_BITS 20    /* the cache's admission filter: 2^20 bits */
 #define FRONT_BYTES 16  /* pre-tokens of up to 16 bytes */
 #define FRONT_IDS 3     /* with up to 3 ids */
+#define OUT_SLACK FRONT_IDS /* ids an encode_span may write past its last (encode_short) */
 
 typedef struct {
     uint64_t lo, hi;           /* front_key */
@@ -922,45 +923,44 @@ encode_pretoken_cached(Encoder *self, const unsigned char *s, Py_ssize_t n, int6
     return k;
 }
 
-/* The front cache's key of a pre-token of 1 to FRONT_BYTES bytes: two words that, with its
- * length, tell it apart from any other. Reads only s[0:n]: 8 to 16 bytes as two overlapping
- * words, 4 to 7 as two overlapping halves, 1 to 3 as the first, middle and last byte. */
+/* The front cache's key of a pre-token of 1 to FRONT_BYTES bytes: its bytes as two words,
+ * zero past its end (with its length, that is the whole pre-token). `padded`: the 16 bytes
+ * at s may be read, so the two words are loaded and masked, with no branch on n. */
 static inline void
-front_key(const unsigned char *s, Py_ssize_t n, uint64_t *lo, uint64_t *hi)
+front_key(const unsigned char *s, Py_ssize_t n, int padded, uint64_t *lo, uint64_t *hi)
 {
-    if (n >= 8) {
-        memcpy(lo, s, 8);
-        memcpy(hi, s + n - 8, 8);
-    } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        *lo = (uint64_t)a | (uint64_t)b << 32;
-        *hi = 0;
+    if (padded) {
+        *lo = bpe_load64(s) & bpe_tail_masks[n][0];
+        *hi = bpe_load64(s + 8) & bpe_tail_masks[n][1];
     } else {
-        *lo = (uint64_t)s[0] | (uint64_t)s[n / 2] << 8 | (uint64_t)s[n - 1] << 16;
-        *hi = 0;
+        *lo = bpe_load_bytes(s, n < 8 ? (size_t)n : 8);
+        *hi = bpe_load_bytes(s + 8, n > 8 ? (size_t)n - 8 : 0);
     }
 }
 
-/* The ids of the pre-token s[0:n], written to out (room for n); their number, or -1.
- * Short pre-tokens of few ids (most of a text's) are looked up first in the front cache,
- * where one 32-byte slot holds the key and the ids: one memory access per hit, where the
- * cache of all pre-tokens takes four (slot, entry, key, ids). */
-static Py_ssize_t
-encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+/* The front slot of a pre-token of 1 to FRONT_BYTES bytes whose front_key is (lo, hi). */
+static inline FrontSlot *
+front_slot(const Encoder *self, uint64_t lo, uint64_t hi, Py_ssize_t n)
 {
-    if (n > FRONT_BYTES) {
-        return encode_pretoken_cached(self, s, n, out);
-    }
-    uint64_t lo, hi;
-    front_key(s, n, &lo, &hi);
     uint64_t h = (lo * 0x9E3779B97F4A7C15ULL) ^ (hi * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
-    FrontSlot *f = &self->front[(h * 0xFF51AFD7ED558CCDULL) >> (64 - FRONT_BITS)];
-    if (f->len == n && f->lo == lo && f->hi == hi) {
-        for (int j = 0; j < f->nids; j++) {
-            out[j] = f->ids[j];
-        }
+    return &self->front[(h * 0xFF51AFD7ED558CCDULL) >> (64 - FRONT_BITS)];
+}
+
+/* The ids of the pre-token s[0:n] (front_key (lo, hi), front slot f), written to out:
+ * their number, or -1. out has room for n ids and OUT_SLACK more. The front cache holds
+ * the short pre-tokens of few ids (most of a text's) in one 32-byte slot each, key and
+ * ids: one memory access per hit, where the cache of all pre-tokens takes four (slot,
+ * entry, key, ids). A hit is one comparison and FRONT_IDS ids copied whatever the count
+ * (the ids past it are overwritten by the next pre-token's, or are past the end): the
+ * number of ids varies from one pre-token to the next, and a branch on it was mispredicted. */
+static inline Py_ssize_t
+encode_short(Encoder *self, const unsigned char *s, Py_ssize_t n, uint64_t lo, uint64_t hi, FrontSlot *f,
+             int64_t *out)
+{
+    if (((f->lo ^ lo) | (f->hi ^ hi) | (uint64_t)(f->len ^ (uint8_t)n)) == 0) {
+        out[0] = f->ids[0];
+        out[1] = f->ids[1];
+        out[2] = f->ids[2];
         return f->nids;
     }
     Py_ssize_t k = encode_pretoken_cached(self, s, n, out);
@@ -976,14 +976,21 @@ encode_pretoken(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *ou
     return k;
 }
 
-/* Encode s[0:n] into out (room for n ids): the number of ids, or -1 when out of memory. */
+/* Encode s[0:n] into out (room for n ids and OUT_SLACK more): the number of ids, or -1
+ * when out of memory. */
 static Py_ssize_t
 encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
 {
-    Py_ssize_t i = 0, written = 0;
+    Py_ssize_t i = 0, written = 0, k;
     while (i < n) {
-        Py_ssize_t j = bpe_next(self->pattern, s, i, n);
-        Py_ssize_t k = encode_pretoken(self, s + i, j - i, out + written);
+        Py_ssize_t j = bpe_next(self->pattern, s, i, n), len = j - i;
+        if (len <= FRONT_BYTES) {
+            uint64_t lo, hi;
+            front_key(s + i, len, i + 16 <= n, &lo, &hi);
+            k = encode_short(self, s + i, len, lo, hi, front_slot(self, lo, hi, len), out + written);
+        } else {
+            k = encode_pretoken_cached(self, s + i, len, out + written);
+        }
         if (k < 0) {
             return -1;
         }
@@ -1021,7 +1028,7 @@ encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *o
 static int64_t *
 encoder_out(Encoder *self, Py_ssize_t n)
 {
-    size_t need = n > 0 ? (size_t)n : 1;
+    size_t need = (size_t)n + OUT_SLACK;
     if (need > self->out_cap) {
         size_t cap = self->out_cap ? self->out_cap : 4096;
         while (cap < need) {
@@ -1213,7 +1220,7 @@ encode_many_flat(Encoder *self, const Py_buffer *views, Py_ssize_t count, Py_ssi
         longest = views[d].len > longest ? views[d].len : longest;
         all += views[d].len;
     }
-    int64_t *scratch = PyMem_RawMalloc((size_t)longest * sizeof(int64_t));
+    int64_t *scratch = PyMem_RawMalloc((size_t)(longest + OUT_SLACK) * sizeof(int64_t));
     Py_ssize_t room = all / 3 + 64; /* ~4 bytes a token in text; grown when short */
     uint32_t *flat = PyMem_RawMalloc((size_t)room * sizeof(uint32_t));
     Py_ssize_t at = 0;
@@ -1312,7 +1319,7 @@ Encoder_encode_many(Encoder *self, PyObject *args)
         PyMem_RawFree(flat);
         goto done;
     }
-    out = PyMem_RawMalloc((total ? total : 1) * sizeof(int64_t));
+    out = PyMem_RawMalloc((size_t)(total + OUT_SLACK) * sizeof(int64_t));
     if (out == NULL) {
         PyErr_NoMemory();
         goto done;
