@@ -665,22 +665,27 @@ huge_free(void *p, size_t size)
 
 #define CACHED_WORD 256 /* longer pre-tokens are merged every time, not cached */
 
-/* The front cache's size: four slots per entry of the cache (cache_entries), between
- * 2^MIN_FRONT_BITS and 2^MAX_FRONT_BITS slots of 64 bytes (64 MB: corpus encoding's 2^18
+/* The front cache's size: eight slots per entry of the cache (cache_entries), between
+ * 2^MIN_FRONT_BITS and 2^MAX_FRONT_BITS slots of 32 bytes (64 MB: corpus encoding's 2^18
  * entries; more was no faster on a web-like corpus). */
 #define MIN_FRONT_BITS 12
-#define MAX_FRONT_BITS 20
+#define MAX_FRONT_BITS 21
 #define SEEN_BITS 20    /* the cache's admission filter: 2^20 bits */
 #define FRONT_BYTES 16  /* pre-tokens of up to 16 bytes */
-#define FRONT_IDS 11    /* with up to 11 ids: all but a few of the pre-tokens that short */
-#define OUT_SLACK 4     /* ids an encode_span may write past its last (encode_short) */
+#define NARROW_IDS 7    /* with up to 7 ids below 2^16 (all but a few pre-tokens that short) */
+#define WIDE_IDS 3      /* or up to 3 ids of any size (a vocabulary of more than 65,536) */
+#define OUT_SLACK 4     /* ids an encode_span may write past its last (front_copy) */
 
+/* A front slot: 32 bytes, two to a cache line, which is the two ways of a set. */
 typedef struct {
-    uint64_t lo, hi;         /* front_key */
-    uint8_t len, nids;       /* len 0: the slot is free */
-    uint8_t unused[2];
-    uint32_t ids[FRONT_IDS]; /* every id is below 2^32 */
+    uint64_t lo, hi; /* front_key */
+    uint8_t len;     /* 0: the slot is free */
+    uint8_t nids;
+    uint16_t ids[NARROW_IDS]; /* the ids when all of the encoder's are below 2^16; else id j
+                               * is ids[2j] | ids[2j + 1] << 16 */
 } FrontSlot;
+
+typedef char front_slot_is_32_bytes[sizeof(FrontSlot) == 32 ? 1 : -1];
 
 
 typedef struct {
@@ -697,6 +702,7 @@ typedef struct {
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
     FrontSlot *front;        /* in front of the cache: recent short pre-tokens (encode_short), */
     int front_bits;          /* 2^front_bits slots (see huge_zeroed) */
+    int narrow;              /* every id is below 2^16: the front slots hold uint16 ids */
     uint64_t *seen;          /* a bit per pre-token hash: seen once since the last eviction */
     BpeSpecial specials[BPE_MAX_SPECIALS]; /* longest first, as BpeSpecialCut takes them, with their ids; bytes owned */
     int nspecials;
@@ -854,7 +860,8 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
     self->ids = PyMem_RawMalloc(self->ids_cap * sizeof(int64_t));
     self->scratch = PyMem_RawMalloc(sizeof(Scratch));
     self->front_bits = MIN_FRONT_BITS;
-    while (self->front_bits < MAX_FRONT_BITS && ((size_t)1 << self->front_bits) < 4 * self->capacity) {
+    self->narrow = self->table->nlongs <= 65536; /* (table_make_longs: the largest id + 1) */
+    while (self->front_bits < MAX_FRONT_BITS && ((size_t)1 << self->front_bits) < 8 * self->capacity) {
         self->front_bits++;
     }
     self->front = huge_zeroed(((size_t)1 << self->front_bits) * sizeof(FrontSlot)); /* each thread's own */
@@ -1003,17 +1010,18 @@ front_slot(const Encoder *self, uint64_t lo, uint64_t hi, Py_ssize_t n)
     return &self->front[((h * 0xFF51AFD7ED558CCDULL) >> (64 - self->front_bits)) & ~(uint64_t)1];
 }
 
-/* The ids of the pre-token s[0:n] (front_key (lo, hi), front slot f), written to out:
- * their number, or -1. out has room for n ids and OUT_SLACK more.
+/* The ids of the pre-token s[0:n] (front_key (lo, hi), front set f: two slots), written
+ * to out: their number, or -1. out has room for n ids and OUT_SLACK more.
  *
- * The front cache holds the short pre-tokens (most of a text's) in one 64-byte slot each,
- * key and ids: one memory access per hit, where the cache of all pre-tokens takes four
- * (slot, entry, key, ids). A miss is merged at once, not looked up in that cache: on a
- * web-like corpus, whose long tail of rare words misses both, the cache's probe, its
- * admission and its insertion cost more than merging a short word (28 -> 39 MB/s).
- * A hit is one comparison and four ids copied whatever their count (the ids past it are
- * overwritten by the next pre-token's, or are past the end): the number of ids varies from
- * one pre-token to the next, and a branch on it was mispredicted. */
+ * The front cache holds the short pre-tokens (most of a text's) in one 32-byte slot each,
+ * key and ids, in sets of two slots that share a cache line: one memory access per hit,
+ * where the cache of all pre-tokens takes four (slot, entry, key, ids). Each set keeps
+ * its two most recently used pre-tokens, the newer first. A miss is merged at once, not
+ * looked up in that cache: on a web-like corpus, whose long tail of rare words misses
+ * both, the cache's probe, its admission and its insertion cost more than merging a short
+ * word (28 -> 39 MB/s). A hit is one comparison and four ids copied whatever their count
+ * (the ids past it are overwritten by the next pre-token's, or are past the end): the
+ * number of ids varies from one pre-token to the next, and a branch on it was mispredicted. */
 static inline int
 front_hit(const FrontSlot *f, uint64_t lo, uint64_t hi, Py_ssize_t n)
 {
@@ -1021,14 +1029,21 @@ front_hit(const FrontSlot *f, uint64_t lo, uint64_t hi, Py_ssize_t n)
 }
 
 static inline Py_ssize_t
-front_copy(const FrontSlot *f, int64_t *out)
+front_copy(const Encoder *self, const FrontSlot *f, int64_t *out)
 {
-    out[0] = f->ids[0];
-    out[1] = f->ids[1];
-    out[2] = f->ids[2];
-    out[3] = f->ids[3];
-    for (int j = 4; j < f->nids; j++) { /* (few pre-tokens have more than four ids) */
-        out[j] = f->ids[j];
+    const uint16_t *ids = f->ids;
+    if (self->narrow) {
+        out[0] = ids[0];
+        out[1] = ids[1];
+        out[2] = ids[2];
+        out[3] = ids[3];
+        for (int j = 4; j < f->nids; j++) { /* (few pre-tokens have more than four ids) */
+            out[j] = ids[j];
+        }
+    } else {
+        out[0] = (int64_t)ids[0] | (int64_t)ids[1] << 16;
+        out[1] = (int64_t)ids[2] | (int64_t)ids[3] << 16;
+        out[2] = (int64_t)ids[4] | (int64_t)ids[5] << 16;
     }
     return f->nids;
 }
@@ -1038,23 +1053,28 @@ encode_short(Encoder *self, const unsigned char *s, Py_ssize_t n, uint64_t lo, u
              int64_t *out)
 {
     if (front_hit(f, lo, hi, n)) {
-        return front_copy(f, out);
+        return front_copy(self, f, out);
     }
     if (front_hit(f + 1, lo, hi, n)) { /* the older of the two: it becomes the newer */
         FrontSlot hit = f[1];
         f[1] = f[0];
         f[0] = hit;
-        return front_copy(f, out);
+        return front_copy(self, f, out);
     }
     Py_ssize_t k = merge_word(self->table, s, n, out, self->scratch);
-    if (k > 0 && k <= FRONT_IDS) { /* the newer slot now holds this pre-token, the older the newer's */
+    if (k > 0 && k <= (self->narrow ? NARROW_IDS : WIDE_IDS)) { /* the newer slot now holds it */
         f[1] = f[0];
         f->lo = lo;
         f->hi = hi;
         f->len = (uint8_t)n;
         f->nids = (uint8_t)k;
         for (Py_ssize_t j = 0; j < k; j++) {
-            f->ids[j] = (uint32_t)out[j];
+            if (self->narrow) {
+                f->ids[j] = (uint16_t)out[j];
+            } else {
+                f->ids[2 * j] = (uint16_t)out[j];
+                f->ids[2 * j + 1] = (uint16_t)(out[j] >> 16);
+            }
         }
     }
     return k;
