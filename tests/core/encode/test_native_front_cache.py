@@ -1,5 +1,6 @@
 """The native encoder's front cache (``core/encode/_bpe_kernel.c``) gives the ids merging gives,
-whether its slots hold ``uint16`` ids (every id below 2^16) or wider ones (as pairs of halves)."""
+whether its slots hold ``uint16`` ids (every id below 2^16) or wider ones (as pairs of halves),
+and so does merging with either map of the merges (the compact one for ids below 2^20)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import core
 from core.encode import piece_encoder
 from core.encode.tokenizer import Tokenizer
 
-SHIFT = 70_000  # every id past 2^16: the front slots hold wide ids
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +35,17 @@ def _text(seed: int) -> str:
     return " ".join(words + rng.choices(words, k=20_000) + words[::-1])
 
 
-def test_wide_ids_encode_as_narrow_ones_shifted(narrow: Tokenizer) -> None:
-    wide = Tokenizer({i + SHIFT: token for i, token in narrow.vocab.items()}, narrow.merges, pattern="gpt2")
+@pytest.mark.parametrize("shift", [70_000, 1 << 20], ids=["past 2^16", "past 2^20"])
+def test_wide_ids_encode_as_narrow_ones_shifted(narrow: Tokenizer, shift: int) -> None:
+    """Every id past 2^16: the front slots hold wide ids; past 2^20: the merges are looked
+    up in the wide map, not the compact one."""
+    wide = Tokenizer({i + shift: token for i, token in narrow.vocab.items()}, narrow.merges, pattern="gpt2")
     text = _text(1)
     want = narrow.encode(text)
     assert max(want) < 1 << 16
     assert any(len(narrow.encode(" " + w)) > 3 for w in text.split()[:2_000])  # more than a wide slot holds
-    assert wide.encode(text) == [i + SHIFT for i in want]
-    assert wide.encode(text) == [i + SHIFT for i in want]  # warm
+    assert wide.encode(text) == [i + shift for i in want]
+    assert wide.encode(text) == [i + shift for i in want]  # warm
 
 
 def test_narrow_ids_equal_the_merge_without_cache(narrow: Tokenizer) -> None:
