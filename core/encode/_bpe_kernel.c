@@ -767,7 +767,8 @@ huge_free(void *p, size_t size)
 #define FRONT_BYTES 16  /* pre-tokens of up to 16 bytes */
 #define NARROW_IDS 7    /* with up to 7 ids below 2^16 (all but a few pre-tokens that short) */
 #define WIDE_IDS 3      /* or up to 3 ids of any size (a vocabulary of more than 65,536) */
-#define OUT_SLACK 4     /* ids an encode_span may write past its last (front_copy) */
+#define OUT_SLACK 4     /* ids an encode_span may write past its last (front_copy); one more
+                         * int64 for the alignment of its staging (staging) */
 
 /* A front slot: 32 bytes, two to a cache line, which is the two ways of a set. */
 typedef struct {
@@ -1183,14 +1184,46 @@ typedef struct {
     FrontSlot *f; /* NULL: longer than FRONT_BYTES */
 } Cut;
 
-/* Encode s[0:n] into out (room for n ids and OUT_SLACK more): the number of ids, or -1
- * when out of memory.
+/* Where the ids after the first `written` of an output of `itemsize`-byte ids (out) are
+ * first written as int64: the first 8-byte boundary at or after their place. With
+ * narrower ids that is just behind the ids placed so far, so the int64 ids of a batch of
+ * pre-tokens are written and read back in the core's cache, and the output is written once,
+ * at 2 or 4 bytes an id, where an int64 output the size of the chunk (8 bytes an id) was
+ * written, then read again to narrow it. */
+static inline int64_t *
+staging(char *out, Py_ssize_t written, int itemsize)
+{
+    return (int64_t *)(((uintptr_t)(out + written * itemsize) + 7) & ~(uintptr_t)7);
+}
+
+/* ids[0:k] (int64, from staging(out, written, itemsize), or any other place) put at their
+ * place in out as `itemsize`-byte ids (the caller checked that they fit). Forward is safe:
+ * id i's place ends at or before where id i + 1 is read. */
+static inline void
+place_ids(char *out, Py_ssize_t written, int itemsize, const int64_t *ids, Py_ssize_t k)
+{
+    char *to = out + written * itemsize;
+    if (itemsize == 2) {
+        for (Py_ssize_t i = 0; i < k; i++) {
+            ((uint16_t *)to)[i] = (uint16_t)ids[i];
+        }
+    } else if (itemsize == 4) {
+        for (Py_ssize_t i = 0; i < k; i++) {
+            ((uint32_t *)to)[i] = (uint32_t)ids[i];
+        }
+    } else if ((const char *)ids != to) {
+        memmove(to, ids, (size_t)k * sizeof(int64_t));
+    }
+}
+
+/* Encode s[0:n] into out as `itemsize`-byte ids (2, 4 or 8; out 8-byte aligned, with room
+ * for n + OUT_SLACK + 1 int64): the number of ids, or -1 when out of memory.
  *
- * The text is cut CUT_AHEAD pre-tokens at a time, each short one's front slots prefetched,
+ * The text is cut CUT_AHEAD pre-tokens at a time, each short one's front set prefetched,
  * then those are looked up: the front cache is far larger than the core's own caches, and
- * a lookup right after its cut waited for its slots; cut in a batch, their loads overlap. */
+ * a lookup right after its cut waited for its set; cut in a batch, their loads overlap. */
 static Py_ssize_t
-encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, char *out, int itemsize)
 {
     Cut cuts[CUT_AHEAD];
     Py_ssize_t i = 0, written = 0, k;
@@ -1209,18 +1242,22 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
             }
             i = j;
         }
+        int64_t *stage = staging(out, written, itemsize);
+        Py_ssize_t got = 0;
         for (int q = 0; q < m; q++) {
             const Cut *c = &cuts[q];
             if (c->f != NULL) {
-                k = encode_short(self, s + c->at, c->n, c->lo, c->hi, c->f, out + written);
+                k = encode_short(self, s + c->at, c->n, c->lo, c->hi, c->f, stage + got);
             } else {
-                k = encode_pretoken_cached(self, s + c->at, c->n, out + written);
+                k = encode_pretoken_cached(self, s + c->at, c->n, stage + got);
             }
             if (k < 0) {
                 return -1;
             }
-            written += k;
+            got += k;
         }
+        place_ids(out, written, itemsize, stage, got);
+        written += got;
     }
     return written;
 }
@@ -1229,7 +1266,7 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
  * core.pretokenize.specials' SpecialMatcher cuts: BpeSpecialCut), each stretch between
  * them encoded as a text of its own. */
 static Py_ssize_t
-encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *out)
+encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, char *out, int itemsize)
 {
     BpeSpecialCut cut;
     ptrdiff_t start, stop;
@@ -1237,13 +1274,14 @@ encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *o
     Py_ssize_t written = 0;
     bpe_special_cut_start(&cut, self->specials, self->nspecials, s, n);
     while (bpe_special_cut_next(&cut, &start, &stop, &special)) {
-        Py_ssize_t k = encode_span(self, s + start, stop - start, out + written);
+        Py_ssize_t k = encode_span(self, s + start, stop - start, out + written * itemsize, itemsize);
         if (k < 0) {
             return -1;
         }
         written += k;
         if (special >= 0) {
-            out[written++] = self->specials[special].id;
+            int64_t id = self->specials[special].id;
+            place_ids(out, written++, itemsize, &id, 1);
         }
     }
     return written;
@@ -1253,7 +1291,7 @@ encode_text_span(Encoder *self, const unsigned char *s, Py_ssize_t n, int64_t *o
 static int64_t *
 encoder_out(Encoder *self, Py_ssize_t n)
 {
-    size_t need = (size_t)n + OUT_SLACK;
+    size_t need = (size_t)n + OUT_SLACK + 1;
     if (need > self->out_cap) {
         size_t cap = self->out_cap ? self->out_cap : 4096;
         while (cap < need) {
@@ -1269,25 +1307,6 @@ encoder_out(Encoder *self, Py_ssize_t n)
     return self->out;
 }
 
-/* ids[0:n] (int64) narrowed in place to `itemsize` bytes each (2: uint16, 4: uint32; the
- * caller checked the ids fit): id k moves to byte k * itemsize, never ahead of id k's own
- * int64, so one pass forward is safe. */
-static void
-narrow_ids(int64_t *ids, Py_ssize_t n, int itemsize)
-{
-    if (itemsize == 2) {
-        uint16_t *to = (uint16_t *)ids;
-        for (Py_ssize_t k = 0; k < n; k++) {
-            to[k] = (uint16_t)ids[k];
-        }
-    } else if (itemsize == 4) {
-        uint32_t *to = (uint32_t *)ids;
-        for (Py_ssize_t k = 0; k < n; k++) {
-            to[k] = (uint32_t)ids[k];
-        }
-    }
-}
-
 /* Take the lock and encode s[0:n] (without the GIL when it is long; special tokens as
  * their ids if `specials`; narrowed to `itemsize` bytes an id when it is 2 or 4): the
  * number of ids, written to *out, or -1 when out of memory. The caller reads *out, then
@@ -1295,7 +1314,7 @@ narrow_ids(int64_t *ids, Py_ssize_t n, int itemsize)
 static Py_ssize_t
 encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int specials, int itemsize, int64_t **out)
 {
-    Py_ssize_t (*encode)(Encoder *, const unsigned char *, Py_ssize_t, int64_t *) =
+    Py_ssize_t (*encode)(Encoder *, const unsigned char *, Py_ssize_t, char *, int) =
         specials ? encode_text_span : encode_span;
     Py_ssize_t written;
     if (n < 4096) { /* small calls: not worth releasing the GIL */
@@ -1305,18 +1324,12 @@ encoder_run(Encoder *self, const unsigned char *s, Py_ssize_t n, int specials, i
             Py_END_ALLOW_THREADS
         }
         *out = encoder_out(self, n);
-        written = *out ? encode(self, s, n, *out) : -1;
-        if (written > 0) {
-            narrow_ids(*out, written, itemsize);
-        }
+        written = *out ? encode(self, s, n, (char *)*out, itemsize) : -1;
     } else {
         Py_BEGIN_ALLOW_THREADS
         PyThread_acquire_lock(self->lock, WAIT_LOCK);
         *out = encoder_out(self, n);
-        written = *out ? encode(self, s, n, *out) : -1;
-        if (written > 0) {
-            narrow_ids(*out, written, itemsize);
-        }
+        written = *out ? encode(self, s, n, (char *)*out, itemsize) : -1;
         Py_END_ALLOW_THREADS
     }
     return written;
@@ -1445,7 +1458,7 @@ encode_many_flat(Encoder *self, const Py_buffer *views, Py_ssize_t count, Py_ssi
         longest = views[d].len > longest ? views[d].len : longest;
         all += views[d].len;
     }
-    int64_t *scratch = PyMem_RawMalloc((size_t)(longest + OUT_SLACK) * sizeof(int64_t));
+    int64_t *scratch = PyMem_RawMalloc((size_t)(longest + OUT_SLACK + 1) * sizeof(int64_t));
     Py_ssize_t room = all / 3 + 64; /* ~4 bytes a token in text; grown when short */
     uint32_t *flat = PyMem_RawMalloc((size_t)room * sizeof(uint32_t));
     Py_ssize_t at = 0;
@@ -1453,7 +1466,7 @@ encode_many_flat(Encoder *self, const Py_buffer *views, Py_ssize_t count, Py_ssi
         goto fail;
     }
     for (Py_ssize_t d = 0; d < count; d++) {
-        Py_ssize_t k = encode_text_span(self, views[d].buf, views[d].len, scratch);
+        Py_ssize_t k = encode_text_span(self, views[d].buf, views[d].len, (char *)scratch, 8);
         if (k < 0) {
             goto fail;
         }
@@ -1544,7 +1557,7 @@ Encoder_encode_many(Encoder *self, PyObject *args)
         PyMem_RawFree(flat);
         goto done;
     }
-    out = PyMem_RawMalloc((size_t)(total + OUT_SLACK) * sizeof(int64_t));
+    out = PyMem_RawMalloc((size_t)(total + OUT_SLACK + 1) * sizeof(int64_t));
     if (out == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -1552,7 +1565,7 @@ Encoder_encode_many(Encoder *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
     for (Py_ssize_t d = 0; d < count && !failed; d++) {
-        lengths[d] = encode_text_span(self, views[d].buf, views[d].len, out + at);
+        lengths[d] = encode_text_span(self, views[d].buf, views[d].len, (char *)(out + at), 8);
         failed = lengths[d] < 0;
         at += failed ? 0 : lengths[d];
     }
