@@ -794,7 +794,7 @@ typedef struct {
     int64_t *out;            /* encode's output, kept between calls (a fresh large buffer */
     size_t out_cap;          /* per call would cost page faults) */
     PyThread_type_lock lock; /* one encoding at a time (the GIL is released while encoding) */
-    FrontSlot *front;        /* in front of the cache: recent short pre-tokens (encode_short), */
+    FrontSlot *front;        /* in front of the cache: recent short pre-tokens (front_hit), */
     int front_bits;          /* 2^front_bits slots (see huge_zeroed) */
     int narrow;              /* every id is below 2^16: the front slots hold uint16 ids */
     uint64_t *seen;          /* a bit per pre-token hash: seen once since the last eviction */
@@ -1098,14 +1098,13 @@ front_key(const unsigned char *s, Py_ssize_t n, int padded, uint64_t *lo, uint64
 
 /* The front slot of a pre-token of 1 to FRONT_BYTES bytes whose front_key is (lo, hi). */
 static inline FrontSlot *
-front_slot(const Encoder *self, uint64_t lo, uint64_t hi, Py_ssize_t n)
+front_slot(FrontSlot *front, int front_bits, uint64_t lo, uint64_t hi, Py_ssize_t n)
 {
     uint64_t h = (lo * 0x9E3779B97F4A7C15ULL) ^ (hi * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
-    return &self->front[((h * 0xFF51AFD7ED558CCDULL) >> (64 - self->front_bits)) & ~(uint64_t)1];
+    return &front[((h * 0xFF51AFD7ED558CCDULL) >> (64 - front_bits)) & ~(uint64_t)1];
 }
 
-/* The ids of the pre-token s[0:n] (front_key (lo, hi), front set f: two slots), written
- * to out: their number, or -1. out has room for n ids and OUT_SLACK more.
+/* Whether the front slot f holds the pre-token of n bytes whose front_key is (lo, hi).
  *
  * The front cache holds the short pre-tokens (most of a text's) in one 32-byte slot each,
  * key and ids, in sets of two slots that share a cache line: one memory access per hit,
@@ -1122,17 +1121,21 @@ front_hit(const FrontSlot *f, uint64_t lo, uint64_t hi, Py_ssize_t n)
     return ((f->lo ^ lo) | (f->hi ^ hi) | (uint64_t)(f->len ^ (uint8_t)n)) == 0;
 }
 
+/* The ids in the front slot f, written to out (room for 4 at least, and for their
+ * number): their number. */
 static inline Py_ssize_t
-front_copy(const Encoder *self, const FrontSlot *f, int64_t *out)
+front_copy(int narrow, const FrontSlot *f, int64_t *out)
 {
     const uint16_t *ids = f->ids;
-    if (self->narrow) {
+    if (narrow) {
         out[0] = ids[0];
         out[1] = ids[1];
         out[2] = ids[2];
         out[3] = ids[3];
-        for (int j = 4; j < f->nids; j++) { /* (few pre-tokens have more than four ids) */
-            out[j] = ids[j];
+        if (f->nids > 4) { /* (few pre-tokens have more than four ids) */
+            for (int j = 4; j < f->nids; j++) {
+                out[j] = ids[j];
+            }
         }
     } else {
         out[0] = (int64_t)ids[0] | (int64_t)ids[1] << 16;
@@ -1142,18 +1145,20 @@ front_copy(const Encoder *self, const FrontSlot *f, int64_t *out)
     return f->nids;
 }
 
-static inline Py_ssize_t
-encode_short(Encoder *self, const unsigned char *s, Py_ssize_t n, uint64_t lo, uint64_t hi, FrontSlot *f,
-             int64_t *out)
+/* The ids of a pre-token that is not in the newer slot of its set (front_hit): from the
+ * older slot, else merged (and then put in the newer slot). Out of line, so that the loop
+ * of the hits keeps its registers. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static Py_ssize_t
+front_miss(Encoder *self, const unsigned char *s, Py_ssize_t n, uint64_t lo, uint64_t hi, FrontSlot *f, int64_t *out)
 {
-    if (front_hit(f, lo, hi, n)) {
-        return front_copy(self, f, out);
-    }
     if (front_hit(f + 1, lo, hi, n)) { /* the older of the two: it becomes the newer */
         FrontSlot hit = f[1];
         f[1] = f[0];
         f[0] = hit;
-        return front_copy(self, f, out);
+        return front_copy(self->narrow, f, out);
     }
     Py_ssize_t k = merge_word(self->table, s, n, out, self->scratch);
     if (k > 0 && k <= (self->narrow ? NARROW_IDS : WIDE_IDS)) { /* the newer slot now holds it */
@@ -1227,17 +1232,19 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, char *out, int 
 {
     Cut cuts[CUT_AHEAD];
     Py_ssize_t i = 0, written = 0, k;
+    FrontSlot *front = self->front; /* (locals: the stores below could be to *self, for all the compiler knows) */
+    const int front_bits = self->front_bits, narrow = self->narrow, pattern = self->pattern;
     while (i < n) {
         int m = 0;
         for (; m < CUT_AHEAD && i < n; m++) {
-            Py_ssize_t j = bpe_next(self->pattern, s, i, n);
+            Py_ssize_t j = bpe_next(pattern, s, i, n);
             Cut *c = &cuts[m];
             c->at = i;
             c->n = j - i;
             c->f = NULL;
             if (c->n <= FRONT_BYTES) {
                 front_key(s + i, c->n, i + 16 <= n, &c->lo, &c->hi);
-                c->f = front_slot(self, c->lo, c->hi, c->n);
+                c->f = front_slot(front, front_bits, c->lo, c->hi, c->n);
                 bpe_prefetch(c->f);
             }
             i = j;
@@ -1246,8 +1253,10 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, char *out, int 
         Py_ssize_t got = 0;
         for (int q = 0; q < m; q++) {
             const Cut *c = &cuts[q];
-            if (c->f != NULL) {
-                k = encode_short(self, s + c->at, c->n, c->lo, c->hi, c->f, stage + got);
+            if (c->f != NULL && front_hit(c->f, c->lo, c->hi, c->n)) {
+                k = front_copy(narrow, c->f, stage + got);
+            } else if (c->f != NULL) {
+                k = front_miss(self, s + c->at, c->n, c->lo, c->hi, c->f, stage + got);
             } else {
                 k = encode_pretoken_cached(self, s + c->at, c->n, stage + got);
             }
