@@ -1098,10 +1098,11 @@ front_key(const unsigned char *s, Py_ssize_t n, int padded, uint64_t *lo, uint64
 
 /* The front slot of a pre-token of 1 to FRONT_BYTES bytes whose front_key is (lo, hi). */
 static inline FrontSlot *
-front_slot(FrontSlot *front, int front_bits, uint64_t lo, uint64_t hi, Py_ssize_t n)
+front_slot(FrontSlot *front, int set_shift, uint64_t lo, uint64_t hi, Py_ssize_t n)
 {
-    uint64_t h = (lo * 0x9E3779B97F4A7C15ULL) ^ (hi * 0xC2B2AE3D27D4EB4FULL) ^ (uint64_t)n;
-    return &front[((h * 0xFF51AFD7ED558CCDULL) >> (64 - front_bits)) & ~(uint64_t)1];
+    /* two multiplications: the product's top bits depend on every bit of lo, hi and n */
+    uint64_t h = (lo + hi * 0xC2B2AE3D27D4EB4FULL + (uint64_t)n) * 0x9E3779B97F4A7C15ULL;
+    return front + ((h >> set_shift) << 1);
 }
 
 /* Whether the front slot f holds the pre-token of n bytes whose front_key is (lo, hi).
@@ -1233,7 +1234,7 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, char *out, int 
     Cut cuts[CUT_AHEAD];
     Py_ssize_t i = 0, written = 0, k;
     FrontSlot *front = self->front; /* (locals: the stores below could be to *self, for all the compiler knows) */
-    const int front_bits = self->front_bits, narrow = self->narrow, pattern = self->pattern;
+    const int set_shift = 64 - (self->front_bits - 1), narrow = self->narrow, pattern = self->pattern;
     while (i < n) {
         int m = 0;
         for (; m < CUT_AHEAD && i < n; m++) {
@@ -1244,7 +1245,7 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, char *out, int 
             c->f = NULL;
             if (c->n <= FRONT_BYTES) {
                 front_key(s + i, c->n, i + 16 <= n, &c->lo, &c->hi);
-                c->f = front_slot(front, front_bits, c->lo, c->hi, c->n);
+                c->f = front_slot(front, set_shift, c->lo, c->hi, c->n);
                 bpe_prefetch(c->f);
             }
             i = j;
