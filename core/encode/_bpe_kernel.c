@@ -11,8 +11,11 @@
  * tokenizer encodes (UTF-8, with surrogateescape's U+DC80..U+DCFF as their raw byte and
  * other lone surrogates as U+FFFD; bytes decoded with surrogateescape come back exact).
  * Encoder(table, pattern, cache_entries, specials).encode(data) encodes bytes: the native
- * pre-tokenizer (core/pretokenize/_scanner.h) cuts them, each pre-token's ids come from a
- * cache of its own or, on a miss, from merge_word; the GIL is released while it works.
+ * pre-tokenizer (core/pretokenize/_scanner.h) cuts them, 16 pre-tokens ahead of their
+ * lookups; a short pre-token's ids come from the front cache (two-way sets of 32-byte slots
+ * holding key and ids, one cache line a set) or, on a miss, from merge_word; a longer one's
+ * from a cache of all pre-tokens, else merge_word. Ids are written in the output's width
+ * (encode_text's itemsize) as they are found. The GIL is released while it works.
  * encode_text also finds the special tokens, encode_list takes a str as well, and the
  * lists of ids share one int object per id (made once, in the BpeTable).
  *
@@ -22,7 +25,7 @@
  * LONG_WORD bytes look through their mergeable pairs for each merge (a word's first ranks
  * come from a table of all byte pairs); longer ones take a binary heap of (rank, position),
  * which keeps a huge run of one character O(n log n).
- * CPython API only, C99.
+ * CPython API only, C99 (and, on Linux, mmap and madvise for the front cache's huge pages).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
