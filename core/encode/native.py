@@ -36,7 +36,9 @@ T = TypeVar("T")
 
 NATIVE_CACHE_ENTRIES = 1 << 17
 """The native cache's least size: ~80 bytes an entry (its pre-token, ids and hash slot), so
-~10 MB holds the distinct pre-tokens of most corpora (emptied when full)."""
+~10 MB holds the distinct pre-tokens of most corpora (emptied when full). Pre-tokens of up
+to 16 bytes are kept in front of it, eight 32-byte slots an entry (up to 64 MB, its pages
+mapped as they are first used)."""
 
 
 class NativeEncoder:

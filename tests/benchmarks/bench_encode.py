@@ -25,7 +25,8 @@ as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
    ids of both files are checked equal.
 4. What two threads can give here, for ``bpe-studio encode``: the file's bytes in memory,
    cut in two at an exact boundary, encoded by one thread (both halves in turn) and by two
-   threads at once, each with an encoder (and cache) of its own, as the command's workers.
+   threads at once, each with an encoder (and cache) of its own, as the command's workers
+   (run with case 2, and with case 3 in the same rounds).
 All contenders take turns, round after round; medians, MB/s, peak memory of each
 process tree (workers summed), and the ratios to tiktoken.
 """
@@ -318,14 +319,19 @@ def files_main(corpus: str, rounds: int) -> int:
         two = {"RAYON_NUM_THREADS": "2", "RAYON_RS_NUM_THREADS": "2"}
         giga = lambda dtype: lambda: harness.measure(  # noqa: E731
             [__file__, corpus, "--run", "gigatoken", "--mode", f"files-{dtype}", "--files", tmp], two)
+        halves = lambda threads: lambda: harness.measure(  # noqa: E731
+            [__file__, corpus, "--run", "ours", "--mode", f"halves{threads}", "--files", tmp])
         contenders = {
             "bpe-studio encode": lambda: cli(corpus, files, 2, "--no-doc-separator"),
             "gigatoken encode_files (uint16 .npy)": giga("uint16"),
             "gigatoken encode_files (uint32 .npy)": giga("uint32"),
+            "halves 1": halves(1),
+            "halves 2": halves(2),
         }
         load = os.getloadavg()
         results = harness.rounds(contenders, rounds)
         load_after = os.getloadavg()
+    ceiling = {k: results.pop(k) for k in ("halves 1", "halves 2")}
     same = len({r["ids"] for runs in results.values() for r in runs}) == 1
     print(f"corpus {corpus} ({mb:.1f} MB), GPT-2, two workers, file to .npy; medians of {rounds} alternating rounds, "
           f"each run in a fresh process; load average {load[0]:.1f} before, {load_after[0]:.1f} after; "
@@ -340,6 +346,10 @@ def files_main(corpus: str, rounds: int) -> int:
     print("  ours / gigatoken (uint16), round by round: " + ", ".join(
         f"{g['seconds'] / o['seconds']:.2f}x"
         for o, g in zip(results["bpe-studio encode"], results["gigatoken encode_files (uint16 .npy)"])))
+    one, two = (harness.median(ceiling[k], "seconds") for k in ("halves 1", "halves 2"))
+    print(f"what two threads give here (case 4): one thread {mb / one:.1f} MB/s, two {mb / two:.1f} MB/s, "
+          f"{one / two:.2f}x (medians); round by round: " + ", ".join(
+              f"{a['seconds'] / b['seconds']:.2f}x" for a, b in zip(ceiling["halves 1"], ceiling["halves 2"])))
     return 0
 
 
