@@ -31,21 +31,6 @@
 #include <emmintrin.h>
 #endif
 
-/* The lowest set bit of w (w != 0). */
-static inline unsigned bpe_ctz64(uint64_t w)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctzll(w);
-#else
-    unsigned k = 0;
-    while (!(w & 1)) {
-        w >>= 1;
-        k++;
-    }
-    return k;
-#endif
-}
-
 /* The masks of 64 bytes (bit k: byte k) and of the 16 after them (`*_next`). */
 typedef struct {
     uint64_t high, letter, digit, space, blank, quote; /* blank: ' ' alone; quote: '\'' */

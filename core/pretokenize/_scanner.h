@@ -48,19 +48,25 @@ static inline uint64_t bpe_load64(const unsigned char *p)
     return w;
 }
 
-/* The first byte (lowest) of w whose high bit is set; w has some byte's high bit set. */
-static inline unsigned bpe_first_high_byte(uint64_t w)
+/* The lowest set bit of w (w != 0). */
+static inline unsigned bpe_ctz64(uint64_t w)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctzll(w) >> 3;
+    return (unsigned)__builtin_ctzll(w);
 #else
     unsigned k = 0;
-    while (!(w & 0x80)) {
-        w >>= 8;
+    while (!(w & 1)) {
+        w >>= 1;
         k++;
     }
     return k;
 #endif
+}
+
+/* The first byte (lowest) of w whose high bit is set; w has some byte's high bit set. */
+static inline unsigned bpe_first_high_byte(uint64_t w)
+{
+    return bpe_ctz64(w) >> 3;
 }
 
 /* The masks of the two words that hold a key's last n <= 16 bytes (bpe_hash_key, bpe_key_eq). */
