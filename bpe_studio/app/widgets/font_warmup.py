@@ -11,7 +11,7 @@ in the window's proportional and fixed-pitch fonts, into a small image, one scri
 pass of the event loop (each well under the 50 ms a pass may take), starting once the
 window is up. Drawing a script again later costs a fraction of a millisecond.
 
-    warm_fonts(window)   # after window.show(); stops by itself, or with the window
+    warm_fonts(window)   # once: starts 300 ms into the event loop, stops by itself or with the window
 """
 
 from __future__ import annotations
