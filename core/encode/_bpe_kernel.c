@@ -760,7 +760,7 @@ static PyTypeObject BpeTableType = {
 
 /* ---------- Encoder: the native pre-tokenizer, a pre-token cache, and merge_word on misses ---------- */
 
-#include "../pretokenize/_scanner.h"
+#include "../pretokenize/_ascii_cut.h" /* (with _scanner.h) */
 #include "pythread.h"
 #include <stdlib.h>
 #if defined(__linux__)
@@ -1288,11 +1288,13 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, char *out, int 
     Cut cuts[CUT_AHEAD];
     Py_ssize_t i = 0, written = 0, k;
     FrontSlot *front = self->front; /* (locals: the stores below could be to *self, for all the compiler knows) */
-    const int set_shift = 64 - (self->front_bits - 1), narrow = self->narrow, pattern = self->pattern;
+    const int set_shift = 64 - (self->front_bits - 1), narrow = self->narrow;
+    BpeCutter cutter; /* GPT-2's ASCII text 64 bytes at a time, as counting cuts it */
+    bpe_cut_start(&cutter, self->pattern, s, n);
     while (i < n) {
         int m = 0;
         for (; m < CUT_AHEAD && i < n; m++) {
-            Py_ssize_t j = bpe_next(pattern, s, i, n);
+            Py_ssize_t j = bpe_cut_next(&cutter, i);
             Cut *c = &cuts[m];
             c->at = i;
             c->n = j - i;

@@ -212,3 +212,29 @@ def test_gpt2_encode_batch_to_arrays(gpt2: tuple[Tokenizer, tiktoken.Encoding]) 
         assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == want
     ids, offsets = tok.encode_batch([], return_numpy=True)
     assert ids.tolist() == [] and offsets.tolist() == [0]
+
+
+_ascii_parts = st.lists(
+    st.one_of(
+        st.sampled_from(list("aZsdmtlvreSLx09 '\t\n\r\x0b\x0c.!-_\x00\x7f")),
+        st.sampled_from(["'s", "'ll", "'ve", "'re", "'d", "'m", "'t", "''", " '", "  ", "\n\n", " \n", "\r\n ",
+                         "don't", "we'll", "12,345", " $9.99", " the", "   x"]),
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC", min_size=1, max_size=70),
+    ),
+    min_size=10, max_size=150,
+).map("".join)
+ascii_heavy = st.tuples(  # long runs of ASCII, with at most one character beyond it
+    _ascii_parts, st.sampled_from(["", "", "é", "\u00a0", "\u2028", "٣", "ſ", "🙂"]), _ascii_parts
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=ascii_heavy)
+def test_gpt2_long_ascii_text_follows_tiktoken(gpt2: tuple[Tokenizer, tiktoken.Encoding], text: str) -> None:
+    """Long ASCII text is cut 64 bytes at a time (core/pretokenize/_ascii_cut.h), in the
+    encoder as in counting: the ids stay tiktoken's, at every offset of the blocks."""
+    tok, enc = gpt2
+    want = enc.encode_ordinary(text)
+    assert tok.encode_ordinary(text) == want
+    assert tok.encode(text) == enc.encode(text, allowed_special="all")
+    assert tok.encode_batch([text, text[1:]]) == [want, enc.encode_ordinary(text[1:])]
