@@ -16,6 +16,7 @@ scanner; at run time `core.pretokenize.native` compares them again when the inst
 from __future__ import annotations
 
 import hashlib
+import sys
 from array import array
 
 import regex
@@ -28,27 +29,41 @@ CODE_POINTS = 0x110000
 
 
 def all_code_points() -> str:
-    """Every code point, surrogates included, in order: ``s[cp] == chr(cp)`` (decoded from
-    UTF-32 at C speed: joining a million ``chr`` took 0.19 s)."""
-    return array("I", range(CODE_POINTS)).tobytes().decode("utf-32-le", "surrogatepass")
+    """Every code point, surrogates included, in order: ``s[cp] == chr(cp)``.
+
+    Decoded from UTF-32 made plane by plane (the 65,536 code points of plane 0 as
+    integers, each plane p the same bytes with p as every third byte, set at once on a
+    big integer): joining a million ``chr`` took 0.19 s, an ``array`` of the whole range
+    39 ms in one call that held the GIL; this is a few ms.
+    """
+    plane_size = 1 << 16
+    low = array("I", range(plane_size))
+    if sys.byteorder != "little":
+        low.byteswap()
+    plane0 = int.from_bytes(low.tobytes(), "little")
+    third_bytes = int.from_bytes(b"\x00\x00\x01\x00" * plane_size, "little")  # 1 in every third byte
+    planes = [(plane0 | p * third_bytes).to_bytes(4 * plane_size, "little") for p in range(CODE_POINTS // plane_size)]
+    return b"".join(planes).decode("utf-32-le", "surrogatepass")
 
 
 def class_flags() -> bytes:
     """One flag byte per code point (see the module docstring), from `regex`; ~0.1 s.
 
     Each class is found as runs (``\\p{L}+``: a few thousand matches, not 140,000), laid
-    into a layer of its bit, and the layers are OR-ed as integers of a million bytes.
+    into a layer of its bit, and the layers are OR-ed as integers of a million bytes. The
+    searches let other threads run (``concurrent``): the first native scan in a process
+    runs this, and in the window the GUI thread must not wait for it.
     """
     text = all_code_points()
     combined = 0
     for bit, prop in ((LETTER, r"\p{L}+"), (NUMBER, r"\p{N}+"), (SPACE, r"\s+")):
         layer = bytearray(CODE_POINTS)
-        for m in regex.finditer(prop, text):
+        for m in regex.finditer(prop, text, concurrent=True):
             layer[m.start() : m.end()] = bytes([bit]) * (m.end() - m.start())
         combined |= int.from_bytes(layer, "little")
     flags = bytearray(combined.to_bytes(CODE_POINTS, "little"))
     for i, letter in enumerate(CONTRACTION_LETTERS):
-        for m in regex.finditer(f"(?i:{letter})", text):
+        for m in regex.finditer(f"(?i:{letter})", text, concurrent=True):
             if flags[m.start()] >> 4:
                 raise AssertionError(f"U+{m.start():04X} matches two contraction letters")
             flags[m.start()] |= (i + 1) << 4
