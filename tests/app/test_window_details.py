@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from bpe_studio.app.models.vocab_data import COL_LENGTH
-from tests.app.train.test_left_panel import long_token_session
+from tests.app.train.test_left_panel import window_at_1024_with_long_tokens
 
 
 def test_title_names_the_app_once_and_last(qtbot, make_window, make_corpus):
@@ -35,13 +35,8 @@ def columns_in_view(view, header) -> bool:
 
 
 def test_every_column_is_in_view_at_1024x700(qtbot, make_window):
-    window = make_window()
-    window.resize(1024, 700)
-    qtbot.waitExposed(window)
-    session = long_token_session(window.settings_panel.corpus())
-    window.state.load(session)
-    window.merges_table.refresh()
-    qtbot.wait(50)
+    window = window_at_1024_with_long_tokens(qtbot, make_window)
+    session = window.state.session
     table = window.merges_table
     assert columns_in_view(table, table.horizontalHeader())
 

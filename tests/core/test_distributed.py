@@ -5,6 +5,7 @@ fails before any task runs; a killed worker's shard is counted again, exactly.""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -12,6 +13,7 @@ import random
 import signal
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,12 +54,12 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return [plain, root / "b.jsonl.gz", root / "c.parquet"]
 
 
-@pytest.fixture(scope="module")
-def client():
+@contextlib.contextmanager
+def _quiet_cluster(**options: object) -> Iterator[distributed.Client]:
+    """A client of a `LocalCluster` made with ``options``, without its warnings and logs."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                           dashboard_address=None, silence_logs=40)
+        cluster = distributed.LocalCluster(dashboard_address=None, silence_logs=40, **options)
         client = distributed.Client(cluster)
     try:
         yield client
@@ -66,6 +68,12 @@ def client():
             warnings.simplefilter("ignore")
             client.close()
             cluster.close()
+
+
+@pytest.fixture(scope="module")
+def client():
+    with _quiet_cluster(n_workers=2, processes=True, threads_per_worker=1) as client:
+        yield client
 
 
 def _run(events):
@@ -153,18 +161,8 @@ def test_a_killed_worker_is_replaced_and_the_counts_stay_exact(client, corpus) -
 @pytest.fixture()
 def empty_scheduler():
     """A real scheduler on TCP that no worker ever joins."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1",
-                                           dashboard_address=None, silence_logs=40)
-        client = distributed.Client(cluster)
-    try:
+    with _quiet_cluster(n_workers=0, processes=False, protocol="tcp://", host="127.0.0.1") as client:
         yield client
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            client.close()
-            cluster.close()
 
 
 def test_a_scheduler_without_workers_says_so_at_once_then_fails_after_the_timeout(empty_scheduler, corpus) -> None:

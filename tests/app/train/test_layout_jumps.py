@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QFontMetrics
 
 READABLE_CHARACTERS = 8  # characters a token column always has room for
-from tests.app.train.test_left_panel import long_token_session
+from tests.app.train.test_left_panel import window_at_1024_with_long_tokens
 
 
 def test_the_vocabulary_size_hint_does_not_widen_the_left_column(qtbot, make_window) -> None:
@@ -43,13 +43,7 @@ def test_a_banner_does_not_push_the_tab_bar_down(qtbot, make_window) -> None:
 
 
 def test_at_1024_the_merges_table_and_the_merge_tree_are_readable(qtbot, make_window) -> None:
-    window = make_window()
-    window.resize(1024, 700)
-    qtbot.waitExposed(window)
-    session = long_token_session(window.settings_panel.corpus())
-    window.state.load(session)
-    window.merges_table.refresh()
-    qtbot.wait(50)
+    window = window_at_1024_with_long_tokens(qtbot, make_window)
     table = window.merges_table
     mono = QFontMetrics(table.merges_model._mono)
     header = table.horizontalHeader()

@@ -22,6 +22,17 @@ def long_token_session(corpus: str) -> Session:
                    stats={"elapsed": 1.0, "distinct": 12_345, "total": 1_234_567})
 
 
+def window_at_1024_with_long_tokens(qtbot, make_window):  # noqa: ANN001, ANN201
+    """A window at 1024x700 showing `long_token_session` in its merges table."""
+    window = make_window()
+    window.resize(1024, 700)
+    qtbot.waitExposed(window)
+    window.state.load(long_token_session(window.settings_panel.corpus()))
+    window.merges_table.refresh()
+    qtbot.wait(50)  # layouts settle
+    return window
+
+
 def fully_visible(widget, area) -> bool:
     viewport = area.viewport()
     top_left = widget.mapTo(viewport, QPoint(0, 0))
