@@ -94,13 +94,18 @@ def check_output_dir(path: str | os.PathLike[str]) -> None:
         if existing == folder.absolute():
             raise NotADirectoryError(f"{folder} exists and is not a folder; choose a folder to write into")
         raise NotADirectoryError(f"{existing} is a file, so the folder {folder} cannot be created in it")
+    prefix = f".bpe-studio-probe.{os.getpid()}."
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".bpe-studio-probe.{os.getpid()}.", suffix=".tmp", dir=existing)
-    except OSError as e:
-        reason = e.strerror or type(e).__name__
-        raise type(e)(f"cannot write into {existing} ({reason.lower()}); choose another folder") from e
-    os.close(fd)
-    os.unlink(probe)
+        try:
+            fd, probe = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=existing)
+        except OSError as e:
+            reason = e.strerror or type(e).__name__
+            raise type(e)(f"cannot write into {existing} ({reason.lower()}); choose another folder") from e
+        os.close(fd)
+        os.unlink(probe)
+    except BaseException:  # an interruption (SIGTERM made an exception) may land before the unlink
+        _remove_own_files(existing, prefix)
+        raise
 
 
 # --------------------------------------------------------------------------- temporaries
@@ -146,12 +151,16 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
 def _remove_own_temporaries(path: Path) -> None:
     """Remove this process's temporary files for ``path``, tracked or not: an interruption
     (SIGTERM made an exception) can land between creating one and keeping its name."""
-    prefix = f".{path.name}.{os.getpid()}."
+    _remove_own_files(path.parent, f".{path.name}.{os.getpid()}.")
+
+
+def _remove_own_files(folder: Path, prefix: str) -> None:
+    """Remove the ``prefix*.tmp`` files in ``folder`` (``prefix`` names this process)."""
     with contextlib.suppress(OSError):
-        for name in os.listdir(path.parent):
+        for name in os.listdir(folder):
             if name.startswith(prefix) and name.endswith(".tmp"):
                 with contextlib.suppress(FileNotFoundError):
-                    (path.parent / name).unlink()
+                    (folder / name).unlink()
 
 
 def _temporary_beside(path: Path) -> tuple[int, Path]:

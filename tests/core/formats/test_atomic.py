@@ -71,6 +71,27 @@ def test_check_output_dir_leaves_nothing(tmp_path: Path) -> None:
         check_output_dir(tmp_path / "file")
 
 
+def test_an_interruption_while_probing_the_output_folder_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM (an exception from the CLI's handler) between making the probe file and
+    removing it: the probe goes too (CI saw one left when a signal came at that moment)."""
+    import core.formats.atomic as atomic
+
+    real_mkstemp = atomic.tempfile.mkstemp
+
+    def made_then_interrupted(*args: object, **kwargs: object) -> tuple[int, str]:
+        fd, _name = real_mkstemp(*args, **kwargs)  # type: ignore[call-overload]
+        os.close(fd)
+        raise KeyboardInterrupt  # the signal lands as the probe is made
+
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", made_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        check_output_dir(tmp_path)
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("writer", ["write_atomically", "atomic_output"])
 def test_an_interruption_right_after_the_temporary_is_created_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer: str
