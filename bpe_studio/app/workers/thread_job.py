@@ -51,19 +51,22 @@ _NOTHING = object()
 _live: set[ThreadJob] = set()  # started jobs, kept alive (with their thread) until they stop
 
 
-GIL_SWITCH_SECONDS = 0.001
+GIL_SWITCH_SECONDS = 0.00005
 """How long a background thread keeps the GIL while the GUI thread waits for it (Python's
 default is 5 ms; see `give_the_gil_back_sooner`)."""
 
 
 def give_the_gil_back_sooner() -> None:
-    """Make Python threads hand the GIL over after 1 ms instead of 5 ms (for the whole process).
+    """Make Python threads hand the GIL over after 50 µs instead of 5 ms (for the whole process).
 
-    While a job's pure-Python work runs (building a vocabulary's columns: ~0.3 s), every
+    While a job's pure-Python work runs (building a vocabulary's columns: ~0.13 s), every
     Python call the GUI thread makes — each slot, each table cell's ``data()`` while painting —
-    first waits for the worker to give the GIL up, up to the switch interval each time: a
-    repaint making 15 such calls stalled 75 ms with 1 ms of its own work. The cost is a few
-    more thread switches in the background work.
+    first waits for the worker to give the GIL up, up to the switch interval each time, and
+    the GUI thread gives it up again inside nearly every Qt call. When a run finishes, the
+    window's ~10 ms of repainting took 50-120 ms of wall time at a 1 ms interval (a GIL wait
+    of ~0.25-1 ms every 30-100 µs of its own work, seen with ``perf sched timehist``); at 50 µs
+    no gap of `tests/benchmarks/bench_gui_stalls.py` passed 36 ms in 24 runs. The worker is
+    not measurably slower: the hand-overs happen only while the GUI thread asks for the GIL.
     """
     if sys.getswitchinterval() > GIL_SWITCH_SECONDS:
         sys.setswitchinterval(GIL_SWITCH_SECONDS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 
@@ -53,6 +54,19 @@ def test_each_yield_is_a_signal_then_the_result_then_stopped(qtbot) -> None:
     assert seen == [("yielded", 0), ("yielded", 1), ("yielded", 2), ("yielded", 3),
                     ("returned", "counted 4"), ("stopped", False)]
     assert threads and MAIN not in threads  # the work ran in the worker thread
+
+
+def test_a_started_job_makes_background_threads_give_the_gil_back_within_a_tenth_of_a_millisecond(qtbot) -> None:
+    """The GUI thread takes the GIL back inside nearly every Qt call while it paints: with
+    Python's 5 ms (or even 1 ms) switch interval, a busy job turned 10 ms of painting into
+    50-120 ms (tests/benchmarks/bench_gui_stalls.py)."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    try:
+        run(qtbot, ThreadJob(lambda: None))
+        assert sys.getswitchinterval() <= 0.0001
+    finally:
+        sys.setswitchinterval(before)
 
 
 def test_a_plain_function_is_one_step(qtbot) -> None:
