@@ -352,8 +352,10 @@ static inline int bpe_ct_add(BpeCounts *c, const unsigned char *p, size_t n, uin
  * hashed BPE_COUNT_AHEAD ahead of the one counted: the slot of the one BPE_COUNT_AHEAD
  * ahead is prefetched, and, for a long key, its bytes in the arena when the one half as
  * far ahead is reached (its slot read by then), so that the cache misses of rare
- * pre-tokens overlap. While the table fits the caches the plain loop is faster. */
-#define BPE_COUNT_AHEAD 16
+ * pre-tokens overlap. While the table fits the caches the plain loop is faster.
+ * 32 ahead rather than 16: one core on 1 GB of web-like text, 141 -> 162 MB/s (64: the
+ * same, 128: slower). */
+#define BPE_COUNT_AHEAD 32
 #define BPE_COUNT_BIG ((size_t)1 << 17)
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline)) /* its own function: the plain loop's inlining stays as it was */
