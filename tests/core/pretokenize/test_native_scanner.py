@@ -325,6 +325,36 @@ def test_counts_of_a_table_past_the_caches_equal_regex(name: str) -> None:
     assert invalid == 0
 
 
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+def test_a_table_past_the_caches_counts_across_special_tokens_like_regex(name: str) -> None:
+    """A large table's look-ahead loop (_count_table.h) on many short stretches between
+    special tokens: over 200k distinct words (the table past 2**18 slots from about 100k on) in
+    documents of 0 to 60 words (some with invalid bytes, some empty, two special tokens in
+    a row), counted per stretch by the regex oracle, in the same first-seen order, with the
+    same invalid bytes."""
+    rng = random.Random(5)
+    letters = "abcdefghijklmnopqrstuvwxyzé日"
+    vocabulary = ["".join(rng.choices(letters, k=rng.randint(1, 24))) for _ in range(300_000)]
+    documents = []
+    for start in itertools.accumulate(rng.randint(0, 60) for _ in range(14_000)):
+        words = vocabulary[start % len(vocabulary) : start % len(vocabulary) + rng.randint(0, 60)]
+        text = " ".join(words).encode() + rng.choice([b"", b" ", b"\n", b"\xff", b" \xc3"])
+        documents.append(text)
+    specials = [b"<|endoftext|>", b"<|x|>"]
+    data = b"".join(d + rng.choice(specials) for d in documents) + b"tail words"
+    stretches = regex.split(rb"<\|endoftext\|>|<\|x\|>", data)
+    expected: Counter[bytes] = Counter()
+    for stretch in stretches:
+        expected.update(oracle(stretch, name))
+    counts = _native.Counts()
+    counts.scan(data, NAMES[name], specials=specials)
+    words, numbers = counts.items()
+    assert len(words) > 200_000
+    assert dict(zip(words, numbers)) == expected
+    assert list(words) == list(expected)  # Counter keeps first-seen order
+    assert counts.invalid == sum(oracle_invalid(stretch) for stretch in stretches)
+
+
 ascii_texts = st.lists(
     st.one_of(
         st.sampled_from(list("aZsdmtlvreSLx09 '\t\n\r\x0b\x0c.!-_\x00\x7f")),
