@@ -54,6 +54,10 @@ def child(mode: str, corpus: str, pattern: str) -> None:
         harness.child_result(time.perf_counter() - started, distinct=len(words), cpu=time.process_time() - cpu_started)
         return
     workers = int(mode.split()[1])
+    import numpy  # noqa: F401 - `core` imports lazily: its modules and numpy are not timed
+    import core.corpus.count_run  # noqa: F401
+    import core.training.trainer  # noqa: F401
+
     started, cpu_started = time.perf_counter(), time.process_time()
     for event in core.train(corpus, core.TrainOptions(257, [SPECIAL], pattern=pattern, workers=workers)):
         if isinstance(event, core.CountingDone):
