@@ -1575,12 +1575,28 @@ MergeState_memory(MergeState *s, PyObject *Py_UNUSED(ignored))
     for (Py_ssize_t r = 0; r < s->nwords; r++) {
         arena += s->records[r].len;
     }
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
+    size_t block_resident = s->map.block.len * sizeof(int32_t);
+#ifdef HAVE_MMAP
+    long page = sysconf(_SC_PAGESIZE);
+    if (s->map.block.mapped && page > 0) { /* the block's pages in memory (mincore) */
+        size_t pages = (s->map.block.mapped + (size_t)page - 1) / (size_t)page;
+        unsigned char *in = PyMem_Malloc(pages);
+        if (in != NULL && mincore(s->map.block.base, s->map.block.mapped, in) == 0) {
+            block_resident = 0;
+            for (size_t i = 0; i < pages; i++) {
+                block_resident += (in[i] & 1) ? (size_t)page : 0;
+            }
+        }
+        PyMem_Free(in);
+    }
+#endif
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
                          "low", (Py_ssize_t)(s->caplow * sizeof(uint64_t)),
                          "records", (Py_ssize_t)(s->nwords * (Py_ssize_t)sizeof(WordRecord)),
                          "arena_live_tokens", (Py_ssize_t)arena,
                          "holders", (Py_ssize_t)holders, "block_live", (Py_ssize_t)block_live,
                          "block", (Py_ssize_t)(s->map.block.len * sizeof(int32_t)),
+                         "block_resident", (Py_ssize_t)block_resident,
                          "holders_of_gone_pairs", (Py_ssize_t)stale,
                          "map", (Py_ssize_t)(s->map.cap * sizeof(PairEntry)),
                          "map_used", (Py_ssize_t)s->map.used,
