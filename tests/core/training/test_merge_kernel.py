@@ -271,7 +271,8 @@ def _wide_table() -> dict[bytes, int]:
 def test_thousands_of_merges_over_a_wide_alphabet() -> None:
     # more merges than the kernel's first token tables hold (they grow past 1024 new
     # tokens), over words of many distinct bytes and counts; its pair map grows (in place,
-    # by half: capacities that are not powers of two) several times on the way
+    # by half: capacities that are not powers of two) several times on the way, and the
+    # pairs that one word holds keep it inline (no list of their own) until merged
     table = _wide_table()
     expected, python_tokens, got, kernel_tokens = _run_both(list(table), list(table.values()), [b"<s>"], 3000)
     assert len(expected) > 1500
@@ -281,9 +282,13 @@ def test_thousands_of_merges_over_a_wide_alphabet() -> None:
         return
     state = merge_module._MergeState(list(table), list(table.values()), BYTE_TOKENS + [b"<s>"])
     sizes = {state.memory()["map"]}
+    inline = []
     while state.step(100)[0]:
-        sizes.add(state.memory()["map"])
+        memory = state.memory()
+        sizes.add(memory["map"])
+        inline.append(memory["pairs_held_inline"])
     assert len(sizes) >= 3  # the map grew at least twice
+    assert max(inline) > 1000 and min(inline) < max(inline)  # many held inline, and some of them merged
 
 
 def test_merges_past_id_65535_widen_the_kernels_tokens() -> None:
