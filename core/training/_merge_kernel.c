@@ -283,8 +283,9 @@ map_free(PairMap *m)
         return;
     }
     for (size_t i = 0; i < m->cap; i++) {
-        if (m->slots[i].key != EMPTY_KEY) {
-            holders_free(&m->block, m->slots[i].holders, 1 + nholders_of(&m->slots[i]));
+        int32_t *h = m->slots[i].holders;
+        if (m->slots[i].key != EMPTY_KEY && !holders_inline(h) && !in_block(&m->block, h)) {
+            PyMem_Free(h); /* (the block goes whole, below) */
         }
     }
     PyMem_Free(m->slots);
