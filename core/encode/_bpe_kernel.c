@@ -763,9 +763,6 @@ static PyTypeObject BpeTableType = {
 #include "../pretokenize/_ascii_cut.h" /* (with _scanner.h) */
 #include "pythread.h"
 #include <stdlib.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 /* A table of `size` zeroed bytes for the front cache, aligned to a cache line and, on
  * Linux, in huge pages where the system gives them (transparent huge pages, on request):
@@ -777,21 +774,8 @@ static PyTypeObject BpeTableType = {
 static void *
 huge_zeroed(size_t size)
 {
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    size_t align = (size_t)2 << 20;
-    unsigned char *block = mmap(NULL, size + align, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (block == MAP_FAILED) {
-        return NULL;
-    }
-    unsigned char *p = (unsigned char *)(((uintptr_t)block + align - 1) & ~(uintptr_t)(align - 1));
-    if (p > block) { /* the unaligned head and the tail back to the system */
-        munmap(block, (size_t)(p - block));
-    }
-    munmap(p + size, (size_t)(block + align - p));
-#if defined(MADV_HUGEPAGE)
-    madvise(p, size, MADV_HUGEPAGE);
-#endif
-    return p;
+#if defined(BPE_HUGE_MAP)
+    return bpe_huge_map(size);
 #else
     return bpe_calloc_written(size / 64 + 1, 64); /* (its alignment: below) */
 #endif
@@ -803,8 +787,8 @@ huge_free(void *p, size_t size)
     if (p == NULL) {
         return;
     }
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    munmap(p, size);
+#if defined(BPE_HUGE_MAP)
+    bpe_huge_unmap(p, size);
 #else
     free(p);
 #endif

@@ -23,9 +23,6 @@
 #define BPE_COUNT_TABLE_H
 
 #include "_ascii_cut.h"
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 typedef struct {
     uint64_t word;  /* a key of <= 8 bytes: its bytes, the first lowest, zero above;
@@ -56,26 +53,17 @@ typedef struct {
  * caches (128 MB for a 1 GB web-like corpus) was a TLB miss as well, its prefetch waiting
  * on a page walk (60 MB of web text, one core: 112 -> 127 MB/s with 2 MB pages). */
 #define BPE_CT_HUGE ((size_t)4 << 20)
-#define BPE_CT_PAGE ((size_t)2 << 20)
 
-/* `bytes` of zeroed slots (a multiple of BPE_CT_PAGE from BPE_CT_HUGE on), written once
- * per 4 KB page (see bpe_calloc_written); NULL when out of memory. bpe_ct_free_slot_bytes frees them. */
+/* `bytes` of zeroed slots (a multiple of 2 MB from BPE_CT_HUGE on), written once per 4 KB
+ * page (see bpe_calloc_written); NULL when out of memory. bpe_ct_free_slot_bytes frees them. */
 static void *bpe_ct_alloc_slot_bytes(size_t bytes)
 {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#if defined(BPE_HUGE_MAP)
     if (bytes >= BPE_CT_HUGE) {
-        /* mapped with a page to spare, the slots starting on a 2 MB boundary in it */
-        unsigned char *map = (unsigned char *)mmap(NULL, bytes + BPE_CT_PAGE, PROT_READ | PROT_WRITE,
-                                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (map == (unsigned char *)MAP_FAILED)
-            return NULL;
-        unsigned char *p = map + (BPE_CT_PAGE - (uintptr_t)map % BPE_CT_PAGE) % BPE_CT_PAGE;
-        if (p > map)
-            munmap(map, (size_t)(p - map));
-        munmap(p + bytes, (size_t)(map + bytes + BPE_CT_PAGE - (p + bytes)));
-        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: 4 KB pages if refused */
-        for (size_t i = 0; i < bytes; i += 4096)
-            ((volatile unsigned char *)p)[i] = 0;
+        unsigned char *p = (unsigned char *)bpe_huge_map(bytes);
+        if (p != NULL)
+            for (size_t i = 0; i < bytes; i += 4096)
+                ((volatile unsigned char *)p)[i] = 0;
         return p;
     }
 #endif
@@ -84,9 +72,9 @@ static void *bpe_ct_alloc_slot_bytes(size_t bytes)
 
 static void bpe_ct_free_slot_bytes(void *p, size_t bytes)
 {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#if defined(BPE_HUGE_MAP)
     if (p && bytes >= BPE_CT_HUGE) {
-        munmap(p, bytes);
+        bpe_huge_unmap(p, bytes);
         return;
     }
 #endif

@@ -21,6 +21,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #include "_unicode_tables.h"
 
 #define BPE_L 1u
@@ -595,6 +598,38 @@ static inline BpeEntry *bpe_map_get(BpeMap *m, const unsigned char *p, size_t n,
 {
     return bpe_map_get_hashed(m, p, n, bpe_hash(p, n), created);
 }
+
+/* Tables looked up at random over megabytes (counting's slots, the encoder's front cache)
+ * come in 2 MB pages where the system gives them (transparent huge pages, on request):
+ * with 4 KB pages most of those lookups also missed the TLB. */
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+#define BPE_HUGE_MAP 1
+#define BPE_HUGE_PAGE ((size_t)2 << 20)
+
+/* `size` zeroed bytes starting on a 2 MB boundary, mapped as they are first written;
+ * NULL when mmap fails. Free with bpe_huge_unmap(p, size). */
+static inline void *bpe_huge_map(size_t size)
+{
+    /* mapped with a page to spare, the table starting on a 2 MB boundary in it */
+    unsigned char *map = (unsigned char *)mmap(NULL, size + BPE_HUGE_PAGE, PROT_READ | PROT_WRITE,
+                                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == (unsigned char *)MAP_FAILED)
+        return NULL;
+    unsigned char *p = (unsigned char *)(((uintptr_t)map + BPE_HUGE_PAGE - 1) & ~(uintptr_t)(BPE_HUGE_PAGE - 1));
+    if (p > map) /* the unaligned head and the tail back to the system */
+        munmap(map, (size_t)(p - map));
+    munmap(p + size, (size_t)(map + BPE_HUGE_PAGE - p));
+#if defined(MADV_HUGEPAGE)
+    madvise(p, size, MADV_HUGEPAGE); /* a hint: 4 KB pages if refused */
+#endif
+    return p;
+}
+
+static inline void bpe_huge_unmap(void *p, size_t size)
+{
+    munmap(p, size);
+}
+#endif
 
 /* Ask for the cache line at p (a hint only). */
 static inline void bpe_prefetch(const void *p)
