@@ -810,7 +810,7 @@ huge_free(void *p, size_t size)
 
 /* A front slot: 32 bytes, two to a cache line, which is the two ways of a set. */
 typedef struct {
-    uint64_t lo, hi; /* front_key */
+    uint64_t lo, hi; /* the pre-token's bytes (bpe_tail_words) */
     uint8_t len;     /* 0: the slot is free */
     uint8_t nids;
     uint16_t ids[NARROW_IDS]; /* the ids when all of the encoder's are below 2^16; else id j
@@ -1119,22 +1119,8 @@ encode_pretoken_cached(Encoder *self, const unsigned char *s, Py_ssize_t n, int6
     return k;
 }
 
-/* The front cache's key of a pre-token of 1 to FRONT_BYTES bytes: its bytes as two words,
- * zero past its end (with its length, that is the whole pre-token). `padded`: the 16 bytes
- * at s may be read, so the two words are loaded and masked, with no branch on n. */
-static inline void
-front_key(const unsigned char *s, Py_ssize_t n, int padded, uint64_t *lo, uint64_t *hi)
-{
-    if (padded) {
-        *lo = bpe_load64(s) & bpe_tail_masks[n][0];
-        *hi = bpe_load64(s + 8) & bpe_tail_masks[n][1];
-    } else {
-        *lo = bpe_load_bytes(s, n < 8 ? (size_t)n : 8);
-        *hi = bpe_load_bytes(s + 8, n > 8 ? (size_t)n - 8 : 0);
-    }
-}
-
-/* The front slot of a pre-token of 1 to FRONT_BYTES bytes whose front_key is (lo, hi). */
+/* The front slot of a pre-token of 1 to FRONT_BYTES bytes whose key is (lo, hi): its
+ * bytes as two words (bpe_tail_words), which with its length are the whole pre-token. */
 static inline FrontSlot *
 front_slot(FrontSlot *front, int set_shift, uint64_t lo, uint64_t hi, Py_ssize_t n)
 {
@@ -1143,7 +1129,7 @@ front_slot(FrontSlot *front, int set_shift, uint64_t lo, uint64_t hi, Py_ssize_t
     return front + ((h >> set_shift) << 1);
 }
 
-/* Whether the front slot f holds the pre-token of n bytes whose front_key is (lo, hi).
+/* Whether the front slot f holds the pre-token of n bytes whose key is (lo, hi).
  *
  * The front cache holds the short pre-tokens (most of a text's) in one 32-byte slot each,
  * key and ids, in sets of two slots that share a cache line: one memory access per hit,
@@ -1284,7 +1270,7 @@ encode_span(Encoder *self, const unsigned char *s, Py_ssize_t n, char *out, int 
             c->n = j - i;
             c->f = NULL;
             if (c->n <= FRONT_BYTES) {
-                front_key(s + i, c->n, i + 16 <= n, &c->lo, &c->hi);
+                bpe_tail_words(s + i, (size_t)c->n, i + 16 <= n, &c->lo, &c->hi);
                 c->f = front_slot(front, set_shift, c->lo, c->hi, c->n);
                 bpe_prefetch(c->f);
             }

@@ -89,7 +89,9 @@ static inline uint32_t bpe_ct_meta(uint64_t hash, size_t n)
 /* The word of a key of n <= 8 bytes at p (`padded`: 16 bytes may be read there). */
 static inline uint64_t bpe_ct_word(const unsigned char *p, size_t n, int padded)
 {
-    return padded ? bpe_load64(p) & bpe_tail_masks[n][0] : bpe_load_bytes(p, n);
+    uint64_t word, none;
+    bpe_tail_words(p, n, padded, &word, &none);
+    return word;
 }
 
 /* A short key's bytes from its word, in buf (24 bytes, zero after the key: readable padded). */

@@ -383,6 +383,20 @@ static inline uint64_t bpe_load_bytes(const unsigned char *p, size_t k)
     return w;
 }
 
+/* The last n <= 16 bytes of a key at p as two words, zero past its end (with n, that is
+ * the whole tail); `padded`: the 16 bytes at p may be read, so the two words are loaded
+ * and masked, with no branch on n. */
+static inline void bpe_tail_words(const unsigned char *p, size_t n, int padded, uint64_t *first, uint64_t *second)
+{
+    if (padded) {
+        *first = bpe_load64(p) & bpe_tail_masks[n][0];
+        *second = bpe_load64(p + 8) & bpe_tail_masks[n][1];
+    } else {
+        *first = bpe_load_bytes(p, n < 8 ? n : 8);
+        *second = bpe_load_bytes(p + 8, n > 8 ? n - 8 : 0);
+    }
+}
+
 /* bpe_hash of p[0:n]; `padded`: the BPE_KEY_SLACK bytes after p[n-1] may be read, so
  * the last (up to) 16 bytes are two words read and masked, with no branch on n.
  *
@@ -397,13 +411,7 @@ static inline uint64_t bpe_hash_key(const unsigned char *p, size_t n, int padded
         h = (h ^ bpe_load64(p)) * 0xFF51AFD7ED558CCDull;
         h ^= h >> 32;
     }
-    if (padded) {
-        first = bpe_load64(p) & bpe_tail_masks[n][0];
-        second = bpe_load64(p + 8) & bpe_tail_masks[n][1];
-    } else {
-        first = bpe_load_bytes(p, n < 8 ? n : 8);
-        second = bpe_load_bytes(p + 8, n > 8 ? n - 8 : 0);
-    }
+    bpe_tail_words(p, n, padded, &first, &second);
     h = (h ^ first) * 0xFF51AFD7ED558CCDull;
     h ^= h >> 32;
     h = (h ^ second) * 0xC4CEB9FE1A85EC53ull;
