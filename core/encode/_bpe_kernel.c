@@ -43,7 +43,7 @@ typedef struct {
 
 typedef struct {
     PyObject_HEAD
-    Slot *slots;
+    Slot *slots;      /* the merges' map, or NULL once `pairs` has them all */
     size_t mask, pair_mask;
     int pair_shift;
     int shift;        /* 64 - log2(number of slots): hash_key keeps the product's top bits */
@@ -52,8 +52,8 @@ typedef struct {
     int64_t byte_ids[256];
     int32_t *byte_ranks; /* first byte << 8 | second -> the rank of their ids' pair (a word's
                           * first ranks, without hashing) */
-    uint64_t *pairs;     /* the map again, in 8-byte slots (PAIR_*), or NULL when an id or a
-                          * rank does not fit */
+    uint64_t *pairs;     /* the map in 8-byte slots (PAIR_*), or NULL when an id or a rank
+                          * does not fit */
     PyObject **longs; /* id -> its int object, made once for the Encoder's lists (or NULL) */
     Py_ssize_t nlongs;
 } BpeTable;
@@ -147,8 +147,8 @@ BpeTable_dealloc(BpeTable *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* t->pairs from t's Slot map (built) when every id and rank fits, else NULL. 0, or -1 with
- * an exception set. */
+/* t->pairs from t's Slot map (built) when every id and rank fits, the Slot map then freed;
+ * else t->pairs NULL and the Slot map kept. 0, or -1 with an exception set. */
 static int
 table_compact_pairs(BpeTable *t)
 {
@@ -199,6 +199,8 @@ table_compact_pairs(BpeTable *t)
         pairs[at] = pair << 24 | (uint64_t)slot->rank;
     }
     t->pairs = pairs;
+    PyMem_Free(t->slots); /* rank_of reads `pairs` alone from here on */
+    t->slots = NULL;
     return 0;
 }
 
