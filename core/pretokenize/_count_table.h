@@ -121,6 +121,12 @@ static inline const unsigned char *bpe_ct_key(const BpeCounts *c, const BpeSlot 
     return c->keys + s->word + 8;
 }
 
+/* The slot of the e-th key in first-seen order. */
+static inline const BpeSlot *bpe_ct_nth(const BpeCounts *c, size_t e)
+{
+    return &c->slots[c->order[e]];
+}
+
 static inline int64_t bpe_ct_count(const BpeCounts *c, const BpeSlot *s)
 {
     return s->count & BPE_CT_BIG ? c->big[s->count & ~BPE_CT_BIG] : (int64_t)s->count;
@@ -195,16 +201,16 @@ static int bpe_ct_grow(BpeCounts *c)
     size_t homes[AHEAD];
     for (size_t e = 0; e < c->n + AHEAD; e++) {
         if (e + 2 * AHEAD < c->n)
-            bpe_prefetch(&c->slots[c->order[e + 2 * AHEAD]]);
+            bpe_prefetch(bpe_ct_nth(c, e + 2 * AHEAD));
         if (e >= AHEAD) { /* key d, hashed AHEAD keys ago: into its new slot */
             size_t d = e - AHEAD, h = homes[d % AHEAD];
             while (fresh[h].meta)
                 h = (h + 1) & (size - 1);
-            fresh[h] = c->slots[c->order[d]];
+            fresh[h] = *bpe_ct_nth(c, d);
             c->order[d] = (uint32_t)h;
         }
         if (e < c->n) {
-            size_t h = (size_t)bpe_ct_rehash(c, &c->slots[c->order[e]]) & (size - 1);
+            size_t h = (size_t)bpe_ct_rehash(c, bpe_ct_nth(c, e)) & (size - 1);
             homes[e % AHEAD] = h;
             bpe_prefetch(&fresh[h]);
         }

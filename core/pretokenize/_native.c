@@ -232,7 +232,7 @@ Counts_items(Counts *self, PyObject *Py_UNUSED(ignored))
     if (!words || !counts)
         goto fail;
     for (size_t e = 0; e < m->n; e++) {
-        const BpeSlot *slot = &m->slots[m->order[e]];
+        const BpeSlot *slot = bpe_ct_nth(m, e);
         size_t len;
         const unsigned char *key = bpe_ct_key(m, slot, buf, &len);
         PyObject *w = PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)len);
