@@ -14,7 +14,6 @@ from core.encode import piece_encoder
 from core.encode.tokenizer import Tokenizer
 
 
-
 @pytest.fixture(scope="module")
 def narrow(tmp_path_factory: pytest.TempPathFactory) -> Tokenizer:
     if piece_encoder._BpeTable is None:
