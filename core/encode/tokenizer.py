@@ -93,15 +93,14 @@ class Tokenizer:
         pair_rank: dict[tuple[int, int], int] = {}  # (left id, right id) -> rank
         new_id: list[int] = []  # rank -> id of the merged token
         self._rank_of_id: dict[int, int] = {}
+        encoder = self._encoder
         for rank, (left, right) in enumerate(self.merges):
-            ids = [self._encoder.get(part) for part in (left, right, left + right)]
-            if None in ids:
-                part = (left, right, left + right)[ids.index(None)]
+            a, b, new = encoder.get(left), encoder.get(right), encoder.get(left + right)
+            if a is None or b is None or new is None:
+                part = left if a is None else right if b is None else left + right
                 raise TokenizerError(
                     f"merge {rank} ({left!r}, {right!r}) needs the token {part!r}, which is not in the vocabulary"
                 )
-            a, b, new = ids
-            assert a is not None and b is not None and new is not None
             pair_rank.setdefault((a, b), rank)
             new_id.append(new)
             self._rank_of_id.setdefault(new, rank)
