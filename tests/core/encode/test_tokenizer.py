@@ -203,6 +203,12 @@ def test_bad_vocabularies_are_rejected() -> None:
     vocab = {i: bytes([i]) for i in range(256)}
     with pytest.raises(TokenizerError, match=r"merge 0 \(b'a', b'b'\) needs the token b'ab'"):
         Tokenizer(vocab, [(b"a", b"b")])
+    vocab[256] = b"ab"
+    vocab[257] = b"abc"
+    with pytest.raises(TokenizerError, match=r"merge 1 \(b'abx', b'c'\) needs the token b'abx'"):
+        Tokenizer(vocab, [(b"a", b"b"), (b"abx", b"c")])
+    with pytest.raises(TokenizerError, match=r"merge 1 \(b'a', b'bc'\) needs the token b'bc'"):
+        Tokenizer(vocab, [(b"a", b"b"), (b"a", b"bc")])
 
 
 def test_raw_bytes_are_encoded_byte_exactly(merging: str) -> None:
