@@ -20,6 +20,7 @@ Decompressing is `core.corpus.streams` (`open_stream`, re-exported here).
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import json
 import os
@@ -163,6 +164,49 @@ def _walk(folder: Path) -> list[Path]:
     return sorted(found)
 
 
+def _glob(pattern: str) -> list[str]:
+    """``glob.glob(pattern, recursive=True)``, except that ``**`` does not go into linked
+    folders, as a folder's walk does not: ``glob`` follows them, so a link to a parent
+    folder repeated files (``a.txt``, ``l/a.txt``, ``l/l/a.txt`` ...) and two such links
+    never ended. Without ``**`` the depth is the pattern's, and ``glob`` serves."""
+    parts = pattern.split(os.sep)
+    if "**" not in parts:
+        return glob.glob(pattern)
+    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    top = os.sep.join(parts[:first]) or (os.sep if pattern.startswith(os.sep) else "")
+    wanted = [part for part in parts[first:] if part]  # ("a/**/" as "a/**")
+    hidden_wanted = any(part.startswith(".") for part in wanted)
+    start = top or "."
+    if not os.path.isdir(start):
+        return []
+    matches = []
+    for root, dirs, names in os.walk(start):  # links to folders are listed, not entered
+        dirs[:] = sorted(d for d in dirs if hidden_wanted or not _is_hidden(d))
+        below = os.path.relpath(root, start).split(os.sep) if root != start else []
+        folders = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        for name, folder in [(d, True) for d in folders] + [(n, False) for n in names]:
+            if _glob_match(below + [name], wanted, folder):
+                matches.append(os.path.join(top, *below, name))
+    return matches
+
+
+def _glob_match(names: list[str], parts: list[str], folder: bool) -> bool:
+    """Whether the path ``names`` (a folder or not) matches the glob ``parts`` as `glob`
+    matches: ``**`` any number of folders, ``*`` and the like within one name, neither a
+    hidden name unless the part itself starts with a dot, and a name that more parts
+    follow a folder."""
+    if not parts:
+        return not names
+    if parts[0] == "**":
+        return any(_glob_match(names[skip:], parts[1:], folder) for skip in range(len(names) + 1)
+                   if not any(_is_hidden(name) for name in names[:skip]))
+    if not names or (_is_hidden(names[0]) and not parts[0].startswith(".")):
+        return False
+    if len(names) == 1 and len(parts) > 1 and not folder:
+        return False
+    return fnmatch.fnmatchcase(names[0], parts[0]) and _glob_match(names[1:], parts[1:], folder)
+
+
 def resolve_paths(source: Source) -> list[Path]:
     """The files ``source`` names, in order: each path as given, each directory's files
     (recursive, sorted, hidden skipped), each glob's matches (sorted; ``**`` recurses).
@@ -186,11 +230,12 @@ def resolve_paths(source: Source) -> list[Path]:
         elif os.path.lexists(path) or not glob.has_magic(text):
             files.append(path)  # checked (and reported if missing) by `check_regular_file`
         else:
-            matches = sorted(glob.glob(text, recursive=True))
-            if not matches:
-                raise FileNotFoundError(f"no file matches {text}; check the pattern")
-            for match in matches:
-                files += _walk(Path(match)) if os.path.isdir(match) else [Path(match)]
+            matched: dict[Path, None] = {}  # each file once ("a/**" matches a folder and its files)
+            for match in sorted(map(Path, _glob(text))):  # in path order, as a folder's files
+                matched.update(dict.fromkeys(_walk(match) if match.is_dir() else [match]))
+            if not matched:
+                raise FileNotFoundError(f"no file matches {text} (hidden files are skipped); check the pattern")
+            files += matched
     if not files:
         raise FileNotFoundError("no corpus given; name a file, a folder or a glob pattern")
     return files
