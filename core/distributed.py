@@ -30,7 +30,7 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from core.corpus.counting import check_sample_kept, count_task
+from core.corpus.counting import check_text_counted, count_task
 from core.corpus.documents import Task, check_unchanged, plan_tasks
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import ReadOptions, Source, open_corpus
@@ -150,7 +150,7 @@ def count_on_cluster_events(
             futures.append(future)
             ready.add(future)
         if not futures:
-            check_sample_kept(0, options)
+            check_text_counted(0, False, options)
             return PretokenCounts(pattern=compiled.source, special_tokens=specials)
         waiting: list[Any] = []  # finished partial tables waiting to be added
         final: Any = None
@@ -175,7 +175,7 @@ def count_on_cluster_events(
         assert final is not None
         counts: PretokenCounts = final.result()
         check_unchanged(corpus)
-        check_sample_kept(counts.documents, options)
+        check_text_counted(counts.documents, len(counts) > 0, options)
         yield PretokenizeProgress(size, size, counts.documents)
         return counts
     finally:

@@ -49,7 +49,7 @@ from core.pretokenize.counting import ChunkCounts, CountTable, NativeTally, coun
 from core.pretokenize.native import scanner_for
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
-__all__ = ["CountData", "CountStep", "check_sample_kept", "count_documents", "count_task"]
+__all__ = ["CountData", "CountStep", "check_text_counted", "count_documents", "count_task"]
 
 PROGRESS_INTERVAL = 0.1
 """Seconds between progress-only steps while the workers count."""
@@ -263,7 +263,7 @@ def count_documents(
                 return
         if lazy.error is not None:
             raise lazy.error
-        check_sample_kept(documents, options)
+        check_text_counted(documents, taken > 0, options)
     finally:
         if shares is not None:
             shares.close()
@@ -300,8 +300,14 @@ def _count_into_one_table(lazy: LazyTasks[Job], options: ReadOptions, pattern: P
         yield Counted(counts, counts.invalid, text_bytes, documents, input_bytes)
 
 
-def check_sample_kept(documents: int, options: ReadOptions) -> None:
-    """A `CorpusError` if sampling kept no document of the corpus (local and Dask counting)."""
+def check_text_counted(documents: int, any_text: bool, options: ReadOptions) -> None:
+    """A `CorpusError` if the count holds no text (local and Dask counting): sampling kept
+    no document, or every document read was empty (Parquet nulls, JSONL ``""``), where a
+    tokenizer of the 256 bytes would be no answer."""
     if documents == 0 and options.sample is not None and options.sample < 1:
         raise CorpusError(f"sampling kept no document (sample={options.sample:g}); give a larger fraction "
                           "(--sample) or a larger corpus")
+    if not any_text:
+        found = (f"its {documents:,} documents are all empty" if documents > 1 else "its one document is empty"
+                 if documents else f"no record has text in the field {options.field!r}")
+        raise CorpusError(f"the corpus holds no text: {found}; check the files and the field (--field)")

@@ -1,5 +1,6 @@
 """Runs that cannot be right are one clear error, exit status 2, nothing written: an empty
-Parquet file, a sample that keeps no document, random bytes, a damaged Parquet page."""
+Parquet file, a sample that keeps no document, a corpus of empty documents, random bytes,
+a damaged Parquet page."""
 
 from __future__ import annotations
 
@@ -51,6 +52,26 @@ def test_a_sample_that_keeps_no_document(tmp_path: Path, run_cli: Callable[..., 
     _nothing_written(out)
     with pytest.raises(CorpusError, match="kept no document"):
         core.count_pretokens(path, workers=1, read=core.ReadOptions(sample=1e-12))
+
+
+@pytest.mark.parametrize("command", ["train", "count"])
+@pytest.mark.parametrize("form", ["parquet nulls", "jsonl empty texts"])
+def test_a_corpus_of_no_text_is_refused(tmp_path: Path, run_cli: Callable[..., object], command: str,
+                                        form: str) -> None:
+    if form == "parquet nulls":
+        path = tmp_path / "nulls.parquet"
+        pq.write_table(pa.table({"text": pa.array([None, None], pa.string())}), path)
+        found = "no record has text in the field 'text'"
+    else:
+        path = tmp_path / "empty.jsonl"
+        path.write_text('{"text": ""}\n{"text": ""}\n{"text": ""}\n', encoding="utf-8")
+        found = "its 3 documents are all empty"
+    out = tmp_path / ("tok" if command == "train" else "c.bpc")
+    args = ["--vocab-size", "300"] if command == "train" else []
+    result = run_cli(command, path, *args, "--out", out)
+    _one_error(result, "the corpus holds no text", found, "--field")
+    _nothing_written(out) if command == "train" else None
+    assert command == "train" or not out.exists()
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core
+from core.errors import CorpusError
 from core.training.reference import train_bpe_reference
 
 EOT = "<|endoftext|>"
@@ -153,7 +154,12 @@ _text = st.text(st.sampled_from("ab \n\t.1é東\u00a0<|>"), max_size=30)
 @settings(max_examples=40, deadline=None)
 @given(docs=st.lists(_text, min_size=1, max_size=12), chunk=st.integers(1, 40))
 def test_any_documents_any_chunks(docs: list[str], chunk: int) -> None:
-    """Property: documents through the iterator == the oracle on the joined text."""
+    """Property: documents through the iterator == the oracle on the joined text (and no
+    text at all is an error, not a tokenizer of the 256 bytes)."""
+    if not any(docs):
+        with pytest.raises(CorpusError, match="the corpus holds no text"):
+            list(core.train(iter(docs), core.TrainOptions(300, [EOT], workers=1), chunk_size=chunk))
+        return
     expected = train_bpe_reference(EOT.join(docs), 300, [EOT])[1]
     events = list(core.train(iter(docs), core.TrainOptions(300, [EOT], workers=1), chunk_size=chunk))
     assert events[-1].merges == expected
