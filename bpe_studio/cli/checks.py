@@ -7,6 +7,9 @@
   (`core.corpus.processes.max_workers`) is lowered, and a note on stderr says so.
 - `non_empty`: an argparse type refusing an empty value (``--out ''`` would write into
   the current folder, ``--pattern ''`` would quietly mean the default).
+- `check_output_file`: a file a command writes (``eval --csv``) is checked before the
+  work: not a folder, its folder writable, and not one of the command's own inputs
+  (``--csv held_out.txt`` replaced the text it measured).
 - `TOKENIZER_HELP`: every subcommand names its tokenizer the same way, a positional
   ``TOKENIZER`` first, with this help.
 """
@@ -14,12 +17,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
 
-__all__ = ["TOKENIZER_HELP", "capped_workers", "check_text_option", "non_empty"]
+__all__ = ["TOKENIZER_HELP", "capped_workers", "check_output_file", "check_text_option", "non_empty"]
 
 TOKENIZER_HELP = ("a tokenizer: a folder (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) "
                   "or one of those files")
@@ -65,3 +70,29 @@ def capped_workers(workers: int | None) -> int | None:
             file=sys.stderr,
         )
     return limit
+
+
+def check_output_file(option: str, path: str, inputs: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse ``option``'s file ``path`` (before any work) if it is a folder, its folder is
+    missing or not writable, or it is one of ``inputs`` — files, or folders whose files
+    (not below) are inputs, such as a tokenizer's.
+
+    Raises:
+        IsADirectoryError, FileNotFoundError, PermissionError, ValueError: saying what to do.
+    """
+    from core.formats.atomic import check_output_dir
+
+    out = Path(path)
+    if out.is_dir():
+        raise IsADirectoryError(f"{option} {path} is a folder; give a file name")
+    if not out.absolute().parent.is_dir():
+        raise FileNotFoundError(f"{option} {path}: its folder does not exist; create it or write elsewhere")
+    check_output_dir(out.absolute().parent)
+    if not out.exists():
+        return
+    for given in inputs:
+        folder = Path(given)
+        for file in sorted(folder.iterdir()) if folder.is_dir() else [folder]:
+            if file.exists() and os.path.samefile(file, out):
+                raise ValueError(f"{option} {path} is one of the inputs ({file}); writing it would replace it, "
+                                 "so give another file name")

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.checks import TOKENIZER_HELP, non_empty
+from bpe_studio.cli.checks import TOKENIZER_HELP, check_output_file, non_empty
+from core.corpus.sources import resolve_paths
 from core.evaluate.measures import Row, evaluate, load_tokenizers, rows_csv, rows_json
 
 __all__ = ["add_evaluate_parsers", "format_table", "parse_sizes"]
@@ -144,9 +145,12 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
     errs = err or sys.stderr
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
-    for path in (args.csv, args.json):
-        if path is not None and not Path(path).resolve().parent.is_dir():
-            raise ValueError(f"{path}: its folder does not exist; create it or write elsewhere")
+    if args.csv is not None and args.json is not None and Path(args.csv).absolute() == Path(args.json).absolute():
+        raise ValueError(f"--csv and --json are the same file ({args.csv}); give each its own")
+    sources = resolve_paths(args.on)  # (a missing source is said here, before any work)
+    for option, path in (("--csv", args.csv), ("--json", args.json)):
+        if path is not None:
+            check_output_file(option, path, [*args.tokenizers, *sources])
     if args.sizes is not None:
         from core.evaluate.ladder import default_sizes, ladder_tokenizers
 

@@ -80,6 +80,10 @@ def test_eval_ladder_and_shrink(tmp_path: Path, setup: tuple[Path, Path, Path]) 
         (["eval", "{tok}", "--on", "{held}", "--baseline", "gpt9"], "baseline 'gpt9'"),
         (["eval", "{tok}", "--on", "{held}", "--sizes", "1k,x"], "--sizes"),
         (["eval", "{tok}", "--on", "{held}", "--csv", "{tmp}/no/such/o.csv"], "folder does not exist"),
+        (["eval", "{tok}", "--on", "{held}", "--csv", "{tok}"], "is a folder; give a file name"),
+        (["eval", "{tok}", "--on", "{held}", "--csv", "{tmp}/t.csv", "--json", "{tmp}/t.csv"], "are the same file"),
+        (["eval", "{tok}", "--on", "{held}", "--csv", "{held}"], "is one of the inputs"),
+        (["eval", "{tok}", "--on", "{held}", "--json", "{tok}/tokenizer.json"], "is one of the inputs"),
         (["shrink", "{tok}", "--vocab-size", "5000", "--out", "{tmp}/o"], "above the tokenizer's vocabulary"),
     ],
 )
@@ -92,6 +96,15 @@ def test_mistakes_are_one_line(tmp_path: Path, setup: tuple[Path, Path, Path], a
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("bpe-studio: error: ") and message in lines[0], result.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_eval_never_writes_over_its_inputs(tmp_path: Path, setup: tuple[Path, Path, Path]) -> None:
+    tok, _, held = setup
+    before = {path: path.read_bytes() for path in [held, *tok.iterdir()]}
+    for option, target in (("--csv", held), ("--json", tok / "tokenizer.json"), ("--csv", tok / "vocab.json")):
+        result = run_cli("eval", tok, "--on", held, option, target)
+        assert result.returncode == 2 and "is one of the inputs" in result.stderr, result.stderr
+    assert {path: path.read_bytes() for path in [held, *tok.iterdir()]} == before
 
 
 def test_health_lists_planted_tokens(tmp_path: Path) -> None:
