@@ -10,6 +10,9 @@
 - `check_output_file`: a file a command writes (``eval --csv``) is checked before the
   work: not a folder, its folder writable, and not one of the command's own inputs
   (``--csv held_out.txt`` replaced the text it measured).
+- `sources_without_output`: a corpus folder that holds the command's own output (``train
+  . --out tok``) is read without it: a second run read the first one's ``vocab.json``
+  and ``merges.txt`` as text, and each run trained another tokenizer.
 - `TOKENIZER_HELP`: every subcommand names its tokenizer the same way, a positional
   ``TOKENIZER`` first, with this help.
 """
@@ -24,7 +27,8 @@ from pathlib import Path
 
 from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
 
-__all__ = ["TOKENIZER_HELP", "capped_workers", "check_output_file", "check_text_option", "non_empty"]
+__all__ = ["TOKENIZER_HELP", "capped_workers", "check_output_file", "check_text_option", "non_empty",
+           "sources_without_output"]
 
 TOKENIZER_HELP = ("a tokenizer: a folder (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) "
                   "or one of those files")
@@ -96,3 +100,21 @@ def check_output_file(option: str, path: str, inputs: Iterable[str | os.PathLike
             if file.exists() and os.path.samefile(file, out):
                 raise ValueError(f"{option} {path} is one of the inputs ({file}); writing it would replace it, "
                                  "so give another file name")
+
+
+def sources_without_output(sources: list[str], out: str) -> list[str] | list[Path]:
+    """``sources``, or, when some of their files are ``out`` or under it, their files but
+    those (a note on stderr says how many were left out)."""
+    from core.corpus.sources import resolve_paths
+
+    output = Path(out).absolute()
+    files = resolve_paths(sources)
+    kept = [file for file in files if output != file.absolute() and output not in file.absolute().parents]
+    if len(kept) == len(files):
+        return sources
+    if not kept:
+        raise FileNotFoundError(f"the sources hold only the output of an earlier run ({out}); give the corpus")
+    left_out = len(files) - len(kept)
+    print(f"bpe-studio: note: not reading {left_out} file{'s' * (left_out != 1)} of the output ({out}) "
+          "found among the sources", file=sys.stderr)
+    return kept

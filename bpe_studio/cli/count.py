@@ -28,7 +28,7 @@ from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import bytes_progress, format_bytes, read_summary
-from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty
+from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty, sources_without_output
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from bpe_studio.cli.train import add_source_options, read_options
 
@@ -84,6 +84,7 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     if on_dask and args.max_bytes is not None:
         raise UsageError("--max-bytes needs the documents in order, which a Dask cluster does not keep; "
                          "use --sample, or count without --dask")
+    corpus = sources_without_output(args.corpus, args.out)
     with contextlib.ExitStack() as stack:
         events: Generator[Any, None, PretokenCounts]
         if on_dask:
@@ -94,10 +95,10 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
             except ImportError as e:
                 raise UsageError(str(e)) from None
             client = stack.enter_context(_dask_client(args.dask, args.dask_local))
-            events = dist.count_on_cluster_events(args.corpus, specials, client=client, pattern=pattern.source,
+            events = dist.count_on_cluster_events(corpus, specials, client=client, pattern=pattern.source,
                                                   read=read, worker_timeout=args.dask_timeout)
         else:
-            events = count_events(check_counting(args.corpus, specials, pattern, capped_workers(args.workers), None, read))
+            events = count_events(check_counting(corpus, specials, pattern, capped_workers(args.workers), None, read))
         try:
             counts = _follow(events, started)
         except TimeoutError as e:

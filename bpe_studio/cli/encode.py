@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.checks import TOKENIZER_HELP, capped_workers, non_empty
+from bpe_studio.cli.checks import TOKENIZER_HELP, capped_workers, non_empty, sources_without_output
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
 from core.corpus.sources import ReadOptions, open_corpus
@@ -78,10 +78,11 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         raise ValueError(f"--out {args.out} must end in .npy")
     # the corpus and output before the (slower) tokenizer load: the same checks as training
     read = ReadOptions(args.field)
-    open_corpus(args.corpus, read, purpose="encode")
+    corpus = sources_without_output(args.corpus, args.out)
+    open_corpus(corpus, read, purpose="encode")
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)
-    events = encode_corpus_events(args.corpus, tokenizer, args.out, read=read,
+    events = encode_corpus_events(corpus, tokenizer, args.out, read=read,
                                   doc_separator=args.doc_separator, workers=workers)
     progress = ProgressLine(err)
     finished: EncodeFinished | None = None

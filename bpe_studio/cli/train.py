@@ -26,7 +26,7 @@ import core
 from core.errors import InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import check_save_tokenizer, save_tokenizer
-from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty
+from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty, sources_without_output
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import bytes_progress, merges_progress, training_summary
 
@@ -186,7 +186,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
         specials = inherited + [t for t in specials if t not in inherited]
     _check_before_reading(args.out, specials, pattern)
-    run = core.train(counts if counts is not None else args.corpus, options,
+    run = core.train(counts if counts is not None else sources_without_output(args.corpus, args.out), options,
                      read=None if counts is not None else read)
     progress = ProgressLine()
     counting: CountingDone | None = None

@@ -161,3 +161,36 @@ def test_encode_refuses_what_train_refuses(tmp_path: Path, device: str) -> None:
                     ["encode", device, "--tokenizer", tmp_path, "--out", tmp_path / "o.npy"]):
         _assert_user_error(run_cli(*command), device)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_corpus_folder_holding_the_output_is_read_without_it(tmp_path: Path) -> None:
+    """``train . --out tok`` run twice in the corpus folder: the second run reads the text,
+    not the first run's vocab.json and merges.txt, and trains the same tokenizer; ``count``
+    likewise leaves out its own file."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    text = "<|endoftext|>".join(_docs(40))
+    (folder / "text.txt").write_text(text, encoding="utf-8")
+    out = folder / "tok"
+    merges = []
+    for run in range(2):
+        result = run_cli("train", folder, "--vocab-size", "300", "--special-token", "<|endoftext|>", "--out", out)
+        assert result.returncode == 0, result.stderr
+        assert ("not reading 5 files of the output" in result.stderr) == (run == 1), result.stderr
+        merges.append((out / "merges.txt").read_text(encoding="utf-8"))
+    assert merges[0] == merges[1]
+    assert merges[0].splitlines()[1:] == [" ".join(map(_gpt2_text, pair))
+                                          for pair in train_bpe_reference(text, 300, ["<|endoftext|>"])[1]]
+    (out / "extra.txt").write_text("not the corpus", encoding="utf-8")  # under --out: not read either
+    for run in range(2):  # the counts file in the folder counted is not read as text (it was: "binary")
+        result = run_cli("count", folder, "--out", folder / "c.bpc")
+        assert result.returncode == 0, result.stderr
+        assert ("not reading 1 file of the output" in result.stderr) == (run == 1), result.stderr
+    result = run_cli("train", out, "--vocab-size", "300", "--out", out)
+    _assert_user_error(result, "the sources hold only the output of an earlier run")
+
+
+def _gpt2_text(token: bytes) -> str:
+    from core.formats.bytes_unicode import bytes_to_string
+
+    return bytes_to_string(token)
