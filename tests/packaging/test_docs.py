@@ -126,3 +126,32 @@ def test_readme_library_section_shows_the_whole_api() -> None:
     example = section.split("```python", 1)[1].split("```", 1)[0]
     assert [name for name in core.__all__ if not re.search(rf"\b{name}\b", example)] == []
     assert len(example.strip().splitlines()) <= 20
+
+
+def test_the_readme_tiktoken_snippet_loads_an_export_again_after_retraining(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The README's tiktoken code, run as written on an export, gives the library's ids; run
+    again after a retraining into the same folder, the new ones (tiktoken's own loader kept
+    the first file's ranks in its cache, under the same path)."""
+    import pytest
+
+    pytest.importorskip("tiktoken")
+    import core
+    from core.formats import save_tokenizer
+    from core.training.reference import train_bpe_reference
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    snippet = next(block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "tiktoken.Encoding(" in block)
+    monkeypatch.chdir(tmp_path)
+    text = "Hello there, general Kenobi! " * 20 + "<|endoftext|>" + "low lower lowest newer wider " * 20
+    sizes = []
+    for vocab_size in (330, 290):  # a second training into the same folder
+        vocab, merges = train_bpe_reference(text, vocab_size, ["<|endoftext|>"])
+        save_tokenizer(tmp_path / "tok", vocab, merges, ["<|endoftext|>"], "gpt2")
+        scope: dict[str, object] = {}
+        exec(snippet, scope)  # noqa: S102 - the README's own code
+        enc = scope["enc"]
+        sample = "Hello lowest<|endoftext|>newer Kenobi"
+        assert enc.encode(sample, allowed_special="all") == core.Tokenizer.load(tmp_path / "tok").encode(sample)  # type: ignore[attr-defined]
+        sizes.append(enc.n_vocab)  # type: ignore[attr-defined]
+        assert enc.n_vocab == len(vocab)  # type: ignore[attr-defined]
+    assert sizes[0] != sizes[1]
