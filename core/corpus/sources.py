@@ -290,11 +290,12 @@ def open_corpus(
 
 
 def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | None:
-    """The text of one JSONL line (``None`` for a blank line).
+    """The text of one JSONL line: ``None`` for a blank line, or a ``null`` in ``field``
+    (no document, as a Parquet null).
 
     Raises:
-        CorpusError: the line is not a JSON object, lacks ``field``, or its value is not a
-            string — naming the file, the line and the field.
+        CorpusError: the line is not a JSON object, lacks ``field``, or its value is neither
+            a string nor null — naming the file, the line and the field.
     """
     if not line.strip():
         return None
@@ -312,6 +313,8 @@ def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | No
         raise CorpusError(f"{path}, line {line_number}: no field {field!r} (its fields: {fields}); "
                           "choose the text field (--field)")
     text = record[field]
+    if text is None:
+        return None
     if not isinstance(text, str):
         raise CorpusError(f"{path}, line {line_number}: the field {field!r} holds a "
                           f"{type(text).__name__}, not a string; choose a text field (--field)")
@@ -328,7 +331,8 @@ def _check_start(file: SourceFile, field: str, purpose: str, limit: int) -> None
             lines = sample.split(b"\n")
             whole = len(sample) < limit
             for number, line in enumerate(lines if whole else lines[:-1], 1):
-                if json_text(line, field, file.path, number) is not None:
+                if line.strip():  # the first record: an object with the field (its text may be null)
+                    json_text(line, field, file.path, number)
                     return
             if whole:
                 raise CorpusError(f"{file.path} holds no JSON record, only blank lines; "

@@ -61,6 +61,21 @@ def test_a_later_record_without_the_field(tmp_path: Path) -> None:
         _train(path)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_null_text_is_no_document_as_in_parquet(tmp_path: Path, workers: int) -> None:
+    """``{"text": null}`` is skipped, as a Parquet null is (it stopped the run), first line
+    included; the merges are those of the file without it."""
+    records = [json.dumps({"text": f"line {i} text" * (i % 5)}) for i in range(400)]
+    with_nulls = tmp_path / "n.jsonl"
+    with_nulls.write_text("\n".join(['{"text": null}', *records[:200], '{"text": null, "id": 3}', *records[200:]]) + "\n")
+    without = tmp_path / "w.jsonl"
+    without.write_text("\n".join(records) + "\n")
+    def merges(events: list) -> list:  # noqa: ANN001
+        return [(e.left, e.right, e.count) for e in events if hasattr(e, "left")]
+
+    assert merges(_train(with_nulls, workers=workers, chunk_size=1 << 12)) == merges(_train(without, workers=workers))
+
+
 @pytest.mark.parametrize(("line", "words"), [("[1, 2]", "a JSON list, not an object"),
                                              ('{"text": 5}', "holds a int, not a string")])
 def test_records_of_the_wrong_shape(tmp_path: Path, line: str, words: str) -> None:
