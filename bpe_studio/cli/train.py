@@ -26,6 +26,7 @@ import core
 from core.errors import InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import check_save_tokenizer, save_tokenizer
+from core.formats.hf_json import regex_only_syntax
 from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty, sources_without_output
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import bytes_progress, merges_progress, training_summary
@@ -236,6 +237,11 @@ def _check_before_reading(out_dir: str, specials: list[str], pattern: str) -> No
         check_save_tokenizer(out_dir, specials)
     except InvalidSpecialTokensError as e:
         raise InvalidSpecialTokensError(f"--special-token: {e}") from e
+    regex_only = regex_only_syntax(core.resolve_pattern(pattern).source)
+    if regex_only is not None:
+        print(f"bpe-studio: note: the pattern uses {regex_only}, which only Python's regex module reads: "
+              "Hugging Face tokenizers and tiktoken will refuse the tokenizer.json and tokenizer.tiktoken "
+              "written, or give other ids (core.Tokenizer.load reads them)", file=sys.stderr)
 
 
 def _print_summary(

@@ -42,7 +42,7 @@ from core.formats.base import (
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
 
 __all__ = ["SUPPORTED_VERSION", "check_supported", "is_tokenizer_json", "load_tokenizer_json", "oniguruma_source",
-           "save_tokenizer_json", "tokenizer_from_json", "tokenizer_json_chunks", "tokenizer_json_dict",
+           "regex_only_syntax", "save_tokenizer_json", "tokenizer_from_json", "tokenizer_json_chunks", "tokenizer_json_dict",
            "tokenizer_json_text"]
 
 
@@ -58,6 +58,25 @@ def oniguruma_source(source: str) -> str:
     ``oniguruma_source(r"\p{N}{1,3}+") -> r"(?>\p{N}{1,3})"``
     """
     return _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", source)
+
+
+# Syntax only the ``regex`` module reads: Oniguruma (HF) and fancy-regex (tiktoken) refuse
+# it, or, for POSIX classes (ASCII there, Unicode here), match other text.
+_REGEX_ONLY = [
+    (regex.compile(r"\(\?[a-zA-Z]*V[01]"), "the version flag (?V0)/(?V1) (and with it set operations in classes)"),
+    (regex.compile(r"(?<!\\)(?:\\\\)*\\X"), r"\X (a grapheme cluster)"),
+    (regex.compile(r"\[:\^?[a-z]+:\]"), "a POSIX class such as [[:alpha:]]"),
+    (regex.compile(r"(?<!\\)(?:\\\\)*\\L<"), r"a named list \L<...>"),
+]
+
+
+def regex_only_syntax(source: str) -> str | None:
+    """What in the pattern ``source`` only the ``regex`` module reads (so a ``tokenizer.json``
+    or ``.tiktoken`` export with it fails to load there, or gives other ids), or None."""
+    for found, what in _REGEX_ONLY:
+        if found.search(source):
+            return what
+    return None
 
 
 SUPPORTED_VERSION = "1.0"
