@@ -371,3 +371,21 @@ def test_workers_are_forked_only_when_that_is_safe() -> None:
     # and threading keeps counting those for good, as can_fork should.
     run = subprocess.run([sys.executable, "-c", FORK_CHECKS], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_lone_surrogate_escaped_in_jsonl_is_what_encode_gives_it(tmp_path: Path, workers: int) -> None:
+    r"""``"\ud83d"`` in a JSONL record is no character: U+FFFD, as ``Tokenizer.encode`` gives it,
+    in the ``.npy`` and in training (it was the bytes ED A0 BD, and ``"\udcff"`` the raw
+    byte FF, as if the file held invalid bytes); an escaped pair stays its character."""
+    tok = small_tokenizer()
+    texts = ["hello \ud83d world", "x \udcff y", "ok \ud83d\ude00 done", "plain", "\\ud83d as text"]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")  # json escapes them
+    out = tmp_path / "ids.npy"
+    encode_corpus(path, tok, out, workers=workers)
+    separator = tok.special_ids["<|endoftext|>"]
+    assert np.load(out).tolist() == [i for t in texts for i in [*tok.encode(t), separator]]
+    counts = core.count_pretokens(path, workers=workers)
+    assert counts.invalid_bytes == 0
+    assert b" \xef\xbf\xbd" in counts  # U+FFFD, after a space
