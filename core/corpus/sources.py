@@ -359,8 +359,12 @@ def require_pyarrow(path: Path) -> Any:
 def _string_columns(schema: Any) -> list[str]:
     import pyarrow as pa  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-    return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-            or str(f.type) == "string_view"]
+    def text(type_: Any) -> bool:  # strings, or strings dictionary-encoded (a pandas category)
+        if pa.types.is_dictionary(type_):
+            return bool(text(type_.value_type))
+        return bool(pa.types.is_string(type_) or pa.types.is_large_string(type_) or str(type_) == "string_view")
+
+    return [f.name for f in schema if text(f.type)]
 
 
 def _check_parquet(path: Path, field: str, purpose: str = "train on") -> None:

@@ -22,6 +22,7 @@ import zstandard
 
 import core
 from tests.training import train_run
+from core.corpus.sources import text_fields
 from core.errors import CorpusError
 
 
@@ -93,6 +94,23 @@ def test_parquet_without_the_column_lists_its_columns(tmp_path: Path) -> None:
         core.train(tmp_path / "p.parquet", core.TrainOptions(300, [])).merge_events()
     with pytest.raises(CorpusError, match="'n' holds int64, not strings; choose a text column.*content, url"):
         core.train(tmp_path / "p.parquet", core.TrainOptions(300, []), read=core.ReadOptions(field="n")).merge_events()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parquet_strings_dictionary_encoded_are_text(tmp_path: Path, workers: int) -> None:
+    """A string column written dictionary-encoded (a pandas category) is read as its strings
+    (it was refused: "holds dictionary<values=string ...>, not strings")."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    texts = [f"row {i % 7} says hello to row {i % 5}" if i % 9 else None for i in range(300)]
+    pq.write_table(pa.table({"text": pa.array(texts).dictionary_encode()}), tmp_path / "d.parquet")
+    pq.write_table(pa.table({"text": pa.array(texts)}), tmp_path / "p.parquet")
+    assert text_fields(tmp_path / "d.parquet") == ["text"]  # (the window's field chooser)
+
+    def merges(name: str) -> list:  # noqa: ANN202
+        return core.train(tmp_path / name, core.TrainOptions(300, [], workers=workers)).result()[1]
+
+    assert merges("d.parquet") == merges("p.parquet")
 
 
 def test_parquet_without_pyarrow_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
