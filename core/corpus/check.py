@@ -12,6 +12,7 @@ The check reads at most 1 MB, so a mistake is reported at once, before any worke
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -44,7 +45,15 @@ def check_regular_file(path: Path) -> os.stat_result:
     try:
         info = path.stat()
     except FileNotFoundError:
+        if path.is_symlink():
+            raise FileNotFoundError(f"{path} is a link to {os.readlink(path)}, which does not exist; "
+                                    "fix or remove the link") from None
         raise FileNotFoundError(f"corpus file not found: {path}") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # a link to itself, or links in a ring
+            raise CorpusError(f"{path} is a link that leads back to itself (a loop of links); "
+                              "fix or remove the link") from None
+        raise
     if stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(f"{path} is a directory; choose a text file")
     if not stat.S_ISREG(info.st_mode):

@@ -253,3 +253,15 @@ def test_a_file_that_shrank_before_its_chunks_were_planned() -> None:
 
     shrunk = io.BytesIO(b"x" * 1000)  # one long word: no cut point in it
     assert find_cut(shrunk, 500, 50_000_000, resolve_pattern("gpt2"), []) == 50_000_000
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_broken_link_and_a_loop_of_links_are_named(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("some text to train on", encoding="utf-8")
+    os.symlink("gone.txt", tmp_path / "b.txt")
+    with pytest.raises(FileNotFoundError, match=r"b\.txt is a link to gone\.txt, which does not exist; fix or remove"):
+        core.train(tmp_path, core.TrainOptions(300, [])).merge_events()
+    (tmp_path / "b.txt").unlink()
+    os.symlink("c.txt", tmp_path / "c.txt")  # was a bare "[Errno 40] Too many levels of symbolic links"
+    with pytest.raises(CorpusError, match=r"c\.txt is a link that leads back to itself"):
+        core.train(tmp_path, core.TrainOptions(300, [])).merge_events()
