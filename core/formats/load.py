@@ -279,7 +279,9 @@ def load_tiktoken_tokenizer(
         names = ", ".join(KNOWN_ENCODINGS)
         raise FormatError(
             f"{p}: a .tiktoken file holds no pre-tokenization pattern and there is no {CONFIG_NAME} beside it; "
-            f"name the encoding ({names}) or give the pattern and special tokens"
+            f"name its encoding ({names}): as the file's name (cl100k_base.tiktoken) or encoding=, or give "
+            f"the pattern and special tokens: in a {CONFIG_NAME} beside it (as an export writes) or as "
+            "pattern= and special_tokens="
         )
     ranks = load_tiktoken_ranks(p, spare_ids=len(specials or ()))
     if isinstance(specials, dict) and not (known is not None and special_tokens is None):
