@@ -26,7 +26,7 @@ from bpe_studio.cli.checks import TOKENIZER_HELP, capped_workers, non_empty, sou
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
 from core.corpus.sources import ReadOptions, open_corpus
-from core.encode.corpus import EncodeFinished, EncodeProgress, check_output, encode_corpus_events
+from core.encode.corpus import DEFAULT_SEPARATOR, EncodeFinished, EncodeProgress, check_output, encode_corpus_events
 from core.encode.tokenizer import Tokenizer
 
 
@@ -79,9 +79,14 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
     # the corpus and output before the (slower) tokenizer load: the same checks as training
     read = ReadOptions(args.field)
     corpus = sources_without_output(args.corpus, args.out)
-    open_corpus(corpus, read, purpose="encode")
+    files = open_corpus(corpus, read, purpose="encode").files
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)
+    several = len(files) > 1 or any(file.kind != "text" for file in files)
+    if args.doc_separator is True and several and DEFAULT_SEPARATOR not in tokenizer.special_ids:
+        print(f"bpe-studio: note: the tokenizer has no {DEFAULT_SEPARATOR}, so the documents' ids follow one "
+              "another with nothing between them; --doc-separator TOKEN puts one of its tokens there",
+              file=sys.stderr)
     events = encode_corpus_events(corpus, tokenizer, args.out, read=read,
                                   doc_separator=args.doc_separator, workers=workers)
     progress = ProgressLine(err)

@@ -194,3 +194,21 @@ def _gpt2_text(token: bytes) -> str:
     from core.formats.bytes_unicode import bytes_to_string
 
     return bytes_to_string(token)
+
+
+def test_encode_says_when_documents_get_no_separator(tmp_path: Path) -> None:
+    """A tokenizer without <|endoftext|> on several documents: the ids of one follow the
+    other's with nothing between, and a note says so (and how to choose a separator)."""
+    from core.formats import save_tokenizer
+
+    vocab, merges = train_bpe_reference("the cat sat on the mat " * 20, 270, [])
+    save_tokenizer(tmp_path / "tok", vocab, merges, [], "gpt2")
+    docs = tmp_path / "d.jsonl"
+    docs.write_text('{"text": "the cat"}\n{"text": "sat"}\n', encoding="utf-8")
+    result = run_cli("encode", tmp_path / "tok", docs, "--out", tmp_path / "ids.npy")
+    assert result.returncode == 0, result.stderr
+    assert "note: the tokenizer has no <|endoftext|>" in result.stderr and "--doc-separator" in result.stderr
+    one = tmp_path / "one.txt"
+    one.write_text("the cat sat", encoding="utf-8")
+    result = run_cli("encode", tmp_path / "tok", one, "--out", tmp_path / "one.npy")  # one document: no note
+    assert result.returncode == 0 and "note" not in result.stderr, result.stderr
