@@ -225,7 +225,9 @@ def resolve_paths(source: Source) -> list[Path]:
         if os.path.isdir(path):
             found = _walk(path)
             if not found:
-                raise FileNotFoundError(f"the folder {path} holds no files to read (hidden files are skipped)")
+                links = any(os.path.islink(os.path.join(root, d)) for root, dirs, _ in os.walk(path) for d in dirs)
+                raise FileNotFoundError(f"the folder {path} holds no files to read (hidden files are skipped"
+                                        f"{', and links to folders are not followed' if links else ''})")
             files += found
         elif os.path.lexists(path) or not glob.has_magic(text):
             files.append(path)  # checked (and reported if missing) by `check_regular_file`

@@ -265,3 +265,13 @@ def test_a_broken_link_and_a_loop_of_links_are_named(tmp_path: Path) -> None:
     os.symlink("c.txt", tmp_path / "c.txt")  # was a bare "[Errno 40] Too many levels of symbolic links"
     with pytest.raises(CorpusError, match=r"c\.txt is a link that leads back to itself"):
         core.train(tmp_path, core.TrainOptions(300, [])).merge_events()
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
+def test_a_folder_of_links_to_folders_says_they_are_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.txt").write_text("text", encoding="utf-8")
+    (tmp_path / "only").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "only" / "r")
+    with pytest.raises(FileNotFoundError, match="holds no files to read .*links to folders are not followed"):
+        core.train(tmp_path / "only", core.TrainOptions(300, [])).merge_events()
