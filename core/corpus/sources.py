@@ -209,7 +209,8 @@ def _glob_match(names: list[str], parts: list[str], folder: bool) -> bool:
 
 def resolve_paths(source: Source) -> list[Path]:
     """The files ``source`` names, in order: each path as given, each directory's files
-    (recursive, sorted, hidden skipped), each glob's matches (sorted; ``**`` recurses).
+    (recursive, sorted, hidden skipped), each glob's files (in path order, each once;
+    ``**`` recurses, not into links to folders: `_glob`).
 
     Raises:
         FileNotFoundError: a path that does not exist, a glob matching nothing, a folder
