@@ -42,8 +42,8 @@ from core.formats.base import (
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
 
 __all__ = ["SUPPORTED_VERSION", "check_supported", "is_tokenizer_json", "load_tokenizer_json", "oniguruma_source",
-           "regex_only_syntax", "save_tokenizer_json", "tokenizer_from_json", "tokenizer_json_chunks", "tokenizer_json_dict",
-           "tokenizer_json_text"]
+           "regex_only_syntax", "save_tokenizer_json", "tokenizer_from_json", "tokenizer_json_chunks",
+           "tokenizer_json_dict", "tokenizer_json_text"]
 
 
 # An atom followed by a possessive interval, e.g. ``\p{N}{1,3}+``. Oniguruma (which HF
