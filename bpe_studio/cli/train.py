@@ -237,6 +237,12 @@ def _check_before_reading(out_dir: str, specials: list[str], pattern: str) -> No
         check_save_tokenizer(out_dir, specials)
     except InvalidSpecialTokensError as e:
         raise InvalidSpecialTokensError(f"--special-token: {e}") from e
+    overlapping = [(a, b) for a in specials for b in specials if a != b and b.startswith(a)]
+    if overlapping:
+        shorter, longer = overlapping[0]
+        print(f"bpe-studio: note: the special token {shorter!r} begins {longer!r}: BPE Studio and Hugging Face take "
+              f"the longer where both match, tiktoken either, so tokenizer.tiktoken may give other ids on text "
+              "holding it (docs/formats.md)", file=sys.stderr)
     regex_only = regex_only_syntax(core.resolve_pattern(pattern).source)
     if regex_only is not None:
         print(f"bpe-studio: note: the pattern uses {regex_only}, which only Python's regex module reads: "

@@ -87,3 +87,17 @@ def test_mistakes_are_one_line_and_exit_2(tmp_path: Path, corpora: tuple[Path, P
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("bpe-studio: error: ") and message in lines[0], result.stderr
     assert not out.exists()
+
+
+def test_overlapping_special_tokens_get_a_note_about_tiktoken(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat <|a|>b sat <|a|> on the mat " * 30, encoding="utf-8")
+    result = run_cli(corpus, "--vocab-size", "290", "--special-token", "<|a|>b", "--special-token", "<|a|>",
+                     "--out", tmp_path / "tok")
+    assert result.returncode == 0, result.stderr
+    assert "note: the special token '<|a|>' begins '<|a|>b'" in result.stderr and "tiktoken" in result.stderr
+    tok = Tokenizer.load(tmp_path / "tok")
+    assert tok.encode("x<|a|>b")[1:] == [tok.special_ids["<|a|>b"]]  # the longer, here
+    result = run_cli(corpus, "--vocab-size", "290", "--special-token", "<|a|>", "--special-token", "<|b|>",
+                     "--out", tmp_path / "tok2")
+    assert result.returncode == 0 and "note" not in result.stderr, result.stderr
