@@ -173,8 +173,12 @@ def test_r50k_by_name_matches_tiktoken(r50k, text: str) -> None:  # noqa: ANN001
 
 def test_known_name_as_an_argument(gpt2_ranks: dict[bytes, int], tmp_path: Path) -> None:
     path = write_ranks(tmp_path / "ranks.tiktoken", gpt2_ranks)
-    with pytest.raises(FormatError, match="holds no pre-tokenization pattern.*cl100k_base"):
+    with pytest.raises(FormatError, match="holds no pre-tokenization pattern.*cl100k_base") as refused:
         Tokenizer.load(path)
+    # every way to give it, the command line's two included (the file's name, a config beside it)
+    for way in ("as the file's name (cl100k_base.tiktoken)", "encoding=", "in a tokenizer_config.json beside it",
+                "pattern= and special_tokens="):
+        assert way in str(refused.value), str(refused.value)
     tok = Tokenizer.load(path, encoding="r50k_base")
     assert tok.special_ids == {"<|endoftext|>": 50256} and tok.pattern.name == "gpt2"
     with pytest.raises(FormatError, match="unknown tiktoken encoding 'nope'"):
