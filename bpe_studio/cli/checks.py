@@ -102,19 +102,18 @@ def check_output_file(option: str, path: str, inputs: Iterable[str | os.PathLike
                                  "so give another file name")
 
 
-def sources_without_output(sources: list[str], out: str) -> list[str] | list[Path]:
-    """``sources``, or, when some of their files are ``out`` or under it, their files but
-    those (a note on stderr says how many were left out)."""
+def sources_without_output(sources: list[str], out: str) -> list[Path]:
+    """The files of ``sources`` (resolved once, here), but ``out`` and any file under it (a
+    note on stderr says how many were left out)."""
     from core.corpus.sources import resolve_paths
 
     output = Path(out).absolute()
     files = resolve_paths(sources)
     kept = [file for file in files if output != file.absolute() and output not in file.absolute().parents]
-    if len(kept) == len(files):
-        return sources
     if not kept:
         raise FileNotFoundError(f"the sources hold only the output of an earlier run ({out}); give the corpus")
     left_out = len(files) - len(kept)
-    print(f"bpe-studio: note: not reading {left_out} file{'s' * (left_out != 1)} of the output ({out}) "
-          "found among the sources", file=sys.stderr)
+    if left_out:
+        print(f"bpe-studio: note: not reading {left_out} file{'s' * (left_out != 1)} of the output ({out}) "
+              "found among the sources", file=sys.stderr)
     return kept
