@@ -229,7 +229,9 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
 def _check_before_reading(out_dir: str, specials: list[str], pattern: str) -> None:
     """What can go wrong without the corpus, checked before it is read (a mistake found
     after an hour of training costs the hour): the options are text, the pattern is
-    valid, the output folder can be written and the special tokens can be stored."""
+    valid, the output folder can be written and the special tokens can be stored; and a
+    note for what the exports cannot carry (special tokens where one begins another, for
+    tiktoken; a pattern only the regex module reads)."""
     for token in specials:
         check_text_option("--special-token", token)
     check_text_option("--pattern", pattern)

@@ -364,8 +364,8 @@ def _string_columns(schema: Any) -> list[str]:
 
     def text(type_: Any) -> bool:  # strings, or strings dictionary-encoded (a pandas category)
         if pa.types.is_dictionary(type_):
-            return bool(text(type_.value_type))
-        return bool(pa.types.is_string(type_) or pa.types.is_large_string(type_) or str(type_) == "string_view")
+            return text(type_.value_type)
+        return pa.types.is_string(type_) or pa.types.is_large_string(type_) or str(type_) == "string_view"
 
     return [f.name for f in schema if text(f.type)]
 
