@@ -1037,6 +1037,18 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
 #define IDS_OF(b) ((Py_ssize_t)((b) & 0xFFFFFFFF))
 #define HITS_OF(b) ((b) >> 32)
 
+/* Whether the pre-token of this hash was seen since the last eviction; marks it seen. Every
+ * pre-token in the cache is marked (encoder_evict marks the ones it keeps), so one not seen
+ * is not in the cache. */
+static inline int
+seen_before(Encoder *self, uint64_t hash)
+{
+    uint64_t bit = hash >> (64 - SEEN_BITS), mask = (uint64_t)1 << (bit & 63);
+    int seen = (self->seen[bit >> 6] & mask) != 0;
+    self->seen[bit >> 6] |= mask;
+    return seen;
+}
+
 /* The cache is full: keep the entries used since the last eviction (the text's frequent
  * pre-tokens) if they fill at most half of it, else empty it. 0, or -1 when out of memory. */
 static int
@@ -1075,6 +1087,7 @@ encoder_evict(Encoder *self)
             PyMem_RawFree(ids);
             return -1;
         }
+        seen_before(self, e->hash);
         memcpy(ids + at, self->ids + e->a, (size_t)IDS_OF(e->b) * sizeof(int64_t));
         f->a = (int64_t)at;
         f->b = IDS_OF(e->b);
@@ -1098,6 +1111,11 @@ encode_pretoken_cached(Encoder *self, const unsigned char *s, Py_ssize_t n, int6
     }
     int created;
     uint64_t hash = bpe_hash(s, (size_t)n);
+    if (!seen_before(self, hash)) { /* so not cached: merged at once, without the cache's
+                                     * probe (a random access into its megabytes for each
+                                     * pre-token seen once) */
+        return merge_word(self->table, s, n, out, self->scratch);
+    }
     BpeEntry *e = bpe_map_find(&self->cache, s, (size_t)n, hash);
     if (e != NULL) {
         Py_ssize_t k = IDS_OF(e->b);
@@ -1111,16 +1129,14 @@ encode_pretoken_cached(Encoder *self, const unsigned char *s, Py_ssize_t n, int6
     if (k < 0) {
         return -1;
     }
-    /* Admission: a pre-token enters the cache the second time it is missed, so the many
-     * seen once (names, numbers, words of a rare script) do not fill it and push the
-     * frequent ones out. */
-    uint64_t bit = hash >> (64 - SEEN_BITS), mask = (uint64_t)1 << (bit & 63);
-    if (!(self->seen[bit >> 6] & mask)) {
-        self->seen[bit >> 6] |= mask;
-        return k;
-    }
-    if (self->cache.n >= self->capacity && encoder_evict(self) < 0) {
-        return -1;
+    /* Admission: a pre-token enters the cache the second time it is missed (its seen bit
+     * was set the first time), so the many seen once (names, numbers, words of a rare
+     * script) do not fill it and push the frequent ones out. */
+    if (self->cache.n >= self->capacity) {
+        if (encoder_evict(self) < 0) {
+            return -1;
+        }
+        seen_before(self, hash); /* (the eviction cleared its mark) */
     }
     e = bpe_map_get_hashed(&self->cache, s, (size_t)n, hash, &created);
     if (e == NULL) {
