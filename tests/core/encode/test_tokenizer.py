@@ -302,6 +302,36 @@ def _merge_by_definition(pieces: piece_encoder.PieceEncoder, word: bytes) -> tup
         ids[i : i + 2] = [pieces._new_id[ranks[i]]]
 
 
+def test_compiled_pair_lookups_at_the_tables_fullest() -> None:
+    """Every two-byte word, and three-byte words merging through a merged id, against the
+    definition, with 512 merges: the compiled pair table's fullest (1,024 slots, half full),
+    where many of rank_of's four-slot windows hold no free slot. Eight of the pairs have
+    the table's last slot for their place (its hash: left << 20 | right times 2^64 / phi,
+    the top ten bits), so they run on past the end, into its first slots."""
+    if piece_encoder._BpeTable is None:
+        pytest.skip("core.encode._bpe_kernel is not built")
+    rng = random.Random(25)
+    every = [(a, b) for a in range(256) for b in range(256)]
+    last = [(a, b) for a, b in every if ((a << 20 | b) * 0x9E3779B97F4A7C15 % (1 << 64)) >> 54 == 1023][:8]
+    pairs = last + rng.sample([pair for pair in every if pair not in last], 376)
+    merges = [(bytes([a]), bytes([b])) for a, b in pairs]
+    merges += [(left + right, bytes([rng.randrange(256)])) for left, right in rng.sample(merges, 128)]
+    merges = list(dict.fromkeys(merges))
+    vocab = {i: bytes([i]) for i in range(256)}
+    for left, right in merges:
+        vocab.setdefault(len(vocab), left + right)
+    pieces = Tokenizer(vocab, merges)._pieces
+    table = pieces._compiled()
+    assert table is not None and len(merges) > 500
+    words = [bytes([a, b]) for a in range(256) for b in range(256)] + [left + right for left, right in merges[384:]]
+    words += [bytes([c]) + left + right for left, right in merges[384:] for c in (0, 97, 255)]
+    texts = [w.decode("utf-8", "surrogateescape") for w in words]
+    ids, counts = table.encode_text("".join(texts), np.array([len(t) for t in texts], dtype=np.int64))
+    expected = [_merge_by_definition(pieces, w) for w in words]
+    assert np.frombuffer(counts, np.int64).tolist() == [len(e) for e in expected]
+    assert np.frombuffer(ids, np.int64).tolist() == [i for e in expected for i in e]
+
+
 def test_long_words_merge_by_the_definition(trained: Tokenizer) -> None:
     rng = random.Random(4)
     alphabet = [w.encode() for w in WORDS[:20]] + [b"a", b"aa", b" "]
