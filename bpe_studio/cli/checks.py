@@ -13,6 +13,9 @@
 - `sources_without_output`: a corpus folder that holds the command's own output (``train
   . --out tok``) is read without it: a second run read the first one's ``vocab.json``
   and ``merges.txt`` as text, and each run trained another tokenizer.
+- `add_field_option` / `note_field_unused`: every subcommand reading a corpus takes
+  ``--field`` the same way; given for a corpus with no JSONL or Parquet file, a note says
+  it is not used (a file of JSON lines named ``.txt`` is read as plain text, JSON and all).
 - `TOKENIZER_HELP`: every subcommand names its tokenizer the same way, a positional
   ``TOKENIZER`` first, with this help.
 """
@@ -27,11 +30,35 @@ from pathlib import Path
 
 from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
 
-__all__ = ["TOKENIZER_HELP", "capped_workers", "check_output_file", "check_text_option", "non_empty",
-           "sources_without_output"]
+__all__ = ["TOKENIZER_HELP", "add_field_option", "capped_workers", "check_output_file", "check_text_option",
+           "field_of", "non_empty", "note_field_unused", "sources_without_output"]
 
 TOKENIZER_HELP = ("a tokenizer: a folder (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) "
                   "or one of those files")
+
+
+def add_field_option(parser: argparse.ArgumentParser) -> None:
+    """``--field NAME``: ``None`` when not given (`field_of` gives the default)."""
+    parser.add_argument("--field", metavar="NAME",
+                        help="the JSONL field / Parquet column holding the text (default: text)")
+
+
+def field_of(args: argparse.Namespace) -> str:
+    """The ``--field`` to read (the default, ``text``, when not given)."""
+    return args.field if args.field is not None else "text"
+
+
+def note_field_unused(field: str | None, files: Iterable[Path]) -> None:
+    """A note on stderr when ``--field`` was given (``field`` not ``None``) and none of
+    ``files`` is JSONL or Parquet: plain text is read whole, whatever it holds."""
+    from core.corpus.sources import corpus_file_kind
+
+    files = list(dict.fromkeys(files))
+    if field is None or any(corpus_file_kind(file)[0] != "text" for file in files):
+        return
+    example = files[0].name if len(files) == 1 else f"{len(files)} files"
+    print(f"bpe-studio: note: --field {field} is not used: the corpus ({example}) is plain text, read whole; "
+          "a file of JSON lines is read as records when its name ends in .jsonl or .ndjson", file=sys.stderr)
 
 
 def non_empty(what: str) -> Callable[[str], str]:

@@ -28,7 +28,13 @@ from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import bytes_progress, format_bytes, read_summary
-from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty, sources_without_output
+from bpe_studio.cli.checks import (
+    capped_workers,
+    check_text_option,
+    non_empty,
+    note_field_unused,
+    sources_without_output,
+)
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from bpe_studio.cli.train import add_source_options, read_options
 
@@ -85,6 +91,7 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         raise UsageError("--max-bytes needs the documents in order, which a Dask cluster does not keep; "
                          "use --sample, or count without --dask")
     corpus = sources_without_output(args.corpus, args.out)
+    note_field_unused(args.field, corpus)
     with contextlib.ExitStack() as stack:
         events: Generator[Any, None, PretokenCounts]
         if on_dask:

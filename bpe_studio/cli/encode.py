@@ -22,7 +22,15 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.checks import TOKENIZER_HELP, capped_workers, non_empty, sources_without_output
+from bpe_studio.cli.checks import (
+    TOKENIZER_HELP,
+    add_field_option,
+    capped_workers,
+    field_of,
+    non_empty,
+    note_field_unused,
+    sources_without_output,
+)
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
 from core.corpus.sources import ReadOptions, open_corpus
@@ -47,8 +55,7 @@ def add_encode_parser(commands: Any) -> None:
     parser.add_argument("--out", required=True, type=non_empty("the .npy file to write"), metavar="IDS.npy",
                         help="the .npy file to write")
     parser.add_argument("--workers", type=int, metavar="K", help="encoding workers: threads with the native encoder, else processes (default: all cores)")
-    parser.add_argument("--field", default="text", metavar="NAME",
-                        help="the JSONL field / Parquet column holding the text (default: text)")
+    add_field_option(parser)
     separator = parser.add_mutually_exclusive_group()
     separator.add_argument("--doc-separator", metavar="TOKEN", default=True,
                            help="the token whose id follows each document (default: <|endoftext|> if the "
@@ -77,8 +84,9 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
     if not str(args.out).endswith(".npy"):
         raise ValueError(f"--out {args.out} must end in .npy")
     # the corpus and output before the (slower) tokenizer load: the same checks as training
-    read = ReadOptions(args.field)
+    read = ReadOptions(field_of(args))
     corpus = sources_without_output(args.corpus, args.out)
+    note_field_unused(args.field, corpus)
     files = open_corpus(corpus, read, purpose="encode").files
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)

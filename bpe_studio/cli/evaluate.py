@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.checks import TOKENIZER_HELP, check_output_file, non_empty
+from bpe_studio.cli.checks import TOKENIZER_HELP, add_field_option, check_output_file, field_of, non_empty, note_field_unused
 from core.corpus.sources import resolve_paths
 from core.evaluate.measures import Row, evaluate, load_tokenizers, rows_csv, rows_json
 
@@ -30,7 +30,7 @@ def add_evaluate_parsers(commands: Any) -> None:
     )
     parser.add_argument("tokenizers", nargs="+", metavar="TOKENIZER", help=f"{TOKENIZER_HELP}; several for a table")
     parser.add_argument("--on", nargs="+", required=True, metavar="SOURCE", help="held-out files, folders or globs")
-    parser.add_argument("--field", default="text", metavar="NAME", help="JSONL field / Parquet column (default: text)")
+    add_field_option(parser)
     parser.add_argument("--group-by", metavar="FIELD", help="one row per value of this JSONL/Parquet field (e.g. lang)")
     parser.add_argument("--baseline", metavar="NAME",
                         help="the tokenizer (its name in the table) the others are compared to; default: the last one")
@@ -64,7 +64,7 @@ def add_evaluate_parsers(commands: Any) -> None:
     )
     health.add_argument("tokenizer", metavar="TOKENIZER", help=TOKENIZER_HELP)
     health.add_argument("--on", nargs="+", metavar="SOURCE", help="held-out text for the unused-token check")
-    health.add_argument("--field", default="text", metavar="NAME", help="JSONL field / Parquet column (default: text)")
+    add_field_option(health)
     health.add_argument("--rare", type=int, default=0, metavar="N", help="tokens produced at most N times are unused")
     health.add_argument("--min-length", type=int, default=5, metavar="BYTES",
                         help="shortest repetitive token reported (default: 5)")
@@ -81,7 +81,7 @@ def add_evaluate_parsers(commands: Any) -> None:
     lm.add_argument("tokenizers", nargs="+", metavar="TOKENIZER", help=f"{TOKENIZER_HELP}; several to compare")
     lm.add_argument("--train", nargs="+", required=True, metavar="SOURCE", help="the text the model is counted on")
     lm.add_argument("--on", nargs="+", required=True, metavar="SOURCE", help="held-out text")
-    lm.add_argument("--field", default="text", metavar="NAME", help="JSONL field / Parquet column (default: text)")
+    add_field_option(lm)
     lm.add_argument("--samples", type=int, default=2, metavar="N", help="sampled lines per tokenizer (default: 2)")
     lm.add_argument("--sample-tokens", type=int, default=30, metavar="N", help="tokens per sample (default: 30)")
     lm.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the sampled lines (default: 0)")
@@ -169,7 +169,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
             errs.write(f"\r{done}/{total} {label[-60:]:<60}")
             errs.flush()
 
-    result = evaluate(tokenizers, args.on, field=args.field, group_by=args.group_by, baseline=baseline,
+    result = evaluate(tokenizers, args.on, field=_field(args, args.on), group_by=args.group_by, baseline=baseline,
                       progress=progress, workers=args.workers)
     if errs.isatty():
         errs.write("\r" + " " * 80 + "\r")
@@ -194,6 +194,13 @@ def run_shrink(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     return 0
 
 
+def _field(args: argparse.Namespace, sources: list[str]) -> str:
+    """The ``--field`` to read, with a note when it was given for plain text alone."""
+    if args.field is not None:
+        note_field_unused(args.field, resolve_paths(sources))
+    return field_of(args)
+
+
 def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     """Run ``bpe-studio health``."""
     from core.evaluate.health import health, overlap
@@ -205,7 +212,7 @@ def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     (name, tokenizer), = load_tokenizers([args.tokenizer]).items()
     counts = None
     if args.on:
-        counts = evaluate({name: tokenizer}, args.on, field=args.field).counts[name]
+        counts = evaluate({name: tokenizer}, args.on, field=_field(args, args.on)).counts[name]
     other = load_tokenizers([args.compare]) if args.compare else None
     report = health(tokenizer, counts, rare=args.rare, min_length=args.min_length)
     out.write(f"{name}: {report.size:,} tokens\n")
@@ -241,20 +248,21 @@ def run_lm(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO |
             errs.flush()
     if args.samples < 0 or args.sample_tokens < 1:
         raise ValueError("--samples must be at least 0 and --sample-tokens at least 1")
+    field = _field(args, [*args.train, *args.on])
     tokenizers = load_tokenizers(args.tokenizers)
     lines = [("tokenizer", "vocab", "train tokens", "held-out tokens", "bits/token", "bits/byte")]
     samples = []
     for k, (name, tokenizer) in enumerate(tokenizers.items(), 1):
         step = f"{name} ({k}/{len(tokenizers)}): "
         progress(step + "encoding the training text…")
-        ids, _ = encode_sources(tokenizer, args.train, field=args.field)
+        ids, _ = encode_sources(tokenizer, args.train, field=field)
         if len(ids) < 3:
             progress("")
             raise ValueError(f"{' '.join(args.train)}: too little text to train on (fewer than 3 tokens)")
         progress(step + f"counting the model on {len(ids):,} tokens…")
         model = train_ngram(ids, max(tokenizer.vocab) + 1)
         progress(step + "measuring the held-out text…")
-        held, nbytes = encode_sources(tokenizer, args.on, field=args.field)
+        held, nbytes = encode_sources(tokenizer, args.on, field=field)
         bpb = bits_per_byte(model, held, nbytes)
         lines.append((name, f"{len(tokenizer):,}", f"{len(ids):,}", f"{len(held):,}",
                       f"{model.bits(held) / max(len(held), 1):.3f}", f"{bpb:.4f}"))

@@ -27,7 +27,15 @@ from core.errors import InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import check_save_tokenizer, save_tokenizer
 from core.formats.hf_json import regex_only_syntax
-from bpe_studio.cli.checks import capped_workers, check_text_option, non_empty, sources_without_output
+from bpe_studio.cli.checks import (
+    add_field_option,
+    capped_workers,
+    check_text_option,
+    field_of,
+    non_empty,
+    note_field_unused,
+    sources_without_output,
+)
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import bytes_progress, merges_progress, training_summary
 
@@ -67,8 +75,7 @@ def add_train_parser(commands: Any) -> None:
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
     """--field, --max-bytes, --sample, --seed, --doc-max-chars (also `bpe-studio encode`'s --field)."""
-    parser.add_argument("--field", default="text", metavar="NAME",
-                        help="the JSONL field / Parquet column holding the text (default: text)")
+    add_field_option(parser)
     parser.add_argument("--max-bytes", type=_size, metavar="SIZE",
                         help="read at most this much text, e.g. 500MB or 2GiB")
     parser.add_argument("--sample", type=_fraction, metavar="FRACTION",
@@ -130,7 +137,7 @@ def _as_flags(error: ValueError) -> ValueError:
 def read_options(args: argparse.Namespace) -> core.ReadOptions:
     """The `core.ReadOptions` of the source options (`add_source_options`)."""
     try:
-        return core.ReadOptions(field=args.field, sample=args.sample, seed=args.seed,
+        return core.ReadOptions(field=field_of(args), sample=args.sample, seed=args.seed,
                                 doc_max_chars=args.doc_max_chars, max_bytes=args.max_bytes)
     except ValueError as e:
         raise _as_flags(e) from None
@@ -187,8 +194,11 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
         specials = inherited + [t for t in specials if t not in inherited]
     _check_before_reading(args.out, specials, pattern)
-    run = core.train(counts if counts is not None else sources_without_output(args.corpus, args.out), options,
-                     read=None if counts is not None else read)
+    corpus = None
+    if counts is None:
+        corpus = sources_without_output(args.corpus, args.out)
+        note_field_unused(args.field, corpus)
+    run = core.train(counts if counts is not None else corpus, options, read=None if counts is not None else read)
     progress = ProgressLine()
     counting: CountingDone | None = None
     finished: Finished | None = None

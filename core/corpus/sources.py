@@ -35,7 +35,8 @@ from core.corpus.streams import STREAM_BLOCK, corrupt_error, open_stream
 from core.errors import CorpusError
 
 __all__ = [
-    "STREAM_BLOCK", "Corpus", "ReadOptions", "Source", "SourceFile", "corrupt_error", "json_text", "open_corpus", "open_stream",
+    "STREAM_BLOCK", "Corpus", "ReadOptions", "Source", "SourceFile", "corpus_file_kind", "corrupt_error", "json_text",
+    "open_corpus", "open_stream",
     "parse_size", "require_pyarrow", "resolve_paths", "text_fields",
 ]
 
@@ -244,7 +245,9 @@ def resolve_paths(source: Source) -> list[Path]:
     return files
 
 
-def _kind(path: Path) -> tuple[str, str | None]:
+def corpus_file_kind(path: Path) -> tuple[str, str | None]:
+    """``(kind, compression)`` of a corpus file, by its name (see `SourceFile`): ``"jsonl"``
+    for ``.jsonl``/``.ndjson``, ``"parquet"`` for ``.parquet``, else ``"text"``."""
     name = path.name.lower()
     compression = None
     for suffix, method in COMPRESSIONS.items():
@@ -280,7 +283,7 @@ def open_corpus(
     sample = BINARY_SAMPLE_BYTES if len(paths) <= 16 else SHARD_SAMPLE_BYTES
     for index, path in enumerate(paths):
         info = check_regular_file(path)
-        kind, compression = _kind(path)
+        kind, compression = corpus_file_kind(path)
         if info.st_size == 0:
             raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
         file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index, (info.st_dev, info.st_ino))
@@ -394,7 +397,7 @@ def text_fields(path: str | os.PathLike[str], records: int = 20) -> list[str]:
     For a field chooser: fast, reads at most a few MB."""
     path = Path(path)
     try:
-        kind, compression = _kind(path)
+        kind, compression = corpus_file_kind(path)
         if kind == "parquet":
             return _string_columns(require_pyarrow(path).ParquetFile(path).schema_arrow)
         if kind != "jsonl":

@@ -212,3 +212,38 @@ def test_encode_says_when_documents_get_no_separator(tmp_path: Path) -> None:
     one.write_text("the cat sat", encoding="utf-8")
     result = run_cli("encode", tmp_path / "tok", one, "--out", tmp_path / "one.npy")  # one document: no note
     assert result.returncode == 0 and "note" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", ["train", "count", "encode", "eval", "health", "lm"])
+def test_a_field_given_for_plain_text_gets_a_note(tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON lines in a file named .txt are read as plain text, JSON and all: a --field given
+    for a corpus with no JSONL or Parquet file says it is not used; given with a JSONL
+    file among the sources, or not given, there is no such note."""
+    from bpe_studio.cli import main
+    from core.formats import save_tokenizer
+
+    vocab, merges = train_bpe_reference("the cat sat on the mat " * 20, 270, [EOT])
+    save_tokenizer(tmp_path / "tok", vocab, merges, [EOT], "gpt2")
+    lines = tmp_path / "records.txt"
+    lines.write_text("".join(json.dumps({"body": d}) + "\n" for d in _docs(40)), encoding="utf-8")
+    records = tmp_path / "records.jsonl"
+    records.write_text(lines.read_text(encoding="utf-8"), encoding="utf-8")
+
+    def run(*sources: Path, field: bool) -> str:
+        out = tmp_path / ("out.npy" if command == "encode" else "out.bpc" if command == "count" else "out")
+        on = [str(s) for s in sources]
+        argv = {
+            "train": ["train", *on, "--vocab-size", "270", "--out", str(out)],
+            "count": ["count", *on, "--out", str(out)],
+            "encode": ["encode", str(tmp_path / "tok"), *on, "--out", str(out)],
+            "eval": ["eval", str(tmp_path / "tok"), "--on", *on],
+            "health": ["health", str(tmp_path / "tok"), "--on", *on],
+            "lm": ["lm", str(tmp_path / "tok"), "--train", *on, "--on", *on, "--samples", "0"],
+        }[command]
+        assert main([*argv, *(["--field", "body"] if field else [])]) == 0
+        return capsys.readouterr().err
+
+    note = "note: --field body is not used: the corpus (records.txt) is plain text, read whole"
+    assert note in run(lines, field=True)
+    assert "--field" not in run(lines, field=False)
+    assert "--field" not in run(lines, records, field=True)
