@@ -47,7 +47,7 @@ typedef struct {
     size_t mask, pair_mask;
     int pair_shift;
     int shift;        /* 64 - log2(number of slots): hash_key keeps the product's top bits */
-    int64_t *new_ids; /* rank -> merged id */
+    uint32_t *new_ids; /* rank -> merged id (32 bits: half the memory, more of it in the core's cache) */
     Py_ssize_t nranks;
     int64_t byte_ids[256];
     int32_t *byte_ranks; /* first byte << 8 | second -> the rank of their ids' pair (a word's
@@ -280,18 +280,19 @@ BpeTable_init(BpeTable *self, PyObject *args, PyObject *kwds)
     PyMem_Free(self->byte_ranks);
     self->nranks = new_ids.len / 8;
     self->slots = PyMem_Malloc(cap * sizeof(Slot));
-    self->new_ids = PyMem_Malloc((self->nranks ? self->nranks : 1) * sizeof(int64_t));
+    self->new_ids = PyMem_Malloc((self->nranks ? self->nranks : 1) * sizeof(uint32_t));
     self->byte_ranks = PyMem_Malloc(65536 * sizeof(int32_t));
     if (self->slots == NULL || self->new_ids == NULL || self->byte_ranks == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    memcpy(self->new_ids, new_ids.buf, self->nranks * sizeof(int64_t));
     for (Py_ssize_t k = 0; k < self->nranks; k++) {
-        if (self->new_ids[k] < 0 || self->new_ids[k] > UINT32_MAX) {
+        int64_t id = ((const int64_t *)new_ids.buf)[k];
+        if (id < 0 || id > UINT32_MAX) {
             PyErr_SetString(PyExc_ValueError, "merged ids must be between 0 and 2**32 - 1");
             goto done;
         }
+        self->new_ids[k] = (uint32_t)id;
     }
     self->mask = cap - 1;
     self->shift = 64 - bits;
