@@ -148,7 +148,10 @@ static inline ptrdiff_t bpe_cut_next(BpeCutter *c, ptrdiff_t i)
         c->starts &= c->starts - 1;
         return j;
     }
-    if (c->pattern == BPE_GPT2 && i + BPE_CUT_AHEAD <= c->n) {
+    /* (a byte >= 0x80 among the next 8: the block, which stops two bytes before the first,
+     * would hand out a start or two at most, and text that is mostly not ASCII paid for a
+     * block per pre-token) */
+    if (c->pattern == BPE_GPT2 && i + BPE_CUT_AHEAD <= c->n && !(bpe_load64(c->s + i) & BPE_BYTES(0x80))) {
         uint64_t starts = bpe_gpt2_starts(c->s + i) & ~1ull;
         if (starts) {
             c->base = i;
