@@ -12,7 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from bpe_studio.cli.checks import TOKENIZER_HELP, add_field_option, check_output_file, field_of, non_empty, note_field_unused
+from bpe_studio.cli.checks import (
+    TOKENIZER_HELP,
+    add_field_option,
+    check_output_file,
+    field_of,
+    non_empty,
+    note_field_unused,
+)
 from core.corpus.sources import resolve_paths
 from core.evaluate.measures import Row, evaluate, load_tokenizers, rows_csv, rows_json
 

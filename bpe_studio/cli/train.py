@@ -74,7 +74,8 @@ def add_train_parser(commands: Any) -> None:
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
-    """--field, --max-bytes, --sample, --seed, --doc-max-chars (also `bpe-studio encode`'s --field)."""
+    """--field (`add_field_option`, as every command reading a corpus), --max-bytes, --sample, --seed,
+    --doc-max-chars."""
     add_field_option(parser)
     parser.add_argument("--max-bytes", type=_size, metavar="SIZE",
                         help="read at most this much text, e.g. 500MB or 2GiB")
@@ -179,8 +180,9 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     pattern = args.pattern or (initial.pattern.source if initial else "gpt2")
     counts = None
     if args.from_counts:  # checked (read) before anything else is
-        reading = [name for name, value in (("--max-bytes", args.max_bytes), ("--sample", args.sample),
-                                            ("--doc-max-chars", args.doc_max_chars)) if value is not None]
+        reading = [name for name, value in (("--field", args.field), ("--max-bytes", args.max_bytes),
+                                            ("--sample", args.sample), ("--doc-max-chars", args.doc_max_chars))
+                   if value is not None]
         if reading:
             raise UsageError(f"{reading[0]} applies when reading a corpus; give it to 'bpe-studio count' instead")
         counts = core.PretokenCounts.add_all(core.PretokenCounts.load(path) for path in args.from_counts)

@@ -75,6 +75,8 @@ def test_count_on_a_local_dask_cluster_writes_the_same_file(tmp_path: Path, shar
         (["train", "--vocab-size", "300", "--out", "{tmp}/t"], "SOURCE (or --from-counts"),
         (["train", "--from-counts", "{a}", "--sample", "0.5", "--vocab-size", "300", "--out", "{tmp}/t"],
          "--sample applies when reading a corpus"),
+        (["train", "--from-counts", "{a}", "--field", "body", "--vocab-size", "300", "--out", "{tmp}/t"],
+         "--field applies when reading a corpus"),
     ],
 )
 def test_user_errors_are_one_line_and_write_nothing(tmp_path: Path, shards: list[Path], args, message) -> None:
