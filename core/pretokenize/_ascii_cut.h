@@ -140,14 +140,14 @@ static inline void bpe_cut_start(BpeCutter *c, int pattern, const unsigned char 
     c->pattern = pattern;
 }
 
-/* The end of the pre-token that starts at i: where the last one handed out ended. */
-static inline ptrdiff_t bpe_cut_next(BpeCutter *c, ptrdiff_t i)
+/* bpe_cut_next when no start of the last block is left: the next block's starts, or the
+ * scanner's next pre-token. Out of line, so that the loops calling bpe_cut_next keep the
+ * handing out of a block's starts inline and small. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline))
+#endif
+static ptrdiff_t bpe_cut_refill(BpeCutter *c, ptrdiff_t i)
 {
-    if (c->starts) {
-        ptrdiff_t j = c->base + bpe_ctz64(c->starts);
-        c->starts &= c->starts - 1;
-        return j;
-    }
     /* (a byte >= 0x80 among the next 8: the block, which stops two bytes before the first,
      * would hand out a start or two at most, and text that is mostly not ASCII paid for a
      * block per pre-token) */
@@ -160,6 +160,17 @@ static inline ptrdiff_t bpe_cut_next(BpeCutter *c, ptrdiff_t i)
         }
     }
     return bpe_next(c->pattern, c->s, i, c->n);
+}
+
+/* The end of the pre-token that starts at i: where the last one handed out ended. */
+static inline ptrdiff_t bpe_cut_next(BpeCutter *c, ptrdiff_t i)
+{
+    if (c->starts) {
+        ptrdiff_t j = c->base + bpe_ctz64(c->starts);
+        c->starts &= c->starts - 1;
+        return j;
+    }
+    return bpe_cut_refill(c, i);
 }
 
 #endif
