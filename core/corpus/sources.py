@@ -324,9 +324,10 @@ def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | No
     if not isinstance(text, str):
         raise CorpusError(f"{path}, line {line_number}: the field {field!r} holds a "
                           f"{type(text).__name__}, not a string; choose a text field (--field)")
-    if _SURROGATE_ESCAPE.search(line):
+    if not text.isascii() and _SURROGATE_ESCAPE.search(line):
         # a lone surrogate escaped in JSON ("\ud83d") is no character: U+FFFD, as
         # Tokenizer.encode (and tiktoken) give it, not the bytes a file's invalid bytes are
+        # (an ASCII text holds none: the search of each line is left to the others)
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
 
