@@ -16,6 +16,8 @@
 - `add_field_option` / `note_field_unused`: every subcommand reading a corpus takes
   ``--field`` the same way; given for a corpus with no JSONL or Parquet file, a note says
   it is not used (a file of JSON lines named ``.txt`` is read as plain text, JSON and all).
+- `corpus_files`: the files ``train``, ``count`` and ``encode`` read, with both of the
+  above.
 - `TOKENIZER_HELP`: every subcommand names its tokenizer the same way, a positional
   ``TOKENIZER`` first, with this help.
 """
@@ -31,7 +33,7 @@ from pathlib import Path
 from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
 
 __all__ = ["TOKENIZER_HELP", "add_field_option", "capped_workers", "check_output_file", "check_text_option",
-           "field_of", "non_empty", "note_field_unused", "sources_without_output"]
+           "corpus_files", "field_of", "non_empty", "note_field_unused", "sources_without_output"]
 
 TOKENIZER_HELP = ("a tokenizer: a folder (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) "
                   "or one of those files")
@@ -144,3 +146,11 @@ def sources_without_output(sources: list[str], out: str) -> list[Path]:
         print(f"bpe-studio: note: not reading {left_out} file{'s' * (left_out != 1)} of the output ({out}) "
               "found among the sources", file=sys.stderr)
     return kept
+
+
+def corpus_files(args: argparse.Namespace) -> list[Path]:
+    """The files of ``args.corpus`` to read, ``args.out`` left out (`sources_without_output`),
+    with a note if ``--field`` is not used (`note_field_unused`)."""
+    files = sources_without_output(args.corpus, args.out)
+    note_field_unused(args.field, files)
+    return files

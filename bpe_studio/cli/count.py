@@ -28,13 +28,7 @@ from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import bytes_progress, format_bytes, read_summary
-from bpe_studio.cli.checks import (
-    capped_workers,
-    check_text_option,
-    non_empty,
-    note_field_unused,
-    sources_without_output,
-)
+from bpe_studio.cli.checks import capped_workers, check_text_option, corpus_files, non_empty
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from bpe_studio.cli.train import add_source_options, read_options
 
@@ -90,8 +84,7 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     if on_dask and args.max_bytes is not None:
         raise UsageError("--max-bytes needs the documents in order, which a Dask cluster does not keep; "
                          "use --sample, or count without --dask")
-    corpus = sources_without_output(args.corpus, args.out)
-    note_field_unused(args.field, corpus)
+    corpus = corpus_files(args)
     with contextlib.ExitStack() as stack:
         events: Generator[Any, None, PretokenCounts]
         if on_dask:

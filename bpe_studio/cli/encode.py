@@ -26,10 +26,9 @@ from bpe_studio.cli.checks import (
     TOKENIZER_HELP,
     add_field_option,
     capped_workers,
+    corpus_files,
     field_of,
     non_empty,
-    note_field_unused,
-    sources_without_output,
 )
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
@@ -85,8 +84,7 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         raise ValueError(f"--out {args.out} must end in .npy")
     # the corpus and output before the (slower) tokenizer load: the same checks as training
     read = ReadOptions(field_of(args))
-    corpus = sources_without_output(args.corpus, args.out)
-    note_field_unused(args.field, corpus)
+    corpus = corpus_files(args)
     files = open_corpus(corpus, read, purpose="encode").files
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)

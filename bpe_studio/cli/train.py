@@ -31,10 +31,9 @@ from bpe_studio.cli.checks import (
     add_field_option,
     capped_workers,
     check_text_option,
+    corpus_files,
     field_of,
     non_empty,
-    note_field_unused,
-    sources_without_output,
 )
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import bytes_progress, merges_progress, training_summary
@@ -196,11 +195,8 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
         specials = inherited + [t for t in specials if t not in inherited]
     _check_before_reading(args.out, specials, pattern)
-    corpus = None
-    if counts is None:
-        corpus = sources_without_output(args.corpus, args.out)
-        note_field_unused(args.field, corpus)
-    run = core.train(counts if counts is not None else corpus, options, read=None if counts is not None else read)
+    run = core.train(counts if counts is not None else corpus_files(args), options,
+                     read=None if counts is not None else read)
     progress = ProgressLine()
     counting: CountingDone | None = None
     finished: Finished | None = None
