@@ -154,9 +154,11 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if args.csv is not None and args.json is not None and Path(args.csv).absolute() == Path(args.json).absolute():
         raise ValueError(f"--csv and --json are the same file ({args.csv}); give each its own")
-    for option, path in (("--csv", args.csv), ("--json", args.json)):
-        if path is not None:  # (a missing source is said here too, before any work)
-            check_output_file(option, path, [*args.tokenizers, *resolve_paths(args.on)])
+    outputs = [(option, path) for option, path in (("--csv", args.csv), ("--json", args.json)) if path is not None]
+    if outputs:
+        inputs = [*args.tokenizers, *resolve_paths(args.on)]  # (a missing source is said here too, before any work)
+        for option, path in outputs:
+            check_output_file(option, path, inputs)
     if args.sizes is not None:
         from core.evaluate.ladder import default_sizes, ladder_tokenizers
 
