@@ -69,7 +69,7 @@ static int bpe_ct_add_packed(BpeCounts *c, const unsigned char *p, size_t size, 
             free(hashes);
             return -2;
         }
-        hashes[e] = bpe_hash_key(key, len, (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK);
+        hashes[e] = bpe_ct_hash(key, len, (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK);
         key += len;
     }
     while (c->limit < c->n + n && bpe_ct_grow(c) == 0)
