@@ -415,6 +415,24 @@ static inline int bpe_count_add(BpeCounts *c, const unsigned char *s, const BpeC
                            key->i + (ptrdiff_t)key->len + BPE_KEY_SLACK <= n, 1);
 }
 
+/* Pre-token s[i:j] of s[0:n] into a, and its slot prefetched. */
+static inline void bpe_count_key_ahead(const BpeCounts *c, BpeCountKey *a, const unsigned char *s, ptrdiff_t i,
+                                       ptrdiff_t j, ptrdiff_t n)
+{
+    bpe_count_key(a, s, i, j, n);
+    bpe_prefetch(&c->slots[(size_t)a->hash & c->mask]);
+}
+
+/* A long key's bytes in the arena prefetched when its slot (prefetched) has come and holds
+ * it; without a branch on the key's length, which is a coin toss (the arena's start is
+ * prefetched for a short key). */
+static inline void bpe_count_key_bytes_ahead(const BpeCounts *c, const BpeCountKey *a)
+{
+    const BpeSlot *slot = &c->slots[(size_t)a->hash & c->mask];
+    int held = (a->len > 8) & (slot->meta == bpe_ct_meta(a->hash, a->len));
+    bpe_prefetch(c->keys + (held ? slot->word : 0));
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline)) /* its own function: the plain loop's inlining stays as it was */
 #endif
@@ -422,33 +440,27 @@ static int bpe_count_ahead(BpeCounts *c, int pattern, const unsigned char *s, pt
 {
     enum { MASK = BPE_COUNT_AHEAD - 1 };
     BpeCountKey ring[BPE_COUNT_AHEAD];
-    unsigned head = 0, ahead = 0;
+    unsigned filled = 0, head = 0;
     BpeCutter cutter;
     bpe_cut_start(&cutter, pattern, s, n);
-    for (;;) {
-        while (ahead < BPE_COUNT_AHEAD && cut < n) {
+    for (; filled < BPE_COUNT_AHEAD && cut < n; filled++) {
+        ptrdiff_t j = bpe_cut_next(&cutter, cut);
+        bpe_count_key_ahead(c, &ring[filled], s, cut, j, n);
+        cut = j;
+    }
+    if (filled == BPE_COUNT_AHEAD) /* the ring full: count the oldest, cut the next in its place */
+        for (; cut < n; head = (head + 1) & MASK) {
+            bpe_count_key_bytes_ahead(c, &ring[(head + BPE_COUNT_AHEAD / 2) & MASK]);
+            if (bpe_count_add(c, s, &ring[head], n) < 0)
+                return -1;
             ptrdiff_t j = bpe_cut_next(&cutter, cut);
-            BpeCountKey *a = &ring[(head + ahead) & MASK];
-            bpe_count_key(a, s, cut, j, n);
-            bpe_prefetch(&c->slots[(size_t)a->hash & c->mask]);
-            ahead++;
+            bpe_count_key_ahead(c, &ring[head], s, cut, j, n);
             cut = j;
         }
-        if (ahead == 0)
-            return 0;
-        if (ahead > BPE_COUNT_AHEAD / 2) { /* a long key halfway: its bytes, its slot having come */
-            const BpeCountKey *a = &ring[(head + BPE_COUNT_AHEAD / 2) & MASK];
-            if (a->len > 8) {
-                const BpeSlot *slot = &c->slots[(size_t)a->hash & c->mask];
-                if (slot->meta == bpe_ct_meta(a->hash, a->len))
-                    bpe_prefetch(c->keys + slot->word);
-            }
-        }
+    for (; filled; filled--, head = (head + 1) & MASK)
         if (bpe_count_add(c, s, &ring[head], n) < 0)
             return -1;
-        head = (head + 1) & MASK;
-        ahead--;
-    }
+    return 0;
 }
 
 static int bpe_count(BpeCounts *c, int pattern, const unsigned char *s, ptrdiff_t n)
