@@ -116,7 +116,7 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
             const BpeSlot *from = bpe_ct_nth(other, h);
             const BpeSlot *to = &c->slots[(size_t)hashes[h % BPE_ADD_AHEAD] & c->mask];
             if ((from->meta & 0xFF) > 8 && to->meta == from->meta)
-                bpe_prefetch(c->keys + to->word);
+                bpe_prefetch(c->keys + bpe_ct_offset(to));
         }
         if (e >= BPE_ADD_AHEAD) { /* add key d, hashed BPE_ADD_AHEAD keys ago */
             size_t d = e - BPE_ADD_AHEAD, len;
