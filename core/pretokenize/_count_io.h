@@ -94,9 +94,14 @@ static int bpe_ct_add_packed(BpeCounts *c, const unsigned char *p, size_t size, 
 }
 
 /* Add other's counts to c, in other's first-seen order (other may be c: every count
- * doubles); -1: out of memory (the counts added so far stay). The table grows as new keys
- * come: most keys of another part of a corpus are not new (growing it for all of them at
- * once made adding two halves of 11 MB of text 2-3x slower). */
+ * doubles); -1: out of memory (the counts added so far stay).
+ *
+ * In two passes. First other's slots in their order, each key looked up in c, where it is
+ * at the same home (give or take the two sizes' bits): both tables are read in order, and
+ * a key found gets its count; one not found is marked. Then the marked keys are put in c
+ * in other's first-seen order, c grown for all of them at once (their number is known).
+ * Adding key by key in first-seen order made two cache misses of every key, where now
+ * only the new ones are looked up at random. */
 static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
 {
     if (other == c) { /* adding key by key would see its own adds */
@@ -107,31 +112,66 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
         }
         return 0;
     }
-    uint64_t hashes[BPE_ADD_AHEAD];
+    enum { AHEAD = BPE_ADD_AHEAD };
+    size_t size = other->mask + 1, fresh = 0;
+    uint64_t *absent = (uint64_t *)calloc(size / 64 + 1, sizeof(uint64_t));
+    if (!absent)
+        return -1;
     unsigned char buf[24];
-    for (size_t e = 0; e < other->n + BPE_ADD_AHEAD; e++) {
-        if (e >= BPE_ADD_AHEAD / 2 && e - BPE_ADD_AHEAD / 2 < other->n) {
-            /* the key half-way: if long, its bytes in c's arena, to compare (its slot has come) */
-            size_t h = e - BPE_ADD_AHEAD / 2;
-            const BpeSlot *from = bpe_ct_nth(other, h);
-            const BpeSlot *to = &c->slots[(size_t)hashes[h % BPE_ADD_AHEAD] & c->mask];
-            if ((from->meta & 0xFF) > 8 && to->meta == from->meta)
-                bpe_prefetch(c->keys + bpe_ct_offset(to));
+    for (size_t h = 0; h < size; h++) {
+        if (h + AHEAD < size) { /* a long key's bytes, ahead: other's slots come in order */
+            const BpeSlot *ahead = &other->slots[h + AHEAD];
+            bpe_prefetch(other->keys + ((ahead->meta & 0xFF) > 8 ? bpe_ct_offset(ahead) : 0));
         }
-        if (e >= BPE_ADD_AHEAD) { /* add key d, hashed BPE_ADD_AHEAD keys ago */
-            size_t d = e - BPE_ADD_AHEAD, len;
-            const BpeSlot *from = bpe_ct_nth(other, d);
-            const unsigned char *key = bpe_ct_key(other, from, buf, &len);
-            if (bpe_ct_add(c, key, len, hashes[d % BPE_ADD_AHEAD], 1, bpe_ct_count(other, from)) < 0)
-                return -1;
-        }
-        bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
-        if (e < other->n) {
-            uint64_t hash = bpe_ct_rehash(other, bpe_ct_nth(other, e));
-            hashes[e % BPE_ADD_AHEAD] = hash;
-            bpe_prefetch(&c->slots[(size_t)hash & c->mask]);
+        const BpeSlot *from = &other->slots[h];
+        if (!from->meta)
+            continue;
+        size_t len;
+        int found;
+        const unsigned char *key = bpe_ct_key(other, from, buf, &len);
+        BpeSlot *to = bpe_ct_probe_at(c, key, len, from->meta, bpe_ct_home(other, from, c->mask),
+                                      len <= 8 ? from->word : 0, 1, &found);
+        if (!found) {
+            absent[h / 64] |= (uint64_t)1 << (h % 64);
+            fresh++;
+        } else if (bpe_ct_bump(c, to, bpe_ct_count(other, from)) < 0) {
+            free(absent);
+            return -1;
         }
     }
+    while (c->limit < c->n + fresh)
+        if (bpe_ct_grow(c) < 0) {
+            free(absent);
+            return -1;
+        }
+    uint64_t hashes[AHEAD];
+    for (size_t e = 0; e < other->n + AHEAD; e++) {
+        if (e >= AHEAD) { /* put key d, hashed AHEAD keys ago, if new */
+            size_t d = e - AHEAD, o = other->order[d], len;
+            if (absent[o / 64] >> (o % 64) & 1) {
+                const BpeSlot *from = &other->slots[o];
+                const unsigned char *key = bpe_ct_key(other, from, buf, &len);
+                if (bpe_ct_add(c, key, len, hashes[d % AHEAD], 1, bpe_ct_count(other, from)) < 0) {
+                    free(absent);
+                    return -1;
+                }
+            }
+        }
+        if (e + AHEAD < other->n) { /* the slot of a new key AHEAD on */
+            size_t o = other->order[e + AHEAD];
+            if (absent[o / 64] >> (o % 64) & 1)
+                bpe_prefetch(&other->slots[o]);
+        }
+        if (e < other->n) { /* the home in c of new key e (its slot asked for AHEAD keys ago) */
+            size_t o = other->order[e];
+            if (absent[o / 64] >> (o % 64) & 1) {
+                uint64_t hash = bpe_ct_rehash(other, &other->slots[o]);
+                hashes[e % AHEAD] = hash;
+                bpe_prefetch(&c->slots[(size_t)hash & c->mask]);
+            }
+        }
+    }
+    free(absent);
     return 0;
 }
 

@@ -323,13 +323,13 @@ static inline int bpe_ct_long_eq(const BpeCounts *c, const BpeSlot *s, const uns
     return bpe_key_eq(key, p, n, padded);
 }
 
-/* The slot of key p[0:n] (bpe_ct_hash `hash`; `word`: bpe_ct_word's, for n <= 8), or the
- * empty slot where it would go (*found = 0). */
-static inline BpeSlot *bpe_ct_probe(const BpeCounts *c, const unsigned char *p, size_t n, uint64_t hash,
-                                    uint64_t word, int padded, int *found)
+/* The slot of key p[0:n] (its meta `meta`, bpe_ct_meta's; its home `home`, its hash's low
+ * bits; `word`: bpe_ct_word's, for n <= 8), or the empty slot where it would go
+ * (*found = 0). */
+static inline BpeSlot *bpe_ct_probe_at(const BpeCounts *c, const unsigned char *p, size_t n, uint32_t meta,
+                                       size_t home, uint64_t word, int padded, int *found)
 {
-    uint32_t meta = bpe_ct_meta(hash, n);
-    size_t h = (size_t)hash & c->mask;
+    size_t h = home;
     for (;;) {
         BpeSlot *s = &c->slots[h];
         if (s->meta == meta && (n <= 8 ? s->word == word : bpe_ct_long_eq(c, s, p, n, padded))) {
@@ -342,6 +342,13 @@ static inline BpeSlot *bpe_ct_probe(const BpeCounts *c, const unsigned char *p, 
         }
         h = (h + 1) & c->mask;
     }
+}
+
+/* bpe_ct_probe_at for key p[0:n] of bpe_ct_hash `hash`. */
+static inline BpeSlot *bpe_ct_probe(const BpeCounts *c, const unsigned char *p, size_t n, uint64_t hash,
+                                    uint64_t word, int padded, int *found)
+{
+    return bpe_ct_probe_at(c, p, n, bpe_ct_meta(hash, n), (size_t)hash & c->mask, word, padded, found);
 }
 
 /* Put key p[0:n] in empty slot s (its hash `hash`, its word `word` if short); -1: out of memory. */

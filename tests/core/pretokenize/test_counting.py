@@ -5,6 +5,7 @@ chunk by chunk at the trainer's cut points, with special tokens and invalid byte
 from __future__ import annotations
 
 import pickle
+import random
 from collections import Counter
 
 import pytest
@@ -143,6 +144,35 @@ def test_a_native_table_grows_while_another_is_added_to_it() -> None:
     expected = reference_counts(first, [], pattern="gpt2") + reference_counts(second, [], pattern="gpt2")
     assert dict(zip(words, counts)) == expected
     assert words == list(dict.fromkeys([*reference_counts(first, [], pattern="gpt2"), *reference_counts(second, [], pattern="gpt2")]))
+
+
+@pytest.mark.parametrize("big_first", [True, False])
+def test_native_tables_of_different_sizes_add_up_in_first_seen_order(big_first: bool) -> None:
+    """`Counts.add` looks the added table's keys up in its slots' order (a key's home in a
+    table twice or half the size shares its low bits), then puts the new ones in first-seen
+    order: a table of 60 k keys and one of a few hundred, short keys and long ones (kept
+    in the arena, looked up by the hash bits their slot keeps), shared and not, either way."""
+    native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    rng = random.Random(5)
+
+    def word(prefix: str, i: int) -> str:  # letters only: one pre-token
+        return prefix + "".join("abcdefghijklmnopqrstuvwxyz"[i // 26**k % 26] for k in range(4))
+
+    shared = [word("shared", i) * rng.randint(1, 3) for i in range(300)] + [word("", i) for i in range(300)]
+    big = " ".join([word("big", i) * rng.randint(1, 4) for i in range(60_000)] + shared).encode()
+    small = " ".join(shared[::-1] + [word("small", i) * rng.randint(1, 4) for i in range(300)]).encode()
+    first, second = (big, small) if big_first else (small, big)
+    tables = []
+    for data in (first, second):
+        table = native.Counts()
+        table.scan(data, native.GPT2)
+        tables.append(table)
+    tables[0].add(tables[1])
+    one, two = reference_counts(first, [], pattern="gpt2"), reference_counts(second, [], pattern="gpt2")
+    words, counts = tables[0].items()
+    assert dict(zip(words, counts)) == one + two
+    assert words == list(dict.fromkeys([*one, *two]))
+    assert any(len(w) > 8 for w in set(one) & set(two)) and any(len(w) <= 8 for w in set(one) & set(two))
 
 
 def test_a_native_table_keeps_keys_of_any_length_and_counts_of_any_size() -> None:
