@@ -134,16 +134,23 @@ def test_a_native_table_grows_while_another_is_added_to_it() -> None:
     native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
     first = " ".join(f"w{i}" for i in range(0, 3000, 2)).encode() + b" shared shared"
     second = b"shared " + " ".join(f"w{i}" for i in range(2000, 5000)).encode()
+    assert_tables_add_up(native, first, second)
+
+
+def assert_tables_add_up(native, first: bytes, second: bytes) -> tuple[Counter[bytes], Counter[bytes]]:
+    """The table of `second` added to that of `first` holds the reference counts of both, in
+    first-seen order; the reference counts of each are returned."""
     tables = []
     for data in (first, second):
         table = native.Counts()
         table.scan(data, native.GPT2)
         tables.append(table)
     tables[0].add(tables[1])
+    one, two = reference_counts(first, [], pattern="gpt2"), reference_counts(second, [], pattern="gpt2")
     words, counts = tables[0].items()
-    expected = reference_counts(first, [], pattern="gpt2") + reference_counts(second, [], pattern="gpt2")
-    assert dict(zip(words, counts)) == expected
-    assert words == list(dict.fromkeys([*reference_counts(first, [], pattern="gpt2"), *reference_counts(second, [], pattern="gpt2")]))
+    assert dict(zip(words, counts)) == one + two
+    assert words == list(dict.fromkeys([*one, *two]))
+    return one, two
 
 
 @pytest.mark.parametrize("big_first", [True, False])
@@ -161,17 +168,7 @@ def test_native_tables_of_different_sizes_add_up_in_first_seen_order(big_first: 
     shared = [word("shared", i) * rng.randint(1, 3) for i in range(300)] + [word("", i) for i in range(300)]
     big = " ".join([word("big", i) * rng.randint(1, 4) for i in range(60_000)] + shared).encode()
     small = " ".join(shared[::-1] + [word("small", i) * rng.randint(1, 4) for i in range(300)]).encode()
-    first, second = (big, small) if big_first else (small, big)
-    tables = []
-    for data in (first, second):
-        table = native.Counts()
-        table.scan(data, native.GPT2)
-        tables.append(table)
-    tables[0].add(tables[1])
-    one, two = reference_counts(first, [], pattern="gpt2"), reference_counts(second, [], pattern="gpt2")
-    words, counts = tables[0].items()
-    assert dict(zip(words, counts)) == one + two
-    assert words == list(dict.fromkeys([*one, *two]))
+    one, two = assert_tables_add_up(native, *((big, small) if big_first else (small, big)))
     assert any(len(w) > 8 for w in set(one) & set(two)) and any(len(w) <= 8 for w in set(one) & set(two))
 
 
