@@ -420,11 +420,10 @@ merge_short(const BpeTable *t, const unsigned char *bytes, int64_t *ids, Scratch
  * bytes' ids and first ranks read in one pass, the way tiktoken's byte_pair_merge does:
  * the parts and each one's rank with the next kept in order in two small arrays, the
  * lowest rank (the leftmost on ties: a strict comparison) found by a scan, and a merge
- * closing the gap by moving the parts after it. For the
- * short words that most new pre-tokens are, that is fewer instructions and far fewer
- * mispredicted branches than the candidates and links of merge_short (cachegrind, the
- * merges of 20 MB of web-like text: 620 M -> 582 M instructions, 17.2 M -> 14.8 M
- * mispredictions, each ~15 cycles). */
+ * closing the gap by moving the parts after it. For the short words that most new
+ * pre-tokens are, that is fewer instructions and far fewer mispredicted branches than the
+ * candidates and links of merge_short (cachegrind, the merges of 20 MB of web-like text:
+ * 620 M -> 582 M instructions, 17.2 M -> 14.8 M mispredictions, each ~15 cycles). */
 #define TINY_WORD 16
 
 static Py_ssize_t

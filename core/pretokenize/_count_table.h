@@ -440,13 +440,9 @@ static inline void bpe_count_key(BpeCountKey *a, const unsigned char *s, ptrdiff
     int padded = j + BPE_KEY_SLACK <= n;
     a->i = i;
     a->len = len;
-    if (len <= 8 && padded) { /* most pre-tokens: the word read once, for the hash and the slot */
-        a->word = bpe_load64(s + i) & bpe_tail_masks[len][0];
-        a->hash = bpe_ct_hash_word(a->word, len);
-    } else {
-        a->word = len <= 8 ? bpe_ct_word(s + i, len, padded) : 0;
-        a->hash = bpe_ct_hash(s + i, len, padded);
-    }
+    /* (bpe_ct_hash's, the word read once for the hash and the slot) */
+    a->word = len <= 8 ? bpe_ct_word(s + i, len, padded) : 0;
+    a->hash = len <= 8 ? bpe_ct_hash_word(a->word, len) : bpe_hash_key(s + i, len, padded);
 }
 
 /* Add 1 to the count of pre-token `key` of s[0:n]; -1: out of memory. */
