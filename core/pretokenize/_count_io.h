@@ -93,6 +93,29 @@ static int bpe_ct_add_packed(BpeCounts *c, const unsigned char *p, size_t size, 
     return 0;
 }
 
+/* Other's slot h looked up in c, for a pass over other's slots in their order (which reads
+ * c's in order too, a key's home in c being near its home in other): 0 when the slot is
+ * empty; else 1, *to the slot of the same key in c or NULL. The bytes of the long key
+ * BPE_ADD_AHEAD slots on are asked for. */
+static inline int bpe_ct_find_nth_slot(const BpeCounts *c, const BpeCounts *other, size_t h, BpeSlot **to)
+{
+    if (h + BPE_ADD_AHEAD <= other->mask) {
+        const BpeSlot *ahead = &other->slots[h + BPE_ADD_AHEAD];
+        bpe_prefetch(other->keys + ((ahead->meta & 0xFF) > 8 ? bpe_ct_offset(ahead) : 0));
+    }
+    const BpeSlot *from = &other->slots[h];
+    if (!from->meta)
+        return 0;
+    unsigned char buf[24];
+    size_t len;
+    int found;
+    const unsigned char *key = bpe_ct_key(other, from, buf, &len);
+    BpeSlot *slot = bpe_ct_probe_at(c, key, len, from->meta, bpe_ct_home(other, from, c->mask),
+                                    len <= 8 ? from->word : 0, 1, &found);
+    *to = found ? slot : NULL;
+    return 1;
+}
+
 /* Add other's counts to c, in other's first-seen order (other may be c: every count
  * doubles); -1: out of memory (the counts added so far stay).
  *
@@ -119,22 +142,13 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
         return -1;
     unsigned char buf[24];
     for (size_t h = 0; h < size; h++) {
-        if (h + AHEAD < size) { /* a long key's bytes, ahead: other's slots come in order */
-            const BpeSlot *ahead = &other->slots[h + AHEAD];
-            bpe_prefetch(other->keys + ((ahead->meta & 0xFF) > 8 ? bpe_ct_offset(ahead) : 0));
-        }
-        const BpeSlot *from = &other->slots[h];
-        if (!from->meta)
+        BpeSlot *to;
+        if (!bpe_ct_find_nth_slot(c, other, h, &to))
             continue;
-        size_t len;
-        int found;
-        const unsigned char *key = bpe_ct_key(other, from, buf, &len);
-        BpeSlot *to = bpe_ct_probe_at(c, key, len, from->meta, bpe_ct_home(other, from, c->mask),
-                                      len <= 8 ? from->word : 0, 1, &found);
-        if (!found) {
+        if (!to) {
             absent[h / 64] |= (uint64_t)1 << (h % 64);
             fresh++;
-        } else if (bpe_ct_bump(c, to, bpe_ct_count(other, from)) < 0) {
+        } else if (bpe_ct_bump(c, to, bpe_ct_count(other, &other->slots[h])) < 0) {
             free(absent);
             return -1;
         }
@@ -175,19 +189,6 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
     return 0;
 }
 
-/* Every key's bytes one after another, in first-seen order, into p (c->key_bytes bytes). */
-static void bpe_ct_keys(const BpeCounts *c, unsigned char *p)
-{
-    unsigned char buf[24];
-    for (size_t e = 0; e < c->n; e++) {
-        size_t len;
-        bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
-        const unsigned char *key = bpe_ct_key(c, bpe_ct_nth(c, e), buf, &len);
-        memcpy(p, key, len);
-        p += len;
-    }
-}
-
 /* Each key's length and count, in first-seen order (c->n of each). */
 static void bpe_ct_lengths_counts(const BpeCounts *c, int64_t *lengths, int64_t *counts)
 {
@@ -199,6 +200,72 @@ static void bpe_ct_lengths_counts(const BpeCounts *c, int64_t *lengths, int64_t 
         lengths[e] = (int64_t)len;
         counts[e] = bpe_ct_count(c, bpe_ct_nth(c, e));
     }
+}
+
+/* The e-th key of c in first-seen order, its bytes appended at *keys, its length and
+ * count put in lengths[at], counts[at]. */
+static inline void bpe_ct_column(const BpeCounts *c, size_t e, unsigned char **keys, int64_t *lengths,
+                                 int64_t *counts, size_t at)
+{
+    unsigned char buf[24];
+    size_t len;
+    const BpeSlot *slot = bpe_ct_nth(c, e);
+    const unsigned char *key = bpe_ct_key(c, slot, buf, &len);
+    memcpy(*keys, key, len);
+    *keys += len;
+    lengths[at] = (int64_t)len;
+    counts[at] = bpe_ct_count(c, slot);
+}
+
+/* The columns of c's counts with other's added (other NULL: c's alone), neither table
+ * changed: every key's bytes one after another into keys, its length and count into
+ * lengths and counts, in the first-seen order of c then other (c's keys, then other's
+ * that c lacks). keys, lengths and counts have room for both tables' keys; *n and *bytes
+ * are the keys and bytes written. -1: out of memory.
+ *
+ * What training reads of the sum of the last two tables counted, without making it: adding
+ * other (2.9 M keys of a 1 GB corpus to c's 2.9 M) grew c and put in every key it lacked,
+ * 0.25 s of the 0.35 s of the add, with both cores idle but one. */
+static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned char *keys, int64_t *lengths,
+                          int64_t *counts, size_t *n, size_t *bytes)
+{
+    uint32_t *index = NULL; /* c's slot -> its key's place in first-seen order */
+    uint64_t *absent = NULL;
+    if (other && (!(index = (uint32_t *)malloc((c->mask + 1) * sizeof(uint32_t))) ||
+                  !(absent = (uint64_t *)calloc((other->mask + 1) / 64 + 1, sizeof(uint64_t))))) {
+        free(index);
+        return -1;
+    }
+    unsigned char *p = keys;
+    for (size_t e = 0; e < c->n; e++) {
+        bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
+        bpe_ct_column(c, e, &p, lengths, counts, e);
+        if (index)
+            index[c->order[e]] = (uint32_t)e;
+    }
+    size_t at = c->n;
+    if (other) {
+        for (size_t h = 0; h <= other->mask; h++) {
+            BpeSlot *to;
+            if (!bpe_ct_find_nth_slot(c, other, h, &to))
+                continue;
+            if (to)
+                counts[index[to - c->slots]] += bpe_ct_count(other, &other->slots[h]);
+            else
+                absent[h / 64] |= (uint64_t)1 << (h % 64);
+        }
+        for (size_t e = 0; e < other->n; e++) {
+            bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
+            size_t o = other->order[e];
+            if (absent[o / 64] >> (o % 64) & 1)
+                bpe_ct_column(other, e, &p, lengths, counts, at++);
+        }
+    }
+    free(index);
+    free(absent);
+    *n = at;
+    *bytes = (size_t)(p - keys);
+    return 0;
 }
 
 #endif

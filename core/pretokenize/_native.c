@@ -190,15 +190,46 @@ Counts_add(Counts *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* Every pre-token's bytes one after another, in first-seen order. */
+/* (keys, lengths, counts): every pre-token's bytes one after another, and the lengths and
+ * counts as int64 bytes, in first-seen order (the order of items()); with `other`, of the
+ * sum of the two tables (this one's pre-tokens first), neither changed. */
 static PyObject *
-Counts_keys(Counts *self, PyObject *Py_UNUSED(ignored))
+Counts_columns(Counts *self, PyObject *args)
 {
+    PyObject *other_arg = Py_None;
+    if (!PyArg_ParseTuple(args, "|O", &other_arg))
+        return NULL;
+    const BpeCounts *m = &self->map, *other = NULL;
+    if (other_arg != Py_None) {
+        if (!PyObject_TypeCheck(other_arg, &CountsType)) {
+            PyErr_SetString(PyExc_TypeError, "columns() takes a Counts or None");
+            return NULL;
+        }
+        if (check_idle((Counts *)other_arg) < 0)
+            return NULL;
+        other = &((Counts *)other_arg)->map;
+    }
     if (check_idle(self) < 0) return NULL;
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)self->map.key_bytes);
-    if (out)
-        bpe_ct_keys(&self->map, (unsigned char *)PyBytes_AS_STRING(out));
-    return out;
+    size_t most = m->n + (other ? other->n : 0), n, bytes;
+    PyObject *keys = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->key_bytes + (other ? other->key_bytes : 0)));
+    PyObject *lengths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(most * sizeof(int64_t)));
+    PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(most * sizeof(int64_t)));
+    if (!keys || !lengths || !counts)
+        goto fail;
+    if (bpe_ct_columns(m, other, (unsigned char *)PyBytes_AS_STRING(keys), (int64_t *)PyBytes_AS_STRING(lengths),
+                       (int64_t *)PyBytes_AS_STRING(counts), &n, &bytes) < 0) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (_PyBytes_Resize(&keys, (Py_ssize_t)bytes) < 0 || _PyBytes_Resize(&lengths, (Py_ssize_t)(n * sizeof(int64_t))) < 0 ||
+        _PyBytes_Resize(&counts, (Py_ssize_t)(n * sizeof(int64_t))) < 0)
+        goto fail; /* (_PyBytes_Resize drops the object it fails on) */
+    return Py_BuildValue("(NNN)", keys, lengths, counts);
+fail:
+    Py_XDECREF(keys);
+    Py_XDECREF(lengths);
+    Py_XDECREF(counts);
+    return NULL;
 }
 
 /* (lengths, counts): int64 bytes of each pre-token's length and count, in first-seen order
@@ -273,7 +304,9 @@ static PyMethodDef Counts_methods[] = {
     {"add", (PyCFunction)Counts_add, METH_O, "add the counts of another Counts"},
     {"items", (PyCFunction)Counts_items, METH_NOARGS, "(pre-tokens, counts), in first-seen order"},
     {"arrays", (PyCFunction)Counts_arrays, METH_NOARGS, "(lengths, counts) as int64 bytes, in the order of items()"},
-    {"keys", (PyCFunction)Counts_keys, METH_NOARGS, "every pre-token's bytes one after another, in the order of items()"},
+    {"columns", (PyCFunction)Counts_columns, METH_VARARGS,
+     "(keys, lengths, counts): every pre-token's bytes, and lengths and counts as int64 bytes, in the order of items();"
+     " columns(other): of the sum with another table"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -26,8 +26,11 @@ class Counts:
         """The pre-tokens and their counts, in the order first seen."""
     def arrays(self) -> tuple[bytes, bytes]:
         """The pre-tokens' lengths and counts as int64 bytes, in the order of `items`."""
-    def keys(self) -> bytes:
-        """Every pre-token's bytes one after another, in the order of `items`."""
+    def columns(self, other: Counts | None = None) -> tuple[bytes, bytes, bytes]:
+        """``(keys, lengths, counts)``: every pre-token's bytes one after another, and the
+        lengths and counts as int64 bytes, in the order of `items`; with ``other``, of the
+        sum of the two (this table's pre-tokens first, then the other's new ones), neither
+        changed."""
     def __len__(self) -> int: ...
 
 def pretokenize(data: bytes, pattern: int) -> list[bytes]:

@@ -157,11 +157,15 @@ class CountTable:
     """The pre-token counts of a whole corpus, added up one `ChunkCounts` at a time.
 
     Packed (native) counts are added in C, with no Python object per pre-token until
-    `items` hands the totals over.
+    `items` hands the totals over. The last native table handed over is added in only when
+    another comes or the counts are read, and `packed_words` (what training reads) reads
+    the two as their sum without making it: on 1 GB of web-like text counted by two
+    threads, making the sum of their tables was 0.35 s in which one core had nothing to do.
     """
 
     def __init__(self) -> None:
         self._native: Counts | None = None  # once a packed chunk comes
+        self._last: Counts | None = None  # the last table handed over, not added in yet
         self._dict: Counter[bytes] = Counter()
         self.invalid = 0
 
@@ -172,12 +176,13 @@ class CountTable:
             if self._native is None:
                 self._native = chunk.table  # taken over: adding it to an empty table would copy it
             else:
-                self._native.add(chunk.table)
+                self._settle()
+                self._last = chunk.table
         if chunk.packed is not None:
             if self._native is None:
                 module = _counts_module()
                 self._native = module.Counts()
-            self._native.add_packed(chunk.packed)
+            self._settled().add_packed(chunk.packed)
         if chunk.counts:
             if not self._dict:
                 self._dict.update(chunk.counts)
@@ -186,9 +191,21 @@ class CountTable:
                 for key, n in chunk.counts.items():
                     self._dict[key] = get(key, 0) + n
 
+    def _settle(self) -> None:
+        """Add the last table handed over in."""
+        if self._last is not None:
+            assert self._native is not None
+            self._native.add(self._last)
+            self._last = None
+
+    def _settled(self) -> Counts:
+        self._settle()
+        assert self._native is not None
+        return self._native
+
     def chunk(self) -> ChunkCounts:
         """These counts as one `ChunkCounts` (packed where they came packed), to send on."""
-        packed = self._native.packed() if self._native is not None else None
+        packed = self._settled().packed() if self._native is not None else None
         return ChunkCounts(packed, dict(self._dict) if self._dict else None, self.invalid)
 
     def packed_words(self) -> tuple[bytes, bytes, bytes] | None:
@@ -197,19 +214,19 @@ class CountTable:
         unless every count is in the native table."""
         if self._native is None or self._dict:
             return None
-        return (self._native.keys(), *self._native.arrays())
+        return self._native.columns(self._last)
 
     def arrays(self) -> tuple[bytes, bytes] | None:
         """The length and count of each pre-token of `items`, in its order, as int64 bytes
         made in C — or None unless every count is in the native table."""
-        return self._native.arrays() if self._native is not None and not self._dict else None
+        return self._settled().arrays() if self._native is not None and not self._dict else None
 
     def items(self) -> tuple[list[bytes], list[int]]:
         """``(pre-tokens, counts)``: every distinct pre-token and its total, in first-seen order."""
         words: list[bytes] = []
         counts: list[int] = []
         if self._native is not None:
-            words, counts = self._native.items()
+            words, counts = self._settled().items()
         if self._dict:
             if words:  # chunks counted both ways (not in practice): add the dict's in
                 merged = Counter(dict(zip(words, counts)))

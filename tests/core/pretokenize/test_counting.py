@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pickle
 import random
+from array import array
 from collections import Counter
 
 import pytest
@@ -101,6 +102,30 @@ def _items(data: bytes, name: str, specials: list[str]) -> tuple[list[bytes], li
     return total.items()
 
 
+@settings(max_examples=50, deadline=None)
+@given(texts=st.lists(corpora, min_size=1, max_size=4))
+def test_a_count_table_reads_the_tables_handed_over_as_their_sum(texts) -> None:
+    """`CountTable` adds the last native table handed over in only when it must, and
+    `packed_words` reads the last two as their sum: whichever is called first, the words of
+    `packed_words` and `items` are the reference counts of all the texts, in first-seen order."""
+    native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    want = Counter[bytes]()
+    for text in texts:
+        want.update(reference_counts(text, [], pattern="gpt2"))
+    words = list(dict.fromkeys(word for text in texts for word in reference_counts(text, [], pattern="gpt2")))
+    packed = (b"".join(words), array("q", map(len, words)).tobytes(), array("q", [want[w] for w in words]).tobytes())
+    for packed_first in (True, False):
+        total = CountTable()
+        for text in texts:
+            table = native.Counts()
+            table.scan(text, native.GPT2)
+            total.add(ChunkCounts(None, None, 0, table))
+        if packed_first:
+            assert total.packed_words() == packed
+        assert total.items() == (words, [want[w] for w in words])
+        assert total.packed_words() == packed
+
+
 @settings(max_examples=100, deadline=None)
 @given(first=corpora, second=corpora, name=st.sampled_from(["gpt2", "gpt4"]))
 def test_native_tables_add_up_to_the_reference_counts(first, second, name) -> None:
@@ -139,17 +164,24 @@ def test_a_native_table_grows_while_another_is_added_to_it() -> None:
 
 def assert_tables_add_up(native, first: bytes, second: bytes) -> tuple[Counter[bytes], Counter[bytes]]:
     """The table of `second` added to that of `first` holds the reference counts of both, in
-    first-seen order; the reference counts of each are returned."""
+    first-seen order, and the columns of the sum read from the two tables (``columns(other)``,
+    which changes neither) are those of the table they add up to; the reference counts of
+    each are returned."""
     tables = []
     for data in (first, second):
         table = native.Counts()
         table.scan(data, native.GPT2)
         tables.append(table)
+    alone = [table.items() for table in tables]
+    summed = tables[0].columns(tables[1])
+    assert [table.items() for table in tables] == alone
     tables[0].add(tables[1])
     one, two = reference_counts(first, [], pattern="gpt2"), reference_counts(second, [], pattern="gpt2")
     words, counts = tables[0].items()
     assert dict(zip(words, counts)) == one + two
     assert words == list(dict.fromkeys([*one, *two]))
+    lengths = array("q", [len(word) for word in words]).tobytes()
+    assert summed == (b"".join(words), lengths, array("q", counts).tobytes()) == tables[0].columns()
     return one, two
 
 
@@ -187,8 +219,8 @@ def test_a_native_table_keeps_keys_of_any_length_and_counts_of_any_size() -> Non
     table.add_packed(pack_counts(words, counts, 5))
     table.add_packed(pack_counts(words[::-1], counts[::-1], 0))  # every count doubles, past 32 bits
     assert table.items() == (words, [2 * c for c in counts])
-    assert table.keys() == b"".join(words)
     lengths, totals = table.arrays()
+    assert table.columns() == (b"".join(words), lengths, totals)
     assert list(memoryview(lengths).cast("q")) == [len(w) for w in words]
     assert list(memoryview(totals).cast("q")) == [2 * c for c in counts]
     other = native.Counts()

@@ -29,7 +29,7 @@ SCRIPT = textwrap.dedent("""
         for round in range(6):
             for call in (lambda: table.scan(data, 1), lambda: len(table), lambda: table.items(),
                          lambda: table.packed(), lambda: other.add(table), lambda: table.add(other),
-                         lambda: table.invalid, lambda: table.arrays(), lambda: table.keys()):
+                         lambda: table.invalid, lambda: table.arrays(), lambda: table.columns(other)):
                 try:
                     call()
                 except RuntimeError as e:
