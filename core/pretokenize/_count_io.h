@@ -31,7 +31,7 @@ static size_t bpe_ct_packed_size(const BpeCounts *c)
 static void bpe_ct_pack(const BpeCounts *c, int64_t invalid, unsigned char *p)
 {
     int64_t header[3] = {(int64_t)c->n, invalid, (int64_t)c->key_bytes};
-    unsigned char buf[24], *counts = p + sizeof(header), *lens = counts + c->n * 8, *keys = lens + c->n * 4;
+    unsigned char buf[32], *counts = p + sizeof(header), *lens = counts + c->n * 8, *keys = lens + c->n * 4;
     memcpy(p, header, sizeof(header));
     for (size_t e = 0; e < c->n; e++) {
         bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
@@ -101,17 +101,17 @@ static inline int bpe_ct_find_nth_slot(const BpeCounts *c, const BpeCounts *othe
 {
     if (h + BPE_ADD_AHEAD <= other->mask) {
         const BpeSlot *ahead = &other->slots[h + BPE_ADD_AHEAD];
-        bpe_prefetch(other->keys + ((ahead->meta & 0xFF) > 8 ? bpe_ct_offset(ahead) : 0));
+        bpe_prefetch(other->keys + ((ahead->meta & 0xFF) > BPE_CT_MID ? bpe_ct_offset(ahead) : 0));
     }
     const BpeSlot *from = &other->slots[h];
     if (!from->meta)
         return 0;
-    unsigned char buf[24];
+    unsigned char buf[32];
     size_t len;
     int found;
     const unsigned char *key = bpe_ct_key(other, from, buf, &len);
     BpeSlot *slot = bpe_ct_probe_at(c, key, len, from->meta, bpe_ct_home(other, from, c->mask),
-                                    len <= 8 ? from->word : 0, 1, &found);
+                                    len <= BPE_CT_MID ? from->word : 0, bpe_ct_ext(other, from), 1, &found);
     *to = found ? slot : NULL;
     return 1;
 }
@@ -140,7 +140,7 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
     uint64_t *absent = (uint64_t *)calloc(size / 64 + 1, sizeof(uint64_t));
     if (!absent)
         return -1;
-    unsigned char buf[24];
+    unsigned char buf[32];
     for (size_t h = 0; h < size; h++) {
         BpeSlot *to;
         if (!bpe_ct_find_nth_slot(c, other, h, &to))
@@ -192,7 +192,7 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
 /* Each key's length and count, in first-seen order (c->n of each). */
 static void bpe_ct_lengths_counts(const BpeCounts *c, int64_t *lengths, int64_t *counts)
 {
-    unsigned char buf[24];
+    unsigned char buf[32];
     for (size_t e = 0; e < c->n; e++) {
         size_t len;
         bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
@@ -207,7 +207,7 @@ static void bpe_ct_lengths_counts(const BpeCounts *c, int64_t *lengths, int64_t 
 static inline void bpe_ct_column(const BpeCounts *c, size_t e, unsigned char **keys, int64_t *lengths,
                                  int64_t *counts, size_t at)
 {
-    unsigned char buf[24];
+    unsigned char buf[32];
     size_t len;
     const BpeSlot *slot = bpe_ct_nth(c, e);
     const unsigned char *key = bpe_ct_key(c, slot, buf, &len);

@@ -6,14 +6,20 @@
  * the caches hold, and each rare one looked up was a slot, an entry and a key in three
  * places (three cache misses in a row). Here a slot is the entry: 16 bytes, four to a
  * cache line, holding the key itself when it has at most 8 bytes (94% of the pre-tokens
- * of a text, 38% of the distinct ones) and its count; a longer key is in an arena, found
- * through the slot and compared only when the slot's hash tag matches. Open addressing
- * with linear probing, at most 3/4 full. First-seen order (which training keeps, so that
- * any number of workers gives the same merges) is an array of slot indices.
+ * of a text, 38% of the distinct ones) and its count. A key of 9 to 16 bytes (5% of the
+ * pre-tokens, half the distinct ones) keeps its first 8 in the slot and the others in
+ * `ext`, an array beside the slots (8 bytes a slot), where both can be fetched at once;
+ * a longer key is in an arena, found through the slot and compared only when the slot's
+ * hash tag matches. Open addressing with linear probing, at most 3/4 full. First-seen
+ * order (which training keeps, so that any number of workers gives the same merges) is
+ * an array of slot indices.
  *
- * Per distinct pre-token: 16 bytes / load of a slot (21-43), 4 of order, and a long key's
- * bytes: about 40 bytes, against 60-75 for the map of _scanner.h (a 32-byte entry, an
- * 8-byte slot / load, every key in the arena).
+ * Per distinct pre-token: 24 bytes / load of a slot and its ext (32-64), 4 of order, and a
+ * long key's bytes: about 50 bytes, against 60-75 for the map of _scanner.h (a 32-byte
+ * entry, an 8-byte slot / load, every key in the arena). Keys of 9 to 16 bytes were in the
+ * arena too, until each of their lookups proved a cache miss the prefetching did not hide
+ * (the arena's place is read from the slot): 1 GB of web-like text, one core, 147-157 ->
+ * 181-189 MB/s (alternating runs).
  *
  * Counts are 31 bits in the slot; a count that outgrows them moves to `big` (int64), the
  * slot keeping its index there (BPE_CT_BIG set): exact at any size, and no slot pays for
@@ -25,7 +31,8 @@
 #include "_ascii_cut.h"
 
 typedef struct {
-    uint64_t word;  /* a key of <= 8 bytes: its bytes, the first lowest, zero above;
+    uint64_t word;  /* a key of <= 8 bytes: its bytes, the first lowest, zero above; of 9
+                     * to 16: its first 8 (the others in ext, the same way);
                      * a longer one: its offset in the arena (for 255 bytes or more, the
                      * offset of its uint64 length, which the key follows), and above it
                      * the low BPE_CT_HOME_BITS bits of its hash (see bpe_ct_grow) */
@@ -45,15 +52,18 @@ typedef struct {
 #define BPE_CT_BIG 0x80000000u
 #define BPE_CT_USED 0x100u
 #define BPE_CT_LONG 255u /* the length field of a key of 255 bytes or more */
+#define BPE_CT_MID 16 /* a key of at most this many bytes is in its slot's word and ext */
 #define BPE_CT_OFFSET_BITS 40 /* a long key's offset in the arena: a terabyte of keys */
 #define BPE_CT_HOME_BITS (64 - BPE_CT_OFFSET_BITS)
 
 typedef struct {
     BpeSlot *slots;
+    uint64_t *ext;           /* bytes 8-15 of the key of 9 to 16 bytes in slots[h], in ext[h];
+                              * 0 for any other key (never written, moved when growing) */
     size_t mask, limit;      /* slots - 1; the number of keys that makes the table grow */
     uint32_t *order;         /* the slot of each key, in first-seen order */
     size_t n, order_cap;
-    unsigned char *keys;     /* the arena of the keys longer than 8 bytes (BPE_KEY_SLACK more readable) */
+    unsigned char *keys;     /* the arena of the keys longer than 16 bytes (BPE_KEY_SLACK more readable) */
     size_t keys_len, keys_cap;
     size_t key_bytes;        /* the bytes of all keys, short and long */
     int64_t *big;            /* counts past 31 bits */
@@ -98,58 +108,65 @@ static inline uint32_t bpe_ct_meta(uint64_t hash, size_t n)
     return (uint32_t)(hash >> 41) << 9 | BPE_CT_USED | (uint32_t)(n < BPE_CT_LONG ? n : BPE_CT_LONG);
 }
 
-/* The word of a key of n <= 8 bytes at p (`padded`: 16 bytes may be read there). */
-static inline uint64_t bpe_ct_word(const unsigned char *p, size_t n, int padded)
+/* A key's bytes from its words, in buf (32 bytes, zero after the key: readable padded). */
+static inline const unsigned char *bpe_ct_word_bytes(uint64_t word, uint64_t ext, unsigned char *buf)
 {
-    uint64_t word, none;
-    bpe_tail_words(p, n, padded, &word, &none);
-    return word;
-}
-
-/* A short key's bytes from its word, in buf (24 bytes, zero after the key: readable padded). */
-static inline const unsigned char *bpe_ct_word_bytes(uint64_t word, unsigned char *buf)
-{
-    for (int b = 0; b < 8; b++)
+    for (int b = 0; b < 8; b++) {
         buf[b] = (unsigned char)(word >> (8 * b));
-    memset(buf + 8, 0, 16);
+        buf[8 + b] = (unsigned char)(ext >> (8 * b));
+    }
+    memset(buf + 16, 0, 16);
     return buf;
 }
 
-/* The table's hash of a key of n <= 8 bytes, from its word: one 64 x 64 -> 128-bit product
- * folded (the high half depends on every bit of the word), where bpe_hash_key's mixing
- * took a dozen operations; the slot is the hash's low bits, the tag in the meta its top.
- * Keys of 1-8 bytes are 94% of a text's pre-tokens. */
-static inline uint64_t bpe_ct_hash_word(uint64_t word, size_t n)
+/* The table's hash of a key of n <= 16 bytes, from its words (bpe_tail_words's): two
+ * 64 x 64 -> 128-bit products, each folded (its high half depends on every bit of its
+ * word) and neither waiting for the other, where bpe_hash_key's mixing took a dozen
+ * operations; the slot is the hash's low bits, the tag in the meta its top. Keys of 1-16
+ * bytes are 99% of a text's pre-tokens. */
+static inline uint64_t bpe_ct_hash_words(uint64_t word, uint64_t ext, size_t n)
 {
 #if defined(__SIZEOF_INT128__)
-    __uint128_t product = (__uint128_t)(word ^ (n * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull;
-    return (uint64_t)product ^ (uint64_t)(product >> 64);
+    __uint128_t first = (__uint128_t)(word ^ (n * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull;
+    __uint128_t second = (__uint128_t)(ext ^ 0x165667B19E3779F9ull) * 0xD6E8FEB86659FD93ull;
+    return ((uint64_t)first ^ (uint64_t)(first >> 64)) + ((uint64_t)second ^ (uint64_t)(second >> 64));
 #else
-    unsigned char bytes[24];
-    return bpe_hash_key(bpe_ct_word_bytes(word, bytes), n, 1);
+    unsigned char bytes[32];
+    return bpe_hash_key(bpe_ct_word_bytes(word, ext, bytes), n, 1);
 #endif
 }
 
-/* The table's hash of key p[0:n] (`padded` as for bpe_hash_key): bpe_ct_hash_word's for a
- * short key, bpe_hash_key's for a longer one. */
+/* The table's hash of key p[0:n] (`padded` as for bpe_hash_key): bpe_ct_hash_words's for a
+ * key of at most 16 bytes, bpe_hash_key's for a longer one. */
 static inline uint64_t bpe_ct_hash(const unsigned char *p, size_t n, int padded)
 {
-    return n <= 8 ? bpe_ct_hash_word(bpe_ct_word(p, n, padded), n) : bpe_hash_key(p, n, padded);
+    if (n > BPE_CT_MID)
+        return bpe_hash_key(p, n, padded);
+    uint64_t word, ext;
+    bpe_tail_words(p, n, padded, &word, &ext);
+    return bpe_ct_hash_words(word, ext, n);
 }
 
-/* Where the key of slot s (longer than 8 bytes) is in the arena. */
+/* Where the key of slot s (longer than 16 bytes) is in the arena. */
 static inline size_t bpe_ct_offset(const BpeSlot *s)
 {
     return (size_t)(s->word & (((uint64_t)1 << BPE_CT_OFFSET_BITS) - 1));
 }
 
-/* The length and bytes of the key in slot s (a short key's written into buf, 24 bytes). */
+/* The second word of the key in slot s: its bytes 8-15 (0 unless it has 9 to 16). */
+static inline uint64_t bpe_ct_ext(const BpeCounts *c, const BpeSlot *s)
+{
+    size_t n = s->meta & 0xFF;
+    return n > 8 && n <= BPE_CT_MID ? c->ext[s - c->slots] : 0;
+}
+
+/* The length and bytes of the key in slot s (one of at most 16 bytes written into buf, 32 bytes). */
 static inline const unsigned char *bpe_ct_key(const BpeCounts *c, const BpeSlot *s, unsigned char *buf, size_t *len)
 {
     size_t n = s->meta & 0xFF;
-    if (n <= 8) {
+    if (n <= BPE_CT_MID) {
         *len = n;
-        return bpe_ct_word_bytes(s->word, buf);
+        return bpe_ct_word_bytes(s->word, bpe_ct_ext(c, s), buf);
     }
     if (n < BPE_CT_LONG) {
         *len = n;
@@ -172,18 +189,27 @@ static inline int64_t bpe_ct_count(const BpeCounts *c, const BpeSlot *s)
     return s->count & BPE_CT_BIG ? c->big[s->count & ~BPE_CT_BIG] : (int64_t)s->count;
 }
 
-/* 0 when the table has room for its limit of keys: slots for a table of `slots` slots. */
-static int bpe_ct_alloc_slots(BpeCounts *c, size_t slots)
+/* The slots and ext of a table of `size` slots (bpe_ct_alloc_slot_bytes); -1: out of memory. */
+static int bpe_ct_alloc_slots(BpeSlot **slots, uint64_t **ext, size_t size)
 {
-    BpeSlot *fresh = (BpeSlot *)bpe_ct_alloc_slot_bytes(slots * sizeof(BpeSlot));
-    if (!fresh)
-        return -1;
+    *slots = (BpeSlot *)bpe_ct_alloc_slot_bytes(size * sizeof(BpeSlot));
+    *ext = (uint64_t *)bpe_ct_alloc_slot_bytes(size * sizeof(uint64_t));
+    if (*slots && *ext)
+        return 0;
+    if (*slots)
+        bpe_ct_free_slot_bytes(*slots, size * sizeof(BpeSlot));
+    if (*ext)
+        bpe_ct_free_slot_bytes(*ext, size * sizeof(uint64_t));
+    return -1;
+}
+
+/* Free c's slots and ext. */
+static void bpe_ct_free_slots(BpeCounts *c)
+{
     if (c->slots)
         bpe_ct_free_slot_bytes(c->slots, (c->mask + 1) * sizeof(BpeSlot));
-    c->slots = fresh;
-    c->mask = slots - 1;
-    c->limit = slots / 4 * 3;
-    return 0;
+    if (c->ext)
+        bpe_ct_free_slot_bytes(c->ext, (c->mask + 1) * sizeof(uint64_t));
 }
 
 static int bpe_ct_init(BpeCounts *c, size_t slots)
@@ -196,19 +222,20 @@ static int bpe_ct_init(BpeCounts *c, size_t slots)
     c->keys = (unsigned char *)malloc(c->keys_cap + BPE_KEY_SLACK);
     c->order_cap = 1024;
     c->order = (uint32_t *)malloc(c->order_cap * sizeof(uint32_t));
-    if (!c->keys || !c->order || bpe_ct_alloc_slots(c, s) < 0) {
+    if (!c->keys || !c->order || bpe_ct_alloc_slots(&c->slots, &c->ext, s) < 0) {
         free(c->keys);
         free(c->order);
         memset(c, 0, sizeof(*c));
         return -1;
     }
+    c->mask = s - 1;
+    c->limit = s / 4 * 3;
     return 0;
 }
 
 static void bpe_ct_free(BpeCounts *c)
 {
-    if (c->slots)
-        bpe_ct_free_slot_bytes(c->slots, (c->mask + 1) * sizeof(BpeSlot));
+    bpe_ct_free_slots(c);
     free(c->order);
     free(c->keys);
     free(c->big);
@@ -218,19 +245,21 @@ static void bpe_ct_free(BpeCounts *c)
 /* The hash of the key in slot s, as bpe_ct_hash gave it when the key came. */
 static inline uint64_t bpe_ct_rehash(const BpeCounts *c, const BpeSlot *s)
 {
-    unsigned char buf[24];
+    unsigned char buf[32];
     size_t len;
     const unsigned char *key = bpe_ct_key(c, s, buf, &len);
     return bpe_ct_hash(key, len, 1); /* the arena has BPE_KEY_SLACK bytes after its end */
 }
 
 /* Where the key of slot s goes in a table of mask + 1 slots: its hash's low bits, which
- * a long key's slot keeps (see BpeSlot) for a table of up to 2^BPE_CT_HOME_BITS slots. */
+ * a long key's slot keeps (see BpeSlot) for a table of up to 2^BPE_CT_HOME_BITS slots.
+ * (For the passes over the slots in order, where ext is read in order too: it is read
+ * whatever the key's length, 0 for a short key, with no branch on it.) */
 static inline size_t bpe_ct_home(const BpeCounts *c, const BpeSlot *s, size_t mask)
 {
     size_t n = s->meta & 0xFF;
-    if (n <= 8)
-        return (size_t)bpe_ct_hash_word(s->word, n) & mask;
+    if (n <= BPE_CT_MID)
+        return (size_t)bpe_ct_hash_words(s->word, c->ext[s - c->slots], n) & mask;
     if (mask >> BPE_CT_HOME_BITS == 0)
         return (size_t)(s->word >> BPE_CT_OFFSET_BITS) & mask;
     return (size_t)bpe_ct_rehash(c, s) & mask;
@@ -248,12 +277,14 @@ static int bpe_ct_grow(BpeCounts *c)
     size_t old_size = c->mask + 1, size = old_size * 2;
     if (size > ((size_t)1 << 32))
         return -1; /* order holds 32-bit slot indices */
-    BpeSlot *fresh = (BpeSlot *)bpe_ct_alloc_slot_bytes(size * sizeof(BpeSlot));
+    BpeSlot *fresh;
+    uint64_t *fresh_ext;
+    if (bpe_ct_alloc_slots(&fresh, &fresh_ext, size) < 0)
+        return -1;
     uint32_t *moved = (uint32_t *)malloc(old_size * sizeof(uint32_t));
-    if (!fresh || !moved) {
-        if (fresh)
-            bpe_ct_free_slot_bytes(fresh, size * sizeof(BpeSlot));
-        free(moved);
+    if (!moved) {
+        bpe_ct_free_slot_bytes(fresh, size * sizeof(BpeSlot));
+        bpe_ct_free_slot_bytes(fresh_ext, size * sizeof(uint64_t));
         return -1;
     }
     for (size_t h = 0; h < old_size; h++) {
@@ -264,6 +295,7 @@ static int bpe_ct_grow(BpeCounts *c)
         while (fresh[to].meta)
             to = (to + 1) & (size - 1);
         fresh[to] = *s;
+        fresh_ext[to] = c->ext[h];
         moved[h] = (uint32_t)to;
     }
     for (size_t e = 0; e < c->n; e++) {
@@ -272,8 +304,9 @@ static int bpe_ct_grow(BpeCounts *c)
         c->order[e] = moved[c->order[e]];
     }
     free(moved);
-    bpe_ct_free_slot_bytes(c->slots, old_size * sizeof(BpeSlot));
+    bpe_ct_free_slots(c);
     c->slots = fresh;
+    c->ext = fresh_ext;
     c->mask = size - 1;
     c->limit = size / 4 * 3;
     return 0;
@@ -333,15 +366,17 @@ static inline int bpe_ct_long_eq(const BpeCounts *c, const BpeSlot *s, const uns
 }
 
 /* The slot of key p[0:n] (its meta `meta`, bpe_ct_meta's; its home `home`, its hash's low
- * bits; `word`: bpe_ct_word's, for n <= 8), or the empty slot where it would go
+ * bits; `word`, `ext`: bpe_tail_words's, for n <= 16), or the empty slot where it would go
  * (*found = 0). */
 static inline BpeSlot *bpe_ct_probe_at(const BpeCounts *c, const unsigned char *p, size_t n, uint32_t meta,
-                                       size_t home, uint64_t word, int padded, int *found)
+                                       size_t home, uint64_t word, uint64_t ext, int padded, int *found)
 {
     size_t h = home;
     for (;;) {
         BpeSlot *s = &c->slots[h];
-        if (s->meta == meta && (n <= 8 ? s->word == word : bpe_ct_long_eq(c, s, p, n, padded))) {
+        if (s->meta == meta && (n <= 8                ? s->word == word
+                                : n <= BPE_CT_MID ? s->word == word && c->ext[h] == ext
+                                                  : bpe_ct_long_eq(c, s, p, n, padded))) {
             *found = 1;
             return s;
         }
@@ -355,17 +390,21 @@ static inline BpeSlot *bpe_ct_probe_at(const BpeCounts *c, const unsigned char *
 
 /* bpe_ct_probe_at for key p[0:n] of bpe_ct_hash `hash`. */
 static inline BpeSlot *bpe_ct_probe(const BpeCounts *c, const unsigned char *p, size_t n, uint64_t hash,
-                                    uint64_t word, int padded, int *found)
+                                    uint64_t word, uint64_t ext, int padded, int *found)
 {
-    return bpe_ct_probe_at(c, p, n, bpe_ct_meta(hash, n), (size_t)hash & c->mask, word, padded, found);
+    return bpe_ct_probe_at(c, p, n, bpe_ct_meta(hash, n), (size_t)hash & c->mask, word, ext, padded, found);
 }
 
-/* Put key p[0:n] in empty slot s (its hash `hash`, its word `word` if short); -1: out of memory. */
-static int bpe_ct_insert(BpeCounts *c, BpeSlot *s, const unsigned char *p, size_t n, uint64_t hash, uint64_t word)
+/* Put key p[0:n] in empty slot s (its hash `hash`, its words `word`, `ext` if of at most 16
+ * bytes); -1: out of memory. */
+static int bpe_ct_insert(BpeCounts *c, BpeSlot *s, const unsigned char *p, size_t n, uint64_t hash, uint64_t word,
+                         uint64_t ext)
 {
     if (c->n >= UINT32_MAX || bpe_ct_reserve((void **)&c->order, &c->order_cap, c->n, 1, sizeof(uint32_t), 0) < 0)
         return -1;
-    if (n > 8) {
+    if (n > 8 && n <= BPE_CT_MID)
+        c->ext[s - c->slots] = ext;
+    if (n > BPE_CT_MID) {
         size_t head = n >= BPE_CT_LONG ? 8 : 0;
         if (c->keys_len + head + n >= ((size_t)1 << BPE_CT_OFFSET_BITS) ||
             bpe_ct_reserve((void **)&c->keys, &c->keys_cap, c->keys_len, head + n, 1, BPE_KEY_SLACK) < 0)
@@ -386,20 +425,20 @@ static int bpe_ct_insert(BpeCounts *c, BpeSlot *s, const unsigned char *p, size_
     return 0;
 }
 
-/* Add `add` to the count of key p[0:n] (bpe_ct_hash `hash`, `padded` as for it; `word`:
- * bpe_ct_word's for n <= 8), the key put in first if absent; -1: out of memory. */
-BPE_CT_INLINE int bpe_ct_add_word(BpeCounts *c, const unsigned char *p, size_t n, uint64_t word, uint64_t hash,
-                                  int padded, int64_t add)
+/* Add `add` to the count of key p[0:n] (bpe_ct_hash `hash`, `padded` as for it; `word`,
+ * `ext`: bpe_tail_words's for n <= 16), the key put in first if absent; -1: out of memory. */
+BPE_CT_INLINE int bpe_ct_add_word(BpeCounts *c, const unsigned char *p, size_t n, uint64_t word, uint64_t ext,
+                                  uint64_t hash, int padded, int64_t add)
 {
     int found;
-    BpeSlot *s = bpe_ct_probe(c, p, n, hash, word, padded, &found);
+    BpeSlot *s = bpe_ct_probe(c, p, n, hash, word, ext, padded, &found);
     if (!found) {
         if (c->n >= c->limit) {
             if (bpe_ct_grow(c) < 0)
                 return -1;
-            s = bpe_ct_probe(c, p, n, hash, word, padded, &found);
+            s = bpe_ct_probe(c, p, n, hash, word, ext, padded, &found);
         }
-        if (bpe_ct_insert(c, s, p, n, hash, word) < 0)
+        if (bpe_ct_insert(c, s, p, n, hash, word, ext) < 0)
             return -1;
     }
     return bpe_ct_bump(c, s, add);
@@ -407,7 +446,10 @@ BPE_CT_INLINE int bpe_ct_add_word(BpeCounts *c, const unsigned char *p, size_t n
 
 static inline int bpe_ct_add(BpeCounts *c, const unsigned char *p, size_t n, uint64_t hash, int padded, int64_t add)
 {
-    return bpe_ct_add_word(c, p, n, n <= 8 ? bpe_ct_word(p, n, padded) : 0, hash, padded, add);
+    uint64_t word = 0, ext = 0;
+    if (n <= BPE_CT_MID)
+        bpe_tail_words(p, n, padded, &word, &ext);
+    return bpe_ct_add_word(c, p, n, word, ext, hash, padded, add);
 }
 
 /* Count the pre-tokens of s[0:n] (pattern BPE_GPT2 or BPE_GPT4) into c; -1: out of memory.
@@ -430,7 +472,7 @@ typedef struct {
     ptrdiff_t i;   /* s[i:i + len] */
     size_t len;
     uint64_t hash; /* bpe_ct_hash's */
-    uint64_t word; /* bpe_ct_word's, for len <= 8 */
+    uint64_t word, ext; /* bpe_tail_words's, for len <= 16 */
 } BpeCountKey;
 
 /* The word and table hash of pre-token s[i:j] of s[0:n] into a. */
@@ -440,26 +482,31 @@ static inline void bpe_count_key(BpeCountKey *a, const unsigned char *s, ptrdiff
     int padded = j + BPE_KEY_SLACK <= n;
     a->i = i;
     a->len = len;
-    /* (bpe_ct_hash's, the word read once for the hash and the slot) */
-    a->word = len <= 8 ? bpe_ct_word(s + i, len, padded) : 0;
-    a->hash = len <= 8 ? bpe_ct_hash_word(a->word, len) : bpe_hash_key(s + i, len, padded);
+    /* (bpe_ct_hash's, the words read once for the hash and the slot) */
+    bpe_tail_words(s + i, len <= BPE_CT_MID ? len : 0, padded, &a->word, &a->ext);
+    a->hash = len <= BPE_CT_MID ? bpe_ct_hash_words(a->word, a->ext, len) : bpe_hash_key(s + i, len, padded);
 }
 
 /* Add 1 to the count of pre-token `key` of s[0:n]; -1: out of memory. */
 BPE_CT_INLINE int bpe_count_add(BpeCounts *c, const unsigned char *s, const BpeCountKey *key, ptrdiff_t n)
 {
     if (key->len <= 8) /* bpe_ct_add_word made for a short key (its word compared, no bytes) */
-        return bpe_ct_add_word(c, s + key->i, key->len, key->word, key->hash, 1, 1);
-    return bpe_ct_add_word(c, s + key->i, key->len, key->word, key->hash,
+        return bpe_ct_add_word(c, s + key->i, key->len, key->word, 0, key->hash, 1, 1);
+    if (key->len <= BPE_CT_MID) /* and for one of 9 to 16 bytes (its two words) */
+        return bpe_ct_add_word(c, s + key->i, key->len, key->word, key->ext, key->hash, 1, 1);
+    return bpe_ct_add_word(c, s + key->i, key->len, 0, 0, key->hash,
                            key->i + (ptrdiff_t)key->len + BPE_KEY_SLACK <= n, 1);
 }
 
-/* Pre-token s[i:j] of s[0:n] into a, and its slot prefetched. */
+/* Pre-token s[i:j] of s[0:n] into a, and its slot prefetched (and its ext, for a key of 9
+ * to 16 bytes: without a branch, ext[0] asked for the others). */
 static inline void bpe_count_key_ahead(const BpeCounts *c, BpeCountKey *a, const unsigned char *s, ptrdiff_t i,
                                        ptrdiff_t j, ptrdiff_t n)
 {
     bpe_count_key(a, s, i, j, n);
-    bpe_prefetch(&c->slots[(size_t)a->hash & c->mask]);
+    size_t h = (size_t)a->hash & c->mask;
+    bpe_prefetch(&c->slots[h]);
+    bpe_prefetch(&c->ext[a->len - 9 < BPE_CT_MID - 8 ? h : 0]);
 }
 
 /* A long key's bytes in the arena prefetched when its slot (prefetched) has come and holds
@@ -468,7 +515,7 @@ static inline void bpe_count_key_ahead(const BpeCounts *c, BpeCountKey *a, const
 static inline void bpe_count_key_bytes_ahead(const BpeCounts *c, const BpeCountKey *a)
 {
     const BpeSlot *slot = &c->slots[(size_t)a->hash & c->mask];
-    int held = (a->len > 8) & (slot->meta == bpe_ct_meta(a->hash, a->len));
+    int held = (a->len > BPE_CT_MID) & (slot->meta == bpe_ct_meta(a->hash, a->len));
     bpe_prefetch(c->keys + (held ? bpe_ct_offset(slot) : 0));
 }
 

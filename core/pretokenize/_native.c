@@ -258,7 +258,7 @@ Counts_items(Counts *self, PyObject *Py_UNUSED(ignored))
 {
     if (check_idle(self) < 0) return NULL;
     const BpeCounts *m = &self->map;
-    unsigned char buf[24];
+    unsigned char buf[32];
     PyObject *words = PyList_New((Py_ssize_t)m->n), *counts = PyList_New((Py_ssize_t)m->n);
     if (!words || !counts)
         goto fail;

@@ -205,14 +205,15 @@ def test_native_tables_of_different_sizes_add_up_in_first_seen_order(big_first: 
 
 
 def test_a_native_table_keeps_keys_of_any_length_and_counts_of_any_size() -> None:
-    """Keys of 0 to thousands of bytes (short ones live in the table's slots, longer ones in
-    an arena, those of 255 bytes or more with their length there) and counts past 31 and
-    32 bits (they move out of the slot) come back exactly, in first-seen order, through
-    growing, adding, packing and the arrays."""
+    """Keys of 0 to thousands of bytes (those of up to 16 live in the table's slots and ext,
+    longer ones in an arena, those of 255 bytes or more with their length there) and
+    counts past 31 and 32 bits (they move out of the slot) come back exactly, in first-seen
+    order, through growing, adding, packing and the arrays."""
     native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
     from core.pretokenize.counting import pack_counts
 
     words = [b"", b"a", b"\x00", b"\x00\x00", b"12345678", b"123456789", b"x" * 254, b"x" * 255, b"y" * 4000]
+    words += [b"\x00" * n for n in range(3, 19)] + [b"0123456789abcdef", b"0123456789abcdefg"]  # 9-16: slot and ext
     words += [f" w{i}".encode() * (1 + i % 30) for i in range(5000)]  # many keys: the table grows
     counts = [(2**31 - 1) if i % 3 == 0 else (2**40 + i if i % 3 == 1 else i + 1) for i in range(len(words))]
     table = native.Counts()
