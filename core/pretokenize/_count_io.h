@@ -14,12 +14,15 @@
 
 #define BPE_ADD_AHEAD 16
 
-/* Ask for the slot of the e-th key (if any): in first-seen order the slots come at random,
- * each a cache miss in a large table (adding 700 K keys of web text this way: 0.10 -> 0.07 s). */
+/* Ask for the slot of the e-th key (if any) and its ext: in first-seen order the slots come
+ * at random, each a cache miss in a large table (adding 700 K keys of web text this way:
+ * 0.10 -> 0.07 s); ext is asked for whatever the key's length, which the slot holds. */
 static inline void bpe_ct_prefetch_nth(const BpeCounts *c, size_t e)
 {
-    if (e < c->n)
-        bpe_prefetch(bpe_ct_nth(c, e));
+    if (e < c->n) {
+        bpe_prefetch(&c->slots[c->order[e]]);
+        bpe_prefetch(&c->ext[c->order[e]]);
+    }
 }
 
 static size_t bpe_ct_packed_size(const BpeCounts *c)
@@ -80,8 +83,11 @@ static int bpe_ct_add_packed(BpeCounts *c, const unsigned char *p, size_t size, 
         uint32_t len;
         memcpy(&count, counts + 8 * e, 8);
         memcpy(&len, lens + 4 * e, 4);
-        if (e + BPE_ADD_AHEAD < n)
-            bpe_prefetch(&c->slots[(size_t)hashes[e + BPE_ADD_AHEAD] & c->mask]);
+        if (e + BPE_ADD_AHEAD < n) {
+            uint32_t ahead_len;
+            memcpy(&ahead_len, lens + 4 * (e + BPE_ADD_AHEAD), 4);
+            bpe_ct_prefetch_home(c, hashes[e + BPE_ADD_AHEAD], ahead_len);
+        }
         if (bpe_ct_add(c, key, len, hashes[e], (size_t)(keys_end - key) >= (size_t)len + BPE_KEY_SLACK, count) < 0) {
             free(hashes);
             return -1;
@@ -107,11 +113,11 @@ static inline int bpe_ct_find_nth_slot(const BpeCounts *c, const BpeCounts *othe
     if (!from->meta)
         return 0;
     unsigned char buf[32];
-    size_t len;
+    size_t len = from->meta & 0xFF;
     int found;
-    const unsigned char *key = bpe_ct_key(other, from, buf, &len);
-    BpeSlot *slot = bpe_ct_probe_at(c, key, len, from->meta, bpe_ct_home(other, from, c->mask),
-                                    len <= BPE_CT_MID ? from->word : 0, bpe_ct_ext(other, from), 1, &found);
+    const unsigned char *key = len > BPE_CT_MID ? bpe_ct_key(other, from, buf, &len) : NULL; /* (else its words) */
+    BpeSlot *slot = bpe_ct_probe_at(c, key, len, from->meta, bpe_ct_home(other, from, c->mask), from->word,
+                                    other->ext[h], 1, &found);
     *to = found ? slot : NULL;
     return 1;
 }
@@ -174,14 +180,14 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
         if (e + AHEAD < other->n) { /* the slot of a new key AHEAD on */
             size_t o = other->order[e + AHEAD];
             if (absent[o / 64] >> (o % 64) & 1)
-                bpe_prefetch(&other->slots[o]);
+                bpe_ct_prefetch_nth(other, e + AHEAD);
         }
         if (e < other->n) { /* the home in c of new key e (its slot asked for AHEAD keys ago) */
             size_t o = other->order[e];
             if (absent[o / 64] >> (o % 64) & 1) {
                 uint64_t hash = bpe_ct_rehash(other, &other->slots[o]);
                 hashes[e % AHEAD] = hash;
-                bpe_prefetch(&c->slots[(size_t)hash & c->mask]);
+                bpe_ct_prefetch_home(c, hash, other->slots[o].meta & 0xFF);
             }
         }
     }
@@ -202,66 +208,70 @@ static void bpe_ct_lengths_counts(const BpeCounts *c, int64_t *lengths, int64_t 
     }
 }
 
-/* The e-th key of c in first-seen order, its bytes appended at *keys, its length and
- * count put in lengths[at], counts[at]. */
+/* The e-th key of c in first-seen order, its bytes appended at *keys (16 bytes written
+ * for a key of up to 16: keys has room for that past the last key), its length and count
+ * (plus `more`) put in lengths[at], counts[at]. */
 static inline void bpe_ct_column(const BpeCounts *c, size_t e, unsigned char **keys, int64_t *lengths,
-                                 int64_t *counts, size_t at)
+                                 int64_t *counts, size_t at, int64_t more)
 {
-    unsigned char buf[32];
-    size_t len;
-    const BpeSlot *slot = bpe_ct_nth(c, e);
-    const unsigned char *key = bpe_ct_key(c, slot, buf, &len);
-    memcpy(*keys, key, len);
+    size_t o = c->order[e], len = c->slots[o].meta & 0xFF;
+    if (len <= BPE_CT_MID) { /* its two words (ext is 0 for a short key): no bytes assembled */
+        memcpy(*keys, &c->slots[o].word, 8);
+        memcpy(*keys + 8, &c->ext[o], 8);
+    } else {
+        unsigned char buf[32];
+        const unsigned char *key = bpe_ct_key(c, &c->slots[o], buf, &len);
+        memcpy(*keys, key, len);
+    }
     *keys += len;
     lengths[at] = (int64_t)len;
-    counts[at] = bpe_ct_count(c, slot);
+    counts[at] = bpe_ct_count(c, &c->slots[o]) + more;
 }
 
 /* The columns of c's counts with other's added (other NULL: c's alone), neither table
  * changed: every key's bytes one after another into keys, its length and count into
  * lengths and counts, in the first-seen order of c then other (c's keys, then other's
- * that c lacks). keys, lengths and counts have room for both tables' keys; *n and *bytes
- * are the keys and bytes written. -1: out of memory.
+ * that c lacks). keys (16 bytes more), lengths and counts have room for both tables'
+ * keys; *n and *bytes are the keys and bytes written. -1: out of memory.
  *
  * What training reads of the sum of the last two tables counted, without making it: adding
  * other (2.9 M keys of a 1 GB corpus to c's 2.9 M) grew c and put in every key it lacked,
- * 0.25 s of the 0.35 s of the add, with both cores idle but one. */
+ * 0.25 s of the 0.35 s of the add, with both cores idle but one. Other's keys are looked up
+ * first, in its slots' order (c's are read in order too), their counts put beside c's slots. */
 static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned char *keys, int64_t *lengths,
                           int64_t *counts, size_t *n, size_t *bytes)
 {
-    uint32_t *index = NULL; /* c's slot -> its key's place in first-seen order */
+    int64_t *more = NULL; /* other's count of the key in each slot of c */
     uint64_t *absent = NULL;
-    if (other && (!(index = (uint32_t *)malloc((c->mask + 1) * sizeof(uint32_t))) ||
+    if (other && (!(more = (int64_t *)calloc(c->mask + 1, sizeof(int64_t))) ||
                   !(absent = (uint64_t *)calloc((other->mask + 1) / 64 + 1, sizeof(uint64_t))))) {
-        free(index);
+        free(more);
         return -1;
+    }
+    for (size_t h = 0; other && h <= other->mask; h++) {
+        BpeSlot *to;
+        if (!bpe_ct_find_nth_slot(c, other, h, &to))
+            continue;
+        if (to)
+            more[to - c->slots] = bpe_ct_count(other, &other->slots[h]);
+        else
+            absent[h / 64] |= (uint64_t)1 << (h % 64);
     }
     unsigned char *p = keys;
     for (size_t e = 0; e < c->n; e++) {
         bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
-        bpe_ct_column(c, e, &p, lengths, counts, e);
-        if (index)
-            index[c->order[e]] = (uint32_t)e;
+        if (more)
+            bpe_prefetch(&more[c->order[e + BPE_ADD_AHEAD < c->n ? e + BPE_ADD_AHEAD : e]]);
+        bpe_ct_column(c, e, &p, lengths, counts, e, more ? more[c->order[e]] : 0);
     }
     size_t at = c->n;
-    if (other) {
-        for (size_t h = 0; h <= other->mask; h++) {
-            BpeSlot *to;
-            if (!bpe_ct_find_nth_slot(c, other, h, &to))
-                continue;
-            if (to)
-                counts[index[to - c->slots]] += bpe_ct_count(other, &other->slots[h]);
-            else
-                absent[h / 64] |= (uint64_t)1 << (h % 64);
-        }
-        for (size_t e = 0; e < other->n; e++) {
-            bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
-            size_t o = other->order[e];
-            if (absent[o / 64] >> (o % 64) & 1)
-                bpe_ct_column(other, e, &p, lengths, counts, at++);
-        }
+    for (size_t e = 0; other && e < other->n; e++) {
+        bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
+        size_t o = other->order[e];
+        if (absent[o / 64] >> (o % 64) & 1)
+            bpe_ct_column(other, e, &p, lengths, counts, at++, 0);
     }
-    free(index);
+    free(more);
     free(absent);
     *n = at;
     *bytes = (size_t)(p - keys);

@@ -395,6 +395,15 @@ static inline BpeSlot *bpe_ct_probe(const BpeCounts *c, const unsigned char *p, 
     return bpe_ct_probe_at(c, p, n, bpe_ct_meta(hash, n), (size_t)hash & c->mask, word, ext, padded, found);
 }
 
+/* Ask for the home slot of a key of n bytes and bpe_ct_hash `hash`, and for its ext if it
+ * has 9 to 16 bytes (without a branch: ext[0] for the others). */
+static inline void bpe_ct_prefetch_home(const BpeCounts *c, uint64_t hash, size_t n)
+{
+    size_t h = (size_t)hash & c->mask;
+    bpe_prefetch(&c->slots[h]);
+    bpe_prefetch(&c->ext[n - 9 < BPE_CT_MID - 8 ? h : 0]);
+}
+
 /* Put key p[0:n] in empty slot s (its hash `hash`, its words `word`, `ext` if of at most 16
  * bytes); -1: out of memory. */
 static int bpe_ct_insert(BpeCounts *c, BpeSlot *s, const unsigned char *p, size_t n, uint64_t hash, uint64_t word,
@@ -498,15 +507,12 @@ BPE_CT_INLINE int bpe_count_add(BpeCounts *c, const unsigned char *s, const BpeC
                            key->i + (ptrdiff_t)key->len + BPE_KEY_SLACK <= n, 1);
 }
 
-/* Pre-token s[i:j] of s[0:n] into a, and its slot prefetched (and its ext, for a key of 9
- * to 16 bytes: without a branch, ext[0] asked for the others). */
+/* Pre-token s[i:j] of s[0:n] into a, and its home prefetched. */
 static inline void bpe_count_key_ahead(const BpeCounts *c, BpeCountKey *a, const unsigned char *s, ptrdiff_t i,
                                        ptrdiff_t j, ptrdiff_t n)
 {
     bpe_count_key(a, s, i, j, n);
-    size_t h = (size_t)a->hash & c->mask;
-    bpe_prefetch(&c->slots[h]);
-    bpe_prefetch(&c->ext[a->len - 9 < BPE_CT_MID - 8 ? h : 0]);
+    bpe_ct_prefetch_home(c, a->hash, a->len);
 }
 
 /* A long key's bytes in the arena prefetched when its slot (prefetched) has come and holds

@@ -10,7 +10,7 @@ from array import array
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import core
@@ -102,11 +102,17 @@ def _items(data: bytes, name: str, specials: list[str]) -> tuple[list[bytes], li
     return total.items()
 
 
+def _words(first: int, count: int) -> bytes:
+    return " ".join(f"w{i}" for i in range(first, first + count)).encode()
+
+
 @settings(max_examples=50, deadline=None)
 @given(texts=st.lists(corpora, min_size=1, max_size=4))
+@example(texts=[_words(0, 50), _words(40, 500), _words(400, 20), _words(0, 3000), _words(2900, 200)])
 def test_a_count_table_reads_the_tables_handed_over_as_their_sum(texts) -> None:
-    """`CountTable` adds the last native table handed over in only when it must, and
-    `packed_words` reads the last two as their sum: whichever is called first, the words of
+    """`CountTable` keeps the native tables handed over as two, the first and the sum of the
+    others (a small table added to that sum, a larger one taking its place), and
+    `packed_words` reads the two as their sum: whichever is called first, the words of
     `packed_words` and `items` are the reference counts of all the texts, in first-seen order."""
     native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
     want = Counter[bytes]()
