@@ -167,11 +167,14 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
     uint64_t hashes[AHEAD];
     for (size_t e = 0; e < other->n + AHEAD; e++) {
         if (e >= AHEAD) { /* put key d, hashed AHEAD keys ago, if new */
-            size_t d = e - AHEAD, o = other->order[d], len;
+            size_t d = e - AHEAD, o = other->order[d];
             if (absent[o / 64] >> (o % 64) & 1) {
                 const BpeSlot *from = &other->slots[o];
-                const unsigned char *key = bpe_ct_key(other, from, buf, &len);
-                if (bpe_ct_add(c, key, len, hashes[d % AHEAD], 1, bpe_ct_count(other, from)) < 0) {
+                size_t len = from->meta & 0xFF;
+                int64_t count = bpe_ct_count(other, from);
+                if ((len <= BPE_CT_MID ? bpe_ct_add_word(c, NULL, len, from->word, other->ext[o], hashes[d % AHEAD], 1, count)
+                                       : bpe_ct_add(c, bpe_ct_key(other, from, buf, &len), len, hashes[d % AHEAD], 1,
+                                                    count)) < 0) {
                     free(absent);
                     return -1;
                 }

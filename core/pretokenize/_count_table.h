@@ -245,22 +245,19 @@ static void bpe_ct_free(BpeCounts *c)
 /* The hash of the key in slot s, as bpe_ct_hash gave it when the key came. */
 static inline uint64_t bpe_ct_rehash(const BpeCounts *c, const BpeSlot *s)
 {
+    size_t len = s->meta & 0xFF;
+    if (len <= BPE_CT_MID) /* (ext read whatever the length: 0 for a short key) */
+        return bpe_ct_hash_words(s->word, c->ext[s - c->slots], len);
     unsigned char buf[32];
-    size_t len;
     const unsigned char *key = bpe_ct_key(c, s, buf, &len);
-    return bpe_ct_hash(key, len, 1); /* the arena has BPE_KEY_SLACK bytes after its end */
+    return bpe_hash_key(key, len, 1); /* the arena has BPE_KEY_SLACK bytes after its end */
 }
 
 /* Where the key of slot s goes in a table of mask + 1 slots: its hash's low bits, which
- * a long key's slot keeps (see BpeSlot) for a table of up to 2^BPE_CT_HOME_BITS slots.
- * (For the passes over the slots in order, where ext is read in order too: it is read
- * whatever the key's length, 0 for a short key, with no branch on it.) */
+ * a long key's slot keeps (see BpeSlot) for a table of up to 2^BPE_CT_HOME_BITS slots. */
 static inline size_t bpe_ct_home(const BpeCounts *c, const BpeSlot *s, size_t mask)
 {
-    size_t n = s->meta & 0xFF;
-    if (n <= BPE_CT_MID)
-        return (size_t)bpe_ct_hash_words(s->word, c->ext[s - c->slots], n) & mask;
-    if (mask >> BPE_CT_HOME_BITS == 0)
+    if ((s->meta & 0xFF) > BPE_CT_MID && mask >> BPE_CT_HOME_BITS == 0)
         return (size_t)(s->word >> BPE_CT_OFFSET_BITS) & mask;
     return (size_t)bpe_ct_rehash(c, s) & mask;
 }
