@@ -11,6 +11,10 @@
 #define BPE_COUNT_IO_H
 
 #include "_count_table.h"
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define BPE_THREADS 1
+#endif
 
 #define BPE_ADD_AHEAD 16
 
@@ -231,53 +235,121 @@ static inline void bpe_ct_column(const BpeCounts *c, size_t e, unsigned char **k
     counts[at] = bpe_ct_count(c, &c->slots[o]) + more;
 }
 
+/* Part of bpe_ct_columns, for one thread: other's slots [from, to) looked up in c (their
+ * counts put in more, beside c's slots; those c lacks marked in absent), or, with
+ * `write` set, columns written. `from` and `to` are multiples of 64: each part has its own
+ * words of absent. */
+typedef struct {
+    const BpeCounts *c, *other;
+    int64_t *more;
+    uint64_t *absent;
+    size_t from, to;
+    int write;                 /* write c's columns (1) or other's new keys' (2) */
+    unsigned char *keys;       /* where the columns go */
+    int64_t *lengths, *counts;
+    size_t at;                 /* the place of the next key written */
+} BpeColumnsPart;
+
+static void *bpe_ct_columns_part(void *arg)
+{
+    BpeColumnsPart *w = (BpeColumnsPart *)arg;
+    const BpeCounts *c = w->c, *other = w->other;
+    unsigned char *p = w->keys;
+    if (w->write == 1) {
+        for (size_t e = 0; e < c->n; e++) {
+            bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
+            if (w->more)
+                bpe_prefetch(&w->more[c->order[e + BPE_ADD_AHEAD < c->n ? e + BPE_ADD_AHEAD : e]]);
+            bpe_ct_column(c, e, &p, w->lengths, w->counts, e, w->more ? w->more[c->order[e]] : 0);
+        }
+    } else if (w->write == 2) {
+        for (size_t e = 0; e < other->n; e++) {
+            bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
+            size_t o = other->order[e];
+            if (w->absent[o / 64] >> (o % 64) & 1)
+                bpe_ct_column(other, e, &p, w->lengths, w->counts, w->at++, 0);
+        }
+    } else {
+        for (size_t h = w->from; h < w->to; h++) {
+            BpeSlot *to;
+            if (!bpe_ct_find_nth_slot(c, other, h, &to))
+                continue;
+            if (to)
+                w->more[to - c->slots] = bpe_ct_count(other, &other->slots[h]);
+            else
+                w->absent[h / 64] |= (uint64_t)1 << (h % 64);
+        }
+    }
+    w->keys = p;
+    return NULL;
+}
+
+#if defined(BPE_THREADS)
+/* Parts a and b at once, b in a thread of its own (both here if it cannot be started). */
+static void bpe_ct_columns_both(BpeColumnsPart *a, BpeColumnsPart *b)
+{
+    pthread_t thread;
+    int started = pthread_create(&thread, NULL, bpe_ct_columns_part, b) == 0;
+    bpe_ct_columns_part(a);
+    if (started)
+        pthread_join(thread, NULL);
+    else
+        bpe_ct_columns_part(b);
+}
+#else
+static void bpe_ct_columns_both(BpeColumnsPart *a, BpeColumnsPart *b)
+{
+    bpe_ct_columns_part(a);
+    bpe_ct_columns_part(b);
+}
+#endif
+
 /* The columns of c's counts with other's added (other NULL: c's alone), neither table
  * changed: every key's bytes one after another into keys, its length and count into
  * lengths and counts, in the first-seen order of c then other (c's keys, then other's
  * that c lacks). keys (16 bytes more), lengths and counts have room for both tables'
- * keys; *n and *bytes are the keys and bytes written. -1: out of memory.
+ * keys; *n and *bytes are the keys and bytes written. -1: out of memory. Called without
+ * the GIL: with other, in two threads.
  *
  * What training reads of the sum of the last two tables counted, without making it: adding
  * other (2.9 M keys of a 1 GB corpus to c's 2.9 M) grew c and put in every key it lacked,
  * 0.25 s of the 0.35 s of the add, with both cores idle but one. Other's keys are looked up
- * first, in its slots' order (c's are read in order too), their counts put beside c's slots. */
+ * first, in its slots' order (c's are read in order too), their counts put beside c's
+ * slots, half the slots in each thread; then one thread writes c's columns, the other
+ * other's new keys after them (c's keys take c->key_bytes). The two halves of 1 GB of
+ * web-like text, counted apart: 0.38 s in one thread, 0.24-0.25 s in two. */
 static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned char *keys, int64_t *lengths,
                           int64_t *counts, size_t *n, size_t *bytes)
 {
-    int64_t *more = NULL; /* other's count of the key in each slot of c */
-    uint64_t *absent = NULL;
-    if (other && (!(more = (int64_t *)calloc(c->mask + 1, sizeof(int64_t))) ||
-                  !(absent = (uint64_t *)calloc((other->mask + 1) / 64 + 1, sizeof(uint64_t))))) {
-        free(more);
+    BpeColumnsPart mine = {c, other, NULL, NULL, 0, 0, 1, keys, lengths, counts, 0};
+    if (!other) {
+        bpe_ct_columns_part(&mine);
+        *n = c->n;
+        *bytes = (size_t)(mine.keys - keys);
+        return 0;
+    }
+    size_t size = other->mask + 1, half = size / 2; /* (a power of two of at least 1024) */
+    mine.more = (int64_t *)calloc(c->mask + 1, sizeof(int64_t));
+    mine.absent = (uint64_t *)calloc(size / 64, sizeof(uint64_t));
+    if (!mine.more || !mine.absent) {
+        free(mine.more);
+        free(mine.absent);
         return -1;
     }
-    for (size_t h = 0; other && h <= other->mask; h++) {
-        BpeSlot *to;
-        if (!bpe_ct_find_nth_slot(c, other, h, &to))
-            continue;
-        if (to)
-            more[to - c->slots] = bpe_ct_count(other, &other->slots[h]);
-        else
-            absent[h / 64] |= (uint64_t)1 << (h % 64);
-    }
-    unsigned char *p = keys;
-    for (size_t e = 0; e < c->n; e++) {
-        bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
-        if (more)
-            bpe_prefetch(&more[c->order[e + BPE_ADD_AHEAD < c->n ? e + BPE_ADD_AHEAD : e]]);
-        bpe_ct_column(c, e, &p, lengths, counts, e, more ? more[c->order[e]] : 0);
-    }
-    size_t at = c->n;
-    for (size_t e = 0; other && e < other->n; e++) {
-        bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
-        size_t o = other->order[e];
-        if (absent[o / 64] >> (o % 64) & 1)
-            bpe_ct_column(other, e, &p, lengths, counts, at++, 0);
-    }
-    free(more);
-    free(absent);
-    *n = at;
-    *bytes = (size_t)(p - keys);
+    BpeColumnsPart theirs = mine;
+    mine.write = theirs.write = 0;
+    mine.to = theirs.from = half;
+    theirs.to = size;
+    bpe_ct_columns_both(&mine, &theirs);
+    mine.write = 1;
+    theirs.write = 2;
+    theirs.keys = keys + c->key_bytes;
+    theirs.at = c->n;
+    bpe_ct_columns_both(&mine, &theirs);
+    free(mine.more);
+    free(mine.absent);
+    *n = theirs.at;
+    *bytes = (size_t)(theirs.keys - keys);
     return 0;
 }
 

@@ -13,13 +13,17 @@
  *     .add_packed(packed)                          add counts given by packed()
  *     .add(counts)                                 add another Counts' counts
  *     .items() -> (list[bytes], list[int])         the pre-tokens and their counts
+ *     .arrays() -> (lengths, counts)               int64 bytes, in the order of items()
+ *     .columns(other=None) -> (keys, lengths, counts)   the keys' bytes too; with other, of
+ *                                                  the sum of the two (neither changed)
  *     .invalid                                     bytes that were not valid UTF-8
  *   class_flags() -> bytes                         the table's flags of every code point
  *   tables_info() -> (regex version, digest)       where the tables came from
  *
  * packed(): int64 n, int64 invalid, int64 n counts, uint32 n key lengths, the keys.
- * A table is one thread's at a time: scan() releases the GIL and grows the table, so it is
- * busy meanwhile, and any use of it from another thread raises RuntimeError (no crash).
+ * A table is one thread's at a time: scan() releases the GIL and grows the table, and
+ * columns() releases it to read two tables in two threads of its own, so they are busy
+ * meanwhile, and any use of them from another thread raises RuntimeError (no crash).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -31,14 +35,14 @@ typedef struct {
     PyObject_HEAD
     BpeCounts map;
     int64_t invalid;
-    int busy; /* scanning without the GIL: set and tested only with the GIL held */
+    int busy; /* scanned or read without the GIL: set and tested only with the GIL held */
 } Counts;
 
-/* -1 with RuntimeError set if the table is being scanned by another thread. */
+/* -1 with RuntimeError set if the table is in use by another thread (scan, columns). */
 static int check_idle(Counts *self)
 {
     if (!self->busy) return 0;
-    PyErr_SetString(PyExc_RuntimeError, "this Counts table is being scanned by another thread; give each thread its own table");
+    PyErr_SetString(PyExc_RuntimeError, "this Counts table is in use by another thread; give each thread its own table");
     return -1;
 }
 
@@ -216,8 +220,18 @@ Counts_columns(Counts *self, PyObject *args)
     PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(most * sizeof(int64_t)));
     if (!keys || !lengths || !counts)
         goto fail;
-    if (bpe_ct_columns(m, other, (unsigned char *)PyBytes_AS_STRING(keys), (int64_t *)PyBytes_AS_STRING(lengths),
-                       (int64_t *)PyBytes_AS_STRING(counts), &n, &bytes) < 0) {
+    int failed;
+    self->busy = 1;
+    if (other_arg != Py_None)
+        ((Counts *)other_arg)->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    failed = bpe_ct_columns(m, other, (unsigned char *)PyBytes_AS_STRING(keys), (int64_t *)PyBytes_AS_STRING(lengths),
+                            (int64_t *)PyBytes_AS_STRING(counts), &n, &bytes) < 0;
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    if (other_arg != Py_None)
+        ((Counts *)other_arg)->busy = 0;
+    if (failed) {
         PyErr_NoMemory();
         goto fail;
     }
