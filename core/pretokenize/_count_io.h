@@ -216,13 +216,13 @@ static void bpe_ct_lengths_counts(const BpeCounts *c, int64_t *lengths, int64_t 
 }
 
 /* The e-th key of c in first-seen order, its bytes appended at *keys (16 bytes written
- * for a key of up to 16: keys has room for that past the last key), its length and count
+ * for a key of up to 16 when there is room for them before `end`), its length and count
  * (plus `more`) put in lengths[at], counts[at]. */
-static inline void bpe_ct_column(const BpeCounts *c, size_t e, unsigned char **keys, int64_t *lengths,
-                                 int64_t *counts, size_t at, int64_t more)
+static inline void bpe_ct_column(const BpeCounts *c, size_t e, unsigned char **keys, const unsigned char *end,
+                                 int64_t *lengths, int64_t *counts, size_t at, int64_t more)
 {
     size_t o = c->order[e], len = c->slots[o].meta & 0xFF;
-    if (len <= BPE_CT_MID) { /* its two words (ext is 0 for a short key): no bytes assembled */
+    if (len <= BPE_CT_MID && *keys + 16 <= end) { /* its two words (ext is 0 for a short key) */
         memcpy(*keys, &c->slots[o].word, 8);
         memcpy(*keys + 8, &c->ext[o], 8);
     } else {
@@ -245,7 +245,7 @@ typedef struct {
     uint64_t *absent;
     size_t from, to;
     int write;                 /* write c's columns (1) or other's new keys' (2) */
-    unsigned char *keys;       /* where the columns go */
+    unsigned char *keys, *end; /* where the columns go, and where this part's bytes must end */
     int64_t *lengths, *counts;
     size_t at;                 /* the place of the next key written */
 } BpeColumnsPart;
@@ -260,14 +260,14 @@ static void *bpe_ct_columns_part(void *arg)
             bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
             if (w->more)
                 bpe_prefetch(&w->more[c->order[e + BPE_ADD_AHEAD < c->n ? e + BPE_ADD_AHEAD : e]]);
-            bpe_ct_column(c, e, &p, w->lengths, w->counts, e, w->more ? w->more[c->order[e]] : 0);
+            bpe_ct_column(c, e, &p, w->end, w->lengths, w->counts, e, w->more ? w->more[c->order[e]] : 0);
         }
     } else if (w->write == 2) {
         for (size_t e = 0; e < other->n; e++) {
             bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
             size_t o = other->order[e];
             if (w->absent[o / 64] >> (o % 64) & 1)
-                bpe_ct_column(other, e, &p, w->lengths, w->counts, w->at++, 0);
+                bpe_ct_column(other, e, &p, w->end, w->lengths, w->counts, w->at++, 0);
         }
     } else {
         for (size_t h = w->from; h < w->to; h++) {
@@ -321,7 +321,7 @@ static void bpe_ct_columns_both(BpeColumnsPart *a, BpeColumnsPart *b)
 static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned char *keys, int64_t *lengths,
                           int64_t *counts, size_t *n, size_t *bytes)
 {
-    BpeColumnsPart mine = {c, other, NULL, NULL, 0, 0, 1, keys, lengths, counts, 0};
+    BpeColumnsPart mine = {c, other, NULL, NULL, 0, 0, 1, keys, keys + c->key_bytes + 16, lengths, counts, 0};
     if (!other) {
         bpe_ct_columns_part(&mine);
         *n = c->n;
@@ -342,8 +342,10 @@ static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned c
     theirs.to = size;
     bpe_ct_columns_both(&mine, &theirs);
     mine.write = 1;
+    mine.end = keys + c->key_bytes; /* (the other's keys follow: none of its bytes overwritten) */
     theirs.write = 2;
     theirs.keys = keys + c->key_bytes;
+    theirs.end = theirs.keys + other->key_bytes + 16;
     theirs.at = c->n;
     bpe_ct_columns_both(&mine, &theirs);
     free(mine.more);
