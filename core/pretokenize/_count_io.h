@@ -176,9 +176,11 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
                 const BpeSlot *from = &other->slots[o];
                 size_t len = from->meta & 0xFF;
                 int64_t count = bpe_ct_count(other, from);
-                if ((len <= BPE_CT_MID ? bpe_ct_add_word(c, NULL, len, from->word, other->ext[o], hashes[d % AHEAD], 1, count)
-                                       : bpe_ct_add(c, bpe_ct_key(other, from, buf, &len), len, hashes[d % AHEAD], 1,
-                                                    count)) < 0) {
+                uint64_t hash = hashes[d % AHEAD];
+                int failed = len <= BPE_CT_MID /* (by its words) */
+                                 ? bpe_ct_add_word(c, NULL, len, from->word, other->ext[o], hash, 1, count)
+                                 : bpe_ct_add(c, bpe_ct_key(other, from, buf, &len), len, hash, 1, count);
+                if (failed < 0) {
                     free(absent);
                     return -1;
                 }
@@ -207,11 +209,13 @@ static void bpe_ct_lengths_counts(const BpeCounts *c, int64_t *lengths, int64_t 
 {
     unsigned char buf[32];
     for (size_t e = 0; e < c->n; e++) {
-        size_t len;
+        const BpeSlot *slot = bpe_ct_nth(c, e);
+        size_t len = slot->meta & 0xFF;
         bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
-        (void)bpe_ct_key(c, bpe_ct_nth(c, e), buf, &len);
+        if (len == BPE_CT_LONG) /* (255 bytes or more: the length is in the arena) */
+            (void)bpe_ct_key(c, slot, buf, &len);
         lengths[e] = (int64_t)len;
-        counts[e] = bpe_ct_count(c, bpe_ct_nth(c, e));
+        counts[e] = bpe_ct_count(c, slot);
     }
 }
 

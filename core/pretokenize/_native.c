@@ -42,7 +42,8 @@ typedef struct {
 static int check_idle(Counts *self)
 {
     if (!self->busy) return 0;
-    PyErr_SetString(PyExc_RuntimeError, "this Counts table is in use by another thread; give each thread its own table");
+    PyErr_SetString(PyExc_RuntimeError,
+                    "this Counts table is in use by another thread; give each thread its own table");
     return -1;
 }
 
@@ -243,7 +244,8 @@ Counts_columns(Counts *self, PyObject *args)
         PyErr_NoMemory();
         goto fail;
     }
-    if (_PyBytes_Resize(&keys, (Py_ssize_t)bytes) < 0 || _PyBytes_Resize(&lengths, (Py_ssize_t)(n * sizeof(int64_t))) < 0 ||
+    if (_PyBytes_Resize(&keys, (Py_ssize_t)bytes) < 0 ||
+        _PyBytes_Resize(&lengths, (Py_ssize_t)(n * sizeof(int64_t))) < 0 ||
         _PyBytes_Resize(&counts, (Py_ssize_t)(n * sizeof(int64_t))) < 0)
         goto fail; /* (_PyBytes_Resize drops the object it fails on) */
     return Py_BuildValue("(NNN)", keys, lengths, counts);
