@@ -7,7 +7,7 @@ order. Which workers is decided in one place, `worker_threads_suit`:
 - text and JSONL counted by the native pre-tokenizer (plain or compressed files): threads
   of this process, which scan without the GIL, each counting a contiguous share of the
   tasks into one native table, the shares balanced by stealing (`core.corpus.shares`). So
-  the tables to add up (the part of the work that holds the GIL) are about one per
+  the tables to add up (the part of the work done in one thread) are about one per
   thread, the first taken over whole, and the pre-tokens keep the first-seen order of one
   process counting the whole corpus. (Parsing JSON holds the GIL, but scanning is most of
   the work: on 91 MB of JSONL two threads took 2.9-3.6 s, two processes 3.8-4.5 s.)

@@ -4,7 +4,7 @@ the corpus's order, balanced at the end by stealing.
 `core.corpus.counting.count_documents` uses it for text counted by the native
 pre-tokenizer (`core.corpus.counting.worker_threads_suit`), which scans without the GIL.
 Each thread counts a *share* — consecutive tasks — into one native table, so there are
-about as many tables to add up (the part of the work that holds the GIL) as threads, and
+about as many tables to add up (the part of the work done in one thread) as threads, and
 adding them in the shares' order keeps the first-seen order of one thread counting the
 whole corpus:
 

@@ -131,8 +131,8 @@ class NativeTally:
     """One native table that a share of consecutive chunks is counted into, in order (by one
     worker thread; `core.corpus.shares`): one table to add up per share instead of one per
     chunk, the packed form made once. Adding tables is most of the counting's work not done
-    in parallel (it holds the GIL) and grows with each table's distinct pre-tokens; chunks in
-    order, so the first-seen order of the whole corpus is kept.
+    in parallel (one consumer does it) and grows with each table's distinct pre-tokens;
+    chunks in order, so the first-seen order of the whole corpus is kept.
     """
 
     def __init__(self, scanner: int) -> None:
