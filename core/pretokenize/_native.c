@@ -224,6 +224,7 @@ Counts_columns(Counts *self, PyObject *args)
     }
     if (check_idle(self) < 0) return NULL;
     size_t most = m->n + (other ? other->n : 0), n, bytes;
+    /* (16 bytes to spare: a key of up to 16 is stored as its two words whole) */
     PyObject *keys = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->key_bytes + (other ? other->key_bytes : 0) + 16));
     PyObject *lengths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(most * sizeof(int64_t)));
     PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(most * sizeof(int64_t)));
