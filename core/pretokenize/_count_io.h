@@ -239,74 +239,82 @@ static inline void bpe_ct_column(const BpeCounts *c, size_t e, unsigned char **k
     counts[at] = bpe_ct_count(c, &c->slots[o]) + more;
 }
 
-/* Part of bpe_ct_columns, for one thread: other's slots [from, to) looked up in c (their
- * counts put in more, beside c's slots; those c lacks marked in absent), or, with
- * `write` set, columns written. `from` and `to` are multiples of 64: each part has its own
- * words of absent. */
+/* A part of bpe_ct_columns, for one thread (see its three steps below). */
 typedef struct {
     const BpeCounts *c, *other;
-    int64_t *more;
-    uint64_t *absent;
-    size_t from, to;
-    int write;                 /* write c's columns (1) or other's new keys' (2) */
+    int64_t *more;             /* other's count of the key in each slot of c */
+    uint64_t *absent;          /* other's slots whose key c lacks */
+    size_t from, to;           /* other's slots looked up: multiples of 64, each part its own
+                                * words of absent */
     unsigned char *keys, *end; /* where the columns go, and where this part's bytes must end */
     int64_t *lengths, *counts;
     size_t at;                 /* the place of the next key written */
 } BpeColumnsPart;
 
-static void *bpe_ct_columns_part(void *arg)
+typedef void *(*BpeColumnsStep)(void *part);
+
+/* Other's slots [from, to) looked up in c: the count of each key c has put in more, beside
+ * its slot in c; the others marked in absent. */
+static void *bpe_ct_columns_find(void *part)
 {
-    BpeColumnsPart *w = (BpeColumnsPart *)arg;
-    const BpeCounts *c = w->c, *other = w->other;
-    unsigned char *p = w->keys;
-    if (w->write == 1) {
-        for (size_t e = 0; e < c->n; e++) {
-            bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
-            if (w->more)
-                bpe_prefetch(&w->more[c->order[e + BPE_ADD_AHEAD < c->n ? e + BPE_ADD_AHEAD : e]]);
-            bpe_ct_column(c, e, &p, w->end, w->lengths, w->counts, e, w->more ? w->more[c->order[e]] : 0);
-        }
-    } else if (w->write == 2) {
-        for (size_t e = 0; e < other->n; e++) {
-            bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
-            size_t o = other->order[e];
-            if (w->absent[o / 64] >> (o % 64) & 1)
-                bpe_ct_column(other, e, &p, w->end, w->lengths, w->counts, w->at++, 0);
-        }
-    } else {
-        for (size_t h = w->from; h < w->to; h++) {
-            BpeSlot *to;
-            if (!bpe_ct_find_nth_slot(c, other, h, &to))
-                continue;
-            if (to)
-                w->more[to - c->slots] = bpe_ct_count(other, &other->slots[h]);
-            else
-                w->absent[h / 64] |= (uint64_t)1 << (h % 64);
-        }
+    BpeColumnsPart *w = (BpeColumnsPart *)part;
+    for (size_t h = w->from; h < w->to; h++) {
+        BpeSlot *to;
+        if (!bpe_ct_find_nth_slot(w->c, w->other, h, &to))
+            continue;
+        if (to)
+            w->more[to - w->c->slots] = bpe_ct_count(w->other, &w->other->slots[h]);
+        else
+            w->absent[h / 64] |= (uint64_t)1 << (h % 64);
     }
-    w->keys = p;
     return NULL;
 }
 
+/* c's columns, in its first-seen order (each count plus more's, if any). */
+static void *bpe_ct_columns_own(void *part)
+{
+    BpeColumnsPart *w = (BpeColumnsPart *)part;
+    const BpeCounts *c = w->c;
+    for (size_t e = 0; e < c->n; e++) {
+        bpe_ct_prefetch_nth(c, e + BPE_ADD_AHEAD);
+        if (w->more)
+            bpe_prefetch(&w->more[c->order[e + BPE_ADD_AHEAD < c->n ? e + BPE_ADD_AHEAD : e]]);
+        bpe_ct_column(c, e, &w->keys, w->end, w->lengths, w->counts, e, w->more ? w->more[c->order[e]] : 0);
+    }
+    return NULL;
+}
+
+/* The columns of other's keys marked in absent, in other's first-seen order, from place at. */
+static void *bpe_ct_columns_fresh(void *part)
+{
+    BpeColumnsPart *w = (BpeColumnsPart *)part;
+    const BpeCounts *other = w->other;
+    for (size_t e = 0; e < other->n; e++) {
+        bpe_ct_prefetch_nth(other, e + BPE_ADD_AHEAD);
+        size_t o = other->order[e];
+        if (w->absent[o / 64] >> (o % 64) & 1)
+            bpe_ct_column(other, e, &w->keys, w->end, w->lengths, w->counts, w->at++, 0);
+    }
+    return NULL;
+}
+
+/* Step a on part a and step b on part b at once, b in a thread of its own where threads
+ * can be started (else after a). */
+static void bpe_ct_columns_both(BpeColumnsStep step_a, BpeColumnsPart *a, BpeColumnsStep step_b, BpeColumnsPart *b)
+{
 #if defined(BPE_THREADS)
-/* Parts a and b at once, b in a thread of its own (both here if it cannot be started). */
-static void bpe_ct_columns_both(BpeColumnsPart *a, BpeColumnsPart *b)
-{
     pthread_t thread;
-    int started = pthread_create(&thread, NULL, bpe_ct_columns_part, b) == 0;
-    bpe_ct_columns_part(a);
-    if (started)
+    int started = pthread_create(&thread, NULL, step_b, b) == 0;
+    step_a(a);
+    if (started) {
         pthread_join(thread, NULL);
-    else
-        bpe_ct_columns_part(b);
-}
+        return;
+    }
 #else
-static void bpe_ct_columns_both(BpeColumnsPart *a, BpeColumnsPart *b)
-{
-    bpe_ct_columns_part(a);
-    bpe_ct_columns_part(b);
-}
+    step_a(a);
 #endif
+    step_b(b);
+}
 
 /* The columns of c's counts with other's added (other NULL: c's alone), neither table
  * changed: every key's bytes one after another into keys, its length and count into
@@ -325,14 +333,14 @@ static void bpe_ct_columns_both(BpeColumnsPart *a, BpeColumnsPart *b)
 static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned char *keys, int64_t *lengths,
                           int64_t *counts, size_t *n, size_t *bytes)
 {
-    BpeColumnsPart mine = {c, other, NULL, NULL, 0, 0, 1, keys, keys + c->key_bytes + 16, lengths, counts, 0};
+    BpeColumnsPart mine = {c, other, NULL, NULL, 0, 0, keys, keys + c->key_bytes + 16, lengths, counts, 0};
     if (!other) {
-        bpe_ct_columns_part(&mine);
+        bpe_ct_columns_own(&mine);
         *n = c->n;
         *bytes = (size_t)(mine.keys - keys);
         return 0;
     }
-    size_t size = other->mask + 1, half = size / 2; /* (a power of two of at least 1024) */
+    size_t size = other->mask + 1; /* (a power of two of at least 1024) */
     mine.more = (int64_t *)calloc(c->mask + 1, sizeof(int64_t));
     mine.absent = (uint64_t *)calloc(size / 64, sizeof(uint64_t));
     if (!mine.more || !mine.absent) {
@@ -341,17 +349,14 @@ static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned c
         return -1;
     }
     BpeColumnsPart theirs = mine;
-    mine.write = theirs.write = 0;
-    mine.to = theirs.from = half;
+    mine.to = theirs.from = size / 2;
     theirs.to = size;
-    bpe_ct_columns_both(&mine, &theirs);
-    mine.write = 1;
+    bpe_ct_columns_both(bpe_ct_columns_find, &mine, bpe_ct_columns_find, &theirs);
     mine.end = keys + c->key_bytes; /* (the other's keys follow: none of its bytes overwritten) */
-    theirs.write = 2;
     theirs.keys = keys + c->key_bytes;
     theirs.end = theirs.keys + other->key_bytes + 16;
     theirs.at = c->n;
-    bpe_ct_columns_both(&mine, &theirs);
+    bpe_ct_columns_both(bpe_ct_columns_own, &mine, bpe_ct_columns_fresh, &theirs);
     free(mine.more);
     free(mine.absent);
     *n = theirs.at;

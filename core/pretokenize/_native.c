@@ -212,17 +212,13 @@ Counts_columns(Counts *self, PyObject *args)
     PyObject *other_arg = Py_None;
     if (!PyArg_ParseTuple(args, "|O", &other_arg))
         return NULL;
-    const BpeCounts *m = &self->map, *other = NULL;
-    if (other_arg != Py_None) {
-        if (!PyObject_TypeCheck(other_arg, &CountsType)) {
-            PyErr_SetString(PyExc_TypeError, "columns() takes a Counts or None");
-            return NULL;
-        }
-        if (check_idle((Counts *)other_arg) < 0)
-            return NULL;
-        other = &((Counts *)other_arg)->map;
+    Counts *with = other_arg == Py_None ? self : (Counts *)other_arg; /* (busy with self) */
+    if (other_arg != Py_None && !PyObject_TypeCheck(other_arg, &CountsType)) {
+        PyErr_SetString(PyExc_TypeError, "columns() takes a Counts or None");
+        return NULL;
     }
-    if (check_idle(self) < 0) return NULL;
+    if (check_idle(self) < 0 || check_idle(with) < 0) return NULL;
+    const BpeCounts *m = &self->map, *other = other_arg == Py_None ? NULL : &with->map;
     size_t most = m->n + (other ? other->n : 0), n, bytes;
     /* (16 bytes to spare: a key of up to 16 is stored as its two words whole) */
     PyObject *keys = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->key_bytes + (other ? other->key_bytes : 0) + 16));
@@ -231,16 +227,12 @@ Counts_columns(Counts *self, PyObject *args)
     if (!keys || !lengths || !counts)
         goto fail;
     int failed;
-    self->busy = 1;
-    if (other_arg != Py_None)
-        ((Counts *)other_arg)->busy = 1;
+    self->busy = with->busy = 1;
     Py_BEGIN_ALLOW_THREADS
     failed = bpe_ct_columns(m, other, (unsigned char *)PyBytes_AS_STRING(keys), (int64_t *)PyBytes_AS_STRING(lengths),
                             (int64_t *)PyBytes_AS_STRING(counts), &n, &bytes) < 0;
     Py_END_ALLOW_THREADS
-    self->busy = 0;
-    if (other_arg != Py_None)
-        ((Counts *)other_arg)->busy = 0;
+    self->busy = with->busy = 0;
     if (failed) {
         PyErr_NoMemory();
         goto fail;
