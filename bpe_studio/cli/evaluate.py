@@ -155,10 +155,9 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
     if args.csv is not None and args.json is not None and Path(args.csv).absolute() == Path(args.json).absolute():
         raise ValueError(f"--csv and --json are the same file ({args.csv}); give each its own")
     outputs = [(option, path) for option, path in (("--csv", args.csv), ("--json", args.json)) if path is not None]
-    if outputs:
-        inputs = [*args.tokenizers, *resolve_paths(args.on)]  # (a missing source is said here too, before any work)
-        for option, path in outputs:
-            check_output_file(option, path, inputs)
+    on_files = resolve_paths(args.on) if outputs else None  # (a missing source is said here too, before any work)
+    for option, path in outputs:
+        check_output_file(option, path, [*args.tokenizers, *(on_files or [])])
     if args.sizes is not None:
         from core.evaluate.ladder import default_sizes, ladder_tokenizers
 
@@ -178,8 +177,8 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
             errs.write(f"\r{done}/{total} {label[-60:]:<60}")
             errs.flush()
 
-    result = evaluate(tokenizers, args.on, field=_field(args, args.on), group_by=args.group_by, baseline=baseline,
-                      progress=progress, workers=args.workers)
+    result = evaluate(tokenizers, args.on, field=_field(args, args.on, on_files), group_by=args.group_by,
+                      baseline=baseline, progress=progress, workers=args.workers)
     if errs.isatty():
         errs.write("\r" + " " * 80 + "\r")
     out.write(format_table(result.rows) + "\n")
@@ -203,10 +202,11 @@ def run_shrink(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     return 0
 
 
-def _field(args: argparse.Namespace, sources: list[str]) -> str:
-    """The ``--field`` to read, with a note when it was given for plain text alone."""
+def _field(args: argparse.Namespace, sources: list[str], files: list[Path] | None = None) -> str:
+    """The ``--field`` to read, with a note when it was given for plain text alone (``files``:
+    ``sources`` resolved already, if they were)."""
     if args.field is not None:
-        note_field_unused(args.field, resolve_paths(sources))
+        note_field_unused(args.field, files if files is not None else resolve_paths(sources))
     return field_of(args)
 
 
