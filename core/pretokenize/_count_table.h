@@ -189,7 +189,8 @@ static inline int64_t bpe_ct_count(const BpeCounts *c, const BpeSlot *s)
     return s->count & BPE_CT_BIG ? c->big[s->count & ~BPE_CT_BIG] : (int64_t)s->count;
 }
 
-/* The slots and ext of a table of `size` slots (bpe_ct_alloc_slot_bytes); -1: out of memory. */
+/* The slots and ext of a table of `size` slots (bpe_ct_alloc_slot_bytes); -1: out of memory
+ * (both NULL). */
 static int bpe_ct_alloc_slots(BpeSlot **slots, uint64_t **ext, size_t size)
 {
     *slots = (BpeSlot *)bpe_ct_alloc_slot_bytes(size * sizeof(BpeSlot));
@@ -200,6 +201,8 @@ static int bpe_ct_alloc_slots(BpeSlot **slots, uint64_t **ext, size_t size)
         bpe_ct_free_slot_bytes(*slots, size * sizeof(BpeSlot));
     if (*ext)
         bpe_ct_free_slot_bytes(*ext, size * sizeof(uint64_t));
+    *slots = NULL;
+    *ext = NULL;
     return -1;
 }
 
