@@ -27,14 +27,14 @@ import numpy as np
 from core import formats
 from core.encode.engine import Engines, TextEncoder, check_bytes, text_bytes
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, PieceEncoder
-from core.encode.spans import TokenSpan, token_spans
+from core.encode.spans import TokenSpan, TokenSpans, token_spans
 from core.encode.streaming import SafeCuts, encode_stream
 from core.errors import TokenizerError
 from core.formats.load import TokenizerFiles, load_gpt2_tokenizer, load_tokenizer_files
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import special_token_regex, validate_special_tokens
 
-__all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "Tokenizer", "TokenizerError"]
+__all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "TokenSpans", "Tokenizer", "TokenizerError"]
 
 
 class Tokenizer:
@@ -305,8 +305,9 @@ class Tokenizer:
         # TEXT_ERRORS: U+DC80..U+DCFF are their byte, any other lone surrogate U+FFFD
         return self._engines.current().encode_array(text.encode("utf-8", errors=TEXT_ERRORS))
 
-    def encode_with_spans(self, text: str) -> list[TokenSpan]:
-        """Encode ``text`` and say where each token lies in it (bytes and characters).
+    def encode_with_spans(self, text: str) -> TokenSpans:
+        """Encode ``text`` and say where each token lies in it (bytes and characters): a
+        sequence of `TokenSpan`, kept as columns (``.token_ids`` are the ids of `encode`).
 
         ``encode_with_spans("a€")`` with ``"€"`` split into 2 tokens ->
         ``[(id_a, 0, 1, 0, 1, partial=False), (.., 1, 3, 1, 2, True), (.., 3, 4, 1, 2, True)]``

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.encode.tokenizer import TEXT_ERRORS, TokenSpan, Tokenizer
+from core.encode.tokenizer import TEXT_ERRORS, TokenSpan, Tokenizer, TokenSpans
 from core.evaluate.texts import is_stream, read_groups
 
 __all__ = ["NgramModel", "bits_per_byte", "encode_sources", "sample_spans", "train_ngram"]
@@ -206,7 +206,7 @@ def perplexity(model: NgramModel, ids: np.ndarray) -> float:
     return math.pow(2.0, model.bits(ids) / max(len(ids), 1))
 
 
-def sample_spans(tokenizer: Tokenizer, ids: Sequence[int]) -> tuple[str, list[TokenSpan]]:
+def sample_spans(tokenizer: Tokenizer, ids: Sequence[int]) -> tuple[str, TokenSpans]:
     """``(text, spans)`` of sampled ``ids``, as `Tokenizer.encode_with_spans` gives them for
     encoded text: the ids as sampled (not re-encoded), malformed UTF-8 shown as U+FFFD."""
     import codecs
@@ -228,6 +228,8 @@ def sample_spans(tokenizer: Tokenizer, ids: Sequence[int]) -> tuple[str, list[To
         byte_pos += len(data)
     text += decoder.decode(b"", final=True)
     end_chars = len(text)
-    spans = [s if s.char_end <= end_chars else TokenSpan(s.token_id, s.byte_start, s.byte_end, s.char_start,
-                                                          end_chars, s.partial, s.special) for s in spans]
-    return text, spans
+    return text, TokenSpans.of(
+        s if s.char_end <= end_chars else TokenSpan(s.token_id, s.byte_start, s.byte_end, s.char_start, end_chars,
+                                                    s.partial, s.special)
+        for s in spans
+    )

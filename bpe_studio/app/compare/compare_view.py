@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -30,19 +31,29 @@ from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.widgets.token_view import TokenView
 from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob, one_line
+from core.encode.tokenizer import TokenSpans
 
 DEBOUNCE_MS = 250
 MAX_CHARS = 200_000  # compare is for reading; longer texts are cut with a note
 BACKGROUND_CHARS = 2_000  # longer texts are compared off the GUI thread
 
 
-def differing_indices(spans: Sequence[Any], other: Sequence[Any]) -> set[int]:
-    """Indices of ``spans`` whose byte range is not a token of ``other``.
+def _byte_ranges(spans: Sequence[Any]) -> np.ndarray:
+    """Each span's byte range as one int64, start << 32 | end (compared texts are far below 4 GB)."""
+    if isinstance(spans, TokenSpans):
+        starts, ends = np.array(spans.byte_starts, dtype=np.int64), np.array(spans.byte_ends, dtype=np.int64)
+    else:
+        starts = np.fromiter((s.byte_start for s in spans), np.int64, len(spans))
+        ends = np.fromiter((s.byte_end for s in spans), np.int64, len(spans))
+    return (starts << 32) | ends
+
+
+def differing_indices(spans: Sequence[Any], other: Sequence[Any]) -> np.ndarray:
+    """Indices of ``spans`` whose byte range is not a token of ``other``, ascending.
 
     Example: A cuts "hello" as [hel][lo], B as [hello] -> both A tokens differ, and B's one.
     """
-    theirs = {(s.byte_start, s.byte_end) for s in other}
-    return {k for k, s in enumerate(spans) if (s.byte_start, s.byte_end) not in theirs}
+    return np.flatnonzero(~np.isin(_byte_ranges(spans), _byte_ranges(other)))
 
 
 def compare_texts(text: str, tokenizer_a: Any, tokenizer_b: Any) -> dict[str, Any]:
@@ -197,7 +208,8 @@ class CompareView(QWidget):
     def _show(self, result: dict[str, Any]) -> None:
         text, (spans_a, spans_b), errors = result["text"], result["spans"], result["errors"]
         (title_a, title_b), note = self._titles, self._note
-        diff_a, diff_b = result.get("diff", (set(), set()))
+        no_diff = np.zeros(0, dtype=np.intp)
+        diff_a, diff_b = result.get("diff", (no_diff, no_diff))
         for side, title, tokenizer, spans, error, diff in (
             (self.side_a, title_a, self._tokenizers[0], spans_a, errors[0], diff_a),
             (self.side_b, title_b, self._tokenizers[1], spans_b, errors[1], diff_b),
@@ -218,7 +230,7 @@ class CompareView(QWidget):
                 f"<span style='color:#c62828'>{len(diff):,} cut differently</span>"
             )
         self.stats = {"a": len(spans_a), "b": len(spans_b), "diff_a": diff_a, "diff_b": diff_b, "bytes": nbytes}
-        if not diff_a and not diff_b:
+        if len(diff_a) == 0 and len(diff_b) == 0:
             verdict = "Both tokenizers cut this text identically."
         else:
             delta = len(spans_a) - len(spans_b)

@@ -203,13 +203,14 @@ class LmPanel(QWidget):
         self.status.setText(f"{who}: bits per byte on held-out text: {bpb:.4f}  ·  trained on {train_tokens:,} "
                             f"tokens, measured on {held_tokens:,}. Samples below, one token per tint.")
         text = ""
-        spans: list[Any] = []
-        from core.encode.tokenizer import TokenSpan
+        from core.encode.tokenizer import TokenSpans
 
+        spans = TokenSpans()
         for line_text, line_spans in lines:
             chars, nbytes = len(text), len(text.encode("utf-8"))
-            spans.extend(TokenSpan(s.token_id, s.byte_start + nbytes, s.byte_end + nbytes, s.char_start + chars,
-                                   s.char_end + chars, s.partial, s.special) for s in line_spans)
+            for s in line_spans:
+                spans.append(s.token_id, s.byte_start + nbytes, s.byte_end + nbytes, s.char_start + chars,
+                             s.char_end + chars, s.partial, s.special)
             text += line_text + "\n\n"
         self.samples.set_encoding(text, spans, tokenizer)
 

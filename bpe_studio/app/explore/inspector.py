@@ -58,7 +58,7 @@ def encode_text(tokenizer: Any, text: str) -> dict[str, Any]:
     """Encode ``text`` and gather everything the inspector shows (runs in any thread)."""
     with collections_paused():
         spans = tokenizer.encode_with_spans(text)
-        ids = [s.token_id for s in spans]
+        ids = spans.token_ids.tolist()
         decoded = tokenizer.decode(ids)
     return {"error": None, "text": text, "spans": spans, "ids": ids, "round_trip": round_trip_report(text, decoded)}
 

@@ -4,10 +4,10 @@ A read-only QTextBrowser showing `token_render.render_tokens` HTML. Each token i
 anchor, so the pane knows which token is under the mouse: hovering shows a tooltip
 (id, readable form, bytes, merge rank) and emits `token_hovered`; clicking selects the
 token and emits `token_clicked`. Only the first `limit` tokens are drawn, with a note
-saying how many were left out. Beyond a few hundred tokens the HTML is made and parsed
-into a `QTextDocument` in a background job (`LatestJob`: the latest rendering wins) and
-only handed to the pane when ready, so no encoding freezes the window (3,000 tokens took
-~0.3 s of the GUI thread); `rendered` says when the pane shows the latest one.
+saying how many were left out. Beyond a few hundred tokens the HTML is made, parsed and
+laid out as a `QTextDocument` in a background job (`LatestJob`: the latest rendering
+wins) and only handed to the pane when ready, so no encoding freezes the window (3,000
+tokens took ~0.3 s of the GUI thread); `rendered` says when the pane shows the latest one.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import html
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QUrl, Signal
+import numpy as np
+from PySide6.QtCore import QCoreApplication, Qt, QUrl, Signal
 from PySide6.QtGui import QFont, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
@@ -52,10 +53,12 @@ def build_document(
     document = QTextDocument()
     document.setDefaultFont(font)
     document.setHtml(body)  # Qt releases the GIL while it parses
-    # Not laid out here: QTextDocument's layout calls keep the GIL, so the GUI thread could
-    # not run a line of Python meanwhile; the pane lays out its first screen when it paints.
     if width > 0:
         document.setTextWidth(width)
+        # Laid out here, at the pane's width: in the GUI thread the layout of 2,000 tokens
+        # took 20-35 ms per pane when it was shown (both of Compare's panes at once). Qt keeps
+        # the GIL meanwhile, so the GUI thread's Python may wait as long, but not its drawing.
+        document.documentLayout().documentSize()
     app = QCoreApplication.instance()
     if app is not None:
         document.moveToThread(app.thread())
@@ -88,6 +91,9 @@ class TokenView(QTextBrowser):
         self.anchorClicked.connect(self._on_anchor_clicked)
         self.highlighted.connect(self._on_highlighted)
         self.setPlaceholderText("Tokens appear here.")
+        # The scroll bar never comes and goes: a document laid out in the background at the
+        # pane's width keeps that width when shown (else laid out again, on the GUI thread).
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
 
     # -- content -----------------------------------------------------------------
     @property
@@ -114,7 +120,7 @@ class TokenView(QTextBrowser):
             highlight_id=self._options.highlight_id,
             limit=self.limit,
             compare=self._options.compare or differing is not None,
-            differing=frozenset(differing) if differing is not None else (),
+            differing=self._drawn(differing) if differing is not None else (),
         )
         self._render()
 
@@ -135,7 +141,14 @@ class TokenView(QTextBrowser):
 
     def set_differing(self, indices: Collection[int]) -> None:
         """Compare mode: tint tokens at ``indices`` as cut differently, the rest as shared."""
-        self._set_options(compare=True, differing=frozenset(indices))
+        self._set_options(compare=True, differing=self._drawn(indices))
+
+    def _drawn(self, indices: Collection[int]) -> frozenset[int]:
+        """Those of ``indices`` that are drawn (below `limit`): Compare hands over an array
+        of all it marks (~60k indices for 200k characters)."""
+        if isinstance(indices, np.ndarray):
+            return frozenset(indices[indices < self.limit].tolist())
+        return frozenset(k for k in indices if k < self.limit)
 
     def occurrences(self, token_id: int) -> list[int]:
         """Indices of the tokens equal to ``token_id``."""
@@ -165,8 +178,8 @@ class TokenView(QTextBrowser):
             return
         if min(len(self._spans), self.limit) > SYNC_TOKENS:
             self._pending = True
-            # Only the drawn tokens go to the worker (a slice: later edits cannot touch it).
-            self._renders.start(build_document, self._text, list(self._spans[: self.limit]), len(self._spans),
+            # Only the drawn tokens go to the worker (a slice, a copy: later edits cannot touch it).
+            self._renders.start(build_document, self._text, self._spans[: self.limit], len(self._spans),
                                 self._tokenizer.token_bytes, self._options, QFont(self.font()),
                                 self.viewport().width())
             return
@@ -192,8 +205,12 @@ class TokenView(QTextBrowser):
         if document is None:
             self.setHtml(body)
         else:
-            document.setParent(self)  # the pane owns it: deleted when the next one replaces it
+            shown = self.document()
+            ours = shown.parent() is self  # setDocument deletes its own first one, keeps ours
+            document.setParent(self)
             self.setDocument(document)
+            if ours:  # one per rendering: freed in an event of its own
+                shown.deleteLater()
         bar.setValue(position)
         self.rendered.emit()
 

@@ -199,6 +199,26 @@ def test_huge_text_is_encoded_in_background_and_drawn_partially(qtbot, panel: In
     assert panel.figures["tokens"] == len(ids)
 
 
+def test_background_renderings_leave_one_document(qtbot, trained: Tokenizer) -> None:
+    """Each background rendering hands the pane a new document: the one it replaces goes
+    (they piled up, one per keystroke on a long text); the new one comes laid out."""
+    from PySide6.QtGui import QTextDocument
+
+    view = TokenView()
+    qtbot.addWidget(view)
+    view.resize(500, 400)
+    view.show()
+    for k in range(4):
+        text = f"{k} " + "the cat sat on the mat 日本語 😀\n" * 200
+        view.set_encoding(text, trained.encode_with_spans(text), trained)
+        assert view.rendering
+        qtbot.waitUntil(lambda: not view.rendering, timeout=30_000)
+        qtbot.wait(10)  # the replaced document is deleted from the event loop
+        assert view.findChildren(QTextDocument) == [view.document()]
+        assert shown_text(view).startswith(f"{k}·the·cat")
+        assert view.document().documentLayout().documentSize().height() > view.viewport().height()
+
+
 def test_load_file(panel: InspectorPanel, tmp_path: Path, trained: Tokenizer) -> None:
     path = tmp_path / "t.txt"
     path.write_text("the cat\non the mat", encoding="utf-8")

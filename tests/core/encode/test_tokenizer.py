@@ -23,7 +23,7 @@ import core.encode.streaming as streaming_module
 from core.encode import piece_encoder
 from core.formats import save_tokenizer
 from core.pretokenize.specials import NATIVE_MAX_SPECIALS
-from core.encode.tokenizer import TokenSpan, Tokenizer, TokenizerError
+from core.encode.tokenizer import TokenSpan, Tokenizer, TokenizerError, TokenSpans
 
 WHITESPACE = [
     " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e",
@@ -422,6 +422,24 @@ def check_spans(tok: Tokenizer, text: str, spans: list[TokenSpan]) -> None:
 @given(text=texts)
 def test_spans_cover_the_input(trained: Tokenizer, text: str) -> None:
     check_spans(trained, text, trained.encode_with_spans(text))
+
+
+@FAST
+@given(text=texts, start=st.integers(-8, 80), stop=st.integers(-8, 80))
+def test_token_spans_are_the_sequence_of_their_spans(trained: Tokenizer, text: str, start: int, stop: int) -> None:
+    spans = trained.encode_with_spans(text)
+    objects = [spans[k] for k in range(len(spans))]
+    assert list(spans) == objects and spans == objects and objects == spans
+    assert [spans[k] for k in range(-len(spans), 0)] == objects
+    part = spans[start:stop]
+    assert isinstance(part, TokenSpans) and part == objects[start:stop] and list(part) == objects[start:stop]
+    assert spans.token_ids.tolist() == trained.encode(text)
+    assert TokenSpans.of(objects) == spans
+    if objects:
+        assert spans != objects[:-1] and (len(spans) == 1 or spans[1:] != spans[:-1])  # columns compared
+        flipped = TokenSpan(objects[0].token_id, objects[0].byte_start, objects[0].byte_end, objects[0].char_start,
+                            objects[0].char_end, not objects[0].partial, objects[0].special)
+        assert TokenSpans.of([flipped, *objects[1:]]) != spans
 
 
 def test_spans_of_split_characters() -> None:
