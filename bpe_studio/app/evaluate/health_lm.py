@@ -202,10 +202,9 @@ class LmPanel(QWidget):
         who = f"“{self._name}” ({len(tokenizer):,} tokens)" if self._name else f"the tokenizer ({len(tokenizer):,} tokens)"
         self.status.setText(f"{who}: bits per byte on held-out text: {bpb:.4f}  ·  trained on {train_tokens:,} "
                             f"tokens, measured on {held_tokens:,}. Samples below, one token per tint.")
-        text = ""
         from core.encode.tokenizer import TokenSpans
 
-        spans = TokenSpans()
+        text, spans = "", TokenSpans()
         for line_text, line_spans in lines:
             chars, nbytes = len(text), len(text.encode("utf-8"))
             for s in line_spans:
