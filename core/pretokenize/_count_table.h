@@ -153,20 +153,13 @@ static inline size_t bpe_ct_offset(const BpeSlot *s)
     return (size_t)(s->word & (((uint64_t)1 << BPE_CT_OFFSET_BITS) - 1));
 }
 
-/* The second word of the key in slot s: its bytes 8-15 (0 unless it has 9 to 16). */
-static inline uint64_t bpe_ct_ext(const BpeCounts *c, const BpeSlot *s)
-{
-    size_t n = s->meta & 0xFF;
-    return n > 8 && n <= BPE_CT_MID ? c->ext[s - c->slots] : 0;
-}
-
 /* The length and bytes of the key in slot s (one of at most 16 bytes written into buf, 32 bytes). */
 static inline const unsigned char *bpe_ct_key(const BpeCounts *c, const BpeSlot *s, unsigned char *buf, size_t *len)
 {
     size_t n = s->meta & 0xFF;
     if (n <= BPE_CT_MID) {
         *len = n;
-        return bpe_ct_word_bytes(s->word, bpe_ct_ext(c, s), buf);
+        return bpe_ct_word_bytes(s->word, c->ext[s - c->slots], buf); /* (0 for a short key) */
     }
     if (n < BPE_CT_LONG) {
         *len = n;
