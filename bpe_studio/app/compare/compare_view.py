@@ -38,17 +38,12 @@ MAX_CHARS = 200_000  # compare is for reading; longer texts are cut with a note
 BACKGROUND_CHARS = 2_000  # longer texts are compared off the GUI thread
 
 
-def _byte_ranges(spans: Sequence[Any]) -> np.ndarray:
+def _byte_ranges(spans: TokenSpans) -> np.ndarray:
     """Each span's byte range as one int64, start << 32 | end (compared texts are far below 4 GB)."""
-    if isinstance(spans, TokenSpans):
-        starts, ends = np.array(spans.byte_starts, dtype=np.int64), np.array(spans.byte_ends, dtype=np.int64)
-    else:
-        starts = np.fromiter((s.byte_start for s in spans), np.int64, len(spans))
-        ends = np.fromiter((s.byte_end for s in spans), np.int64, len(spans))
-    return (starts << 32) | ends
+    return (np.array(spans.byte_starts, dtype=np.int64) << 32) | np.array(spans.byte_ends, dtype=np.int64)
 
 
-def differing_indices(spans: Sequence[Any], other: Sequence[Any]) -> np.ndarray:
+def differing_indices(spans: TokenSpans, other: TokenSpans) -> np.ndarray:
     """Indices of ``spans`` whose byte range is not a token of ``other``, ascending.
 
     Example: A cuts "hello" as [hel][lo], B as [hello] -> both A tokens differ, and B's one.
