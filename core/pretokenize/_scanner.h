@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #endif
 #include "_unicode_tables.h"
+#include "_utf8_valid.h"
 
 #define BPE_L 1u
 #define BPE_N 2u
@@ -121,10 +122,13 @@ static inline unsigned bpe_char(const unsigned char *s, ptrdiff_t i, ptrdiff_t e
     return 0; /* an invalid byte: surrogate-escaped, class "other" */
 }
 
-/* Bytes of s[0:end] that are not valid UTF-8 (each is one surrogate escape in Python).
- * ASCII goes 8 bytes at a time: only a byte >= 0x80 needs decoding. */
+/* Bytes of s[0:end] that are not valid UTF-8 (each is one surrogate escape in Python): none
+ * if the text is valid as a whole (bpe_utf8_valid, 32 bytes at a time); else character by
+ * character, ASCII 8 bytes at a time (only a byte >= 0x80 needs decoding). */
 static inline ptrdiff_t bpe_invalid_bytes(const unsigned char *s, ptrdiff_t end)
 {
+    if (bpe_utf8_valid(s, end))
+        return 0;
     ptrdiff_t i = 0, bad = 0;
     int n;
     while (i < end) {

@@ -237,6 +237,31 @@ def test_invalid_bytes_at_every_offset_next_to_ascii() -> None:
                     assert counted(data, "gpt2")[1] == oracle_invalid(data), data
 
 
+# UTF-8 in pieces: valid characters of 1 to 4 bytes at the edges of each length's range,
+# and every kind of ill-formed sequence: a lone continuation, a lead cut short, overlongs,
+# surrogates, code points past U+10FFFF, bytes that start nothing
+utf8_pieces = st.sampled_from([
+    b"a", b" ", b"\x7f", b"\xc2\x80", b"\xc3\xa9", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xe2\x82\xac", b"\xed\x9f\xbf",
+    b"\xee\x80\x80", b"\xef\xbf\xbf", b"\xf0\x90\x80\x80", b"\xf0\x9f\x98\x80", b"\xf3\xbf\xbf\xbf", b"\xf4\x8f\xbf\xbf",
+    b"\x80", b"\xbf", b"\xc2", b"\xe2\x82", b"\xf0\x9f\x98", b"\xf0\x9f", b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80",
+    b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80",
+    b"\xf5\x80\x80\x80", b"\xf8", b"\xfe", b"\xff", b"\xe2\x82\xac\x80", b"\xc3\xa9\xa9",
+    b"the words of a whole block of ASCII, and more",  # (a block of ASCII after a cut lead is checked apart)
+])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(lead=st.integers(0, 40), pieces=st.lists(st.one_of(utf8_pieces, st.binary(max_size=3)), max_size=60),
+       valid_run=st.integers(0, 3))
+def test_invalid_bytes_across_blocks_equal_python(lead: int, pieces: list[bytes], valid_run: int) -> None:
+    """The invalid-byte count (a whole text checked 32 bytes at a time first, then, if it is
+    not valid, character by character) equals Python's decoder on texts of every kind of
+    well- and ill-formed sequence at every offset of a block, across blocks and at the end;
+    runs of valid text and of ASCII long enough that a block holds only those."""
+    data = b"x" * lead + "é中😀".encode() * valid_run * 4 + b"".join(pieces) + "中".encode() * valid_run
+    assert counted(data, "gpt2")[1] == oracle_invalid(data)
+
+
 words = st.lists(
     st.one_of(
         st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=20),
