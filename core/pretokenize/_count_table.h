@@ -337,7 +337,8 @@ static int bpe_ct_add_big(BpeCounts *c, BpeSlot *s, int64_t add)
 
 static inline int bpe_ct_bump(BpeCounts *c, BpeSlot *s, int64_t add)
 {
-    if (!(s->count & BPE_CT_BIG) && add >= 0 && (uint64_t)s->count + (uint64_t)add < BPE_CT_BIG) {
+    if (add == 1 ? s->count < BPE_CT_BIG - 1 /* (one test where the counting loops add 1) */
+                 : !(s->count & BPE_CT_BIG) && add >= 0 && (uint64_t)s->count + (uint64_t)add < BPE_CT_BIG) {
         s->count += (uint32_t)add;
         return 0;
     }
@@ -428,22 +429,23 @@ static int bpe_ct_insert(BpeCounts *c, BpeSlot *s, const unsigned char *p, size_
 }
 
 /* Add `add` to the count of key p[0:n] (bpe_ct_hash `hash`, `padded` as for it; `word`,
- * `ext`: bpe_tail_words's for n <= 16), the key put in first if absent; -1: out of memory. */
+ * `ext`: bpe_tail_words's for n <= 16), the key put in first if absent: 0, or 1 if it was
+ * put in (the table may have grown); -1: out of memory. */
 BPE_CT_INLINE int bpe_ct_add_word(BpeCounts *c, const unsigned char *p, size_t n, uint64_t word, uint64_t ext,
                                   uint64_t hash, int padded, int64_t add)
 {
     int found;
     BpeSlot *s = bpe_ct_probe(c, p, n, hash, word, ext, padded, &found);
-    if (!found) {
-        if (c->n >= c->limit) {
-            if (bpe_ct_grow(c) < 0)
-                return -1;
-            s = bpe_ct_probe(c, p, n, hash, word, ext, padded, &found);
-        }
-        if (bpe_ct_insert(c, s, p, n, hash, word, ext) < 0)
+    if (found)
+        return bpe_ct_bump(c, s, add);
+    if (c->n >= c->limit) {
+        if (bpe_ct_grow(c) < 0)
             return -1;
+        s = bpe_ct_probe(c, p, n, hash, word, ext, padded, &found);
     }
-    return bpe_ct_bump(c, s, add);
+    if (bpe_ct_insert(c, s, p, n, hash, word, ext) < 0 || bpe_ct_bump(c, s, add) < 0)
+        return -1;
+    return 1;
 }
 
 static inline int bpe_ct_add(BpeCounts *c, const unsigned char *p, size_t n, uint64_t hash, int padded, int64_t add)
@@ -489,7 +491,7 @@ static inline void bpe_count_key(BpeCountKey *a, const unsigned char *s, ptrdiff
     a->hash = len <= BPE_CT_MID ? bpe_ct_hash_words(a->word, a->ext, len) : bpe_hash_key(s + i, len, padded);
 }
 
-/* Add 1 to the count of pre-token `key` of s[0:n]; -1: out of memory. */
+/* Add 1 to the count of pre-token `key` of s[0:n]: bpe_ct_add_word's 0, 1 (a new key) or -1. */
 BPE_CT_INLINE int bpe_count_add(BpeCounts *c, const unsigned char *s, const BpeCountKey *key, ptrdiff_t n)
 {
     if (key->len <= 8) /* bpe_ct_add_word made for a short key (its word compared, no bytes) */
@@ -552,16 +554,21 @@ static int bpe_count(BpeCounts *c, int pattern, const unsigned char *s, ptrdiff_
 {
     ptrdiff_t i = 0;
     BpeCutter cutter;
+    if (c->mask >= BPE_COUNT_BIG)
+        return bpe_count_ahead(c, pattern, s, 0, n);
     bpe_cut_start(&cutter, pattern, s, n);
     while (i < n) {
-        if (c->mask >= BPE_COUNT_BIG) /* (a block's starts not handed out are found again) */
-            return bpe_count_ahead(c, pattern, s, i, n);
         ptrdiff_t j = bpe_cut_next(&cutter, i);
         BpeCountKey key;
         bpe_count_key(&key, s, i, j, n);
-        if (bpe_count_add(c, s, &key, n) < 0)
-            return -1;
+        int added = bpe_count_add(c, s, &key, n);
         i = j;
+        if (added) { /* a new key (the table grown past the caches?), or out of memory */
+            if (added < 0)
+                return -1;
+            if (c->mask >= BPE_COUNT_BIG && i < n) /* (a block's starts not handed out are found again) */
+                return bpe_count_ahead(c, pattern, s, i, n);
+        }
     }
     return 0;
 }
