@@ -210,6 +210,23 @@ def test_native_tables_of_different_sizes_add_up_in_first_seen_order(big_first: 
     assert any(len(w) > 8 for w in set(one) & set(two)) and any(len(w) <= 8 for w in set(one) & set(two))
 
 
+@pytest.mark.parametrize("distinct", [10, 150_000])
+def test_counting_adds_one_past_31_bits_exactly(distinct: int) -> None:
+    """The counting loops add 1 to a count in its slot until it would pass 31 bits, then in
+    `big`: counts of 2**31 - 2 and 2**31 - 1 counted on by scanning, in a small table (the
+    plain loop) and in one past the caches (the look-ahead loop)."""
+    native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    from core.pretokenize.counting import pack_counts
+
+    words = [b" near", b" at", b" far"] + [f" w{i}".encode() for i in range(distinct)]
+    counts = [2**31 - 2, 2**31 - 1, 5] + [1] * distinct
+    table = native.Counts()
+    table.add_packed(pack_counts(words, counts, 0))
+    table.scan(b" near at far" * 3, 1)
+    found = dict(zip(*table.items()))
+    assert (found[b" near"], found[b" at"], found[b" far"]) == (2**31 + 1, 2**31 + 2, 8)
+
+
 def test_a_native_table_keeps_keys_of_any_length_and_counts_of_any_size() -> None:
     """Keys of 0 to thousands of bytes (those of up to 16 live in the table's slots and ext,
     longer ones in an arena, those of 255 bytes or more with their length there) and
