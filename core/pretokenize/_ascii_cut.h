@@ -84,15 +84,50 @@ static inline void bpe_ascii_masks(const unsigned char *p, BpeAsciiMasks *m, Bpe
     bpe_ascii_masks16(p + 64, 0, next);
 }
 
+#if defined(BPE_AVX2)
+/* bpe_in_range on 32 bytes. */
+BPE_AVX2_TARGET static inline __m256i bpe_in_range32(__m256i x, int lo, int count)
+{
+    __m256i v = _mm256_add_epi8(x, _mm256_set1_epi8((char)(128 - lo)));
+    return _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(-128 + count)), v);
+}
+
+/* bpe_ascii_masks16 on 32 bytes: the same tests, half the instructions a byte. */
+BPE_AVX2_TARGET static inline void bpe_ascii_masks32(const unsigned char *p, int shift, BpeAsciiMasks *m)
+{
+#define BPE_MASK32(t) ((uint64_t)(uint32_t)_mm256_movemask_epi8(t) << shift)
+    __m256i x = _mm256_loadu_si256((const __m256i *)p);
+    __m256i blank = _mm256_cmpeq_epi8(x, _mm256_set1_epi8(' '));
+    m->high |= BPE_MASK32(x);
+    m->letter |= BPE_MASK32(bpe_in_range32(_mm256_or_si256(x, _mm256_set1_epi8(0x20)), 'a', 26));
+    m->digit |= BPE_MASK32(bpe_in_range32(x, '0', 10));
+    m->space |= BPE_MASK32(_mm256_or_si256(blank, bpe_in_range32(x, '\t', 5)));
+    m->blank |= BPE_MASK32(blank);
+    m->quote |= BPE_MASK32(_mm256_cmpeq_epi8(x, _mm256_set1_epi8('\'')));
+#undef BPE_MASK32
+}
+
+/* bpe_ascii_masks, 32 bytes at a time. */
+BPE_AVX2_TARGET static inline void bpe_ascii_masks_avx2(const unsigned char *p, BpeAsciiMasks *m, BpeAsciiMasks *next)
+{
+    memset(m, 0, sizeof(*m));
+    memset(next, 0, sizeof(*next));
+    bpe_ascii_masks32(p, 0, m);
+    bpe_ascii_masks32(p + 32, 32, m);
+    bpe_ascii_masks16(p + 64, 0, next);
+}
+#endif
+
 #define BPE_CUT_AHEAD 80 /* bytes of text a block needs: its 64 and the 16 looked at after */
 
 /* The GPT-2 pre-token starts among s[1:64] as bits 1..63 (s[0] starts one: bit 0 is set
- * too), valid up to the second byte before the first byte >= 0x80; s[0:80] readable, all
- * of it text before the end. */
-static inline uint64_t bpe_gpt2_starts(const unsigned char *s)
+ * too), valid up to the second byte before the first byte >= 0x80, from the masks of
+ * s[0:64] (m) and s[64:80] (x); s[0:80] readable, all of it text before the end. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((always_inline)) /* (into its AVX2 caller too) */
+#endif
+static inline uint64_t bpe_gpt2_starts_of(const unsigned char *s, BpeAsciiMasks m, BpeAsciiMasks x)
 {
-    BpeAsciiMasks m, x;
-    bpe_ascii_masks(s, &m, &x);
     uint64_t valid = ~0ull;
     if (m.high | (x.high & 0x3)) { /* bits up to first high - 2: a start looks at most 2 bytes ahead... */
         unsigned h = m.high ? (unsigned)bpe_ctz64(m.high) : 64 + (unsigned)bpe_ctz64(x.high);
@@ -121,6 +156,22 @@ static inline uint64_t bpe_gpt2_starts(const unsigned char *s)
     }
     return starts & valid;
 }
+
+static inline uint64_t bpe_gpt2_starts(const unsigned char *s)
+{
+    BpeAsciiMasks m, x;
+    bpe_ascii_masks(s, &m, &x);
+    return bpe_gpt2_starts_of(s, m, x);
+}
+
+#if defined(BPE_AVX2)
+BPE_AVX2_TARGET static uint64_t bpe_gpt2_starts_avx2(const unsigned char *s)
+{
+    BpeAsciiMasks m, x;
+    bpe_ascii_masks_avx2(s, &m, &x);
+    return bpe_gpt2_starts_of(s, m, x);
+}
+#endif
 
 /* Hands out the pre-tokens of s[0:n] in order, a block's starts at a time where it can:
  *     for (i = 0; i < n; i = j) { j = bpe_cut_next(&cut, i); ... s[i:j] ... } */
@@ -152,7 +203,11 @@ static ptrdiff_t bpe_cut_refill(BpeCutter *c, ptrdiff_t i)
      * would hand out a start or two at most, and text that is mostly not ASCII paid for a
      * block per pre-token) */
     if (c->pattern == BPE_GPT2 && i + BPE_CUT_AHEAD <= c->n && !(bpe_load64(c->s + i) & BPE_BYTES(0x80))) {
+#if defined(BPE_AVX2)
+        uint64_t starts = (bpe_have_avx2() ? bpe_gpt2_starts_avx2(c->s + i) : bpe_gpt2_starts(c->s + i)) & ~1ull;
+#else
         uint64_t starts = bpe_gpt2_starts(c->s + i) & ~1ull;
+#endif
         if (starts) {
             c->base = i;
             c->starts = starts & (starts - 1);

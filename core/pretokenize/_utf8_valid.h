@@ -15,9 +15,7 @@
 #ifndef BPE_UTF8_VALID_H
 #define BPE_UTF8_VALID_H
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define BPE_UTF8_AVX2 1
-#include <immintrin.h>
+#if defined(BPE_AVX2)
 
 #define BPE_U8_TOO_SHORT (1 << 0)  /* 11______ 0_______ or 11______ 11______ */
 #define BPE_U8_TOO_LONG (1 << 1)   /* 0_______ 10______ */
@@ -37,7 +35,7 @@
                         v)
 
 /* The error bits of block `in` after block `prev` (0 where the bytes are well formed). */
-__attribute__((target("avx2"))) static inline __m256i bpe_utf8_block_errors(__m256i in, __m256i prev)
+BPE_AVX2_TARGET static inline __m256i bpe_utf8_block_errors(__m256i in, __m256i prev)
 {
     const __m256i low = _mm256_set1_epi8(0x0F);
     __m256i before = _mm256_permute2x128_si256(prev, in, 0x21); /* prev's high half, in's low half */
@@ -76,7 +74,7 @@ __attribute__((target("avx2"))) static inline __m256i bpe_utf8_block_errors(__m2
 
 /* Nonzero bytes where block `in` ends in a sequence it does not finish (a lead of 2 bytes or
  * more in its last byte, of 3 or 4 in the one before, of 4 in the one before that). */
-__attribute__((target("avx2"))) static inline __m256i bpe_utf8_unfinished(__m256i in)
+BPE_AVX2_TARGET static inline __m256i bpe_utf8_unfinished(__m256i in)
 {
     const __m256i most = _mm256_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                           -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, (char)(0xF0 - 1), (char)(0xE0 - 1),
@@ -84,7 +82,7 @@ __attribute__((target("avx2"))) static inline __m256i bpe_utf8_unfinished(__m256
     return _mm256_subs_epu8(in, most);
 }
 
-__attribute__((target("avx2"))) static inline int bpe_utf8_valid_avx2(const unsigned char *s, ptrdiff_t n)
+BPE_AVX2_TARGET static inline int bpe_utf8_valid_avx2(const unsigned char *s, ptrdiff_t n)
 {
     __m256i prev = _mm256_setzero_si256(), error = _mm256_setzero_si256(), unfinished = _mm256_setzero_si256();
     unsigned char last[32];
@@ -113,10 +111,7 @@ __attribute__((target("avx2"))) static inline int bpe_utf8_valid_avx2(const unsi
 /* 1: s[0:n] is well-formed UTF-8; 0: it is not, or this processor cannot tell fast. */
 static inline int bpe_utf8_valid(const unsigned char *s, ptrdiff_t n)
 {
-    static int avx2 = -1; /* (a race writes the same value) */
-    if (avx2 < 0)
-        avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-    return avx2 && bpe_utf8_valid_avx2(s, n);
+    return bpe_have_avx2() && bpe_utf8_valid_avx2(s, n);
 }
 #else
 static inline int bpe_utf8_valid(const unsigned char *s, ptrdiff_t n)

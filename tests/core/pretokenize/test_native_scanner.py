@@ -11,8 +11,10 @@ combining marks, digits of every script, invalid bytes, encoded lone surrogates 
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import struct
+import subprocess
 import sys
 import warnings
 from collections import Counter
@@ -260,6 +262,22 @@ def test_invalid_bytes_across_blocks_equal_python(lead: int, pieces: list[bytes]
     runs of valid text and of ASCII long enough that a block holds only those."""
     data = b"x" * lead + "é中😀".encode() * valid_run * 4 + b"".join(pieces) + "中".encode() * valid_run
     assert counted(data, "gpt2")[1] == oracle_invalid(data)
+
+
+@pytest.mark.skipif(os.environ.get("BPE_STUDIO_NO_AVX2") == "1", reason="this is the run without AVX2")
+def test_the_baseline_paths_without_avx2_equal_regex() -> None:
+    """On a processor with AVX2 the cutter's masks and the UTF-8 check use it; their baseline
+    twins serve the others. The tests of both against regex and Python's decoder run again
+    with AVX2 turned off (BPE_STUDIO_NO_AVX2=1), in a process of their own."""
+    selected = (
+        "mostly_ascii or long_ascii or every_offset or chunk_boundaries or every_byte_alone or across_blocks"
+        " or past_the_caches"
+    )
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", __file__,
+                           "-k", selected], env={**os.environ, "BPE_STUDIO_NO_AVX2": "1"}, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and " 0 passed" not in done.stdout
 
 
 words = st.lists(
