@@ -36,8 +36,10 @@
 static inline int bpe_have_avx2(void)
 {
     static int avx2 = -1; /* (a race writes the same value) */
-    if (avx2 < 0)
-        avx2 = __builtin_cpu_supports("avx2") && !(getenv("BPE_STUDIO_NO_AVX2") && !strcmp(getenv("BPE_STUDIO_NO_AVX2"), "1"));
+    if (avx2 < 0) {
+        const char *off = getenv("BPE_STUDIO_NO_AVX2");
+        avx2 = __builtin_cpu_supports("avx2") && !(off && strcmp(off, "1") == 0);
+    }
     return avx2;
 }
 #endif
