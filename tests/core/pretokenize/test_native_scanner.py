@@ -252,7 +252,7 @@ utf8_pieces = st.sampled_from([
 ])
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(lead=st.integers(0, 40), pieces=st.lists(st.one_of(utf8_pieces, st.binary(max_size=3)), max_size=60),
        valid_run=st.integers(0, 3))
 def test_invalid_bytes_across_blocks_equal_python(lead: int, pieces: list[bytes], valid_run: int) -> None:
@@ -269,10 +269,7 @@ def test_the_baseline_paths_without_avx2_equal_regex() -> None:
     """On a processor with AVX2 the cutter's masks and the UTF-8 check use it; their baseline
     twins serve the others. The tests of both against regex and Python's decoder run again
     with AVX2 turned off (BPE_STUDIO_NO_AVX2=1), in a process of their own."""
-    selected = (
-        "mostly_ascii or long_ascii or every_offset or chunk_boundaries or every_byte_alone or across_blocks"
-        " or past_the_caches"
-    )
+    selected = "mostly_ascii or long_ascii or every_offset or chunk_boundaries or every_byte_alone or across_blocks"
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", __file__,
                            "-k", selected], env={**os.environ, "BPE_STUDIO_NO_AVX2": "1"}, capture_output=True,
                           text=True, timeout=600)
