@@ -228,13 +228,14 @@ def test_runs_break_at_every_offset_of_an_8_byte_block(name: str) -> None:
 
 
 def test_invalid_bytes_at_every_offset_next_to_ascii() -> None:
-    """The invalid-byte count skips ASCII 8 bytes at a time: invalid and valid non-ASCII
-    bytes at each offset of a block, next to each other and at the end of the text."""
+    """The invalid-byte count checks a text 32 bytes at a time, and decodes one that is not
+    valid skipping ASCII 8 bytes at a time: invalid and valid non-ASCII bytes at each offset
+    of a block, next to each other, before a whole block of ASCII and at the end of the text."""
     pieces = [b"\xff", b"\xc3", b"\xc3\xa9", b"\xe2\x82", b"\xe2\x82\xac", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\x80\x80"]
     for first in pieces:
         for second in pieces + [b""]:
-            for k in range(17):
-                for gap in (0, 1, 7, 8, 9):
+            for k in range(40):
+                for gap in (0, 1, 7, 8, 9, 33, 64):
                     data = b"x" * k + first + b" " * gap + second + b"yz"[: k % 3]
                     assert counted(data, "gpt2")[1] == oracle_invalid(data), data
 
