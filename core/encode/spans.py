@@ -50,6 +50,12 @@ class TokenSpan:
 _PARTIAL, _SPECIAL = 1, 2  # bits of TokenSpans.flags
 
 
+def _span(token_id: int, byte_start: int, byte_end: int, char_start: int, char_end: int, flags: int) -> TokenSpan:
+    """The `TokenSpan` of one row of `TokenSpans`' columns."""
+    return TokenSpan(token_id, byte_start, byte_end, char_start, char_end, bool(flags & _PARTIAL),
+                     bool(flags & _SPECIAL))
+
+
 class TokenSpans(Sequence[TokenSpan]):
     """The spans of one encoding, in order, kept as columns: ``spans[k]`` is a `TokenSpan`,
     ``spans[a:b]`` a `TokenSpans`, ``spans.token_ids`` the ids (an ``array``). Equal to any
@@ -93,17 +99,12 @@ class TokenSpans(Sequence[TokenSpan]):
             for name in self.__slots__:
                 setattr(part, name, getattr(self, name)[index])
             return part
-        flags = self.flags[index]
-        return TokenSpan(self.token_ids[index], self.byte_starts[index], self.byte_ends[index],
-                         self.char_starts[index], self.char_ends[index],
-                         bool(flags & _PARTIAL), bool(flags & _SPECIAL))
+        return _span(self.token_ids[index], self.byte_starts[index], self.byte_ends[index],
+                     self.char_starts[index], self.char_ends[index], self.flags[index])
 
     def __iter__(self) -> Iterator[TokenSpan]:
-        for token_id, byte_start, byte_end, char_start, char_end, flags in zip(
-            self.token_ids, self.byte_starts, self.byte_ends, self.char_starts, self.char_ends, self.flags
-        ):
-            yield TokenSpan(token_id, byte_start, byte_end, char_start, char_end,
-                            bool(flags & _PARTIAL), bool(flags & _SPECIAL))
+        return map(_span, self.token_ids, self.byte_starts, self.byte_ends, self.char_starts, self.char_ends,
+                   self.flags)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, TokenSpans):
