@@ -482,6 +482,16 @@ typedef struct {
     uint64_t word, ext; /* bpe_tail_words's, for len <= 16 */
 } BpeCountKey;
 
+/* The word of a pre-token p[0:n] of at most 8 bytes with BPE_KEY_SLACK readable after it
+ * (90% of the Python docs' pre-tokens, 94% of web-like text's). Counted apart from longer
+ * ones, its ext known to be 0 (bpe_ct_hash_words's second product a constant) and its
+ * slot's word alone compared: 13% fewer instructions counting 8 MB of the Python docs
+ * (174 -> 151 M), 10% on web-like text (316 -> 283 M). */
+static inline uint64_t bpe_count_short(const unsigned char *p, size_t n)
+{
+    return bpe_load64(p) & bpe_tail_masks[n][0];
+}
+
 /* The word and table hash of pre-token s[i:j] of s[0:n] into a. */
 static inline void bpe_count_key(BpeCountKey *a, const unsigned char *s, ptrdiff_t i, ptrdiff_t j, ptrdiff_t n)
 {
@@ -489,6 +499,12 @@ static inline void bpe_count_key(BpeCountKey *a, const unsigned char *s, ptrdiff
     int padded = j + BPE_KEY_SLACK <= n;
     a->i = i;
     a->len = len;
+    if (len <= 8 && padded) { /* bpe_count_short's */
+        a->word = bpe_count_short(s + i, len);
+        a->ext = 0;
+        a->hash = bpe_ct_hash_words(a->word, 0, len);
+        return;
+    }
     /* (bpe_ct_hash's, the words read once for the hash and the slot) */
     bpe_tail_words(s + i, len <= BPE_CT_MID ? len : 0, padded, &a->word, &a->ext);
     a->hash = len <= BPE_CT_MID ? bpe_ct_hash_words(a->word, a->ext, len) : bpe_hash_key(s + i, len, padded);
@@ -562,9 +578,16 @@ static int bpe_count(BpeCounts *c, int pattern, const unsigned char *s, ptrdiff_
     bpe_cut_start(&cutter, pattern, s, n);
     while (i < n) {
         ptrdiff_t j = bpe_cut_next(&cutter, i);
-        BpeCountKey key;
-        bpe_count_key(&key, s, i, j, n);
-        int added = bpe_count_add(c, s, &key, n);
+        int added;
+        size_t len = (size_t)(j - i);
+        if (len <= 8 && j + BPE_KEY_SLACK <= n) { /* (bpe_count_short's) */
+            uint64_t word = bpe_count_short(s + i, len);
+            added = bpe_ct_add_word(c, s + i, len, word, 0, bpe_ct_hash_words(word, 0, len), 1, 1);
+        } else {
+            BpeCountKey key;
+            bpe_count_key(&key, s, i, j, n);
+            added = bpe_count_add(c, s, &key, n);
+        }
         i = j;
         if (added) { /* a new key (the table grown past the caches?), or out of memory */
             if (added < 0)
