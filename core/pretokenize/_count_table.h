@@ -331,7 +331,8 @@ static int bpe_ct_add_big(BpeCounts *c, BpeSlot *s, int64_t add)
         c->big[s->count & ~BPE_CT_BIG] += add;
         return 0;
     }
-    if (c->nbig >= BPE_CT_BIG || bpe_ct_reserve((void **)&c->big, &c->big_cap, c->nbig, 1, sizeof(int64_t), 0) < 0)
+    /* (at most BPE_CT_BIG - 2 indices: one plus 1 keeps the top bit, see bpe_ct_bump) */
+    if (c->nbig >= BPE_CT_BIG - 1 || bpe_ct_reserve((void **)&c->big, &c->big_cap, c->nbig, 1, sizeof(int64_t), 0) < 0)
         return -1;
     c->big[c->nbig] = (int64_t)s->count + add;
     s->count = BPE_CT_BIG | (uint32_t)c->nbig++;
@@ -340,8 +341,16 @@ static int bpe_ct_add_big(BpeCounts *c, BpeSlot *s, int64_t add)
 
 static inline int bpe_ct_bump(BpeCounts *c, BpeSlot *s, int64_t add)
 {
-    if (add == 1 ? s->count < BPE_CT_BIG - 1 /* (one test where the counting loops add 1) */
-                 : !(s->count & BPE_CT_BIG) && add >= 0 && (uint64_t)s->count + (uint64_t)add < BPE_CT_BIG) {
+    if (add == 1) { /* (where the counting loops add 1: the sum's top bit the one test, 2 of the ~50
+                     * instructions of counting a pre-token where it was 5) */
+        uint32_t sum = s->count + 1;
+        s->count = sum;
+        if (!(sum & BPE_CT_BIG))
+            return 0;
+        s->count = sum - 1;
+        return bpe_ct_add_big(c, s, add);
+    }
+    if (!(s->count & BPE_CT_BIG) && add >= 0 && (uint64_t)s->count + (uint64_t)add < BPE_CT_BIG) {
         s->count += (uint32_t)add;
         return 0;
     }
