@@ -55,6 +55,7 @@ typedef struct {
 #define BPE_CT_MID 16 /* a key of at most this many bytes is in its slot's word and ext */
 #define BPE_CT_OFFSET_BITS 40 /* a long key's offset in the arena: a terabyte of keys */
 #define BPE_CT_HOME_BITS (64 - BPE_CT_OFFSET_BITS)
+#define BPE_CT_MARK 4096 /* keys from one of BpeCounts's marks to the next */
 
 typedef struct {
     BpeSlot *slots;
@@ -66,6 +67,9 @@ typedef struct {
     unsigned char *keys;     /* the arena of the keys longer than 16 bytes (BPE_KEY_SLACK more readable) */
     size_t keys_len, keys_cap;
     size_t key_bytes;        /* the bytes of all keys, short and long */
+    size_t *marks;           /* marks[k]: key_bytes before the (k * BPE_CT_MARK)-th key (where
+                              * a thread writing the keys from there starts, see bpe_ct_columns) */
+    size_t marks_cap;
     int64_t *big;            /* counts past 31 bits */
     size_t nbig, big_cap;
 } BpeCounts;
@@ -238,6 +242,7 @@ static void bpe_ct_free(BpeCounts *c)
     free(c->order);
     free(c->keys);
     free(c->big);
+    free(c->marks);
     memset(c, 0, sizeof(*c));
 }
 
@@ -417,6 +422,11 @@ static int bpe_ct_insert(BpeCounts *c, BpeSlot *s, const unsigned char *p, size_
 {
     if (c->n >= UINT32_MAX || bpe_ct_reserve((void **)&c->order, &c->order_cap, c->n, 1, sizeof(uint32_t), 0) < 0)
         return -1;
+    if (c->n % BPE_CT_MARK == 0) {
+        if (bpe_ct_reserve((void **)&c->marks, &c->marks_cap, c->n / BPE_CT_MARK, 1, sizeof(size_t), 0) < 0)
+            return -1;
+        c->marks[c->n / BPE_CT_MARK] = c->key_bytes;
+    }
     if (n > 8 && n <= BPE_CT_MID)
         c->ext[s - c->slots] = ext;
     if (n > BPE_CT_MID) {
