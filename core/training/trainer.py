@@ -179,7 +179,14 @@ def _train_from_counts(
         longest_pretoken = words.blob[start : start + int(lengths[longest])]
     else:
         longest_pretoken = words[longest]
-    frequencies = array("q", np.sort(occurrences)[::-1].tobytes())
+    # largest first, sorted where they are kept (30 MB for 3.8 M pre-tokens: a sorted copy,
+    # its reversed bytes and the array made from them took 45 ms, this 25)
+    frequencies = array("q", [0]) * len(occurrences)
+    descending = np.frombuffer(frequencies, np.int64)
+    np.negative(occurrences, out=descending)
+    descending.sort()
+    np.negative(descending, out=descending)
+    del descending  # (a view: the array cannot change size while one is held)
     # the int64 sums below would wrap silently: a bound first (reductions, not a float dot
     # product, whose BLAS threads would spin on after it and slow the merges), near the
     # limit the exact sum
