@@ -29,33 +29,43 @@ class _ProcessTree:
     """The resident memory of a process and all its descendants, sampled cheaply.
 
     Walking every process's ``/proc/<pid>/stat`` at each sample took ~5 ms, a third of a
-    core at one sample per 10 ms, taken from the contenders (threads and workers most). A
-    process's parent is read once, when its pid first appears; a sample then lists
-    ``/proc`` and reads ``statm`` of the tree's processes only.
+    core at one sample per 10 ms, taken from the contenders (threads and workers most);
+    reading each new pid's parent once and walking every live pid's chain at each sample
+    still took 0.8 ms of CPU (7% of a core). Now whether a pid is in the tree is decided
+    once, when it first appears, from its parent's; a sample lists ``/proc`` and reads
+    ``statm`` of the tree's processes only (0.4 ms).
     """
 
     def __init__(self, root: int) -> None:
         self.root = root
-        self._parents: dict[int, int] = {}  # pid -> parent pid, for every live pid seen
+        self._in_tree: dict[int, bool] = {}  # every live pid seen: whether it is the root's or a descendant's
+
+    def _joins(self, pid: int, live: set[int]) -> bool:
+        if pid == self.root:
+            return True
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            parent = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        except (OSError, ValueError):
+            return False
+        if parent not in self._in_tree and parent in live:  # (a parent of a higher pid: they wrapped)
+            self._in_tree[parent] = self._joins(parent, live)
+        return self._in_tree.get(parent, False)
 
     def rss_mb(self) -> float:
         live = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
-        for pid in self._parents.keys() - live:  # ended: the pid may be reused by another
-            del self._parents[pid]
-        for pid in live - self._parents.keys():
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
-                self._parents[pid] = int(stat[stat.rindex(")") + 2 :].split()[1])
-            except (OSError, ValueError):
-                self._parents[pid] = 0
+        for pid in self._in_tree.keys() - live:  # ended: the pid may be reused by another
+            del self._in_tree[pid]
+        for pid in sorted(live - self._in_tree.keys()):  # (a parent's pid is most often lower)
+            if pid not in self._in_tree:
+                self._in_tree[pid] = self._joins(pid, live)
         total = 0.0
-        for pid in live:
-            p = pid
-            while p and p != self.root and p in self._parents:
-                p = self._parents[p]
-            if p == self.root:
+        for pid, mine in self._in_tree.items():
+            if mine:
                 try:
-                    total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_MB
+                    with open(f"/proc/{pid}/statm", "rb") as f:
+                        total += int(f.read().split()[1]) * PAGE_MB
                 except (OSError, ValueError):
                     pass  # ended meanwhile
         return total
