@@ -210,6 +210,48 @@ def test_native_tables_of_different_sizes_add_up_in_first_seen_order(big_first: 
     assert any(len(w) > 8 for w in set(one) & set(two)) and any(len(w) <= 8 for w in set(one) & set(two))
 
 
+def _table_hash(key: bytes) -> int:
+    """The native table's hash of a key of at most 16 bytes (`bpe_ct_hash_words`), to find
+    keys that crowd one end of it."""
+    word, ext = int.from_bytes(key[:8], "little"), int.from_bytes(key[8:16], "little")
+    first = (word ^ 0xC2B2AE3D27D4EB4F) * 0x9E3779B97F4A7C15
+    second = (ext ^ 0x165667B19E3779F9) * 0xD6E8FEB86659FD93
+    fold = lambda x: (x & (2**64 - 1)) ^ (x >> 64)  # noqa: E731
+    return (fold(first) + fold(second)) % 2**64
+
+
+@pytest.mark.parametrize("length", [8, 12])
+def test_a_table_grows_in_place_past_keys_crowding_its_end(length: int) -> None:
+    """Growing rehashes the keys where they are, walking the slots from one after an empty
+    one: a run of full slots that wraps from the last slot to the first, and keys whose
+    search in the larger table runs past its last slot on to the first, keep every key and
+    count: 64 keys whose homes are among the last 40 slots of a table of 32768 (and so of
+    16384), with fillers around them, looked up again after the table has grown past them
+    twice. (Walking from slot 0, or stopping a search at the last slot, loses keys.)"""
+    native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    from core.pretokenize.counting import pack_counts
+
+    rng = random.Random(length)
+    crowd: list[bytes] = []
+    while len(crowd) < 64:
+        key = bytes(rng.randrange(1, 256) for _ in range(length))
+        if _table_hash(key) % 32768 >= 32768 - 40:
+            crowd.append(key)
+    fillers = [f"f{i}".encode() for i in range(30_000)]
+    table = native.Counts()  # 16384 slots: grows at 12288 keys, and again at 24576
+    words = fillers[:100] + crowd + fillers[100:]
+    counts = list(range(1, len(words) + 1))
+    table.add_packed(pack_counts(words[:12_000], counts[:12_000], 0))
+    table.add_packed(pack_counts(words[12_000:], counts[12_000:], 0))
+    table.add_packed(pack_counts(crowd, [1000] * len(crowd), 0))  # found again, not put in twice
+    expected = dict(zip(words, counts))
+    for key in crowd:
+        expected[key] += 1000
+    found_words, found_counts = table.items()
+    assert found_words == words
+    assert dict(zip(found_words, found_counts)) == expected
+
+
 @pytest.mark.parametrize("distinct", [10, 150_000])
 def test_counting_adds_one_past_31_bits_exactly(distinct: int) -> None:
     """The counting loops add 1 to a count in its slot until it would pass 31 bits, then in
