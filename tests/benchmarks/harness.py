@@ -19,7 +19,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1e6
