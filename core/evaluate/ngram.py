@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.encode.tokenizer import TEXT_ERRORS, TokenSpan, Tokenizer, TokenSpans
+from core.encode.tokenizer import TEXT_ERRORS, Tokenizer, TokenSpans
 from core.evaluate.texts import is_stream, read_groups
 
 __all__ = ["NgramModel", "bits_per_byte", "encode_sources", "sample_spans", "train_ngram"]
@@ -213,7 +213,7 @@ def sample_spans(tokenizer: Tokenizer, ids: Sequence[int]) -> tuple[str, TokenSp
 
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     text = ""
-    spans = []
+    spans = TokenSpans()
     byte_pos = 0
     specials = set(tokenizer.special_ids.values())
     for token_id in ids:
@@ -223,13 +223,8 @@ def sample_spans(tokenizer: Tokenizer, ids: Sequence[int]) -> tuple[str, TokenSp
         text += decoder.decode(data)
         pending_after = bool(decoder.getstate()[0])
         end = len(text) + (1 if pending_after else 0)
-        spans.append(TokenSpan(token_id, byte_pos, byte_pos + len(data), start, end,
-                               pending_before or pending_after, token_id in specials))
+        spans.append(token_id, byte_pos, byte_pos + len(data), start, end, pending_before or pending_after,
+                     token_id in specials)
         byte_pos += len(data)
-    text += decoder.decode(b"", final=True)
-    end_chars = len(text)
-    return text, TokenSpans.of(
-        s if s.char_end <= end_chars else TokenSpan(s.token_id, s.byte_start, s.byte_end, s.char_start, end_chars,
-                                                    s.partial, s.special)
-        for s in spans
-    )
+    text += decoder.decode(b"", final=True)  # bytes pending at the end: one U+FFFD, as counted in `end`
+    return text, spans
