@@ -69,10 +69,29 @@ class MergeEvent:
     right: bytes
     count: int
     corpus_tokens: int
+    stage: int = 0
+    """0 for one-stage training; SuperBPE's merges say their stage, 1 or 2."""
 
     @property
     def token(self) -> bytes:
         return self.left + self.right
+
+
+@dataclass(frozen=True, slots=True)
+class SplitEvent:
+    """Picky BPE removed ``token`` (id ``token_id``) from the vocabulary right after the
+    merge at rank ``rank``: each of its ``occurrences`` in the corpus became ``pieces``.
+
+    Example: after merging ``(b" th", b"e")``, ``b" th"`` (id 300) is left in few places
+    but ``b" the"``: ``SplitEvent(rank=57, token_id=300, token=b" th", pieces=(b" t", b"h"),
+    occurrences=12)``.
+    """
+
+    rank: int
+    token_id: int
+    token: bytes
+    pieces: tuple[bytes, ...]
+    occurrences: int
 
 
 def initial_token_bytes(special_tokens: Iterable[str]) -> list[bytes]:
@@ -96,7 +115,13 @@ class MergeBatch:
         left_ids, right_ids: the merged pair of each merge.
         counts: the pair count at the time of each merge.
         corpus_tokens: pre-token part of the corpus in tokens after each merge, so
-            ``corpus_bytes / corpus_tokens[i]`` is the bytes-per-token compression so far.
+            ``corpus_bytes / corpus_tokens[i]`` is the bytes-per-token compression so far
+            (after the merge's splits, for Picky BPE).
+        stage: 0 for one-stage training; SuperBPE's batches say their stage (1 or 2; a
+            batch never spans the transition).
+        splits: Picky BPE's removals during the batch, in order (each after its merge).
+        restores: a merge may make a token that exists already (Picky BPE: removed, or
+            made by another pair, it keeps its first id); otherwise each id is the next.
 
     Example: training on ``"low low"`` up to 258 tokens makes one batch: ``first_rank=0,
     token_ids=[256, 257], left_ids=[111, 108], right_ids=[119, 256], counts=[2, 2],
@@ -109,6 +134,9 @@ class MergeBatch:
     right_ids: array[int]
     counts: array[int]
     corpus_tokens: array[int]
+    stage: int = 0
+    splits: tuple[SplitEvent, ...] = ()
+    restores: bool = False
 
     def __len__(self) -> int:
         return len(self.token_ids)
@@ -127,28 +155,35 @@ class MergeBatch:
                 earlier batches.
 
         Raises:
-            ValueError: ``token_bytes`` does not end just before the batch's first new id
-                (a batch skipped or applied twice).
+            ValueError: a new id that does not follow ``token_bytes``, or an id made again
+                with other bytes (a batch skipped or applied twice).
         """
-        if self.token_ids and self.token_ids[0] != len(token_bytes):
-            raise ValueError(
-                f"the batch's first new token id is {self.token_ids[0]}, but the vocabulary "
-                f"holds {len(token_bytes)} tokens; extend it with every batch, in order"
-            )
         append = token_bytes.append
-        for left, right in zip(self.left_ids, self.right_ids):
-            append(token_bytes[left] + token_bytes[right])
+        for token_id, left, right in zip(self.token_ids, self.left_ids, self.right_ids):
+            token = token_bytes[left] + token_bytes[right]
+            if token_id == len(token_bytes):
+                append(token)
+            elif not self.restores or token_id > len(token_bytes) or token_bytes[token_id] != token:
+                raise ValueError(
+                    f"the batch makes token id {token_id}, but the vocabulary holds {len(token_bytes)} "
+                    "tokens; extend it with every batch, in order"
+                )
 
-    def events(self, token_bytes: Sequence[bytes]) -> Iterator[MergeEvent]:
-        """One `MergeEvent` per merge of the batch.
+    def events(self, token_bytes: Sequence[bytes]) -> Iterator[MergeEvent | SplitEvent]:
+        """One `MergeEvent` per merge of the batch, each followed by its `SplitEvent`s.
 
         Args:
             token_bytes: id -> bytes, holding the batch's own tokens (after `extend_vocab`).
         """
+        splits = iter(self.splits)
+        split = next(splits, None)
         for rank, token_id, left, right, count, tokens in zip(
             self.ranks, self.token_ids, self.left_ids, self.right_ids, self.counts, self.corpus_tokens
         ):
-            yield MergeEvent(rank, token_id, token_bytes[left], token_bytes[right], count, tokens)
+            yield MergeEvent(rank, token_id, token_bytes[left], token_bytes[right], count, tokens, self.stage)
+            while split is not None and split.rank == rank:
+                yield split
+                split = next(splits, None)
 
     @classmethod
     def concat(cls, batches: Sequence[MergeBatch]) -> MergeBatch:
@@ -158,25 +193,37 @@ class MergeBatch:
             return first
         columns: tuple[array[int], ...] = tuple(array("q") for _ in range(5))
         rank = first.first_rank
+        splits: list[SplitEvent] = []
         for batch in batches:
             if batch.first_rank != rank:
                 raise ValueError(f"batches are not consecutive: rank {batch.first_rank} follows {rank - 1}")
+            if batch.stage != first.stage:
+                raise ValueError(f"batches of stages {first.stage} and {batch.stage} cannot be joined")
             rank += len(batch)
+            splits += batch.splits
             for column, part in zip(columns, (batch.token_ids, batch.left_ids, batch.right_ids,
                                               batch.counts, batch.corpus_tokens)):
                 column.extend(part)
-        return cls(first.first_rank, *columns)
+        return cls(first.first_rank, *columns, first.stage, tuple(splits), any(b.restores for b in batches))
 
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """Training finished (vocabulary full, or no pair left)."""
+    """Training finished (vocabulary full, or no pair left).
+
+    Attributes:
+        vocab, merges: the run's result (`core.TrainRun.result`).
+        splits: Picky BPE's removals, in order (with ``merges``, the event list its tokenizer replays).
+        stage1_merges: SuperBPE's merges of stage 1 (the first ones of ``merges``).
+    """
 
     vocab: dict[int, bytes]
     merges: list[tuple[bytes, bytes]]
+    splits: tuple[SplitEvent, ...] = ()
+    stage1_merges: int | None = None
 
 
-TrainEvent = PretokenizeProgress | CountingDone | MergeEvent | Finished
+TrainEvent = PretokenizeProgress | CountingDone | MergeEvent | SplitEvent | Finished
 """What `TrainRun.merge_events` yields."""
 
 BatchedTrainEvent = PretokenizeProgress | CountingDone | MergeBatch | Finished

@@ -43,13 +43,26 @@ GPT4_PATTERN = (
 
 BUILTIN_PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
 
+_SUPERBPE_SPLIT = r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r/]*\n?| +(?!\S)"""
+SUPERBPE_PATTERN = rf"""{_SUPERBPE_SPLIT}|(?:(?!{_SUPERBPE_SPLIT})[^\n])+\n?|\n"""
+r"""SuperBPE's stage-2 cut (VARIANTS.md section 2) as one regex whose matches are the pre-tokens.
+
+The text is cut after every ``\n``, then each line is split by
+``\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)`` in Hugging Face's "isolated" mode
+(every match a pre-token, and every stretch between matches). Here: the split regex with
+``[\r\n/]*`` read as a line reads it (``[\r/]*\n?``: a line holds one ``\n``, at its end),
+else a stretch up to where it matches next or to the line's end, else a lone ``\n``. Every
+``\n`` ends a pre-token, so a cut after it is safe. (`core.variants.superbpe`; the oracle
+cuts line by line, literally, and the tests compare the two.)"""
+
 
 @dataclass(frozen=True)
 class Pattern:
     """A resolved pre-tokenization pattern.
 
     Attributes:
-        name: ``"gpt2"``, ``"gpt4"`` or ``"custom"``.
+        name: ``"gpt2"``, ``"gpt4"``, ``"superbpe"`` (SuperBPE's stage 2, by its source
+            only: it is no pattern to train plain BPE with) or ``"custom"``.
         source: the regex text.
         compiled: the compiled ``regex`` pattern.
         cut_before: a compiled regex that matches (zero-width) at every safe cut point, or
@@ -101,6 +114,7 @@ class Pattern:
 _CUTS = {
     "gpt2": r"(?<=\S)(?=\s)",
     "gpt4": r"(?<=\S)(?=[^\S\r\n])",
+    "superbpe": r"(?<=\n)",
 }
 
 
@@ -120,6 +134,8 @@ def resolve_pattern(pattern: str = "gpt2") -> Pattern:
             name = "gpt2"
         elif source == GPT4_PATTERN:
             name = "gpt4"
+        elif source == SUPERBPE_PATTERN:
+            name = "superbpe"
     if not source:
         raise InvalidPatternError("the pre-tokenization pattern is empty; use 'gpt2', 'gpt4' or a regex")
     try:

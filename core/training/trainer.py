@@ -23,8 +23,9 @@ from __future__ import annotations
 import operator
 import os
 from array import array
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
+from typing import Any
 
 from core.corpus.bpc_file import MAX_CORPUS_BYTES
 from core.corpus.count_run import CountingRun, check_counting, count_events
@@ -159,12 +160,43 @@ def _train(counting: CountingRun, vocab_size: int, merging: MergeOptions) -> Gen
 def _train_from_counts(
     counts: PretokenCounts, vocab_size: int, specials: list[str], merging: MergeOptions
 ) -> Generator[BatchedTrainEvent]:
+    words, word_counts, corpus_bytes, counting_done = packed_input(counts)
+    # the packed words are all the merging needs: the native count table (~60 bytes per
+    # distinct pre-token) is not held during the merges, unless the caller keeps it
+    del counts
+    yield counting_done
+    # nor its statistics, unless the caller keeps the event: the pre-token frequencies are
+    # 8 bytes per distinct pre-token (30 MB of the peak for 3.8 M), all through the merges
+    del counting_done
+
+    token_bytes = initial_token_bytes(specials)
+    merges: list[tuple[bytes, bytes]] = []
+    num_merges = vocab_size - len(token_bytes)  # an initial tokenizer's merges included
+    initial = merging.initial
+    batches = merge_columns(
+        words, word_counts, token_bytes, num_merges, corpus_bytes, max_token_length=merging.max_token_length,
+        min_frequency=merging.min_frequency, forced=initial.forced if initial else (),
+    )
+    # the kernel has its own copy: the words are not held while it merges
+    del words, word_counts
+    for batch in batches:
+        # merge_columns has already appended this batch's tokens to token_bytes
+        merges += zip(map(token_bytes.__getitem__, batch.left_ids), map(token_bytes.__getitem__, batch.right_ids))
+        yield batch
+    vocab = initial.final_vocab(token_bytes) if initial else dict(enumerate(token_bytes))
+    yield Finished(vocab=vocab, merges=merges)
+
+
+def packed_input(counts: PretokenCounts) -> tuple[list[bytes] | PackedWords, list[int] | None, int, CountingDone]:
+    """What the merge loop reads of ``counts``: ``(words, word counts, corpus bytes, CountingDone)``
+    (the words packed as the native table gives them, with ``None`` for their counts, or as lists)."""
     # the statistics in numpy: with millions of distinct pre-tokens, Python's sort and sums
     # took a second (7.5M on 500 MB)
     import numpy as np  # only here: `import core` and counting do not load numpy
 
     packed = counts.packed_words()  # the native table's: no Python object per pre-token
     words: list[bytes] | PackedWords
+    word_counts: list[int] | None
     if packed is not None:
         words, word_counts = PackedWords(*packed), None
         lengths, occurrences = np.frombuffer(words.lengths, np.int64), np.frombuffer(words.counts, np.int64)
@@ -194,7 +226,6 @@ def _train_from_counts(
     if bound > 2.0**62 and sum(map(operator.mul, lengths.tolist(), occurrences.tolist())) > MAX_CORPUS_BYTES:
         raise ValueError("the pre-token counts add up to more than 2**63 - 1 bytes, more than training can count")
     corpus_bytes = int(lengths @ occurrences)
-    corpus_tokens = corpus_bytes
     counting_done = CountingDone(
         distinct=len(lengths),
         total=int(occurrences.sum()),
@@ -205,33 +236,30 @@ def _train_from_counts(
         documents=counts.documents,
         input_bytes=counts.input_bytes,
     )
-    # the packed words are all the merging needs: the native count table (~60 bytes per
-    # distinct pre-token) is not held during the merges, unless the caller keeps it
-    del counts
-    yield counting_done
-    # nor its statistics, unless the caller keeps the event: the pre-token frequencies are
-    # 8 bytes per distinct pre-token (30 MB of the peak for 3.8 M), all through the merges
-    del counting_done, frequencies, longest_pretoken
+    return words, word_counts, corpus_bytes, counting_done
 
-    token_bytes = initial_token_bytes(specials)
-    merges: list[tuple[bytes, bytes]] = []
-    num_merges = vocab_size - len(token_bytes)  # an initial tokenizer's merges included
-    initial = merging.initial
-    rank = 0
-    batches = merge_pairs(
-        words, word_counts, token_bytes, num_merges, max_token_length=merging.max_token_length,
-        min_frequency=merging.min_frequency, forced=initial.forced if initial else (),
-    )
-    # the kernel has its own copy: the words and their arrays are not held while it merges
-    del words, word_counts, packed, lengths, occurrences
+
+def merge_columns(
+    words: list[bytes] | PackedWords,
+    word_counts: list[int] | None,
+    token_bytes: list[bytes],
+    num_merges: int,
+    corpus_tokens: int,
+    *,
+    first_rank: int = 0,
+    stage: int = 0,
+    **loop_options: Any,
+) -> Iterator[MergeBatch]:
+    """The merge loop's batches (`core.training.merge.merge_pairs`, ``loop_options`` its
+    options) as `MergeBatch`es, ``token_bytes`` grown by each batch's tokens when it is
+    yielded; ``corpus_tokens`` is the corpus in tokens before the first merge."""
+    batches = merge_pairs(words, word_counts, token_bytes, num_merges, **loop_options)
+    del words, word_counts
+    rank = first_rank
     for lefts, rights, new_ids, pair_counts, removed in batches:
         # all at C speed: no Python work per merge
         after = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))
         del after[0]
         corpus_tokens = after[-1]
-        # merge_pairs has already appended this batch's tokens to token_bytes
-        merges += zip(map(token_bytes.__getitem__, lefts), map(token_bytes.__getitem__, rights))
-        yield MergeBatch(rank, new_ids, lefts, rights, pair_counts, after)
+        yield MergeBatch(rank, new_ids, lefts, rights, pair_counts, after, stage)
         rank += len(new_ids)
-    vocab = initial.final_vocab(token_bytes) if initial else dict(enumerate(token_bytes))
-    yield Finished(vocab=vocab, merges=merges)

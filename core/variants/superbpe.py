@@ -1,0 +1,133 @@
+"""SuperBPE (Liu et al., COLM 2025): tokens that cross spaces, learned in a second stage.
+
+The rules (VARIANTS.md, section 2):
+
+1. Stage 1 is plain BPE on the options' pre-tokens, ``min(transition, merges to make)`` merges.
+2. Stage 2 cuts the text anew (`STAGE2_PATTERN`): each line on its own ("\\n" kept at its
+   end), split by ``\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)`` in Hugging Face's
+   "isolated" mode, so words joined by single spaces stay together.
+3. Stage 1's merges are made again, in rank order, on the stage-2 pre-tokens, whatever their counts.
+4. Then the best pair whose token has no ``": "`` and at most ``max_words`` words (maximal
+   runs of bytes other than ``b" "``) is merged, until the vocabulary is full; other pairs
+   are skipped, not ending training.
+
+Both stages run in the one merge loop (`core.training.merge.merge_pairs`): stage 2 is the
+loop over the stage-2 counts with stage 1's merges forced and the word rule on. The
+tokenizer is rank-based BPE over all merges with the stage-2 cut, which a plain
+``tokenizer.json`` holds exactly (its Split pre-tokenizer carries the per-line cut).
+
+Example: ``SuperBPE(transition=180_000, max_words=4)`` for a 200k vocabulary.
+"""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import TYPE_CHECKING, ClassVar
+
+from core.events import CountingDone, Finished, MergeBatch, initial_token_bytes
+from core.pretokenize.patterns import SUPERBPE_PATTERN, Pattern, resolve_pattern
+from core.variants.base import Variant
+
+if TYPE_CHECKING:
+    from core.corpus.pretoken_counts import PretokenCounts
+    from core.encode.tokenizer import Tokenizer
+    from core.events import BatchedTrainEvent
+
+__all__ = ["STAGE2_PATTERN", "SuperBPE", "allowed"]
+
+STAGE2_PATTERN = SUPERBPE_PATTERN
+"""The stage-2 cut as one regex whose matches are the pre-tokens (`core.pretokenize.patterns`)."""
+
+
+def allowed(token: bytes, max_words: int | None) -> bool:
+    """Stage 2's rule: no ``": "``, and at most ``max_words`` words (``None``: any number).
+
+    ``allowed(b" of the", 4) -> True``; ``allowed(b"key: value", 4) -> False``;
+    ``allowed(b"a b c d e", 4) -> False``.
+    """
+    if b": " in token:
+        return False
+    return max_words is None or sum(1 for word in token.split(b" ") if word) <= max_words
+
+
+@dataclass(frozen=True)
+class SuperBPE(Variant):
+    """SuperBPE: plain BPE up to ``transition`` merges, then tokens that span spaces.
+
+    Args:
+        transition: merges of stage 1 (e.g. 180_000 of a 200k vocabulary); at least 0.
+        max_words: at most this many words in a stage-2 token (``None``: no limit); at least 1.
+    """
+
+    transition: int
+    max_words: int | None = 4
+
+    name: ClassVar[str] = "superbpe"
+    title: ClassVar[str] = "SuperBPE"
+    summary: ClassVar[str] = ("plain BPE up to the transition, then tokens across spaces "
+                              "(\"of the\", \"in order to\"): fewer tokens per text")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.transition, bool) or not isinstance(self.transition, int):
+            raise TypeError(f"transition must be an integer (merges of stage 1), got {self.transition!r}")
+        if self.transition < 0:
+            raise ValueError(f"transition must be at least 0 (merges of stage 1), got {self.transition}")
+        if self.max_words is not None:
+            if isinstance(self.max_words, bool) or not isinstance(self.max_words, int):
+                raise TypeError(f"max_words must be an integer or None, got {self.max_words!r}")
+            if self.max_words < 1:
+                raise ValueError(f"max_words must be at least 1 (or None: no limit), got {self.max_words}")
+
+    def cuts(self, pattern: Pattern) -> tuple[Pattern, ...]:
+        return (pattern, resolve_pattern(STAGE2_PATTERN))
+
+    def merge(
+        self, counts: Sequence[PretokenCounts], vocab_size: int, specials: list[str]
+    ) -> Generator[BatchedTrainEvent]:
+        from core.training.trainer import merge_columns, packed_input
+
+        stage1_counts, stage2_counts = counts
+        budget = vocab_size - 256 - len(specials)
+        token_bytes = initial_token_bytes(specials)
+        merges: list[tuple[bytes, bytes]] = []
+        forced: list[tuple[int, int]] = []
+
+        words, word_counts, corpus_bytes, counting_done = packed_input(stage1_counts)
+        yield counting_done
+        del counting_done
+        rank = 0
+        for batch in merge_columns(words, word_counts, token_bytes, min(self.transition, budget),
+                                   corpus_bytes, first_rank=0, stage=1):
+            forced += zip(batch.left_ids, batch.right_ids)
+            merges += zip(map(token_bytes.__getitem__, batch.left_ids), map(token_bytes.__getitem__, batch.right_ids))
+            rank += len(batch)
+            yield batch
+        del words, word_counts
+        stage1 = rank
+
+        if budget > stage1:
+            words, word_counts, corpus_bytes, _ = packed_input(stage2_counts)
+            stage2_tokens = initial_token_bytes(specials)
+            for batch in merge_columns(words, word_counts, stage2_tokens, budget, corpus_bytes, first_rank=0,
+                                       stage=2, forced=forced, max_words=self.max_words or 0, colon_rule=True):
+                skip = max(0, stage1 - batch.first_rank)
+                if skip >= len(batch):
+                    continue
+                if skip:
+                    batch = MergeBatch(stage1, *(column[skip:] for column in (
+                        batch.token_ids, batch.left_ids, batch.right_ids, batch.counts, batch.corpus_tokens)),
+                        stage=2)
+                merges += zip(map(stage2_tokens.__getitem__, batch.left_ids),
+                              map(stage2_tokens.__getitem__, batch.right_ids))
+                yield batch
+        yield Finished(vocab=dict(enumerate(token_bytes + [left + right for left, right in merges[stage1:]])),
+                       merges=merges, stage1_merges=stage1)
+
+    def tokenizer(self, finished: Finished, specials: list[str], pattern: Pattern) -> Tokenizer:
+        from core.encode.tokenizer import Tokenizer
+
+        return Tokenizer(finished.vocab, finished.merges, specials, pattern=STAGE2_PATTERN)
