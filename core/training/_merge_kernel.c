@@ -24,6 +24,9 @@
  * merged token would be longer is never chosen: dropped from the heap when it reaches
  * the top), min_frequency (no merge once the best pair occurs fewer times) and forced
  * (pairs of ids merged first, in order, whatever their counts: continued training).
+ * max_words and colon_rule are SuperBPE's stage-2 rule (core/variants/superbpe.py): a
+ * pair whose token holds ": " or more than max_words runs of non-space bytes is dropped
+ * the same way as a too long one.
  * CPython API only, C99.
  */
 #define PY_SSIZE_T_CLEAN
@@ -498,6 +501,8 @@ typedef struct {
     size_t ndead, capdead;
     int finished;
     Py_ssize_t max_token_length; /* 0: no limit */
+    Py_ssize_t max_words;        /* 0: no limit */
+    int colon_rule;              /* no token holding ": " */
     int64_t min_frequency;
     int32_t *forced;             /* left, right ids of the merges to make first */
     Py_ssize_t nforced;
@@ -889,14 +894,15 @@ static int
 MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"words", "counts", "token_bytes", "max_token_length", "min_frequency",
-                             "forced", NULL};
+                             "forced", "max_words", "colon_rule", NULL};
     PyObject *words, *counts_list, *token_list;
-    Py_ssize_t max_token_length = 0;
+    Py_ssize_t max_token_length = 0, max_words = 0;
     long long min_frequency = 0;
+    int colon_rule = 0;
     Py_buffer forced = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*:MergeState", kwlist, &words, &counts_list,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*np:MergeState", kwlist, &words, &counts_list,
                                      &PyList_Type, &token_list, &max_token_length, &min_frequency,
-                                     &forced)) {
+                                     &forced, &max_words, &colon_rule)) {
         return -1;
     }
     if (forced.buf != NULL) {
@@ -917,6 +923,8 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         PyBuffer_Release(&forced);
     }
     s->max_token_length = max_token_length;
+    s->max_words = max_words;
+    s->colon_rule = colon_rule;
     s->min_frequency = min_frequency;
     if (s->records != NULL || s->token_list != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "MergeState is already initialized");
@@ -1322,6 +1330,31 @@ widen_arena(MergeState *s)
 DEFINE_MERGE_WORD(merge_word16, uint16_t)
 DEFINE_MERGE_WORD(merge_word32, int32_t)
 
+/* Whether the token left + right passes SuperBPE's stage-2 rule (max_words, colon_rule). */
+static int
+words_allowed(const MergeState *s, int32_t left, int32_t right)
+{
+    PyObject *parts[2] = {s->tokens[left], s->tokens[right]};
+    Py_ssize_t words = 0;
+    char prev = ' ';
+    for (int k = 0; k < 2; k++) {
+        const char *p = PyBytes_AS_STRING(parts[k]);
+        Py_ssize_t n = PyBytes_GET_SIZE(parts[k]);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            char c = p[i];
+            if (c == ' ') {
+                if (s->colon_rule && prev == ':') {
+                    return 0;
+                }
+            } else if (prev == ' ') {
+                words++;
+            }
+            prev = c;
+        }
+    }
+    return s->max_words == 0 || words <= s->max_words;
+}
+
 /* One merge: fills out[0..4] with (left, right, new_id, count, tokens_removed) and
  * returns 1; returns 0 when no pair is left, -1 on error. */
 static int
@@ -1363,6 +1396,10 @@ merge_once(MergeState *s, int64_t *out)
                 PyBytes_GET_SIZE(s->tokens[top.left]) + PyBytes_GET_SIZE(s->tokens[top.right]) >
                     s->max_token_length) {
                 heap_pop(s); /* never chosen; its count only goes down, so never pushed again */
+                continue;
+            }
+            if ((s->max_words > 0 || s->colon_rule) && !words_allowed(s, top.left, top.right)) {
+                heap_pop(s); /* the same: never chosen */
                 continue;
             }
             break;

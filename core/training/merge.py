@@ -18,7 +18,9 @@ Options (docs/semantics.md): ``max_token_length`` — a pair whose merged token 
 longer in bytes is never chosen (popped and dropped: its count can only go down, so it
 never returns); ``min_frequency`` — no merge once the best pair occurs fewer times;
 ``forced`` — pairs of ids merged first, in order, whatever their counts (continued
-training replays an existing tokenizer's merges this way).
+training replays an existing tokenizer's merges this way); ``max_words`` and ``colon_rule``
+— SuperBPE's stage-2 rule (`core.variants.superbpe.allowed`): a pair whose token holds
+``b": "`` or more than ``max_words`` words is never chosen, as a too long one.
 
 `merge_pairs` hands the merges over in batches of columns (``array('q')`` of left ids,
 right ids, new ids, counts and tokens removed), as the kernel's ``step`` returns them; the
@@ -156,6 +158,8 @@ def merge_pairs(
     max_token_length: int | None = None,
     min_frequency: int = 1,
     forced: Sequence[tuple[int, int]] = (),
+    max_words: int = 0,
+    colon_rule: bool = False,
 ) -> Iterator[MergeColumns]:
     """Run up to ``num_merges`` merges: their batches of columns. (The kernel starts at
     once, reading the words; the merges run as the batches are taken.)
@@ -174,7 +178,8 @@ def merge_pairs(
     it is.
     """
     python_loop = functools.partial(
-        merge_pairs_python, max_token_length=max_token_length, min_frequency=min_frequency, forced=forced
+        merge_pairs_python, max_token_length=max_token_length, min_frequency=min_frequency, forced=forced,
+        max_words=max_words, colon_rule=colon_rule,
     )
 
     def lists() -> tuple[list[bytes], list[int]]:
@@ -190,7 +195,7 @@ def merge_pairs(
     kernel_counts: list[int] | bytes = words.counts if isinstance(words, PackedWords) else cast("list[int]", counts)
     try:
         state = _MergeState(kernel_words, kernel_counts, token_bytes,
-                            **_kernel_options(max_token_length, min_frequency, forced))
+                            **_kernel_options(max_token_length, min_frequency, forced, max_words, colon_rule))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
         return _as_batches(python_loop(*lists(), token_bytes, num_merges))
     # the kernel has its own copy: the words are not held while it merges (a generator
@@ -209,9 +214,14 @@ def _kernel_batches(state: MergeState, num_merges: int) -> Iterator[MergeColumns
         remaining -= len(new_ids)
 
 
-def _kernel_options(max_token_length: int | None, min_frequency: int, forced: Sequence[tuple[int, int]]) -> dict[str, Any]:
+def _kernel_options(max_token_length: int | None, min_frequency: int, forced: Sequence[tuple[int, int]],
+                    max_words: int, colon_rule: bool) -> dict[str, Any]:
     """The kernel's keyword arguments for the options that are set (none by default)."""
     options: dict[str, Any] = {}
+    if max_words:
+        options["max_words"] = max_words
+    if colon_rule:
+        options["colon_rule"] = True
     if max_token_length:
         options["max_token_length"] = max_token_length
     if min_frequency > 1:
@@ -245,6 +255,8 @@ def merge_pairs_python(
     max_token_length: int | None = None,
     min_frequency: int = 1,
     forced: Sequence[tuple[int, int]] = (),
+    max_words: int = 0,
+    colon_rule: bool = False,
 ) -> Iterator[tuple[int, int, int, int, int]]:
     """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``.
 
@@ -273,6 +285,10 @@ def merge_pairs_python(
                 if actual == -neg:
                     if max_token_length and len(token_bytes[best >> _SHIFT]) + len(token_bytes[best & _MASK]) > max_token_length:
                         heappop(heap)  # never chosen; its count only goes down, so it never returns
+                        continue
+                    if (max_words or colon_rule) and not _words_allowed(
+                            token_bytes[best >> _SHIFT] + token_bytes[best & _MASK], max_words, colon_rule):
+                        heappop(heap)  # the same
                         continue
                     break
                 heappop(heap)
@@ -350,3 +366,10 @@ def merge_pairs_python(
             else:
                 del pair_counts[code]
         yield a, b, z, -neg, removed
+
+
+def _words_allowed(token: bytes, max_words: int, colon_rule: bool) -> bool:
+    """SuperBPE's stage-2 rule (``max_words`` 0: no limit on words)."""
+    if colon_rule and b": " in token:
+        return False
+    return not max_words or sum(1 for word in token.split(b" ") if word) <= max_words

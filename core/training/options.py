@@ -35,6 +35,7 @@ from core.pretokenize.specials import validate_special_tokens
 
 if TYPE_CHECKING:
     from core.encode.tokenizer import Tokenizer
+    from core.variants.base import Variant
 
 __all__ = ["InitialLayout", "MergeOptions", "TrainOptions", "merge_options"]
 
@@ -57,6 +58,8 @@ class TrainOptions:
             its ids and its special tokens (which come first) stay. Its pattern must be
             ``pattern``. It is loaded when training starts.
         workers: processes or threads for pre-tokenization (default: all cores).
+        variant: a training variant (`core.variants`: ``Picky(threshold=0.9)``,
+            ``SuperBPE(transition=...)``), or ``None`` for plain BPE.
 
     Raises:
         TypeError, ValueError: a value of the wrong type or out of range (the message names
@@ -74,6 +77,7 @@ class TrainOptions:
     min_frequency: int = 1
     initial: InitialTokenizer | None = None
     workers: int | None = None
+    variant: Variant | None = None
 
     def __post_init__(self) -> None:
         # a str is refused, not split into characters (validate_special_tokens)
@@ -102,6 +106,13 @@ class TrainOptions:
             if self.workers < 1:
                 raise ValueError(f"workers must be at least 1 (or None: all cores), got {self.workers}")
         _check_initial(self.initial)
+        if self.variant is not None:
+            from core.variants.base import Variant  # only here: plain training does not load it
+
+            if not isinstance(self.variant, Variant):
+                raise TypeError(f"variant must be a core.variants variant (Picky, SuperBPE) or None, "
+                                f"got {type(self.variant).__name__}")
+            self.variant.check(self)
 
     @property
     def compiled_pattern(self) -> Pattern:

@@ -17,7 +17,14 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from types import TracebackType
 
+from typing import TYPE_CHECKING
+
 from core.events import BatchedTrainEvent, Finished, MergeBatch, TrainEvent, initial_token_bytes
+
+if TYPE_CHECKING:
+    from core.encode.tokenizer import Tokenizer
+    from core.pretokenize.patterns import Pattern
+    from core.variants.base import Variant
 
 __all__ = ["TrainRun"]
 
@@ -31,9 +38,12 @@ class TrainRun:
             `MergeBatch`, which `MergeBatch.extend_vocab` grows.
     """
 
-    def __init__(self, stream: Generator[BatchedTrainEvent], special_tokens: list[str]) -> None:
+    def __init__(self, stream: Generator[BatchedTrainEvent], special_tokens: list[str],
+                 variant: Variant | None = None, pattern: Pattern | None = None) -> None:
         self._stream = stream
         self.special_tokens = tuple(special_tokens)
+        self.variant = variant
+        self._pattern = pattern
         self._finished: Finished | None = None
         self._closed = False
 
@@ -65,9 +75,30 @@ class TrainRun:
             raise RuntimeError("this training run was closed before it finished: it has no result")
         return self._finished.vocab, self._finished.merges
 
+    def tokenizer(self) -> Tokenizer:
+        """The trained tokenizer (the run taken to its end first): a `core.Tokenizer` that
+        encodes as the run's variant specifies (Picky: replaying merges and splits;
+        SuperBPE: its stage-2 pre-tokens, then ranks).
+
+        Raises:
+            RuntimeError: the run was closed before it finished.
+        """
+        vocab, merges = self.result()
+        assert self._finished is not None
+        if self.variant is not None:
+            return self.variant.tokenizer(self._finished, list(self.special_tokens), self._pattern)
+        from core.encode.tokenizer import Tokenizer
+
+        return Tokenizer(vocab, merges, list(self.special_tokens), pattern=self._pattern or "gpt2")
+
+    @property
+    def finished(self) -> Finished | None:
+        """The run's `Finished` event, once it finished (with what a variant recorded)."""
+        return self._finished
+
     def merge_events(self) -> Iterator[TrainEvent]:
         """The same run with one `MergeEvent` per merge (with its token bytes) instead of
-        batches. Closing this iterator closes the run."""
+        batches, and Picky's `SplitEvent`s after their merge. Closing this iterator closes the run."""
         token_bytes = initial_token_bytes(self.special_tokens)
         try:
             for event in self:

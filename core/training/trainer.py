@@ -20,24 +20,32 @@ them over; `TrainRun.result` runs it to the end. `train_bpe` is CS336's signatur
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import operator
 import os
+import tempfile
 from array import array
 from collections.abc import Generator, Iterable, Iterator
 from itertools import accumulate
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from core.corpus.bpc_file import MAX_CORPUS_BYTES
 from core.corpus.count_run import CountingRun, check_counting, count_events
+from core.corpus.sources import Corpus
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import ReadOptions, Source
 from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch, initial_token_bytes
-from core.pretokenize.patterns import resolve_pattern
+from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.training.merge import PackedWords, merge_pairs
 from core.training.options import MergeOptions, TrainOptions, merge_options
 from core.training.run import TrainRun
 
-__all__ = ["train", "train_bpe"]
+if TYPE_CHECKING:
+    from core.variants.base import Variant
+
+__all__ = ["merge_columns", "packed_input", "train", "train_bpe"]
 
 
 def train(
@@ -86,16 +94,27 @@ def train(
                         "e.g. core.TrainOptions(vocab_size, special_tokens)")
     if read is not None and not isinstance(read, ReadOptions):
         raise TypeError(f"read must be ReadOptions, got {type(read).__name__}")
+    variant = options.variant
     if isinstance(input, PretokenCounts):
         if read is not None and read != ReadOptions():
             raise ValueError("read options apply when reading a corpus; pre-token counts were read when "
                              "they were counted (give them to core.count_pretokens)")
         merging, specials = _check_counts(input, options)
-        return TrainRun(_train_from_counts(input, options.vocab_size, specials, merging), specials)
+        if variant is None:
+            return TrainRun(_train_from_counts(input, options.vocab_size, specials, merging), specials,
+                            pattern=options.compiled_pattern)
+        if len(variant.cuts(options.compiled_pattern)) > 1:
+            raise ValueError(f"{variant.title} cuts the text a second way, which pre-token counts cannot give: "
+                             "train it on the corpus itself (files or texts), not on counts")
+        return TrainRun(variant.merge([input], options.vocab_size, specials), specials, variant, options.compiled_pattern)
     merging, specials = merge_options(options)
     counting = check_counting(input, specials, options.compiled_pattern, options.workers, chunk_size,
                               read if read is not None else ReadOptions())
-    return TrainRun(_train(counting, options.vocab_size, merging), specials)
+    if variant is None:
+        return TrainRun(_train(counting, options.vocab_size, merging), specials, pattern=options.compiled_pattern)
+    cuts = variant.cuts(options.compiled_pattern)
+    return TrainRun(_train_variant(counting, cuts, variant, options.vocab_size), specials, variant,
+                    options.compiled_pattern)
 
 
 def train_bpe(
@@ -155,6 +174,38 @@ def _train(counting: CountingRun, vocab_size: int, merging: MergeOptions) -> Gen
     merged = _train_from_counts(counts, vocab_size, counting.specials, merging)
     del counts  # the merging drops the count table once it has packed the words (below)
     yield from merged
+
+
+def _train_variant(
+    counting: CountingRun, cuts: tuple[Pattern, ...], variant: Variant, vocab_size: int
+) -> Generator[BatchedTrainEvent]:
+    """Count the corpus once per cut of the variant (texts given as an iterable are kept in
+    a temporary file for the counts after the first), then run the variant's merge loop."""
+    with tempfile.TemporaryDirectory(prefix="bpe-studio-") as spool_dir:
+        first = counting
+        if len(cuts) > 1 and not isinstance(counting.corpus, Corpus):
+            spool = Path(spool_dir) / "texts.jsonl"
+            first = dataclasses.replace(counting, corpus=_spooled(counting.corpus, spool))
+        counts = [(yield from count_events(first))]
+        for cut in cuts[1:]:
+            corpus = counting.corpus if isinstance(counting.corpus, Corpus) else _unspooled(spool)
+            counts.append((yield from count_events(dataclasses.replace(counting, corpus=corpus, pattern=cut))))
+    yield from variant.merge(counts, vocab_size, counting.specials)
+
+
+def _spooled(texts: Iterator[str], path: Path) -> Iterator[str]:
+    """``texts``, each also written to ``path`` (one JSON string a line: any str, lone
+    surrogates included, comes back the same)."""
+    with open(path, "w", encoding="utf-8") as f:
+        for text in texts:
+            f.write(json.dumps(text) + "\n")
+            yield text
+
+
+def _unspooled(path: Path) -> Iterator[str]:
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            yield json.loads(line)
 
 
 def _train_from_counts(
