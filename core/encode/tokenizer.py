@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Literal, overload
 
 import numpy as np
@@ -163,11 +164,26 @@ class Tokenizer:
         ``["<|endoftext|>"]``). The result's ``special_tokens`` (and its repr) say which
         were found; use `from_files` to choose them yourself.
 
+        A folder holding ``picky_events.txt`` is a Picky BPE tokenizer
+        (`core.variants.picky_tokenizer.PickyTokenizer`), which replays its events.
+
         Raises:
             FileNotFoundError: nothing loadable is there.
             FormatError: a file is malformed.
         """
+        from core.variants.picky import EVENTS_NAME  # no numpy, no tokenizer: the file name alone
+
+        if os.path.isfile(os.path.join(path, EVENTS_NAME)):
+            from core.variants.picky_tokenizer import PickyTokenizer
+
+            return PickyTokenizer.load(path)
         return cls._from(load_tokenizer_files(path, encoding=encoding, pattern=pattern, special_tokens=special_tokens))
+
+    def save(self, out_dir: str | os.PathLike[str]) -> list[Path]:
+        """Write the tokenizer into ``out_dir`` in every format (`core.formats.save_tokenizer`:
+        vocab.json, merges.txt, tokenizer_config.json, tokenizer.json, tokenizer.tiktoken),
+        atomically; `load` reads it back."""
+        return formats.save_tokenizer(out_dir, self.vocab, self.merges, self.special_tokens, self.pattern)
 
     @classmethod
     def _from(cls, files: TokenizerFiles) -> Tokenizer:
