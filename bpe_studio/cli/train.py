@@ -26,6 +26,7 @@ import core
 from core.errors import InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import check_save_tokenizer, save_tokenizer
+from core.variants import VARIANTS, Picky, SuperBPE, Variant
 from core.formats.hf_json import regex_only_syntax
 from bpe_studio.cli.checks import (
     add_field_option,
@@ -66,6 +67,16 @@ def add_train_parser(commands: Any) -> None:
                          help="never merge a pair whose token would be longer than L bytes (L >= 2)")
     options.add_argument("--min-frequency", type=int, default=1, metavar="F",
                          help="stop when the best pair occurs fewer than F times (default: 1)")
+    variants = parser.add_argument_group("variants (docs/variants.md)")
+    variants.add_argument("--variant", type=str.lower, default="bpe",
+                          choices=["bpe", *(v.name for v in VARIANTS)],
+                          help="bpe (default); " + "; ".join(f"{v.name}: {v.summary}" for v in VARIANTS))
+    variants.add_argument("--picky-threshold", type=float, metavar="T",
+                          help="picky: remove a token when more than this share of it went into a merge, in (0, 1] (default 0.9)")
+    variants.add_argument("--transition", type=int, metavar="T",
+                          help="superbpe: merges of stage 1 (default: 90%% of the merges to make)")
+    variants.add_argument("--max-words", type=int, metavar="K",
+                          help="superbpe: at most K words in a stage-2 token (default 4)")
     options.add_argument("--init", metavar="TOKENIZER",
                          help="continue training this tokenizer (folder or file): its merges and ids stay, "
                          "new merges follow; its pattern is used")
@@ -143,6 +154,32 @@ def read_options(args: argparse.Namespace) -> core.ReadOptions:
         raise _as_flags(e) from None
 
 
+def variant_of(args: argparse.Namespace, specials: int) -> Variant | None:
+    """The `core.variants` variant of ``--variant`` and its parameters (``None``: plain BPE)."""
+    from bpe_studio.cli import UsageError
+
+    given = {"--picky-threshold": args.picky_threshold, "--transition": args.transition, "--max-words": args.max_words}
+    own = {"bpe": (), "picky": ("--picky-threshold",), "superbpe": ("--transition", "--max-words")}[args.variant]
+    stray = [flag for flag, value in given.items() if value is not None and flag not in own]
+    if stray:
+        raise UsageError(f"{stray[0]} applies to another variant, not --variant {args.variant}")
+    try:
+        if args.variant == "picky":
+            return Picky(0.9 if args.picky_threshold is None else args.picky_threshold)
+        if args.variant == "superbpe":
+            merges = max(0, (args.vocab_size or 0) - 256 - specials)
+            transition = merges * 9 // 10 if args.transition is None else args.transition
+            return SuperBPE(transition, 4 if args.max_words is None else args.max_words)
+    except (TypeError, ValueError) as e:
+        flag = {"threshold": "--picky-threshold", "transition": "--transition", "max_words": "--max-words"}
+        message = str(e)
+        for name, option in flag.items():
+            if message.startswith(name + " "):
+                message = option + message[len(name):]
+        raise UsageError(message) from None
+    return None
+
+
 def train_options(args: argparse.Namespace, pattern: str, initial: object | None, workers: int | None,
                   special_tokens: list[str] | None = None) -> core.TrainOptions:
     """The `core.TrainOptions` of ``bpe-studio train``'s arguments (the pattern, initial
@@ -153,6 +190,7 @@ def train_options(args: argparse.Namespace, pattern: str, initial: object | None
         return core.TrainOptions(
             args.vocab_size, specials, pattern=pattern, max_token_length=args.max_token_length,
             min_frequency=args.min_frequency, initial=initial, workers=workers,
+            variant=variant_of(args, len(specials)),
         )
     except ValueError as e:
         raise _as_flags(e) from None
@@ -229,7 +267,8 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         run.close()
         progress.close()
     assert finished is not None and counting is not None
-    paths = save_tokenizer(args.out, finished.vocab, finished.merges, specials, pattern)
+    paths = run.tokenizer().save(args.out) if options.variant else save_tokenizer(
+        args.out, finished.vocab, finished.merges, specials, pattern)
     _print_summary(out, time.monotonic() - started, counting, finished, last_merge, paths, planned)
     return 0
 
