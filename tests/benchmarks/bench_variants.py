@@ -1,0 +1,91 @@
+"""Benchmark: SuperBPE and Picky BPE against plain BPE, side by side in one run.
+
+    python tests/benchmarks/bench_variants.py ../shared/corpora/pydocs.txt --vocab-size 10000 --rounds 3
+    python tests/benchmarks/bench_variants.py ../shared/corpora/pydocs.txt --vocab-size 32000 --rounds 3
+    python tests/benchmarks/make_corpus.py --size-mb 100 --out /tmp/bench100.txt
+    python tests/benchmarks/bench_variants.py /tmp/bench100.txt --vocab-size 32000 --rounds 1
+
+Each trainer runs in a fresh process, all in turn each round (imports before the clock
+starts): plain BPE, Picky (threshold 0.9) and SuperBPE (transition at 80% of the merges),
+``<|endoftext|>`` a special token, all cores. Prints medians (seconds; counting and merging
+split; peak memory of the process tree, workers summed), each variant's ratios to plain
+BPE, and the CPU's SIMD level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import harness
+
+SPECIAL = "<|endoftext|>"
+NAMES = {"plain": "plain BPE", "picky": "Picky BPE (0.9)", "superbpe": "SuperBPE (80%)"}
+
+
+def simd_level() -> str:
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return "unknown"
+    return "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE4.2" if "sse4_2" in flags else "scalar"
+
+
+def run(kind: str, corpus: str, vocab_size: int) -> None:
+    import core
+    from core.variants import Picky, SuperBPE
+
+    variant = {"plain": None, "picky": Picky(0.9),
+               "superbpe": SuperBPE((vocab_size - 257) * 8 // 10)}[kind]
+    started = time.perf_counter()
+    counted = 0.0
+    for event in core.train(corpus, core.TrainOptions(vocab_size, [SPECIAL], variant=variant)):
+        if isinstance(event, core.CountingDone) and not counted:
+            counted = time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    harness.child_result(seconds, counting=counted, merge=seconds - counted)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus")
+    parser.add_argument("--vocab-size", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default=",".join(NAMES), help="contenders, comma-separated")
+    parser.add_argument("--run", choices=list(NAMES), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run:
+        run(args.run, args.corpus, args.vocab_size)
+        return 0
+    chosen = [name for name in args.only.split(",") if name]
+    contenders = {
+        name: (lambda name=name: harness.measure([__file__, args.corpus, "--vocab-size", str(args.vocab_size),
+                                                   "--run", name]))
+        for name in chosen
+    }
+    results = harness.rounds(contenders, args.rounds)
+    size_mb = Path(args.corpus).stat().st_size / 1e6
+    print(f"corpus {args.corpus} ({size_mb:.1f} MB), vocab {args.vocab_size:,}, medians of {args.rounds} "
+          f"alternating rounds, each in a fresh process; CPU SIMD level: {simd_level()}")
+    print()
+    print("| trainer | seconds (first counting + the rest) | peak memory (process tree) |")
+    print("|---|---|---|")
+    for name in chosen:
+        runs = results[name]
+        print(f"| {NAMES[name]} | {harness.median(runs, 'seconds'):.2f} ({harness.median(runs, 'counting'):.2f} + "
+              f"{harness.median(runs, 'merge'):.2f}) | {harness.median(runs, 'peak_mb'):.0f} MB |")
+    if "plain" in chosen:
+        plain = results["plain"]
+        print()
+        for name in chosen:
+            if name != "plain":
+                print(f"{NAMES[name]} / plain BPE: time "
+                      f"{harness.median(results[name], 'seconds') / harness.median(plain, 'seconds'):.2f}x, peak memory "
+                      f"{harness.median(results[name], 'peak_mb') / harness.median(plain, 'peak_mb'):.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
