@@ -160,10 +160,11 @@ class MergeBatch:
         """
         append = token_bytes.append
         for token_id, left, right in zip(self.token_ids, self.left_ids, self.right_ids):
-            token = token_bytes[left] + token_bytes[right]
-            if token_id == len(token_bytes):
-                append(token)
-            elif not self.restores or token_id > len(token_bytes) or token_bytes[token_id] != token:
+            known = len(token_bytes)
+            if token_id == known and left < known and right < known:
+                append(token_bytes[left] + token_bytes[right])
+            elif (not self.restores or max(token_id, left, right) >= known
+                  or token_bytes[token_id] != token_bytes[left] + token_bytes[right]):
                 raise ValueError(
                     f"the batch makes token id {token_id}, but the vocabulary holds {len(token_bytes)} "
                     "tokens; extend it with every batch, in order"
@@ -204,7 +205,9 @@ class MergeBatch:
             for column, part in zip(columns, (batch.token_ids, batch.left_ids, batch.right_ids,
                                               batch.counts, batch.corpus_tokens)):
                 column.extend(part)
-        return cls(first.first_rank, *columns, first.stage, tuple(splits), any(b.restores for b in batches))
+        token_ids, left_ids, right_ids, counts, corpus_tokens = columns
+        return cls(first.first_rank, token_ids, left_ids, right_ids, counts, corpus_tokens, first.stage, tuple(splits),
+                   any(b.restores for b in batches))
 
 
 @dataclass(frozen=True, slots=True)

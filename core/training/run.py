@@ -86,7 +86,9 @@ class TrainRun:
         vocab, merges = self.result()
         assert self._finished is not None
         if self.variant is not None:
-            return self.variant.tokenizer(self._finished, list(self.special_tokens), self._pattern)
+            from core.pretokenize.patterns import resolve_pattern
+
+            return self.variant.tokenizer(self._finished, list(self.special_tokens), self._pattern or resolve_pattern())
         from core.encode.tokenizer import Tokenizer
 
         return Tokenizer(vocab, merges, list(self.special_tokens), pattern=self._pattern or "gpt2")

@@ -149,13 +149,16 @@ class PickyLoop:
             for column, value in zip(columns, (new, left, right, count, corpus_tokens)):
                 column.append(value)
             if len(columns[0]) == _BATCH or time.monotonic() - started >= _BATCH_SECONDS:
-                yield MergeBatch(len(self.merges) - len(columns[0]), *columns,
-                                 splits=tuple(self.splits[splits_before:]), restores=restores)
+                yield self._batch(columns, splits_before, restores)
                 columns = tuple(array("q") for _ in range(5))
                 splits_before, restores, started = len(self.splits), False, time.monotonic()
         if columns[0]:
-            yield MergeBatch(len(self.merges) - len(columns[0]), *columns,
-                             splits=tuple(self.splits[splits_before:]), restores=restores)
+            yield self._batch(columns, splits_before, restores)
+
+    def _batch(self, columns: tuple[array[int], ...], splits_before: int, restores: bool) -> MergeBatch:
+        new_ids, lefts, rights, counts, tokens = columns
+        return MergeBatch(len(self.merges) - len(new_ids), new_ids, lefts, rights, counts, tokens,
+                          splits=tuple(self.splits[splits_before:]), restores=restores)
 
     def step(self) -> tuple[int, int, int, int, int, bool] | None:
         """One merge and its removals: ``(left, right, new, pair count, tokens removed from
@@ -325,7 +328,7 @@ def events_text(events: Sequence[Event]) -> str:
         if kind == "merge":
             lines.append(f"merge {bytes_to_string(token)} {bytes_to_string(rest)}")  # type: ignore[arg-type]
         else:
-            lines.append("split " + " ".join(map(bytes_to_string, (token, *rest))))  # type: ignore[arg-type]
+            lines.append("split " + " ".join(map(bytes_to_string, (token, *rest))))
     return "\n".join(lines) + "\n"
 
 

@@ -65,11 +65,11 @@ def picky_reference(
                     split[tuple(p for t in word for p in (pieces if t == x else [t]))] += n
                 words = dict(split)
     vocab = {i: bytes([i]) for i in range(256)}
-    for token in special_tokens:
-        vocab[len(vocab)] = token.encode("utf-8")
-    for token in created:
-        if token in live:
-            vocab[len(vocab)] = token
+    for special in special_tokens:
+        vocab[len(vocab)] = special.encode("utf-8")
+    for made in created:
+        if made in live:
+            vocab[len(vocab)] = made
     return vocab, events
 
 
@@ -82,5 +82,6 @@ def picky_encode_reference(events: list[tuple[str, bytes, object]], live: set[by
         if kind == "merge":
             word = merge_word(word, (token, rest))  # type: ignore[arg-type]
         else:
-            word = tuple(p for t in word for p in (rest if t == token else (t,)))  # type: ignore[union-attr]
+            pieces: tuple[bytes, ...] = rest  # type: ignore[assignment]
+            word = tuple(p for t in word for p in (pieces if t == token else (t,)))
     return list(word)

@@ -19,8 +19,8 @@ from core.encode.engine import Engines
 from core.encode.piece_encoder import PieceEncoder
 from core.encode.tokenizer import Tokenizer
 from core.errors import FormatError
-from core.formats import CONFIG_NAME, VOCAB_NAME, config_text, find_special_ids, load_gpt2_vocab, \
-    load_tokenizer_config, vocab_json_chunks
+from core.formats import CONFIG_NAME, VOCAB_NAME, find_special_ids, load_gpt2_vocab, load_tokenizer_config
+from core.formats.gpt2_files import config_text, vocab_json_chunks
 from core.formats.atomic import write_atomically
 from core.pretokenize.patterns import Pattern
 from core.variants.picky import EVENTS_NAME, Event, events_text, read_events
@@ -96,7 +96,7 @@ class ReplayPieceEncoder(PieceEncoder):
         super().__init__(byte_ids, {}, [], pattern, cache_entries)
         self.replay, self.ids = replay, ids
 
-    def _compiled(self) -> None:  # type: ignore[override]
+    def _compiled(self) -> None:
         return None  # no rank table: the Python path, which calls bpe
 
     def with_cache(self, cache_entries: int) -> PieceEncoder:
@@ -138,7 +138,7 @@ class PickyTokenizer(Tokenizer):
         self._engines = Engines(self._pieces, self.special_ids)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], **_options: object) -> PickyTokenizer:  # type: ignore[override]
+    def load(cls, path: str | os.PathLike[str], **_options: object) -> PickyTokenizer:
         """Load ``vocab.json``, ``picky_events.txt`` and ``tokenizer_config.json`` from a folder."""
         folder = Path(path)
         specials, pattern = load_tokenizer_config(folder / CONFIG_NAME)

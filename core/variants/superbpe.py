@@ -118,9 +118,8 @@ class SuperBPE(Variant):
                 if skip >= len(batch):
                     continue
                 if skip:
-                    batch = MergeBatch(stage1, *(column[skip:] for column in (
-                        batch.token_ids, batch.left_ids, batch.right_ids, batch.counts, batch.corpus_tokens)),
-                        stage=2)
+                    batch = MergeBatch(stage1, batch.token_ids[skip:], batch.left_ids[skip:], batch.right_ids[skip:],
+                                       batch.counts[skip:], batch.corpus_tokens[skip:], stage=2)
                 merges += zip(map(stage2_tokens.__getitem__, batch.left_ids),
                               map(stage2_tokens.__getitem__, batch.right_ids))
                 yield batch
