@@ -1,7 +1,8 @@
 """The vocabulary browser: every token in a table, filtered as you type, sorted by any column.
 
 A filter line (substring by default; toggles for regex and match case; a scope choosing
-the readable form, the GPT-2 form or the hex bytes), a "shown of total" count, an inline
+the readable form, the GPT-2 form or the hex bytes; "Spans spaces" for the tokens that
+cross a word boundary, as SuperBPE's do), a "shown of total" count, an inline
 error for an invalid regex, and the table. Typing is debounced (150 ms) and the work is
 done by `VocabData` inside the model, so it stays fast at 200k tokens.
 """
@@ -62,6 +63,9 @@ class VocabBrowser(QWidget):
         self.show_combo.setToolTip(
             "Unreachable: no text encodes to the token alone · Not whole UTF-8: a piece of a "
             "character · Long repetitive: 5+ bytes of one 1-3 byte unit repeated")
+        self.spans_box = QCheckBox("Spans spaces")
+        self.spans_box.setToolTip("Only tokens that cross a word boundary (a space after another "
+                                  "character, as in \"of·the\"): what SuperBPE learns in stage 2")
         self.count_label = QLabel()
         self.error_label = QLabel()
         self.error_label.setStyleSheet("color: #c62828;")
@@ -74,6 +78,7 @@ class VocabBrowser(QWidget):
         bar.addWidget(self.scope_combo)
         bar.addWidget(self.regex_box)
         bar.addWidget(self.case_box)
+        bar.addWidget(self.spans_box)
         bar.addWidget(QLabel("Show:"))
         bar.addWidget(self.show_combo)
 
@@ -116,6 +121,7 @@ class VocabBrowser(QWidget):
         self.filter_edit.textChanged.connect(self._debounce.start)
         self.regex_box.toggled.connect(self.apply_filter)
         self.case_box.toggled.connect(self.apply_filter)
+        self.spans_box.toggled.connect(self.apply_filter)
         self.scope_combo.currentIndexChanged.connect(self.apply_filter)
         self.show_combo.currentIndexChanged.connect(self.apply_filter)
         # The health lists take seconds on a 200k vocabulary: computed once per tokenizer,
@@ -149,6 +155,7 @@ class VocabBrowser(QWidget):
         data = self.model.vocab
         kind = self.show_combo.currentData()
         if data is not None:
+            data.only_spanning = self.spans_box.isChecked()
             if kind is None or self._tokenizer is None:
                 data.allow_ids(None)
             elif self._health is None:

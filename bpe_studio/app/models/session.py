@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core.corpus.sources import ReadOptions
+from core.events import SplitEvent
 from core.formats.atomic import atomic_output
 from core.formats.base import FormatError, file_kind, read_bytes
 from core.training.options import TrainOptions
@@ -75,7 +76,7 @@ class TrainSettings:
         return max(0, self.options.vocab_size - 256 - len(self.options.special_tokens))
 
 
-_TRAIN_FIELDS = frozenset(f.name for f in fields(TrainOptions) if f.name != "_")
+_TRAIN_FIELDS = frozenset(f.name for f in fields(TrainOptions) if f.name not in ("_", "variant"))
 _READ_FIELDS = frozenset(f.name for f in fields(ReadOptions))
 
 
@@ -86,7 +87,33 @@ def settings_to_json(settings: TrainSettings) -> dict[str, Any]:
     if options["initial"] is not None:
         options["initial"] = os.fspath(options["initial"])
     return {"corpus": settings.corpus, **options, **asdict(settings.read),
-            "inherited_merges": settings.inherited_merges}
+            "inherited_merges": settings.inherited_merges,
+            "variant": variant_to_json(getattr(settings.options, "variant", None))}
+
+
+def variant_to_json(variant: Any) -> dict[str, Any] | None:
+    """A training variant as JSON: ``{"name": "picky", "threshold": 0.9}``; None for plain BPE."""
+    return None if variant is None else {"name": variant.name, **variant.parameters()}
+
+
+def variant_from_json(raw: Any) -> Any:
+    """The variant `variant_to_json` wrote (None: plain BPE).
+
+    Raises:
+        ValueError, TypeError: an unknown variant, or parameters it refuses.
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise ValueError(f"a variant should be an object with its name, not {_short(raw)}")
+    from core.variants import VARIANTS
+
+    parameters = dict(raw)
+    name = parameters.pop("name")
+    for cls in VARIANTS:
+        if cls.name == name:
+            return cls(**parameters)
+    raise ValueError(f"unknown training variant {name!r}")
 
 
 def settings_from_json(raw: dict[str, Any]) -> TrainSettings:
@@ -103,6 +130,7 @@ def settings_from_json(raw: dict[str, Any]) -> TrainSettings:
         int(raw["vocab_size"]), tuple(str(t) for t in raw["special_tokens"]), pattern=str(raw["pattern"]),
         workers=optional("workers", int), max_token_length=optional("max_token_length", int),
         min_frequency=int(raw.get("min_frequency", 1)), initial=optional("initial", str),
+        variant=variant_from_json(raw.get("variant")),
     )
     read = ReadOptions(field=str(raw.get("field", "text")), max_bytes=optional("max_bytes", int),
                        sample=optional("sample", float), seed=int(raw.get("seed", 0)),
@@ -135,7 +163,8 @@ class Session:
         corpus_tokens: tokens of the corpus after each merge (for bytes per token).
         partial: the run was cancelled before it finished.
         stats: summary figures (``elapsed``, ``distinct``, ``total``, ``corpus_bytes``,
-            ``invalid_bytes``, ...), free-form numbers and strings.
+            ``invalid_bytes``, ``stage1_merges`` for SuperBPE, ...), free-form numbers and strings.
+        splits: Picky BPE's removals (`core.SplitEvent`s), in order.
     """
 
     settings: TrainSettings
@@ -145,6 +174,7 @@ class Session:
     corpus_tokens: list[int] = field(default_factory=list)
     partial: bool = False
     stats: dict[str, Any] = field(default_factory=dict)
+    splits: list[SplitEvent] = field(default_factory=list)
 
     def merge_counts_by_id(self) -> dict[int, int]:
         """Token id -> pair count at the merge that created it."""
@@ -180,6 +210,8 @@ def session_to_json(session: Session) -> dict[str, Any]:
         "merges": [[_b64(left), _b64(right)] for left, right in session.merges],
         "merge_counts": list(session.merge_counts),
         "corpus_tokens": list(session.corpus_tokens),
+        "splits": [[s.rank, s.token_id, _b64(s.token), [_b64(p) for p in s.pieces], s.occurrences]
+                   for s in session.splits],
     }
 
 
@@ -209,16 +241,20 @@ def session_from_json(data: Any, source: str = "session") -> Session:
         corpus_tokens = [int(c) for c in data.get("corpus_tokens", [])]
         stats = dict(data.get("stats", {}))
         partial = bool(data.get("partial", False))
+        splits = [SplitEvent(int(rank), int(token_id), _unb64(token), tuple(map(_unb64, pieces)), int(occurrences))
+                  for rank, token_id, token, pieces, occurrences in data.get("splits", [])]
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise SessionError(f"{source} is damaged ({type(e).__name__}: {str(e)[:200]}); save the session again") from e
-    _check_merges(vocab, merges, source)
-    return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats)
+    _check_merges(vocab, merges, source, removed={split.token for split in splits})
+    return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats, splits)
 
 
-def _check_merges(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], source: str) -> None:
+def _check_merges(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], source: str,
+                  removed: set[bytes] = frozenset()) -> None:  # type: ignore[assignment]
     """Each merge joins single bytes of the vocabulary's first 256 ids or earlier merges'
-    tokens, and makes a token of the vocabulary: what the window rebuilds the ids from."""
-    tokens = set(vocab.values())
+    tokens, and makes a token of the vocabulary (or one Picky BPE ``removed``): what the
+    window rebuilds the ids from."""
+    tokens = set(vocab.values()) | removed
     lowest = {token for _, token in sorted(vocab.items())[:256]}
     learned = {bytes([i]) for i in range(256)}  # what a merge can join: bytes, earlier merges
     for left, right in merges:
@@ -241,12 +277,13 @@ _SETTINGS_JSON: dict[str, tuple[str, bool]] = {
     "pattern": ("str", True), "workers": ("int | None", False), "max_token_length": ("int | None", False),
     "min_frequency": ("int", False), "initial": ("str | None", False), "inherited_merges": ("int", False),
     "field": ("str", False), "max_bytes": ("int | None", False), "sample": ("float | None", False),
-    "seed": ("int", False), "doc_max_chars": ("int | None", False),
+    "seed": ("int", False), "doc_max_chars": ("int | None", False), "variant": ("variant", False),
 }
 """The settings as sessions store them (`settings_to_json`): flat, each key's JSON type and
 whether it is required (keys added later are optional, for older sessions)."""
 _SETTING_LIMITS = {"max_bytes": _INT32 * 1_000_000}  # shown in MB
-_NUMERIC_STATS = ("elapsed", "distinct", "total", "corpus_bytes", "invalid_bytes", "documents", "input_bytes")
+_NUMERIC_STATS = ("elapsed", "distinct", "total", "corpus_bytes", "invalid_bytes", "documents", "input_bytes",
+                  "stage1_merges")
 _LIST_STATS = ("frequency_ranks", "frequency_counts")
 _EXPECTED = {"str": "text", "int": "a whole number", "float": "a number", "bool": "true or false",
              "tuple[str, ...]": "a list of texts"}
@@ -344,6 +381,14 @@ def _check_fields(data: dict[str, Any], source: str) -> None:
         bad = next((n for n, v in enumerate(values) if not _is_int(v)), None)
         if bad is not None:
             raise damaged(f"{key}[{bad}]", values[bad], "a count")
+    splits = data.get("splits", [])
+    if not isinstance(splits, list):
+        raise damaged("splits", splits, "a list")
+    for n, item in enumerate(splits):
+        if not (isinstance(item, list) and len(item) == 5 and _is_int(item[0]) and _is_int(item[1], _INT32)
+                and isinstance(item[2], str) and isinstance(item[3], list)
+                and all(isinstance(p, str) for p in item[3]) and _is_int(item[4])):
+            raise damaged(f"splits[{n}]", item, "[rank, id, base64 token, [base64 pieces], occurrences]")
     if not isinstance(data.get("partial", False), bool):
         raise damaged("partial", data.get("partial"), "true or false")
     stats = data.get("stats", {})

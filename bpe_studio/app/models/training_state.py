@@ -19,7 +19,7 @@ from enum import Enum
 import numpy as np
 
 from bpe_studio.app.models.session import Session, TrainSettings
-from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, initial_token_bytes
+from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, SplitEvent, initial_token_bytes
 from core.progress import (
     RateMeter, bytes_progress, format_duration, merges_progress, stopped_early, training_summary,
 )
@@ -89,7 +89,9 @@ class TrainingState:
     Attributes read by views: ``stage``, ``settings``, ``bytes_done``/``bytes_total``,
     ``counting`` (the `CountingDone` event), ``token_bytes`` (id -> bytes of every token so
     far), the per-merge columns ``token_ids``, ``left_ids``, ``right_ids``, ``counts``,
-    ``corpus_tokens`` and ``lengths`` (``array('q')``, in rank order), and ``version``, which
+    ``corpus_tokens`` and ``lengths`` (``array('q')``, in rank order), Picky BPE's removals
+    ``splits`` (`core.SplitEvent`s in order), SuperBPE's ``transition`` (the rank of the first
+    merge of stage 2, or None), and ``version``, which
     grows with every change so a view can skip repainting when nothing changed. A new run
     replaces the columns (a view can tell by identity). A numpy view of a column must not
     outlive the call that made it: the next batch could not be appended (``BufferError``).
@@ -115,7 +117,13 @@ class TrainingState:
         self.counts = array("q")
         self.corpus_tokens = array("q")
         self.lengths = array("q")  # byte length of each merged token, for the length chart
+        self.splits: list[SplitEvent] = []
+        self.sizes = array("q")  # the vocabulary's size after each merge (and its removals)
+        self._removed: set[int] = set()  # Picky BPE: ids removed and not made again
+        self.stage_two = False  # SuperBPE: the merges come in stages 1 and 2
+        self.transition: int | None = None
         self.vocab: dict[int, bytes] | None = None
+        self.finished: Finished | None = None
         self.session: Session | None = None
         self._merge_rate = RateMeter(RATE_WINDOW_SECONDS)
         self._merge_started: float | None = None
@@ -142,6 +150,8 @@ class TrainingState:
         self.session = session
         self.vocab = dict(session.vocab)
         first = len(session.vocab) - len(session.merges)
+        if session.splits:  # Picky BPE's vocabulary lacks the removed tokens: the merges start after the specials
+            first = 256 + len(session.settings.special_tokens)
         self.token_bytes = [token for _, token in sorted(session.vocab.items())][:first]
         # a session keeps merges as bytes: find the ids (bytes or earlier merges; special
         # tokens never take part in merges)
@@ -155,6 +165,11 @@ class TrainingState:
         self.counts = array("q", session.merge_counts)
         self.corpus_tokens = array("q", session.corpus_tokens)
         self.lengths = array("q", map(len, self.token_bytes[first:]))
+        self.splits = list(session.splits)
+        stage1 = session.stats.get("stage1_merges")
+        if isinstance(stage1, int):
+            self.stage_two = True
+            self.transition = stage1 if stage1 < len(session.merges) else None
         ranks, counts = session.stats.get("frequency_ranks"), session.stats.get("frequency_counts")
         if ranks and counts and len(ranks) == len(counts):
             self.frequency_points = (np.asarray(ranks, dtype=np.int64), np.asarray(counts, dtype=np.int64))
@@ -183,6 +198,7 @@ class TrainingState:
                 self.stage = Stage.COUNTED
             elif isinstance(event, Finished):
                 self.vocab = event.vocab
+                self.finished = event
                 self._end(Stage.FINISHED, now, event.merges)
         if self.token_ids and self.stage is Stage.COUNTED:
             self.stage = Stage.MERGING
@@ -200,11 +216,39 @@ class TrainingState:
         known = len(self.token_bytes)
         batch.extend_vocab(self.token_bytes)
         self.lengths.extend(map(len, self.token_bytes[known:]))
+        self._extend_sizes(batch, known)
         self.token_ids.extend(batch.token_ids)
         self.left_ids.extend(batch.left_ids)
         self.right_ids.extend(batch.right_ids)
         self.counts.extend(batch.counts)
         self.corpus_tokens.extend(batch.corpus_tokens)
+        self.splits += batch.splits
+        if batch.stage:
+            self.stage_two = True
+            if batch.stage == 2 and self.transition is None:
+                self.transition = batch.first_rank
+
+    def _extend_sizes(self, batch: MergeBatch, known: int) -> None:
+        """The vocabulary's size after each of the batch's merges: one more per merge, but
+        Picky BPE's removals take one away and a merge making an existing token adds none."""
+        size = self.sizes[-1] if self.sizes else known
+        if not batch.splits and not batch.restores:
+            self.sizes.extend(range(size + 1, size + len(batch) + 1))
+            return
+        removed = self._removed
+        splits = iter(batch.splits)
+        split = next(splits, None)
+        for rank, token_id in zip(batch.ranks, batch.token_ids):  # Picky's batches only
+            if token_id >= known:
+                known, size = token_id + 1, size + 1
+            elif token_id in removed:
+                removed.discard(token_id)
+                size += 1
+            while split is not None and split.rank == rank:
+                removed.add(split.token_id)
+                size -= 1
+                split = next(splits, None)
+            self.sizes.append(size)
 
     def cancel(self, now: float | None = None) -> None:
         """The run was cancelled: keep what was learned as a partial result."""
@@ -225,6 +269,12 @@ class TrainingState:
         self.session = self._make_session(partial=stage is Stage.CANCELLED, merges=merges)
 
     # -- reading ----------------------------------------------------------------------------
+
+    def stage_of(self, rank: int) -> int:
+        """The stage of the merge at ``rank``: 0 for one-stage training, SuperBPE's 1 or 2."""
+        if not self.stage_two:
+            return 0
+        return 2 if self.transition is not None and rank >= self.transition else 1
 
     def merge(self, rank: int) -> tuple[bytes, bytes]:
         """The pair merged at ``rank``, as bytes."""
@@ -275,6 +325,9 @@ class TrainingState:
         if progress is not None:
             return progress
         if stage is Stage.FINISHED:
+            if self.splits:
+                return Progress(stage.value, f"{k:,} merges, {len(self.splits):,} tokens removed in "
+                                f"{format_duration(elapsed)}", 1.0, elapsed)
             if k < max_merges:  # the corpus ran out of pairs
                 return Progress(stage.value, f"{stopped_early(k, max_merges)} in {format_duration(elapsed)}", 1.0, elapsed)
             return Progress(stage.value, f"{k:,} merges in {format_duration(elapsed)}", 1.0, elapsed)
@@ -310,6 +363,10 @@ class TrainingState:
             detail = f"{c.distinct:,} distinct pre-tokens · {c.total:,} in all" if c else ""
             return Progress(stage.value, detail, None, elapsed)
         if stage is Stage.MERGING:
+            if self.splits:  # Picky BPE: the vocabulary fills more slowly than the merges go
+                made = self.sizes[-1] - (self.sizes[0] - 1) if self.sizes else 0
+                detail = f"{made:,} of {max_merges:,} new tokens · {k:,} merges, {len(self.splits):,} removed"
+                return Progress(stage.value, detail, min(made / max_merges, 1.0) if max_merges else 1.0, elapsed)
             detail = merges_progress(k, max_merges, self.eta_merge_rate(now))
             return Progress(stage.value, detail, k / max_merges if max_merges else 1.0, elapsed)
         return None
@@ -320,7 +377,10 @@ class TrainingState:
             return np.empty(0), np.empty(0)
         corpus_bytes = self._corpus_bytes()
         tokens = np.asarray(self.corpus_tokens, dtype=np.float64)
-        sizes = np.asarray(self.token_ids, dtype=np.float64) + 1
+        if len(self.sizes) == len(tokens):
+            sizes = np.asarray(self.sizes, dtype=np.float64)
+        else:  # an opened session: one token per merge
+            sizes = np.arange(len(tokens), dtype=np.float64) + (self.token_ids[0] + 1)
         return sizes, corpus_bytes / np.maximum(tokens, 1.0)
 
     def _corpus_bytes(self) -> int:
@@ -383,6 +443,10 @@ class TrainingState:
         if self.frequency_points is not None:  # thinned, for the chart after reopening
             stats["frequency_ranks"] = self.frequency_points[0].tolist()
             stats["frequency_counts"] = self.frequency_points[1].tolist()
+        if self.stage_two:
+            stage1 = self.finished.stage1_merges if self.finished is not None else None
+            stats["stage1_merges"] = stage1 if stage1 is not None else (
+                self.transition if self.transition is not None else len(self.left_ids))
         return Session(
             settings=settings,
             vocab=vocab,
@@ -391,5 +455,6 @@ class TrainingState:
             corpus_tokens=list(self.corpus_tokens),
             partial=partial,
             stats=stats,
+            splits=list(self.splits),
         )
 

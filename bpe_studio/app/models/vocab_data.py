@@ -13,6 +13,10 @@ Example::
     data.set_filter("the", scope="readable")   # -> None, or an error message
     data.sort(COL_LENGTH, descending=True)
     data.view[:3]                              # row indices (== positions in data.ids)
+
+``spans_spaces`` marks the tokens that cross a word boundary (a space after a byte that
+is not whitespace: ``b"of the"``, ``b" in order"``, what SuperBPE learns); ``only_spanning = True`` keeps
+just those from the next `set_filter` on.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ Scope = Literal["readable", "gpt2", "hex"]
 COL_ID, COL_READABLE, COL_GPT2, COL_HEX, COL_LENGTH, COL_RANK, COL_PARTS, COL_COUNT = range(8)
 COLUMN_TITLES = ("Id", "Readable", "GPT-2 form", "Hex", "Length", "Merge rank", "Parts", "Count")
 _NUMERIC = {COL_ID, COL_LENGTH, COL_RANK, COL_COUNT}
+_SPANS_SPACES = regex.compile(rb"\S ")
+"""A space after a byte that is not whitespace: the token crosses a word boundary
+(``b"of the"``, ``b"the "``; not ``b" the"`` nor ``b"\\n  "``)."""
 
 
 def _string_ranks(strings: Sequence[Any]) -> np.ndarray:
@@ -97,6 +104,9 @@ class VocabData:
             if row is not None:
                 self.counts[row] = count
         self.lengths = np.array([len(b) for b in self.token_bytes], dtype=np.int64)
+        self.spans_spaces = np.fromiter(map(bool, map(_SPANS_SPACES.search, self.token_bytes)), dtype=bool, count=n)
+        self.only_spanning = False
+        """Keep only the tokens that span spaces (`set_filter` applies it)."""
 
         self.readable = [readable(b) for b in self.token_bytes]
         self.gpt2 = [gpt2_form(b) for b in self.token_bytes]
@@ -212,6 +222,8 @@ class VocabData:
             keep = np.flatnonzero(hits)
         if self.allowed is not None:
             keep = keep[self.allowed[keep]]
+        if self.only_spanning:
+            keep = keep[self.spans_spaces[keep]]
         self._filtered = keep
         self._apply_sort()
         return None

@@ -1,5 +1,6 @@
 """Training charts (pyqtgraph): pair count by merge rank, pre-token rank/frequency, token
-lengths, and bytes per token as the vocabulary grows.
+lengths, and bytes per token as the vocabulary grows (SuperBPE's transition to tokens
+across spaces marked by a vertical line).
 
 `ChartsPanel` reads the `TrainingState` from a timer and replaces each curve's data
 (``setData``), never once per incoming event; long series are thinned to a few thousand
@@ -143,6 +144,11 @@ class ChartsPanel(QWidget):
 
         self.bpt_plot = _plot("Bytes per token", "vocabulary size", "bytes per token", bg, fg)
         self.bpt_curve = self.bpt_plot.plot(pen=pg.mkPen(ACCENT_4, width=2))
+        # SuperBPE: the vocabulary size at which stage 2 (tokens across spaces) begins
+        self.transition_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(fg, style=Qt.PenStyle.DashLine),
+                                               label="stage 2", labelOpts={"position": 0.9, "color": fg.name()})
+        self.transition_line.setVisible(False)
+        self.bpt_plot.addItem(self.transition_line)
 
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
@@ -253,6 +259,10 @@ class ChartsPanel(QWidget):
 
     def _refresh_compression(self) -> None:
         sizes, bpt = self._state.bytes_per_token()
+        transition = self._state.transition
+        self.transition_line.setVisible(transition is not None and len(sizes) > transition)
+        if transition is not None and len(sizes) > transition:
+            self.transition_line.setPos(float(sizes[transition]) - 1)  # the size stage 1 reached
         if not len(sizes):
             self.bpt_curve.setData([], [])
             settings = self._state.settings

@@ -6,16 +6,25 @@ up in its ``token_bytes``); a timer appends the new rows in one ``beginInsertRow
 for partial characters; `core.readable`), with the exact bytes in the tooltip. The view
 follows the newest row unless the user has scrolled up. When training continues a
 tokenizer, its inherited merges come first, greyed and in italics, "kept" in their tooltips.
+
+Training variants show too. SuperBPE's stage-2 merges (tokens across spaces) have a tinted
+rank and say their stage in its tooltip. Each of Picky BPE's removals is a row of its own
+right after the merge that caused it, struck through: the removed token, "after #57" and
+"→ ·t · h" (the pieces its occurrences became), their number in the Count column. Rows map to merges and removals
+through the removals' row numbers (a bisection, only when there are removals).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QBrush, QFont, QFontDatabase, QFontMetrics, QPalette
+from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QFontMetrics, QPalette
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from core.readable import gpt2_form, hex_form, readable
 from bpe_studio.app.models.training_state import TrainingState
+from core.events import SplitEvent
 
 REFRESH_MS = 100
 READABLE_CHARACTERS = 8
@@ -23,6 +32,11 @@ READABLE_CHARACTERS = 8
 COLUMNS = ("Rank", "Left", "Right", "Result", "Count")
 RAW_BYTES_ROLE = Qt.ItemDataRole.UserRole
 TOKEN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+KIND_ROLE = Qt.ItemDataRole.UserRole + 2
+"""``("merge", stage)`` for a merge's row (stage 0, or SuperBPE's 1 or 2); ``("split", rank)`` for a removal's."""
+STAGE_TWO_TINT = QColor(47, 126, 216, 48)
+"""The rank cell of a SuperBPE stage-2 merge (the charts' accent, faint)."""
+PIECE_SEPARATOR = " · "
 _TOKEN_COLUMNS = (1, 2, 3)
 # `data` runs ~700 times a repaint while the table scrolls: roles as plain ints, the
 # alignment built once (enum lookups and ``|`` were a third of its time).
@@ -33,13 +47,16 @@ _TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
 _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 _RAW = int(RAW_BYTES_ROLE)
 _TOKEN_ID = int(TOKEN_ID_ROLE)
+_KIND = int(KIND_ROLE)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
 _RIGHT_ALIGNED = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 Index = QModelIndex | QPersistentModelIndex
 
 
 class MergesModel(QAbstractTableModel):
-    """Rows are the merges in ``state`` (rank order); call `sync` to pick up new ones."""
+    """Rows are the merges in ``state`` (rank order), each followed by the removals it caused;
+    call `sync` to pick up new ones."""
 
     def __init__(self, state: TrainingState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -52,11 +69,18 @@ class MergesModel(QAbstractTableModel):
         self._kept_mono.setItalic(True)
         self._kept_font = QFont()
         self._kept_font.setItalic(True)
+        self._struck_mono = QFont(self._mono)
+        self._struck_mono.setStrikeOut(True)
+        self._struck_font = QFont()
+        self._struck_font.setStrikeOut(True)
+        self._stage_brush = QBrush(STAGE_TWO_TINT)
+        self._split_rows: list[int] = []  # the row of each removal, ascending
 
     def _take_columns(self) -> None:
         state = self._state
         self._token_ids, self._left_ids, self._right_ids = state.token_ids, state.left_ids, state.right_ids
         self._counts, self._tokens = state.counts, state.token_bytes
+        self._splits = state.splits
         self.inherited = state.settings.inherited_merges if state.settings else 0
         """Rows before this are the continued tokenizer's own merges."""
 
@@ -66,10 +90,15 @@ class MergesModel(QAbstractTableModel):
         if state.token_ids is not self._token_ids:  # a new run (or an opened session) replaced the columns
             self.beginResetModel()
             self._rows = 0
+            self._split_rows = []
             self.endResetModel()
         # Rows read these columns, so a reset of the state is only seen here, never mid-paint.
         self._take_columns()
-        available = len(self._token_ids)
+        merges, splits = len(self._token_ids), self._splits
+        known = len(self._split_rows)
+        # a removal's row: its merge's row + 1, after the removals before it
+        self._split_rows += [split.rank + n + 1 for n, split in enumerate(splits[known:], known)]
+        available = merges + len(self._split_rows)
         added = available - self._rows
         if added > 0:
             self.beginInsertRows(QModelIndex(), self._rows, available - 1)
@@ -77,9 +106,20 @@ class MergesModel(QAbstractTableModel):
             self.endInsertRows()
         return max(added, 0)
 
+    def locate(self, row: int) -> tuple[int, int]:
+        """``(rank, -1)`` for a merge's row, ``(rank, n)`` for the row of removal ``n`` (after the merge at ``rank``)."""
+        split_rows = self._split_rows
+        if not split_rows:
+            return row, -1
+        before = bisect_left(split_rows, row)
+        if before < len(split_rows) and split_rows[before] == row:
+            return self._splits[before].rank, before
+        return row - before, -1
+
     def merge(self, row: int) -> tuple[bytes, bytes]:
-        """The merge shown in ``row``."""
-        return self._tokens[self._left_ids[row]], self._tokens[self._right_ids[row]]
+        """The merge shown in ``row`` (a removal's row: the merge that caused it)."""
+        rank, _ = self.locate(row)
+        return self._tokens[self._left_ids[rank]], self._tokens[self._right_ids[rank]]
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else self._rows
@@ -97,6 +137,10 @@ class MergesModel(QAbstractTableModel):
         if row >= self._rows or row < 0:
             return None
         column = index.column()
+        if self._split_rows:
+            row, split = self.locate(row)
+            if split >= 0:
+                return self._split_data(self._splits[split], column, role)
         if role == _DISPLAY:
             if column == 0:
                 return f"{row:,}"
@@ -117,6 +161,13 @@ class MergesModel(QAbstractTableModel):
             return (row, None, None, None, self._counts[row])[column]
         if role == _TOKEN_ID:
             return self._token_ids[row]
+        if role == _BACKGROUND:
+            return self._stage_brush if column == 0 and self._state.stage_of(row) == 2 else None
+        if role == _KIND:
+            return ("merge", self._state.stage_of(row))
+        if role == _TOOLTIP and column == 0 and self._state.stage_two:
+            stage = self._state.stage_of(row)
+            return f"stage {stage}: " + ("tokens may cross spaces" if stage == 2 else "plain BPE within words")
         if role == _TOOLTIP and column not in _TOKEN_COLUMNS:
             return "kept from the tokenizer being continued" if row < self.inherited else None
         if role == _TOOLTIP:
@@ -124,6 +175,34 @@ class MergesModel(QAbstractTableModel):
             tip = f"{len(token)} bytes: {hex_form(token)}\nGPT-2 form: {gpt2_form(token)}"
             tip += f"\nnew token id {self._token_ids[row]}" if column == 3 else ""
             return tip + ("\nkept from the tokenizer being continued" if row < self.inherited else "")
+        return None
+
+    def _split_data(self, split: SplitEvent, column: int, role: int) -> object:
+        """A removal's row: the token struck through, the merge that removed it, its pieces."""
+        if role == _DISPLAY:
+            if column == 1:
+                return readable(split.token)
+            if column == 2:
+                return f"after #{split.rank:,}"
+            if column == 3:
+                return "→ " + PIECE_SEPARATOR.join(map(readable, split.pieces))
+            return f"{split.occurrences:,}" if column == 4 else "✕"
+        if role == _FONT:  # the token and its removal struck through; the pieces left legible
+            return self._struck_mono if column == 1 else self._mono if column == 3 else self._struck_font
+        if role == _FOREGROUND:
+            return self._kept_brush
+        if role == _ALIGNMENT:
+            return _RIGHT_ALIGNED if column in (0, 4) else None
+        if role == _TOKEN_ID:
+            return split.token_id
+        if role == _KIND:
+            return ("split", split.rank)
+        if role == _RAW:
+            return (None, split.token, None, b"".join(split.pieces), split.occurrences)[column]
+        if role == _TOOLTIP:
+            pieces = PIECE_SEPARATOR.join(map(readable, split.pieces))
+            return (f"{readable(split.token)} (id {split.token_id}) removed from the vocabulary after merge "
+                    f"#{split.rank:,}: its {split.occurrences:,} occurrences became {pieces}")
         return None
 
     def _token(self, row: int, column: int) -> bytes:

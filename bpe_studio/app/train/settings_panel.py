@@ -1,4 +1,4 @@
-"""The training settings panel: corpus, vocabulary size, special tokens, pattern, workers, Train.
+"""The training settings panel: corpus, vocabulary size, special tokens, pattern, workers, variant, Train.
 
 The corpus is chosen by typing a path, a file dialog, the recent-files menu or the embedded
 sample corpus. A custom pre-tokenization regex is validated as you type (by
@@ -36,6 +36,7 @@ from bpe_studio.app.train.corpus_picker import CorpusOptions, describe, join_sou
 from bpe_studio.app.train.recent_files import RecentFiles
 from bpe_studio.app.train.separator_hint import SEPARATOR, find_separator, suggestion
 from bpe_studio.app.train.trainer_options import InitialInfo, TrainerOptions
+from bpe_studio.app.train.variant_options import VariantOptions, WrappedHint
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.widgets.wheel_guard import guard_wheel
@@ -114,9 +115,7 @@ class SettingsPanel(QWidget):
         self.specials_edit.textChanged.connect(self._update_merges_hint)
         self.specials_edit.textChanged.connect(self._on_specials_typed)
         self._specials_auto = False  # the field holds only what `_suggest_specials` filled in
-        self.specials_hint = QLabel()
-        self.specials_hint.setObjectName("hint")
-        self.specials_hint.setWordWrap(True)
+        self.specials_hint = WrappedHint()  # three lines: a plain label was squeezed and cut
         self.specials_hint.hide()
 
         self.pattern_combo = QComboBox()
@@ -162,6 +161,8 @@ class SettingsPanel(QWidget):
         form.addRow("Pattern", self.pattern_combo)
         form.addRow("", self.regex_edit)
         form.addRow("", self.regex_status)
+        self.variant_options = VariantOptions(self)
+        self.variant_options.add_rows(form)
         form.addRow("Workers", self.workers_spin)
         self.trainer_options = TrainerOptions(self)
         self.trainer_options.initialRead.connect(self._on_initial_read)
@@ -205,10 +206,12 @@ class SettingsPanel(QWidget):
         kept = self.trainer_options.info
         if kept is not None:  # a continued tokenizer's special tokens come first, whatever was edited
             specials = [*kept.special_tokens, *(t for t in specials if t not in kept.special_tokens)]
+        variant = self.variant_options.variant()
         options = core.TrainOptions(
             self.vocab_spin.value(), tuple(specials), pattern=self.pattern(), workers=workers or None,
             max_token_length=self.trainer_options.max_token_length(),
             min_frequency=self.trainer_options.min_frequency(), initial=self.trainer_options.initial(),
+            variant=variant,
         )
         read = core.ReadOptions(field=self.corpus_options.field(), max_bytes=self.corpus_options.max_bytes(),
                                 sample=self.corpus_options.sample())
@@ -223,6 +226,7 @@ class SettingsPanel(QWidget):
         self._set_pattern(settings.pattern)
         self.workers_spin.setValue(settings.workers or 0)
         self.trainer_options.set_values(settings.options)
+        self.variant_options.set_variant(getattr(settings.options, "variant", None))
         self.corpus_options.set_values(settings)
 
     def minimum_vocab_size(self) -> int:
@@ -253,7 +257,14 @@ class SettingsPanel(QWidget):
             core.resolve_pattern(self.pattern())
         except ValueError as e:
             return str(e)
-        return self.vocab_error()
+        too_small = self.vocab_error()
+        if too_small is not None:
+            return too_small
+        try:
+            self.settings()  # the options' own checks (a variant refuses a max token length, ...)
+        except (TypeError, ValueError) as e:
+            return str(e)
+        return None
 
     # -- running state -----------------------------------------------------------------------
 
@@ -270,6 +281,7 @@ class SettingsPanel(QWidget):
                        self.corpus_options):
             widget.setEnabled(not running)
         self.trainer_options.set_running(running)
+        self.variant_options.set_running(running)
         if not running:
             self._on_pattern_choice()
 
@@ -376,6 +388,7 @@ class SettingsPanel(QWidget):
     def _update_merges_hint(self) -> None:
         minimum = self.minimum_vocab_size()
         merges = self.vocab_spin.value() - minimum
+        self.variant_options.set_max_merges(merges)
         too_small = merges < 0
         if too_small:
             self.merges_hint.setText(f"too small: at least {minimum:,} (256 bytes + special tokens)")
@@ -399,6 +412,7 @@ class SettingsPanel(QWidget):
         s.setValue("train/custom_pattern", self.regex_edit.text())
         s.setValue("train/workers", self.workers_spin.value())
         self.trainer_options.save(s)
+        self.variant_options.save(s)
         self.corpus_options.save(s)
 
     def restore(self) -> None:
@@ -419,6 +433,7 @@ class SettingsPanel(QWidget):
         self.pattern_combo.setCurrentIndex(max(index, 0))
         self.workers_spin.setValue(_int(s.value("train/workers"), 0))
         self.trainer_options.restore(s)
+        self.variant_options.restore(s)
         self.corpus_options.restore(s)
 
     def _on_initial_read(self, info: InitialInfo | None) -> None:

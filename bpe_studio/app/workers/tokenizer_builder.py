@@ -12,6 +12,8 @@ from PySide6.QtCore import QObject, Signal, Slot
 from bpe_studio.app.models.session import Session
 from bpe_studio.app.workers.thread_job import LatestJob
 from core.encode.tokenizer import Tokenizer
+from core.events import Finished
+from core.pretokenize.patterns import resolve_pattern
 
 
 def build_tokenizer(session: Session, prebuilt: object | None = None) -> tuple[object, dict[int, int]]:
@@ -23,11 +25,16 @@ def build_tokenizer(session: Session, prebuilt: object | None = None) -> tuple[o
     if prebuilt is not None:
         tokenizer = prebuilt
     else:
+        settings = session.settings
+        variant = getattr(settings.options, "variant", None)
         try:
-            tokenizer = Tokenizer(
-                session.vocab, session.merges, list(session.settings.special_tokens),
-                pattern=session.settings.pattern,
-            )
+            if variant is not None:  # encodes as the variant does (SuperBPE's cut, Picky's removals)
+                finished = Finished(session.vocab, session.merges, tuple(session.splits),
+                                    session.stats.get("stage1_merges"))
+                tokenizer = variant.tokenizer(finished, list(settings.special_tokens), resolve_pattern(settings.pattern))
+            else:
+                tokenizer = Tokenizer(session.vocab, session.merges, list(settings.special_tokens),
+                                      pattern=settings.pattern)
         except ValueError as e:
             raise ValueError(f"The tokenizer cannot be built: {e}") from e
     return tokenizer, session.merge_counts_by_id()

@@ -66,10 +66,11 @@ class TrainingFailed(Exception):
 
 
 def _joined(events: list[object]) -> list[object]:
-    """``events`` with each run of consecutive `MergeBatch`es joined into one batch."""
+    """``events`` with each run of consecutive `MergeBatch`es of one stage joined into one
+    batch (SuperBPE's stages stay apart: a batch never spans the transition)."""
     joined: list[object] = []
-    for merges, run in groupby(events, key=lambda event: isinstance(event, MergeBatch)):
-        if merges:
+    for stage, run in groupby(events, key=lambda event: event.stage if isinstance(event, MergeBatch) else None):
+        if stage is not None:
             joined.append(MergeBatch.concat(list(run)))  # type: ignore[arg-type]
         else:
             joined.extend(run)
@@ -136,14 +137,13 @@ def _yield_cpu_to_the_gui(pid: int) -> None:
         pass
 
 
-def _build_tokenizer(finished: Finished, settings: TrainSettings) -> object | None:
-    """The finished run's tokenizer, or None if it cannot be built (the GUI then builds it
-    from the session itself and reports the problem)."""
-    from core.encode.tokenizer import Tokenizer
-
+def _build_tokenizer(run: core.TrainRun) -> object | None:
+    """The finished run's tokenizer, encoding as its variant does (`TrainRun.tokenizer`), or
+    None if it cannot be built (the GUI then builds it from the session itself and reports
+    the problem)."""
     try:
-        return Tokenizer(finished.vocab, finished.merges, list(settings.special_tokens), pattern=settings.pattern)
-    except ValueError:
+        return run.tokenizer()
+    except (ValueError, RuntimeError):
         return None
 
 
@@ -180,7 +180,7 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
         if batch:
             conn.send(("events", _joined(batch)))
         if finished is not None and not cancelled:
-            tokenizer = _build_tokenizer(finished, settings)
+            tokenizer = _build_tokenizer(stream)
             if tokenizer is not None and not cancel.is_set():
                 conn.send(("tokenizer", dumps_parts(tokenizer)))
         conn.send(("done", cancelled))

@@ -18,7 +18,7 @@ from bpe_studio.app.workers.tokenizer_builder import TokenizerBuilder  # noqa: E
 def session(vocab: dict[int, bytes] | None = None) -> SimpleNamespace:
     vocab = {i: bytes([i]) for i in range(256)} if vocab is None else vocab
     return SimpleNamespace(
-        vocab=vocab, merges=[], settings=SimpleNamespace(special_tokens=(), pattern="gpt2"),
+        vocab=vocab, merges=[], settings=SimpleNamespace(special_tokens=(), pattern="gpt2", options=SimpleNamespace()),
         merge_counts_by_id=lambda: {},
     )
 
