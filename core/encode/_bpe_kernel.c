@@ -1,4 +1,4 @@
-/* Compiled BPE of many pre-tokens: the encoder's cold-cache kernel (core/piece_encoder.py)
+/* Compiled BPE of many pre-tokens: the encoder's cold-cache kernel (core/encode/piece_encoder.py)
  * in C, giving exactly what PieceEncoder.bpe gives for each word.
  *
  * BpeTable(byte_ids, rows, new_ids) holds the merges: an open-addressing hash map keyed by
@@ -1720,7 +1720,7 @@ static PyTypeObject EncoderType = {
 static struct PyModuleDef bpe_kernel_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "core._bpe_kernel",
-    .m_doc = "Compiled BPE of many pre-tokens (see core/piece_encoder.py).",
+    .m_doc = "Compiled BPE of many pre-tokens (see core/encode/piece_encoder.py).",
     .m_size = -1,
 };
 

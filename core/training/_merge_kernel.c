@@ -1,4 +1,4 @@
-/* Compiled BPE merge loop: the hot loop of core/merge.py (merge_pairs_python) in C.
+/* Compiled BPE merge loop: the hot loop of core/training/merge.py (merge_pairs_python) in C.
  *
  * MergeState(words, counts, token_bytes) holds the words of two bytes or more as
  * records (count, where its tokens start in one arena, length; the arena holds uint16 ids

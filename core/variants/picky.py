@@ -21,7 +21,6 @@ Example: ``TrainOptions(10_000, ["<|endoftext|>"], variant=Picky(threshold=0.9))
 from __future__ import annotations
 
 import heapq
-import json
 import os
 import time
 from array import array
@@ -113,7 +112,7 @@ class PickyLoop:
         self._first_merged = len(self.tokens)
         self._keys = [tie_break_key(t) for t in self.tokens]
         self._id_of: dict[bytes, int] = {}
-        self.live: dict[int, None] = {}  # live merged tokens, in order of creation... as made live
+        self.live: dict[int, None] = {}  # the live merged tokens (a dict: set semantics, insertion order)
         self.parents: dict[int, tuple[int, int]] = {}
         self.merges: list[tuple[int, int, int]] = []  # (left, right, new) per merge
         self.splits: list[SplitEvent] = []

@@ -21,14 +21,11 @@ Example: ``SuperBPE(transition=180_000, max_words=4)`` for a 200k vocabulary.
 
 from __future__ import annotations
 
-import operator
-from array import array
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import TYPE_CHECKING, ClassVar
 
-from core.events import CountingDone, Finished, MergeBatch, initial_token_bytes
+from core.events import Finished, MergeBatch, initial_token_bytes
 from core.pretokenize.patterns import SUPERBPE_PATTERN, Pattern, resolve_pattern
 from core.variants.base import Variant
 

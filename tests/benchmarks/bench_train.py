@@ -111,12 +111,7 @@ def main() -> int:
         RUNS[args.run](args.corpus, args.vocab_size)
         return 0
     chosen = [name for name in args.only.split(",") if name]
-    contenders = {
-        name: (lambda name=name: harness.measure([__file__, args.corpus, "--vocab-size", str(args.vocab_size),
-                                                   "--run", name]))
-        for name in chosen
-    }
-    results = harness.rounds(contenders, args.rounds)
+    results = harness.trainer_rounds(__file__, args.corpus, args.vocab_size, chosen, args.rounds)
     size_mb = Path(args.corpus).stat().st_size / 1e6
     print(f"corpus {args.corpus} ({size_mb:.1f} MB), vocab {args.vocab_size:,}, medians of {args.rounds} "
           "alternating rounds, each trainer in a fresh process")

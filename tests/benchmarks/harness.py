@@ -122,3 +122,12 @@ def median(runs: list[dict[str, Any]], key: str) -> float:
 def child_result(seconds: float, **extra: Any) -> None:
     """Print a child's result (the last line of its stdout)."""
     print(json.dumps({"seconds": seconds, **extra}))
+
+
+def trainer_rounds(script: str, corpus: str, vocab_size: int, names: Sequence[str], count: int) -> dict[str, list[dict[str, Any]]]:
+    """`rounds` of ``script CORPUS --vocab-size N --run NAME`` for each of ``names``, each in a fresh process."""
+    contenders = {
+        name: (lambda name=name: measure([script, corpus, "--vocab-size", str(vocab_size), "--run", name]))
+        for name in names
+    }
+    return rounds(contenders, count)

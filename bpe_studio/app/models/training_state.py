@@ -19,6 +19,7 @@ from enum import Enum
 import numpy as np
 
 from bpe_studio.app.models.session import Session, TrainSettings
+from bpe_studio.app.models.vocab_sizes import vocabulary_sizes
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, SplitEvent, initial_token_bytes
 from core.progress import (
     RateMeter, bytes_progress, format_duration, merges_progress, stopped_early, training_summary,
@@ -229,26 +230,7 @@ class TrainingState:
                 self.transition = batch.first_rank
 
     def _extend_sizes(self, batch: MergeBatch, known: int) -> None:
-        """The vocabulary's size after each of the batch's merges: one more per merge, but
-        Picky BPE's removals take one away and a merge making an existing token adds none."""
-        size = self.sizes[-1] if self.sizes else known
-        if not batch.splits and not batch.restores:
-            self.sizes.extend(range(size + 1, size + len(batch) + 1))
-            return
-        removed = self._removed
-        splits = iter(batch.splits)
-        split = next(splits, None)
-        for rank, token_id in zip(batch.ranks, batch.token_ids):  # Picky's batches only
-            if token_id >= known:
-                known, size = token_id + 1, size + 1
-            elif token_id in removed:
-                removed.discard(token_id)
-                size += 1
-            while split is not None and split.rank == rank:
-                removed.add(split.token_id)
-                size -= 1
-                split = next(splits, None)
-            self.sizes.append(size)
+        self.sizes.extend(vocabulary_sizes(batch, known, self.sizes[-1] if self.sizes else known, self._removed))
 
     def cancel(self, now: float | None = None) -> None:
         """The run was cancelled: keep what was learned as a partial result."""

@@ -255,12 +255,8 @@ class SettingsPanel(QWidget):
         try:
             validate_special_tokens(self.special_tokens())
             core.resolve_pattern(self.pattern())
-        except ValueError as e:
-            return str(e)
-        too_small = self.vocab_error()
-        if too_small is not None:
-            return too_small
-        try:
+            if (too_small := self.vocab_error()) is not None:
+                return too_small
             self.settings()  # the options' own checks (a variant refuses a max token length, ...)
         except (TypeError, ValueError) as e:
             return str(e)
