@@ -1010,8 +1010,8 @@ Encoder_init(Encoder *self, PyObject *args, PyObject *kwds)
                                      &specials)) {
         return -1;
     }
-    if (pattern != BPE_GPT2 && pattern != BPE_GPT4) {
-        PyErr_SetString(PyExc_ValueError, "pattern must be 1 (GPT-2) or 2 (GPT-4)");
+    if (pattern != BPE_GPT2 && pattern != BPE_GPT4 && pattern != BPE_SUPERBPE) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 1 (GPT-2), 2 (GPT-4) or 3 (SuperBPE's stage 2)");
         return -1;
     }
     if (self->table != NULL) {

@@ -1,4 +1,4 @@
-/* The native pre-tokenizer for the GPT-2 and GPT-4 patterns, and counting in the same pass.
+/* The native pre-tokenizer for the GPT-2, GPT-4 and SuperBPE stage-2 patterns, and counting in the same pass.
  *
  * Optional C extension core.pretokenize._native (see core/pretokenize/native.py, which
  * decides when it may be used). The scanner itself is _scanner.h (with _ascii_cut.h, which
@@ -49,8 +49,8 @@ static int check_idle(Counts *self)
 
 static int check_pattern(int pattern)
 {
-    if (pattern != BPE_GPT2 && pattern != BPE_GPT4) {
-        PyErr_SetString(PyExc_ValueError, "pattern must be 1 (GPT-2) or 2 (GPT-4)");
+    if (pattern != BPE_GPT2 && pattern != BPE_GPT4 && pattern != BPE_SUPERBPE) {
+        PyErr_SetString(PyExc_ValueError, "pattern must be 1 (GPT-2), 2 (GPT-4) or 3 (SuperBPE's stage 2)");
         return -1;
     }
     return 0;
@@ -399,7 +399,7 @@ static PyMethodDef native_methods[] = {
 
 static struct PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT, "_native",
-    "The native pre-tokenizer for the GPT-2 and GPT-4 patterns (see core/pretokenize/native.py).",
+    "The native pre-tokenizer for the GPT-2, GPT-4 and SuperBPE stage-2 patterns (see core/pretokenize/native.py).",
     -1, native_methods,
 };
 
@@ -413,7 +413,8 @@ PyInit__native(void)
         return NULL;
     Py_INCREF(&CountsType);
     if (PyModule_AddObject(m, "Counts", (PyObject *)&CountsType) < 0 ||
-        PyModule_AddIntConstant(m, "GPT2", BPE_GPT2) < 0 || PyModule_AddIntConstant(m, "GPT4", BPE_GPT4) < 0) {
+        PyModule_AddIntConstant(m, "GPT2", BPE_GPT2) < 0 || PyModule_AddIntConstant(m, "GPT4", BPE_GPT4) < 0 ||
+        PyModule_AddIntConstant(m, "SUPERBPE", BPE_SUPERBPE) < 0) {
         Py_DECREF(&CountsType);
         Py_DECREF(m);
         return NULL;

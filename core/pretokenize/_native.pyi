@@ -4,6 +4,7 @@ from collections.abc import Sequence
 
 GPT2: int
 GPT4: int
+SUPERBPE: int
 
 class Counts:
     """Pre-token bytes -> occurrences, counted by the native scanner."""

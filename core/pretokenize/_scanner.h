@@ -1,7 +1,7 @@
 /* The native pre-tokenizer: the GPT-2 and GPT-4 patterns as hand-written scanners over UTF-8.
  *
  * Included by core/pretokenize/_native.c (counting) and core/encode/_bpe_kernel.c (encoding).
- * `bpe_next_gpt2` / `bpe_next_gpt4` return where the pre-token starting at byte `i` of
+ * `bpe_next_gpt2` / `bpe_next_gpt4` / `bpe_next_superbpe` return where the pre-token starting at byte `i` of
  * `s[0:end]` ends: exactly where the `regex` module's match of the pattern at `i` ends,
  * with `end` as the end of the string (the callers cut text only at special tokens and at
  * the patterns' safe cut points, see core/pretokenize/patterns.py). Bytes that are not
@@ -12,6 +12,9 @@
  *   GPT-2  '(?:[sdmt]|ll|ve|re) | ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
  *   GPT-4  '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+
  *          | ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s
+ *   SuperBPE's stage-2 cut (SUPERBPE_PATTERN in core/pretokenize/patterns.py), with
+ *          SPLIT = \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r/]*\n?| +(?!\S):
+ *          SPLIT|(?:(?!SPLIT)[^\n])+\n?|\n
  * The character classes come from _unicode_tables.h (tools/gen_unicode_tables.py).
  */
 #ifndef BPE_SCANNER_H
@@ -55,7 +58,7 @@ static inline int bpe_have_avx2(void)
 /* letter codes (flags >> 4) of the GPT-4 contractions: 1 + "sdmtlvre".index(c) */
 enum { BPE_CS = 1, BPE_CD, BPE_CM, BPE_CT, BPE_CL, BPE_CV, BPE_CR, BPE_CE };
 
-enum { BPE_GPT2 = 1, BPE_GPT4 = 2 };
+enum { BPE_GPT2 = 1, BPE_GPT4 = 2, BPE_SUPERBPE = 3 };
 
 /* x in every byte of a word */
 #define BPE_BYTES(x) (0x0101010101010101ull * (uint64_t)(x))
@@ -363,8 +366,73 @@ static inline ptrdiff_t bpe_next_gpt4(const unsigned char *s, ptrdiff_t i, ptrdi
     return i + n;
 }
 
+/* Where SuperBPE's SPLIT matches at s[i] ends, or -1 where it does not match (alternatives in
+ * order: leftmost-first, and each alternative's tail is optional, so its greedy match is it). */
+static inline ptrdiff_t bpe_superbpe_split(const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
+{
+    int n, m;
+    unsigned f = bpe_char(s, i, end, &n) & BPE_CLASSES;
+    if (f & BPE_N) { /* \p{N}{1,3} */
+        ptrdiff_t k = i + n;
+        for (int digits = 1; digits < 3 && k < end; digits++) {
+            if (!(bpe_char(s, k, end, &m) & BPE_N))
+                break;
+            k += m;
+        }
+        return k;
+    }
+    /*  ?[^\s\p{L}\p{N}]{2,}[\r/]*\n? : two characters of no class at least (after the space) */
+    ptrdiff_t j = s[i] == ' ' ? i + 1 : i;
+    if ((j == i ? f : j < end ? bpe_char(s, j, end, &n) & BPE_CLASSES : BPE_S) == 0) {
+        ptrdiff_t k = j + n;
+        if (k < end && (bpe_char(s, k, end, &m) & BPE_CLASSES) == 0) {
+            k = bpe_run(s, k + m, end, BPE_CLASSES, 0);
+            while (k < end && (s[k] == '\r' || s[k] == '/'))
+                k++;
+            return k < end && s[k] == '\n' ? k + 1 : k;
+        }
+    }
+    if (s[i] != ' ') /* ' +(?!\S)' */
+        return -1;
+    ptrdiff_t k = i + 1;
+    while (k < end && s[k] == ' ')
+        k++;
+    if (k == end || (bpe_char(s, k, end, &m) & BPE_S))
+        return k;
+    return k - i >= 2 ? k - 1 : -1;
+}
+
+static inline ptrdiff_t bpe_next_superbpe(const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
+{
+    int n;
+    ptrdiff_t k = bpe_superbpe_split(s, i, end);
+    if (k >= 0)
+        return k;
+    if (s[i] == '\n')
+        return i + 1;
+    /* (?:(?!SPLIT)[^\n])+\n? : up to where SPLIT matches, a line break or the end */
+    (void)bpe_char(s, i, end, &n);
+    ptrdiff_t j = i + n;
+    for (;;) {
+        if (j >= end)
+            return end;
+        if (s[j] == '\n')
+            return j + 1;
+        if (bpe_byte_flags[s[j]] & BPE_L) { /* an ASCII letter, where SPLIT never starts */
+            j = bpe_letter_run(s, j, end);
+            continue;
+        }
+        if (bpe_superbpe_split(s, j, end) >= 0)
+            return j;
+        (void)bpe_char(s, j, end, &n);
+        j += n;
+    }
+}
+
 static inline ptrdiff_t bpe_next(int pattern, const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
 {
+    if (pattern == BPE_SUPERBPE)
+        return bpe_next_superbpe(s, i, end);
     return pattern == BPE_GPT4 ? bpe_next_gpt4(s, i, end) : bpe_next_gpt2(s, i, end);
 }
 

@@ -1,6 +1,6 @@
 """When the native pre-tokenizer (``_native.c``, ``_scanner.h``) may stand in for the `regex` module.
 
-The C scanner knows the built-in GPT-2 and GPT-4 patterns only, and its Unicode classes
+The C scanner knows the built-in GPT-2 and GPT-4 patterns and SuperBPE's stage-2 cut only, and its Unicode classes
 come from tables generated from one version of `regex` (``tools/gen_unicode_tables.py``).
 `scanner_for` gives the scanner's pattern number for a `Pattern`, or ``None`` when the
 `regex` path must run:
@@ -32,7 +32,8 @@ __all__ = ["NativeScannerWarning", "native_module", "python_forced", "scanner_fo
 
 GPT2 = 1
 GPT4 = 2
-_PATTERN_IDS = {"gpt2": GPT2, "gpt4": GPT4}
+SUPERBPE = 3
+_PATTERN_IDS = {"gpt2": GPT2, "gpt4": GPT4, "superbpe": SUPERBPE}
 
 
 class NativeScannerWarning(UserWarning):
@@ -61,7 +62,7 @@ def native_module() -> ModuleType | None:
 
 
 def scanner_for(pattern: Pattern) -> int | None:
-    """The native scanner's number for ``pattern`` (1: GPT-2, 2: GPT-4), or ``None``."""
+    """The native scanner's number for ``pattern`` (1: GPT-2, 2: GPT-4, 3: SuperBPE's stage 2), or ``None``."""
     number = _PATTERN_IDS.get(pattern.name)
     if number is None or native_module() is None:
         return None

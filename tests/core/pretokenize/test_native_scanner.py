@@ -1,4 +1,4 @@
-"""The native pre-tokenizer equals the `regex` module on the GPT-2 and GPT-4 patterns.
+"""The native pre-tokenizer equals the `regex` module on the GPT-2 and GPT-4 patterns and SuperBPE's stage-2 cut.
 
 The oracle is `regex` itself: the text's bytes are decoded as the trainer decodes a file
 (``surrogateescape``), the pattern's ``findall`` cuts it, and the pre-tokens are encoded
@@ -25,17 +25,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.pretokenize import native
-from core.pretokenize.patterns import resolve_pattern
+from core.pretokenize.patterns import SUPERBPE_PATTERN, resolve_pattern
 from core.pretokenize.unicode_classes import CODE_POINTS, all_code_points, class_flags
 
 _native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
 
-NAMES = {"gpt2": 1, "gpt4": 2}
+NAMES = {"gpt2": 1, "gpt4": 2, "superbpe": 3}
+SOURCES = {"gpt2": "gpt2", "gpt4": "gpt4", "superbpe": SUPERBPE_PATTERN}
 
 
 def oracle(data: bytes, name: str) -> list[bytes]:
     text = data.decode("utf-8", "surrogateescape")
-    return [t.encode("utf-8", "surrogateescape") for t in resolve_pattern(name).findall(text)]
+    return [t.encode("utf-8", "surrogateescape") for t in resolve_pattern(SOURCES[name]).findall(text)]
 
 
 def scan(data: bytes, name: str) -> list[bytes]:
@@ -81,7 +82,7 @@ def test_every_code_point_in_every_context(first: int) -> None:
                 pytest.fail(f"{name}: first difference at pre-token {i}: {got[i - 2 : i + 3]} != {want[i - 2 : i + 3]}")
 
 
-@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("name", list(NAMES))
 def test_every_byte_alone_and_invalid_sequences(name: str) -> None:
     """Every byte value in contexts, truncated and overlong sequences, encoded surrogates."""
     pieces = [bytes([b]) for b in range(256)]
@@ -120,13 +121,13 @@ texts = st.lists(fragments, max_size=60).map(b"".join)
 
 
 @settings(max_examples=1500, deadline=None)
-@given(data=texts, name=st.sampled_from(["gpt2", "gpt4"]))
+@given(data=texts, name=st.sampled_from(list(NAMES)))
 def test_scanner_equals_regex_on_generated_text(data: bytes, name: str) -> None:
     assert scan(data, name) == oracle(data, name)
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=texts, cut=st.integers(0, 200), name=st.sampled_from(["gpt2", "gpt4"]))
+@given(data=texts, cut=st.integers(0, 200), name=st.sampled_from(list(NAMES)))
 def test_counts_equal_regex_across_chunk_boundaries(data: bytes, cut: int, name: str) -> None:
     """Counting two chunks cut at an exact boundary (as the trainer cuts) gives the
     whole text's counts; packed counts added up give the same."""
@@ -135,7 +136,7 @@ def test_counts_equal_regex_across_chunk_boundaries(data: bytes, cut: int, name:
     from core.corpus.chunks import find_cut
     import io
 
-    pattern = resolve_pattern(name)
+    pattern = resolve_pattern(SOURCES[name])
     cut = find_cut(io.BytesIO(data), min(cut, len(data)), len(data), pattern, [])
     total = _native.Counts()
     for part in (data[:cut], data[cut:]):
@@ -154,7 +155,7 @@ def test_scan_range_treats_its_end_as_the_end_of_the_text() -> None:
     counts.scan(b"ab  <|e|>cd", 1, 9)
     assert dict(zip(*counts.items())) == {b"ab": 1, b"  ": 1, b"cd": 1}
     with pytest.raises(ValueError, match="pattern"):
-        counts.scan(b"x", 3)
+        counts.scan(b"x", 4)
     with pytest.raises(ValueError, match="packed"):
         counts.add_packed(b"\x01" * 30)
 
@@ -163,6 +164,7 @@ def test_pure_python_and_custom_patterns_keep_the_regex_path(monkeypatch: pytest
     monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
     assert native.scanner_for(resolve_pattern("gpt2")) == 1
     assert native.scanner_for(resolve_pattern("gpt4")) == 2
+    assert native.scanner_for(resolve_pattern(SUPERBPE_PATTERN)) == 3
     assert native.scanner_for(resolve_pattern(r"\w+|\W")) is None
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
     assert native.scanner_for(resolve_pattern("gpt2")) is None
@@ -213,7 +215,7 @@ BREAKERS = [bytes([b]) for b in range(128)] + [
 ]
 
 
-@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("name", list(NAMES))
 def test_runs_break_at_every_offset_of_an_8_byte_block(name: str) -> None:
     """A character after k ASCII letters, for k across two 8-byte blocks, then text or the
     end of the text within 8 bytes: each edge of the word-at-a-time loops, ASCII and not."""
@@ -290,7 +292,7 @@ words = st.lists(
 
 @settings(max_examples=1500, deadline=None)
 @given(data=st.one_of(words, st.tuples(words, st.binary(max_size=3), words).map(b"".join)),
-       name=st.sampled_from(["gpt2", "gpt4"]))
+       name=st.sampled_from(list(NAMES)))
 def test_mostly_ascii_words_equal_regex(data: bytes, name: str) -> None:
     """Words of ASCII letters (the word-at-a-time path) of every length, mixed with other
     characters and invalid bytes: the pre-tokens, their counts and the invalid bytes."""
@@ -349,7 +351,7 @@ def test_short_keys_that_differ_anywhere_stay_apart() -> None:
     assert len(got) == len(words)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])  # (the table, which is the same for each scanner)
 def test_counts_of_a_table_past_the_caches_equal_regex(name: str) -> None:
     # past 2**18 distinct pre-tokens the counting loop cuts and hashes pre-tokens ahead of
     # the one it looks up (prefetching): 400k distinct words of every length from 1 to 30
@@ -366,7 +368,7 @@ def test_counts_of_a_table_past_the_caches_equal_regex(name: str) -> None:
     assert invalid == 0
 
 
-@pytest.mark.parametrize("name", ["gpt2", "gpt4"])
+@pytest.mark.parametrize("name", ["gpt2", "gpt4"])  # (the table, which is the same for each scanner)
 def test_a_table_past_the_caches_counts_across_special_tokens_like_regex(name: str) -> None:
     """A large table's look-ahead loop (_count_table.h) on many short stretches between
     special tokens: over 200k distinct words (the table past 2**18 slots from about 100k on) in
@@ -409,7 +411,7 @@ ascii_texts = st.lists(
 
 
 @settings(max_examples=1000, deadline=None)
-@given(data=ascii_texts, name=st.sampled_from(["gpt2", "gpt4"]))
+@given(data=ascii_texts, name=st.sampled_from(list(NAMES)))
 def test_long_ascii_text_counts_equal_regex_in_first_seen_order(data: bytes, name: str) -> None:
     """Counting cuts GPT-2 pre-tokens 64 bytes of ASCII at a time (_ascii_cut.h) where 80
     bytes of text are left: long texts of the bytes its rules turn on (runs of each class,
