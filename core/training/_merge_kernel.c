@@ -23,7 +23,9 @@
  * Training options (keyword-only, docs/semantics.md): max_token_length (a pair whose
  * merged token would be longer is never chosen: dropped from the heap when it reaches
  * the top), min_frequency (no merge once the best pair occurs fewer times) and forced
- * (pairs of ids merged first, in order, whatever their counts: continued training).
+ * (pairs of ids merged first, in order, whatever their counts: continued training; when
+ * each uses tokens that exist by its turn, all are made in the words at the start, word
+ * by word (_merge_apply.h), and each step that reports one gives the count kept for it).
  * max_words and colon_rule are SuperBPE's stage-2 rule (core/variants/superbpe.py): a
  * pair whose token holds ": " or more than max_words runs of non-space bytes is dropped
  * the same way as a too long one.
@@ -33,6 +35,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include "_merge_apply.h"
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #define HAVE_MMAP 1
@@ -507,6 +510,9 @@ typedef struct {
     int32_t *forced;             /* left, right ids of the merges to make first */
     Py_ssize_t nforced;
     Py_ssize_t forced_done;
+    int forced_applied;          /* made in the words at the start (apply_forced): */
+    int64_t *forced_counts;      /* each one's count then */
+    int64_t *forced_removed;     /* and the tokens it removed */
     int broken; /* a step failed midway: the state may be half-updated, so no step runs again */
     int steps_untrimmed; /* steps since the last malloc_trim */
 } MergeState;
@@ -759,7 +765,7 @@ MergeState_dealloc(MergeState *s)
     PyMem_Free(s->arena);
     PyMem_Free(s->prefixes);
     if (s->tokens != NULL) {
-        for (Py_ssize_t i = 0; i < s->ntokens; i++) {
+        for (Py_ssize_t i = 0; i < s->captokens; i++) { /* (forced tokens are made ahead) */
             Py_XDECREF(s->tokens[i]);
         }
         PyMem_Free(s->tokens);
@@ -772,6 +778,8 @@ MergeState_dealloc(MergeState *s)
     PyMem_Free(s->touched);
     PyMem_Free(s->pending);
     PyMem_Free(s->forced);
+    PyMem_Free(s->forced_counts);
+    PyMem_Free(s->forced_removed);
     PyMem_Free(s->low);
     PyMem_Free(s->dead);
     Py_TYPE(s)->tp_free((PyObject *)s);
@@ -887,6 +895,315 @@ word_source_next(WordSource *ws, Py_ssize_t i, const unsigned char **bytes, Py_s
         *count = ((const int64_t *)ws->packed_counts.buf)[i];
     }
     ws->at += (Py_ssize_t)length;
+    return 0;
+}
+
+static int widen_arena(MergeState *s);
+
+/* Room for cap tokens (cap > captokens) in the per-token arrays; -1 with MemoryError set. */
+static int
+grow_tokens(MergeState *s, Py_ssize_t cap)
+{
+    PyObject **t = PyMem_Realloc(s->tokens, (size_t)cap * sizeof(PyObject *));
+    if (t != NULL) {
+        memset(t + s->captokens, 0, (size_t)(cap - s->captokens) * sizeof(PyObject *));
+        s->tokens = t;
+    }
+    uint64_t *p = PyMem_Realloc(s->prefixes, (size_t)cap * sizeof(uint64_t));
+    if (p != NULL) {
+        s->prefixes = p;
+    }
+    Neighbour *nb = PyMem_Realloc(s->neighbours, 2 * (size_t)cap * sizeof(Neighbour));
+    if (nb != NULL) {
+        memset(nb + 2 * s->captokens, 0, 2 * (size_t)(cap - s->captokens) * sizeof(Neighbour));
+        s->neighbours = nb;
+    }
+    int32_t *tl = PyMem_Realloc(s->touched, 2 * (size_t)cap * sizeof(int32_t));
+    if (tl != NULL) {
+        s->touched = tl;
+    }
+    if (t == NULL || p == NULL || nb == NULL || tl == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->captokens = cap;
+    return 0;
+}
+
+
+/* The pairs of the words (of bytes), counted in a direct table (no hashing), then moved to
+ * the map; their holders in one block (HolderBlock): a first pass sizes each list, the
+ * second fills them (a word is listed once per run of the pair in a row, as
+ * flush_neighbours lists them). 0, or -1 with MemoryError set. */
+static int
+count_byte_pairs(MergeState *s)
+{
+    Py_ssize_t nwords = s->nwords;
+    struct BytePair { int64_t count; int32_t *holders; int32_t n, last; } *byte_pairs =
+        PyMem_Calloc(65536, sizeof(struct BytePair));
+    if (byte_pairs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    HolderBlock block = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        for (int32_t k = 0; k < 65536; k++) {
+            byte_pairs[k].last = -1; /* the last word listed */
+        }
+        for (Py_ssize_t r = 0; r < nwords; r++) {
+            const uint16_t *word = (const uint16_t *)s->arena + s->records[r].start;
+            int32_t len = s->records[r].len;
+            int64_t c = s->records[r].count;
+            for (int32_t j = 0; j + 1 < len; j++) {
+                struct BytePair *e = &byte_pairs[word[j] << 8 | word[j + 1]];
+                if (e->last != (int32_t)r) {
+                    e->last = (int32_t)r;
+                    e->n++;
+                    if (pass == 1) {
+                        e->holders[e->n] = (int32_t)r;
+                    }
+                }
+                if (pass == 0) {
+                    e->count += c;
+                }
+            }
+        }
+        if (pass == 0) {
+            size_t total_holders = 0;
+            for (int32_t k = 0; k < 65536; k++) {
+                total_holders += byte_pairs[k].n > 0 ? 1 + (size_t)byte_pairs[k].n : 0;
+            }
+            if (block_alloc(&block, total_holders) < 0) {
+                PyMem_Free(byte_pairs);
+                PyErr_NoMemory();
+                return -1;
+            }
+            size_t at = 0;
+            for (int32_t k = 0; k < 65536; k++) {
+                if (byte_pairs[k].n > 0) {
+                    byte_pairs[k].holders = block.base + at;
+                    block.base[at] = byte_pairs[k].n; /* the header */
+                    at += 1 + (size_t)byte_pairs[k].n;
+                }
+                byte_pairs[k].n = 0;
+            }
+        }
+    }
+    size_t nbyte_pairs = 0;
+    for (int32_t k = 0; k < 65536; k++) {
+        nbyte_pairs += byte_pairs[k].n > 0;
+    }
+    if (map_init(&s->map, nbyte_pairs) < 0) {
+        block_free(&block);
+        PyMem_Free(byte_pairs);
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->map.block = block;
+    for (int32_t k = 0; k < 65536; k++) {
+        if (byte_pairs[k].n > 0) {
+            PairEntry *e = map_get_or_add(&s->map, pair_key(k >> 8, k & 0xFF)); /* room made */
+            e->count = byte_pairs[k].count;
+            e->holders = byte_pairs[k].holders;
+        }
+    }
+    PyMem_Free(byte_pairs);
+    return 0;
+}
+
+/* Token a of word record r (arena of either width). */
+static inline int32_t
+arena_token(const MergeState *s, const WordRecord *record, int32_t j)
+{
+    return s->wide ? ((const int32_t *)s->arena)[record->start + j] : ((const uint16_t *)s->arena)[record->start + j];
+}
+
+/* The home slots of word r's pairs (if there is a word r), asked for ahead of their turn:
+ * the map is far larger than the caches, its slots random. */
+static inline void
+prefetch_pairs(const MergeState *s, Py_ssize_t r)
+{
+    if (r >= s->nwords) {
+        return;
+    }
+    const WordRecord *record = &s->records[r];
+    for (int32_t j = 0; j + 1 < record->len; j++) {
+        uint64_t key = pair_key(arena_token(s, record, j), arena_token(s, record, j + 1));
+        __builtin_prefetch(&s->map.slots[home_slot(hash_key(key), s->map.cap)]);
+    }
+}
+
+/* The holders lists of word r's pairs (if there is a word r; their slots asked for before). */
+static inline void
+prefetch_holders(MergeState *s, Py_ssize_t r)
+{
+    if (r >= s->nwords) {
+        return;
+    }
+    const WordRecord *record = &s->records[r];
+    for (int32_t j = 0; j + 1 < record->len; j++) {
+        const int32_t *list =
+            map_find(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)))->holders;
+        if (!holders_inline(list)) {
+            __builtin_prefetch(list);
+        }
+    }
+}
+
+/* The pairs of the words (of any tokens), counted in the map, their holders in one block
+ * as count_byte_pairs lists them; a pair of one word holds it inline. While counting, an
+ * entry's holders field holds its number of words and the last one (n << 32 | last + 1),
+ * not a list. 0, or -1 with MemoryError set. */
+static int
+count_token_pairs(MergeState *s)
+{
+    if (map_init(&s->map, (size_t)s->nwords) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < s->nwords; r++) {
+        const WordRecord *record = &s->records[r];
+        prefetch_pairs(s, r + 2);
+        for (int32_t j = 0; j + 1 < record->len; j++) {
+            PairEntry *e = map_get_or_add(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)));
+            if (e == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            e->count += record->count;
+            uint64_t tally = (uint64_t)(uintptr_t)e->holders;
+            if ((uint32_t)tally != (uint32_t)r + 1) {
+                e->holders = (int32_t *)(uintptr_t)(((tally >> 32) + 1) << 32 | ((uint32_t)r + 1));
+            }
+        }
+    }
+    size_t total = 0;
+    for (size_t k = 0; k < s->map.cap; k++) {
+        uint64_t n = (uint64_t)(uintptr_t)s->map.slots[k].holders >> 32;
+        total += s->map.slots[k].key != EMPTY_KEY && n > 1 ? 1 + n : 0;
+    }
+    HolderBlock block = {0};
+    if (block_alloc(&block, total) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t at = 0;
+    for (size_t k = 0; k < s->map.cap; k++) {
+        PairEntry *e = &s->map.slots[k];
+        if (e->key == EMPTY_KEY) {
+            continue;
+        }
+        uint64_t tally = (uint64_t)(uintptr_t)e->holders;
+        if (tally >> 32 == 1) {
+            e->holders = inline_holders((int32_t)((uint32_t)tally - 1));
+        } else {
+            e->holders = block.base + at;
+            e->holders[0] = 0;
+            at += 1 + (size_t)(tally >> 32);
+        }
+    }
+    s->map.block = block;
+    for (Py_ssize_t r = 0; r < s->nwords; r++) {
+        const WordRecord *record = &s->records[r];
+        prefetch_pairs(s, r + 4);
+        prefetch_holders(s, r + 2);
+        for (int32_t j = 0; j + 1 < record->len; j++) {
+            int32_t *list = map_find(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)))->holders;
+            if (!holders_inline(list) && (list[0] == 0 || list[list[0]] != (int32_t)r)) {
+                list[++list[0]] = (int32_t)r;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Whether the forced merges can be made at once (_merge_apply.h): each uses tokens that
+ * exist by its turn (else the step that reaches it reports the error). */
+static int
+forced_applicable(const MergeState *s)
+{
+    for (Py_ssize_t r = 0; r < s->nforced; r++) {
+        int32_t left = s->forced[2 * r], right = s->forced[2 * r + 1];
+        if (left < 0 || right < 0 || left >= s->ntokens + r || right >= s->ntokens + r) {
+            return 0;
+        }
+    }
+    return s->nforced > 0 && s->ntokens + s->nforced <= INT32_MAX;
+}
+
+/* Make the forced merges in every word now (apply_ranked), keeping each one's count and
+ * tokens removed for the step that reports it. 0, or -1 with MemoryError set. */
+static int
+apply_forced(MergeState *s)
+{
+    if (s->ntokens + s->nforced > 0x10000 && widen_arena(s) < 0) {
+        return -1;
+    }
+    /* the forced tokens' bytes now (the heap orders pairs of them by their bytes); each
+     * joins the caller's list when its merge is reported */
+    if (s->ntokens + s->nforced + 1024 > s->captokens && grow_tokens(s, s->ntokens + s->nforced + 1024) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < s->nforced; r++) {
+        PyObject *ba = s->tokens[s->forced[2 * r]], *bb = s->tokens[s->forced[2 * r + 1]];
+        PyObject *bz = PyBytes_FromStringAndSize(NULL, PyBytes_GET_SIZE(ba) + PyBytes_GET_SIZE(bb));
+        if (bz == NULL) {
+            return -1;
+        }
+        memcpy(PyBytes_AS_STRING(bz), PyBytes_AS_STRING(ba), (size_t)PyBytes_GET_SIZE(ba));
+        memcpy(PyBytes_AS_STRING(bz) + PyBytes_GET_SIZE(ba), PyBytes_AS_STRING(bb), (size_t)PyBytes_GET_SIZE(bb));
+        s->tokens[s->ntokens + r] = bz;
+        s->prefixes[s->ntokens + r] = token_prefix(bz);
+    }
+    MergeApplier applier;
+    if (applier_init(&applier, s->forced, (size_t)s->nforced, (int32_t)s->ntokens) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < s->nforced; r++) {
+        PyObject *token = s->tokens[s->ntokens + r];
+        applier_hold(&applier, (const unsigned char *)PyBytes_AS_STRING(token), (size_t)PyBytes_GET_SIZE(token));
+    }
+    int32_t longest = 1;
+    for (Py_ssize_t r = 0; r < s->nwords; r++) {
+        longest = s->records[r].len > longest ? s->records[r].len : longest;
+    }
+    unsigned char *bytes = PyMem_Malloc((size_t)longest);
+    int32_t *word = PyMem_Malloc((size_t)longest * sizeof(int32_t));
+    s->forced_counts = PyMem_Calloc((size_t)s->nforced, sizeof(int64_t));
+    s->forced_removed = PyMem_Calloc((size_t)s->nforced, sizeof(int64_t));
+    int failed = bytes == NULL || word == NULL || s->forced_counts == NULL || s->forced_removed == NULL;
+    for (Py_ssize_t r = 0; r < s->nwords && !failed; r++) {
+        WordRecord *record = &s->records[r];
+        int32_t n = record->len;
+        for (int32_t j = 0; j < n; j++) { /* (the words are still bytes) */
+            bytes[j] = (unsigned char)(s->wide ? ((int32_t *)s->arena)[record->start + j]
+                                               : ((uint16_t *)s->arena)[record->start + j]);
+        }
+        n = applier_word(&applier, bytes, n, record->count, word);
+        failed = n < 0;
+        if (n > 0 && n != record->len) {
+            for (int32_t j = 0; j < n; j++) {
+                if (s->wide) {
+                    ((int32_t *)s->arena)[record->start + j] = word[j];
+                } else {
+                    ((uint16_t *)s->arena)[record->start + j] = (uint16_t)word[j];
+                }
+            }
+            record->len = n;
+        }
+    }
+    if (!failed) {
+        applier_totals(&applier, s->forced_counts, s->forced_removed);
+    }
+    applier_free(&applier);
+    PyMem_Free(bytes);
+    PyMem_Free(word);
+    if (failed) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->forced_applied = 1;
     return 0;
 }
 
@@ -1061,83 +1378,29 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     counts = NULL;
     word_source_close(&source);
 
-    /* the pairs of bytes, counted in a direct table (no hashing), then moved to the map;
-     * their holders in one block (HolderBlock): a first pass sizes each list, the second
-     * fills them (a word is listed once per run of the pair in a row, as
-     * flush_neighbours lists them) */
-    struct BytePair { int64_t count; int32_t *holders; int32_t n, last; } *byte_pairs =
-        PyMem_Calloc(65536, sizeof(struct BytePair));
-    if (byte_pairs == NULL) {
-        PyErr_NoMemory();
+    if (forced_applicable(s)) {
+        if (apply_forced(s) < 0 || count_token_pairs(s) < 0) {
+            return -1;
+        }
+    } else if (count_byte_pairs(s) < 0) {
         return -1;
     }
-    HolderBlock block = {0};
-    for (int pass = 0; pass < 2; pass++) {
-        for (int32_t k = 0; k < 65536; k++) {
-            byte_pairs[k].last = -1; /* the last word listed */
-        }
-        for (Py_ssize_t r = 0; r < nwords; r++) {
-            const uint16_t *word = (const uint16_t *)s->arena + s->records[r].start;
-            int32_t len = s->records[r].len;
-            int64_t c = s->records[r].count;
-            for (int32_t j = 0; j + 1 < len; j++) {
-                struct BytePair *e = &byte_pairs[word[j] << 8 | word[j + 1]];
-                if (e->last != (int32_t)r) {
-                    e->last = (int32_t)r;
-                    e->n++;
-                    if (pass == 1) {
-                        e->holders[e->n] = (int32_t)r;
-                    }
-                }
-                if (pass == 0) {
-                    e->count += c;
-                }
-            }
-        }
-        if (pass == 0) {
-            size_t total_holders = 0;
-            for (int32_t k = 0; k < 65536; k++) {
-                total_holders += byte_pairs[k].n > 0 ? 1 + (size_t)byte_pairs[k].n : 0;
-            }
-            if (block_alloc(&block, total_holders) < 0) {
-                PyMem_Free(byte_pairs);
-                PyErr_NoMemory();
-                return -1;
-            }
-            size_t at = 0;
-            for (int32_t k = 0; k < 65536; k++) {
-                if (byte_pairs[k].n > 0) {
-                    byte_pairs[k].holders = block.base + at;
-                    block.base[at] = byte_pairs[k].n; /* the header */
-                    at += 1 + (size_t)byte_pairs[k].n;
-                }
-                byte_pairs[k].n = 0;
-            }
-        }
+    /* the heap: the pairs from a 4096th of the best count, heapified; the rarer ones wait
+     * in low (refill_heap lowers the threshold when the heap runs empty) */
+    int64_t best = 0;
+    for (size_t j = 0; j < s->map.cap; j++) {
+        best = s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best ? s->map.slots[j].count : best;
     }
-    size_t nbyte_pairs = 0;
-    for (int32_t k = 0; k < 65536; k++) {
-        nbyte_pairs += byte_pairs[k].n > 0;
-    }
-    if (map_init(&s->map, nbyte_pairs) < 0) {
-        block_free(&block);
-        PyMem_Free(byte_pairs);
-        PyErr_NoMemory();
-        return -1;
-    }
-    s->map.block = block;
-    for (int32_t k = 0; k < 65536; k++) {
-        if (byte_pairs[k].n > 0) {
-            PairEntry *e = map_get_or_add(&s->map, pair_key(k >> 8, k & 0xFF)); /* room made */
-            e->count = byte_pairs[k].count;
-            e->holders = byte_pairs[k].holders;
-        }
-    }
-    PyMem_Free(byte_pairs);
-    /* the heap: every pair with a positive count, heapified */
+    s->threshold = best >> 12;
     for (size_t j = 0; j < s->map.cap; j++) {
         PairEntry *e = &s->map.slots[j];
         if (e->key == EMPTY_KEY || e->count <= 0) {
+            continue;
+        }
+        if (e->count < s->threshold) {
+            if (keys_append(&s->low, &s->nlow, &s->caplow, e->key) < 0) {
+                return -1;
+            }
             continue;
         }
         if (heap_reserve(s) < 0) {
@@ -1151,9 +1414,6 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
             heap_sift_down(s, i);
         }
     }
-    /* the pairs of bytes are all in the heap; new pairs join it from a 4096th of the
-     * best count (refill_heap lowers that when the heap runs empty) */
-    s->threshold = s->heaplen > 0 ? s->heap[0].count >> 12 : 0;
     return 0;
 
 fail:
@@ -1371,8 +1631,12 @@ merge_once(MergeState *s, int64_t *out)
             PyErr_SetString(PyExc_ValueError, "a forced merge uses a token id that does not exist yet");
             return -1;
         }
-        PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
-        top.count = e ? e->count : 0;
+        if (s->forced_applied) {
+            top.count = s->forced_counts[s->forced_done - 1];
+        } else {
+            PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
+            top.count = e ? e->count : 0;
+        }
     }
     while (!forced) {
         if (s->heaplen == 0 && refill_heap(s, INT64_MAX) < 0) {
@@ -1425,6 +1689,20 @@ merge_once(MergeState *s, int64_t *out)
         return -1;
     }
 
+    if (forced && s->forced_applied) { /* made at the start, its token too: its figures were kept */
+        if (PyList_Append(s->token_list, s->tokens[z]) < 0) {
+            return -1;
+        }
+        s->ntokens++;
+        s->merges_done++;
+        out[0] = a;
+        out[1] = b;
+        out[2] = z;
+        out[3] = top.count;
+        out[4] = s->forced_removed[s->forced_done - 1];
+        return 1;
+    }
+
     /* the new token's bytes, in the C table and in the caller's list */
     PyObject *ba = s->tokens[a], *bb = s->tokens[b];
     Py_ssize_t la = PyBytes_GET_SIZE(ba), lb = PyBytes_GET_SIZE(bb);
@@ -1438,31 +1716,9 @@ merge_once(MergeState *s, int64_t *out)
         Py_DECREF(bz);
         return -1;
     }
-    if (s->ntokens == s->captokens) {
-        Py_ssize_t cap = s->captokens * 2;
-        PyObject **t = PyMem_Realloc(s->tokens, (size_t)cap * sizeof(PyObject *));
-        if (t != NULL) {
-            s->tokens = t;
-        }
-        uint64_t *p = PyMem_Realloc(s->prefixes, (size_t)cap * sizeof(uint64_t));
-        if (p != NULL) {
-            s->prefixes = p;
-        }
-        Neighbour *nb = PyMem_Realloc(s->neighbours, 2 * (size_t)cap * sizeof(Neighbour));
-        if (nb != NULL) {
-            memset(nb + 2 * s->captokens, 0, 2 * (size_t)(cap - s->captokens) * sizeof(Neighbour));
-            s->neighbours = nb;
-        }
-        int32_t *tl = PyMem_Realloc(s->touched, 2 * (size_t)cap * sizeof(int32_t));
-        if (tl != NULL) {
-            s->touched = tl;
-        }
-        if (t == NULL || p == NULL || nb == NULL || tl == NULL) {
-            Py_DECREF(bz);
-            PyErr_NoMemory();
-            return -1;
-        }
-        s->captokens = cap;
+    if (s->ntokens == s->captokens && grow_tokens(s, s->captokens * 2) < 0) {
+        Py_DECREF(bz);
+        return -1;
     }
     s->prefixes[s->ntokens] = token_prefix(bz);
     s->tokens[s->ntokens++] = bz; /* the reference from FromStringAndSize */

@@ -306,3 +306,60 @@ def test_merges_past_id_65535_widen_the_kernels_tokens() -> None:
     assert max(max(m[0], m[1]) for m in expected) >= 65_536  # merged tokens of wide ids merge again
     assert got == expected
     assert kernel_tokens == python_tokens
+
+
+def _forced_from_a_run(words: list[bytes], counts: list[int], tokens: list[bytes], n: int) -> list[tuple[int, int]]:
+    """The first ``n`` merges plain BPE makes on ``words``: forced pairs as SuperBPE's
+    stage 2 gets them (tokens made on other words, many absent from these)."""
+    return [(left, right) for left, right, *_ in merge_pairs_python(list(words), list(counts), list(tokens), n)]
+
+
+spaced_tables = st.dictionaries(
+    st.binary(min_size=1, max_size=14).map(lambda b: bytes(b"ab \n:c"[x % 6] for x in b)),
+    st.integers(1, 9),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(first=spaced_tables, second=spaced_tables, forced=st.integers(0, 40), more=st.integers(0, 30),
+       rules=st.booleans())
+def test_forced_merges_made_at_the_start_equal_the_loop(
+    first: dict[bytes, int], second: dict[bytes, int], forced: int, more: int, rules: bool
+) -> None:
+    """The kernel makes forced merges in every word at once, piece by piece between bytes no
+    forced token holds in a row (_merge_apply.h): the same counts, tokens removed, tokens
+    and the merges after them as the Python loop, merge by merge (with SuperBPE's rules)."""
+    pairs = _forced_from_a_run(list(first), list(first.values()), BYTE_TOKENS, forced)
+    options = {"forced": pairs, "max_words": 2 if rules else 0, "colon_rule": rules}
+    python_tokens, kernel_tokens = list(BYTE_TOKENS), list(BYTE_TOKENS)
+    words, counts = list(second), list(second.values())
+    expected = list(merge_pairs_python(list(words), counts, python_tokens, len(pairs) + more, **options))
+    got = rows(merge_pairs(list(words), counts, kernel_tokens, len(pairs) + more, **options), kernel_tokens)
+    assert got == expected
+    assert kernel_tokens == python_tokens
+
+
+def test_forced_merges_made_at_the_start_past_id_65535() -> None:
+    # 65,400 tokens given and 400 forced merges: the kernel's words hold 32-bit ids from the start
+    rng = random.Random(5)
+    alphabet = b"abcde fgh"
+
+    def table() -> dict[bytes, int]:
+        words: dict[bytes, int] = {}
+        for _ in range(2000):
+            word = bytes(rng.choices(alphabet, k=rng.randint(2, 16)))
+            words[word] = words.get(word, 0) + rng.choice([1, 3, 7])
+        return words
+
+    specials = [b"<%d>" % i for i in range(65_400 - 256)]
+    first, second = table(), table()
+    pairs = _forced_from_a_run(list(first), list(first.values()), BYTE_TOKENS + specials, 400)
+    assert len(pairs) == 400 and max(max(pair) for pair in pairs) > 65_536  # forced tokens of wide ids merge again
+    python_tokens, kernel_tokens = BYTE_TOKENS + specials, BYTE_TOKENS + specials
+    expected = list(merge_pairs_python(list(second), list(second.values()), python_tokens, 500, forced=pairs))
+    got = rows(merge_pairs(list(second), list(second.values()), kernel_tokens, 500, forced=pairs), kernel_tokens)
+    assert len(expected) == 500 and any(row[3] > 0 for row in expected[:400])
+    assert got == expected
+    assert kernel_tokens == python_tokens

@@ -1,0 +1,317 @@
+/* Merges made in rank order, all at once, word by word: MergeState's forced merges
+ * (core/training/_merge_kernel.c) when every forced pair uses tokens that exist by then.
+ *
+ * Making merge r everywhere, r = 0, 1, ... (the merge loop's way: each merge visits the
+ * words holding its pair, left to right) gives each word what making, within the word
+ * alone, the lowest-ranked merge it holds until it holds none gives it: merge r only
+ * leaves pairs with its new token, of rank > r, so when a word's lowest-ranked pair is r,
+ * merges 0..r-1 are all made in it and none of them can come back. The word's count of
+ * pair r then is its count in the loop at merge r, so each merge's count and the tokens
+ * it removes are added up here, word by word, exactly as the loop would report them.
+ *
+ * Pieces. A merge makes a token whose bytes are one of the merges' tokens, so no merge
+ * ever joins two bytes x, y in a row that no merge's token holds in a row (`held`): a
+ * word cut between such bytes is merged piece by piece, and each distinct piece once
+ * (the pieces are mostly the words of the text: SuperBPE's stage 2 makes stage 1's merges
+ * again on words that are runs of them). A piece's tokens and what each merge did in it
+ * (rank, count, tokens removed) are kept, and added, times the word's count, per word.
+ */
+#ifndef BPE_MERGE_APPLY_H
+#define BPE_MERGE_APPLY_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_RANK INT32_MAX
+
+/* A distinct piece: its bytes (in keys), its tokens after the merges (in ids) and the
+ * merges made in it (in events: rank, count, tokens removed). len 0: a free slot. */
+typedef struct {
+    uint64_t hash;
+    size_t key, ids, events;
+    int64_t weight; /* the counts of the words it was in, added up */
+    int32_t len, nids, nevents;
+} PieceSlot;
+
+typedef struct {
+    const int32_t *pairs;      /* merge r is (pairs[2r], pairs[2r + 1]) */
+    int32_t first_id;          /* merge r makes token first_id + r */
+    uint64_t *rank_keys;       /* pair -> the rank of its first merge (open addressing) */
+    int32_t *ranks;
+    size_t rank_mask;
+    uint64_t held[1024];       /* bit x << 8 | y: a merge's token holds bytes x, y in a row */
+    PieceSlot *slots;
+    size_t slot_mask, used;
+    unsigned char *keys;
+    int32_t *ids, *events, *work;
+    size_t nkeys, capkeys, nids, capids, nevents, capevents, capwork;
+} MergeApplier;
+
+static inline uint64_t
+apply_mix(uint64_t key)
+{
+    key ^= key >> 29;
+    key *= 0xbf58476d1ce4e5b9ull;
+    return key ^ (key >> 32);
+}
+
+static inline uint64_t
+rank_key(int32_t left, int32_t right)
+{
+    return ((uint64_t)(uint32_t)left + 1) << 32 | (uint32_t)right;
+}
+
+static void
+applier_free(MergeApplier *m)
+{
+    free(m->rank_keys);
+    free(m->ranks);
+    free(m->slots);
+    free(m->keys);
+    free(m->ids);
+    free(m->events);
+    free(m->work);
+    memset(m, 0, sizeof(*m));
+}
+
+/* The applier of n merges; -1 when out of memory. Then `applier_hold` each merge's token. */
+static int
+applier_init(MergeApplier *m, const int32_t *pairs, size_t n, int32_t first_id)
+{
+    memset(m, 0, sizeof(*m));
+    m->pairs = pairs;
+    m->first_id = first_id;
+    size_t cap = 16;
+    while (cap < 2 * n) {
+        cap *= 2;
+    }
+    m->rank_mask = cap - 1;
+    m->rank_keys = calloc(cap, sizeof(uint64_t));
+    m->ranks = malloc(cap * sizeof(int32_t));
+    m->slot_mask = 1023;
+    m->slots = calloc(1024, sizeof(PieceSlot));
+    if (m->rank_keys == NULL || m->ranks == NULL || m->slots == NULL) {
+        applier_free(m);
+        return -1;
+    }
+    for (size_t r = 0; r < n; r++) {
+        uint64_t key = rank_key(pairs[2 * r], pairs[2 * r + 1]);
+        size_t j = apply_mix(key) & m->rank_mask;
+        while (m->rank_keys[j] != 0 && m->rank_keys[j] != key) {
+            j = (j + 1) & m->rank_mask;
+        }
+        if (m->rank_keys[j] == 0) { /* a pair merged again later occurs no more by then: its first rank */
+            m->rank_keys[j] = key;
+            m->ranks[j] = (int32_t)r;
+        }
+    }
+    return 0;
+}
+
+/* A merge's token: its bytes in a row are never cut apart. */
+static void
+applier_hold(MergeApplier *m, const unsigned char *token, size_t len)
+{
+    for (size_t i = 0; i + 1 < len; i++) {
+        unsigned pair = (unsigned)token[i] << 8 | token[i + 1];
+        m->held[pair >> 6] |= 1ull << (pair & 63);
+    }
+}
+
+static inline int
+applier_held(const MergeApplier *m, unsigned x, unsigned y)
+{
+    unsigned pair = x << 8 | y;
+    return (int)(m->held[pair >> 6] >> (pair & 63)) & 1;
+}
+
+static inline int32_t
+applier_rank(const MergeApplier *m, int32_t left, int32_t right)
+{
+    uint64_t key = rank_key(left, right);
+    for (size_t j = apply_mix(key) & m->rank_mask;; j = (j + 1) & m->rank_mask) {
+        if (m->rank_keys[j] == key) {
+            return m->ranks[j];
+        }
+        if (m->rank_keys[j] == 0) {
+            return NO_RANK;
+        }
+    }
+}
+
+/* Room for n more values of size `size` in *p (holding *len of *cap); -1 when out of memory. */
+static int
+apply_reserve(void **p, size_t *cap, size_t len, size_t n, size_t size)
+{
+    if (len + n <= *cap) {
+        return 0;
+    }
+    size_t want = *cap ? *cap : 1024;
+    while (want < len + n) {
+        want *= 2;
+    }
+    void *q = realloc(*p, want * size);
+    if (q == NULL) {
+        return -1;
+    }
+    *p = q;
+    *cap = want;
+    return 0;
+}
+
+/* Make the merges in word[0:n] (rank[] room for n values): the new length; each merge made
+ * appended to m->events as (rank, count, tokens removed). -1 when out of memory. */
+static int32_t
+apply_ranked(MergeApplier *m, int32_t *word, int32_t *rank, int32_t n)
+{
+    for (int32_t j = 0; j + 1 < n; j++) {
+        rank[j] = applier_rank(m, word[j], word[j + 1]);
+    }
+    rank[n - 1] = NO_RANK; /* (no pair starts at the last token: copied, never read) */
+    for (;;) {
+        int32_t best = NO_RANK, occurrences = 0;
+        for (int32_t j = 0; j + 1 < n; j++) {
+            if (rank[j] < best) {
+                best = rank[j];
+                occurrences = 1;
+            } else if (rank[j] == best) {
+                occurrences++;
+            }
+        }
+        if (best == NO_RANK) {
+            return n;
+        }
+        int32_t a = m->pairs[2 * best], b = m->pairs[2 * best + 1], z = m->first_id + best;
+        int32_t i = 0, o = 0;
+        while (i < n) {
+            if (i + 1 < n && word[i] == a && word[i + 1] == b) {
+                word[o] = z;
+                if (o > 0) {
+                    rank[o - 1] = -1; /* looked up again below */
+                }
+                rank[o++] = -1;
+                i += 2;
+            } else {
+                word[o] = word[i];
+                rank[o++] = rank[i++];
+            }
+        }
+        for (int32_t j = 0; j + 1 < o; j++) {
+            if (rank[j] < 0) {
+                rank[j] = applier_rank(m, word[j], word[j + 1]);
+            }
+        }
+        rank[o - 1] = NO_RANK;
+        if (apply_reserve((void **)&m->events, &m->capevents, m->nevents, 3, sizeof(int32_t)) < 0) {
+            return -1;
+        }
+        m->events[m->nevents++] = best;
+        m->events[m->nevents++] = occurrences;
+        m->events[m->nevents++] = n - o;
+        n = o;
+    }
+}
+
+/* The slot of piece p[0:n] (found, or made with its merges made); NULL when out of memory. */
+static PieceSlot *
+applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
+{
+    uint64_t hash = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
+    for (int32_t i = 0; i < n; i++) {
+        hash = (hash ^ p[i]) * 0x100000001B3ull;
+    }
+    hash = apply_mix(hash);
+    size_t j = hash & m->slot_mask;
+    for (; m->slots[j].len != 0; j = (j + 1) & m->slot_mask) {
+        PieceSlot *e = &m->slots[j];
+        if (e->hash == hash && e->len == n && memcmp(m->keys + e->key, p, (size_t)n) == 0) {
+            return e;
+        }
+    }
+    if ((m->used + 1) * 2 > m->slot_mask + 1) { /* grow, then find the free slot again */
+        size_t cap = 2 * (m->slot_mask + 1);
+        PieceSlot *slots = calloc(cap, sizeof(PieceSlot));
+        if (slots == NULL) {
+            return NULL;
+        }
+        for (size_t k = 0; k <= m->slot_mask; k++) {
+            if (m->slots[k].len != 0) {
+                size_t t = m->slots[k].hash & (cap - 1);
+                while (slots[t].len != 0) {
+                    t = (t + 1) & (cap - 1);
+                }
+                slots[t] = m->slots[k];
+            }
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->slot_mask = cap - 1;
+        for (j = hash & m->slot_mask; m->slots[j].len != 0; j = (j + 1) & m->slot_mask) {
+        }
+    }
+    if (apply_reserve((void **)&m->keys, &m->capkeys, m->nkeys, (size_t)n, 1) < 0 ||
+        apply_reserve((void **)&m->ids, &m->capids, m->nids, (size_t)n, sizeof(int32_t)) < 0 ||
+        apply_reserve((void **)&m->work, &m->capwork, 0, (size_t)n, sizeof(int32_t)) < 0) {
+        return NULL;
+    }
+    int32_t *word = m->ids + m->nids;
+    for (int32_t i = 0; i < n; i++) {
+        word[i] = p[i];
+    }
+    size_t events = m->nevents;
+    int32_t len = apply_ranked(m, word, m->work, n);
+    if (len < 0) {
+        return NULL;
+    }
+    PieceSlot *e = &m->slots[j];
+    memcpy(m->keys + m->nkeys, p, (size_t)n);
+    *e = (PieceSlot){hash, m->nkeys, m->nids, events, 0, n, len, (int32_t)((m->nevents - events) / 3)};
+    m->nkeys += (size_t)n;
+    m->nids += (size_t)len;
+    m->used++;
+    return e;
+}
+
+/* Make the merges in a word of bytes p[0:n] of count c: its tokens into out (room for n).
+ * The new length, or -1 when out of memory. */
+static int32_t
+applier_word(MergeApplier *m, const unsigned char *p, int32_t n, int64_t c, int32_t *out)
+{
+    int32_t o = 0, start = 0;
+    for (int32_t i = 1; i <= n; i++) {
+        if (i < n && applier_held(m, p[i - 1], p[i])) {
+            continue;
+        }
+        if (i - start == 1) {
+            out[o++] = p[start];
+        } else {
+            PieceSlot *e = applier_piece(m, p + start, i - start);
+            if (e == NULL) {
+                return -1;
+            }
+            memcpy(out + o, m->ids + e->ids, (size_t)e->nids * sizeof(int32_t));
+            o += e->nids;
+            e->weight += c;
+        }
+        start = i;
+    }
+    return o;
+}
+
+/* What the merges did in all the words: each merge's count and tokens removed added to
+ * counts[] and removed[]. */
+static void
+applier_totals(const MergeApplier *m, int64_t *counts, int64_t *removed)
+{
+    for (size_t j = 0; j <= m->slot_mask; j++) {
+        const PieceSlot *e = &m->slots[j];
+        const int32_t *ev = m->events + e->events;
+        for (int32_t k = 0; k < e->nevents; k++, ev += 3) {
+            counts[ev[0]] += e->weight * ev[1];
+            removed[ev[0]] += e->weight * ev[2];
+        }
+    }
+}
+
+#endif
