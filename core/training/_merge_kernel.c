@@ -1131,16 +1131,12 @@ forced_applicable(const MergeState *s)
     return s->nforced > 0 && s->ntokens + s->nforced <= INT32_MAX;
 }
 
-/* Make the forced merges in every word now (apply_ranked), keeping each one's count and
- * tokens removed for the step that reports it. 0, or -1 with MemoryError set. */
+/* Ready to make the forced merges in the words as they are read (_merge_apply.h): their
+ * tokens made ahead (the heap orders pairs of them by their bytes; each joins the caller's
+ * list when its merge is reported) and held in the applier. 0, or -1 with an exception set. */
 static int
-apply_forced(MergeState *s)
+forced_prepare(MergeState *s, MergeApplier *applier)
 {
-    if (s->ntokens + s->nforced > 0x10000 && widen_arena(s) < 0) {
-        return -1;
-    }
-    /* the forced tokens' bytes now (the heap orders pairs of them by their bytes); each
-     * joins the caller's list when its merge is reported */
     if (s->ntokens + s->nforced + 1024 > s->captokens && grow_tokens(s, s->ntokens + s->nforced + 1024) < 0) {
         return -1;
     }
@@ -1155,56 +1151,41 @@ apply_forced(MergeState *s)
         s->tokens[s->ntokens + r] = bz;
         s->prefixes[s->ntokens + r] = token_prefix(bz);
     }
-    MergeApplier applier;
-    if (applier_init(&applier, s->forced, (size_t)s->nforced, (int32_t)s->ntokens) < 0) {
+    s->forced_counts = PyMem_Calloc((size_t)s->nforced, sizeof(int64_t));
+    s->forced_removed = PyMem_Calloc((size_t)s->nforced, sizeof(int64_t));
+    if (s->forced_counts == NULL || s->forced_removed == NULL ||
+        applier_init(applier, s->forced, (size_t)s->nforced, (int32_t)s->ntokens) < 0) {
         PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t r = 0; r < s->nforced; r++) {
         PyObject *token = s->tokens[s->ntokens + r];
-        applier_hold(&applier, (const unsigned char *)PyBytes_AS_STRING(token), (size_t)PyBytes_GET_SIZE(token));
+        applier_hold(applier, (const unsigned char *)PyBytes_AS_STRING(token), (size_t)PyBytes_GET_SIZE(token));
     }
-    int32_t longest = 1;
-    for (Py_ssize_t r = 0; r < s->nwords; r++) {
-        longest = s->records[r].len > longest ? s->records[r].len : longest;
-    }
-    unsigned char *bytes = PyMem_Malloc((size_t)longest);
-    int32_t *word = PyMem_Malloc((size_t)longest * sizeof(int32_t));
-    s->forced_counts = PyMem_Calloc((size_t)s->nforced, sizeof(int64_t));
-    s->forced_removed = PyMem_Calloc((size_t)s->nforced, sizeof(int64_t));
-    int failed = bytes == NULL || word == NULL || s->forced_counts == NULL || s->forced_removed == NULL;
-    for (Py_ssize_t r = 0; r < s->nwords && !failed; r++) {
-        WordRecord *record = &s->records[r];
-        int32_t n = record->len;
-        for (int32_t j = 0; j < n; j++) { /* (the words are still bytes) */
-            bytes[j] = (unsigned char)(s->wide ? ((int32_t *)s->arena)[record->start + j]
-                                               : ((uint16_t *)s->arena)[record->start + j]);
-        }
-        n = applier_word(&applier, bytes, n, record->count, word);
-        failed = n < 0;
-        if (n > 0 && n != record->len) {
-            for (int32_t j = 0; j < n; j++) {
-                if (s->wide) {
-                    ((int32_t *)s->arena)[record->start + j] = word[j];
-                } else {
-                    ((uint16_t *)s->arena)[record->start + j] = (uint16_t)word[j];
-                }
-            }
-            record->len = n;
-        }
-    }
-    if (!failed) {
-        applier_totals(&applier, s->forced_counts, s->forced_removed);
-    }
-    applier_free(&applier);
-    PyMem_Free(bytes);
-    PyMem_Free(word);
-    if (failed) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    s->forced_applied = 1;
+    s->wide = s->ntokens + s->nforced > 0x10000; /* the words' tokens in 32 bits from the start */
     return 0;
+}
+
+/* Word bytes[0:len] with the forced merges made (count c added to its pieces' weights):
+ * its tokens in *merged (grown to room for len), their number; -1 with MemoryError set. */
+static Py_ssize_t
+forced_word(MergeApplier *applier, const unsigned char *bytes, Py_ssize_t len, int64_t c, int32_t **merged,
+            Py_ssize_t *room)
+{
+    if (len > *room) {
+        int32_t *p = PyMem_Realloc(*merged, (size_t)len * sizeof(int32_t));
+        if (p == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *merged = p;
+        *room = len;
+    }
+    int32_t n = applier_word(applier, bytes, (int32_t)len, c, *merged);
+    if (n < 0) {
+        PyErr_NoMemory();
+    }
+    return n;
 }
 
 static int
@@ -1297,6 +1278,18 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         word_source_close(&source);
         return -1;
     }
+    /* forced merges that can all be made now are made as the words are read (first pass),
+     * each word they leave kept in `made` (its length, then its tokens) for the second pass
+     * to lay out: the arena holds those words, a fraction of the words' bytes */
+    MergeApplier applier;
+    memset(&applier, 0, sizeof(applier));
+    int32_t *merged = NULL, *made = NULL;
+    Py_ssize_t room = 0;
+    size_t nmade = 0, capmade = 0;
+    int applying = forced_applicable(s);
+    if (applying && forced_prepare(s, &applier) < 0) {
+        goto fail;
+    }
     /* words and tokens per group (at index group + 1), then where each group starts in
      * the records and in the arena */
     Py_ssize_t group_start[66] = {0};
@@ -1330,6 +1323,20 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
                                 "weighted pair counts exceed 64 bits; use the Python merge loop");
                 goto fail;
             }
+            if (applying) {
+                if ((len = forced_word(&applier, bytes, len, c, &merged, &room)) < 0 ||
+                    apply_reserve((void **)&made, &capmade, nmade, 1 + (size_t)len, sizeof(int32_t)) < 0) {
+                    if (len >= 0) {
+                        PyErr_NoMemory();
+                    }
+                    goto fail;
+                }
+                made[nmade++] = (int32_t)len;
+                memcpy(made + nmade, merged, (size_t)len * sizeof(int32_t));
+                nmade += (size_t)len;
+            }
+        }
+        if (len > 1) {
             group_start[count_group(c) + 1]++;
             group_arena[count_group(c) + 1] += len;
             arena_len += len;
@@ -1345,7 +1352,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         goto fail;
     }
     s->records = PyMem_Malloc((size_t)(nwords > 0 ? nwords : 1) * sizeof(WordRecord));
-    s->arena = PyMem_Malloc((size_t)(arena_len > 0 ? arena_len : 1) * sizeof(uint16_t));
+    s->arena = PyMem_Malloc((size_t)(arena_len > 0 ? arena_len : 1) * (s->wide ? sizeof(int32_t) : sizeof(uint16_t)));
     if (s->records == NULL || s->arena == NULL) {
         PyErr_NoMemory();
         goto fail;
@@ -1354,11 +1361,18 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     /* second pass: each word's record and tokens, the next ones of its group (a stable
      * counting sort): visiting words in index order reads the arena forwards */
     word_source_rewind(&source);
+    nmade = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         const unsigned char *src;
         Py_ssize_t len;
         if (word_source_next(&source, i, &src, &len, NULL) < 0) { /* read before: cannot fail */
             goto fail;
+        }
+        const int32_t *tokens = NULL;
+        if (len > 1 && applying) { /* the word as the first pass made it */
+            len = made[nmade++];
+            tokens = made + nmade;
+            nmade += (size_t)len;
         }
         if (len < 2) {
             continue;
@@ -1369,17 +1383,28 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         r->start = (uint32_t)group_arena[g];
         r->len = (int32_t)len;
         group_arena[g] += len;
-        uint16_t *dst = (uint16_t *)s->arena + r->start;
         for (Py_ssize_t j = 0; j < len; j++) {
-            dst[j] = src[j];
+            int32_t token = tokens != NULL ? tokens[j] : src[j];
+            if (s->wide) {
+                ((int32_t *)s->arena)[r->start + j] = token;
+            } else {
+                ((uint16_t *)s->arena)[r->start + j] = (uint16_t)token;
+            }
         }
     }
     PyMem_Free(counts);
     counts = NULL;
+    PyMem_Free(merged);
+    merged = NULL;
+    free(made);
+    made = NULL;
     word_source_close(&source);
 
-    if (forced_applicable(s)) {
-        if (apply_forced(s) < 0 || count_token_pairs(s) < 0) {
+    if (applying) {
+        applier_totals(&applier, s->forced_counts, s->forced_removed);
+        applier_free(&applier);
+        s->forced_applied = 1;
+        if (count_token_pairs(s) < 0) {
             return -1;
         }
     } else if (count_byte_pairs(s) < 0) {
@@ -1418,6 +1443,9 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 
 fail:
     PyMem_Free(counts);
+    PyMem_Free(merged);
+    free(made);
+    applier_free(&applier);
     word_source_close(&source);
     return -1;
 }

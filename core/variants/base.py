@@ -15,7 +15,7 @@ A variant is a frozen dataclass of its parameters (checked when made) that subcl
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, ClassVar
 
@@ -54,9 +54,11 @@ class Variant:
         return (pattern,)
 
     def merge(
-        self, counts: Sequence[PretokenCounts], vocab_size: int, specials: list[str]
+        self, counts: list[PretokenCounts], vocab_size: int, specials: list[str]
     ) -> Generator[BatchedTrainEvent]:
-        """The merge loop over ``counts`` (one per cut), to ``vocab_size`` tokens."""
+        """The merge loop over ``counts`` (one per cut, in the order of `cuts`), to
+        ``vocab_size`` tokens. The list is the variant's to empty: a table taken out of it
+        (``counts.pop(0)``) is let go once read, not held through the merges."""
         raise NotImplementedError
 
     def tokenizer(self, finished: Finished, specials: list[str], pattern: Pattern) -> Tokenizer:

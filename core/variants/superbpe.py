@@ -21,7 +21,7 @@ Example: ``SuperBPE(transition=180_000, max_words=4)`` for a 200k vocabulary.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -83,34 +83,35 @@ class SuperBPE(Variant):
         return (pattern, resolve_pattern(STAGE2_PATTERN))
 
     def merge(
-        self, counts: Sequence[PretokenCounts], vocab_size: int, specials: list[str]
+        self, counts: list[PretokenCounts], vocab_size: int, specials: list[str]
     ) -> Generator[BatchedTrainEvent]:
         from core.training.trainer import merge_columns, packed_input
 
-        stage1_counts, stage2_counts = counts
         budget = vocab_size - 256 - len(specials)
         token_bytes = initial_token_bytes(specials)
         merges: list[tuple[bytes, bytes]] = []
         forced: list[tuple[int, int]] = []
 
-        words, word_counts, corpus_bytes, counting_done = packed_input(stage1_counts)
+        # each table and its packed words are let go once read (the kernel keeps its own copy)
+        words, word_counts, corpus_bytes, counting_done = packed_input(counts.pop(0))
         yield counting_done
         del counting_done
-        rank = 0
-        for batch in merge_columns(words, word_counts, token_bytes, min(self.transition, budget),
-                                   corpus_bytes, first_rank=0, stage=1):
+        batches = merge_columns(words, word_counts, token_bytes, min(self.transition, budget), corpus_bytes,
+                                first_rank=0, stage=1)
+        del words, word_counts
+        for batch in batches:
             forced += zip(batch.left_ids, batch.right_ids)
             merges += zip(map(token_bytes.__getitem__, batch.left_ids), map(token_bytes.__getitem__, batch.right_ids))
-            rank += len(batch)
             yield batch
-        del words, word_counts
-        stage1 = rank
+        stage1 = len(merges)
 
         if budget > stage1:
-            words, word_counts, corpus_bytes, _ = packed_input(stage2_counts)
+            words, word_counts, corpus_bytes, _ = packed_input(counts.pop(0))
             stage2_tokens = initial_token_bytes(specials)
-            for batch in merge_columns(words, word_counts, stage2_tokens, budget, corpus_bytes, first_rank=0,
-                                       stage=2, forced=forced, max_words=self.max_words or 0, colon_rule=True):
+            batches = merge_columns(words, word_counts, stage2_tokens, budget, corpus_bytes, first_rank=0, stage=2,
+                                    forced=forced, max_words=self.max_words or 0, colon_rule=True)
+            del words, word_counts
+            for batch in batches:
                 skip = max(0, stage1 - batch.first_rank)
                 if skip >= len(batch):
                     continue
