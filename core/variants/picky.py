@@ -10,7 +10,8 @@ vocabulary holds ``vocab_size`` live tokens.
 
 `PickyLoop` is the incremental merge loop with removals (pair counts, pair -> words and
 token -> words indexes, a lazy heap; a removal rewrites only the words that hold the
-token). The vocabulary is compact: bytes, special tokens, then live tokens numbered in
+token): compiled in ``core/variants/_picky_kernel.c``, in Python in
+`core.variants.picky_loop` (the fallback), with the same events. The vocabulary is compact: bytes, special tokens, then live tokens numbered in
 order of first creation. `PickyTokenizer` encodes a pre-token by replaying the event list
 (merges and splits, in order), as the authors' code does; it saves that list as text
 beside ``vocab.json`` (``picky_events.txt``).
@@ -20,17 +21,19 @@ Example: ``TrainOptions(10_000, ["<|endoftext|>"], variant=Picky(threshold=0.9))
 
 from __future__ import annotations
 
-import heapq
+import operator
 import os
 import time
 from array import array
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from core.errors import FormatError
 from core.events import Finished, MergeBatch, SplitEvent, initial_token_bytes
+from core.training.merge import PackedWords
 from core.variants.base import Variant
 
 if TYPE_CHECKING:
@@ -38,15 +41,26 @@ if TYPE_CHECKING:
     from core.encode.tokenizer import Tokenizer
     from core.events import BatchedTrainEvent
     from core.pretokenize.patterns import Pattern
+    from core.variants._picky_kernel import PickyState
+    from core.variants.picky_loop import PythonPickyLoop
 
 __all__ = ["EVENTS_NAME", "Event", "Picky", "PickyLoop", "events_text", "picky_events", "read_events"]
 
 EVENTS_NAME = "picky_events.txt"
 _EVENTS_HEADER = "#picky-bpe events v1"
-_SHIFT = 32
-_MASK = (1 << _SHIFT) - 1
 _BATCH = 64
 _BATCH_SECONDS = 0.02
+
+
+def _load_kernel() -> type[PickyState] | None:
+    try:
+        from core.variants._picky_kernel import PickyState
+    except ImportError:  # not built (no C compiler at install time): the Python loop runs
+        return None
+    return PickyState
+
+
+_PickyState = _load_kernel()
 
 
 @dataclass(frozen=True)
@@ -73,17 +87,13 @@ class Picky(Variant):
         object.__setattr__(self, "threshold", float(self.threshold))
 
     def merge(
-        self, counts: Sequence[PretokenCounts], vocab_size: int, specials: list[str]
+        self, counts: list[PretokenCounts], vocab_size: int, specials: list[str]
     ) -> Generator[BatchedTrainEvent]:
         from core.training.trainer import packed_input
-        from core.training.merge import PackedWords
 
-        words, word_counts, corpus_bytes, counting_done = packed_input(counts[0])
+        words, word_counts, corpus_bytes, counting_done = packed_input(counts.pop(0))  # (the table let go)
         yield counting_done
         del counting_done
-        if isinstance(words, PackedWords):
-            words, word_counts = words.unpacked()
-        assert word_counts is not None
         loop = PickyLoop(words, word_counts, specials, self.threshold)
         del words, word_counts
         yield from loop.batches(vocab_size, corpus_bytes)
@@ -100,49 +110,60 @@ class PickyLoop:
     """The incremental merge loop with Picky's removals, over distinct pre-tokens and counts.
 
     Ids are the loop's own: 0-255 the bytes, then the special tokens, then each distinct
-    token in order of first creation (a token made again keeps its id).
+    token in order of first creation (a token made again keeps its id). The compiled
+    kernel (``core.variants._picky_kernel``) runs the merges when it is built, unless the
+    environment variable ``BPE_STUDIO_PURE_PYTHON`` is ``"1"``; otherwise (no C compiler at
+    install time, or counts too large for it) `core.variants.picky_loop.PythonPickyLoop`
+    does, with the same results. ``words`` may be a `PackedWords` (``counts`` None), which
+    the kernel reads as it is.
     """
 
-    def __init__(self, words: list[bytes], counts: list[int], specials: Sequence[str], threshold: float) -> None:
-        from core.training.merge import count_pairs, tie_break_key
+    tokens: list[bytes]  # id -> bytes
+    live: dict[int, None]  # the live merged tokens (a dict: set semantics, insertion order)
+    parents: dict[int, tuple[int, int]]  # each merged token's first parents
+    merges: list[tuple[int, int, int]]  # (left, right, new) per merge
+    splits: list[SplitEvent]
 
-        self._key = tie_break_key
+    def __init__(self, words: list[bytes] | PackedWords, counts: list[int] | None, specials: Sequence[str],
+                 threshold: float) -> None:
         self.threshold = threshold
-        self.tokens: list[bytes] = initial_token_bytes(specials)
+        self._state = _kernel_state(words, counts, specials, threshold)
+        self._python: PythonPickyLoop | None = None
+        if self._state is None:
+            from core.variants.picky_loop import PythonPickyLoop
+
+            if isinstance(words, PackedWords):
+                words, counts = words.unpacked()
+            assert counts is not None
+            self._python = python = PythonPickyLoop(words, counts, specials, threshold)
+            self.tokens, self.live, self.parents = python.tokens, python.live, python.parents
+            self.merges, self.splits = python.merges, python.splits
+        else:
+            self.tokens, self.live, self.parents, self.merges, self.splits = initial_token_bytes(specials), {}, {}, [], []
         self._first_merged = len(self.tokens)
-        self._keys = [tie_break_key(t) for t in self.tokens]
-        self._id_of: dict[bytes, int] = {}
-        self.live: dict[int, None] = {}  # the live merged tokens (a dict: set semantics, insertion order)
-        self.parents: dict[int, tuple[int, int]] = {}
-        self.merges: list[tuple[int, int, int]] = []  # (left, right, new) per merge
-        self.splits: list[SplitEvent] = []
-        pair_counts, pair_words = count_pairs(words, counts)
-        self._pairs: dict[int, int] = pair_counts
-        self._pair_words: dict[int, list[int]] = {code: ws.tolist() if not isinstance(ws, list) else ws
-                                                  for code, ws in pair_words.items()}
-        self._token_words: dict[int, list[int]] = {}
-        self._counts = counts
-        self._words: list[list[int]] = [list(w) for w in words]
-        freq = [0] * len(self.tokens)
-        for word, c in zip(words, counts):
-            for b in word:
-                freq[b] += c
-        self._freq = freq
-        keys = self._keys
-        self._heap = [(-c, keys[code >> _SHIFT] + keys[code & _MASK], code) for code, c in pair_counts.items()]
-        heapq.heapify(self._heap)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the compiled kernel makes the merges."""
+        return self._state is not None
 
     def batches(self, vocab_size: int, corpus_tokens: int) -> Iterator[MergeBatch]:
-        """Merge until ``vocab_size`` live tokens (or no pair is left), in batches."""
+        """Merge until ``vocab_size`` live tokens (or no pair is left), in batches of at most
+        64 merges, cut short after 20 ms."""
+        if self._state is not None:
+            yield from self._kernel_batches(self._state, vocab_size, corpus_tokens)
+            return
+        assert self._python is not None
+        step = self._python.step
         columns: tuple[array[int], ...] = tuple(array("q") for _ in range(5))
         splits_before = 0
         restores = False
         started = time.monotonic()
         while self._first_merged + len(self.live) < vocab_size:
-            step = self.step()
-            if step is None:
+            merge = step()
+            if merge is None:
                 break
-            left, right, new, count, removed, restored = step
+            left, right, new, count, removed, restored = merge
             corpus_tokens -= removed
             restores |= restored
             for column, value in zip(columns, (new, left, right, count, corpus_tokens)):
@@ -154,93 +175,38 @@ class PickyLoop:
         if columns[0]:
             yield self._batch(columns, splits_before, restores)
 
+    def _kernel_batches(self, state: PickyState, vocab_size: int, corpus_tokens: int) -> Iterator[MergeBatch]:
+        """The kernel's steps as batches; the tokens, live set, parents, merges and splits
+        follow each one (as the Python loop keeps them)."""
+        tokens, live, parents, merges = self.tokens, self.live, self.parents, self.merges
+        while self._first_merged + len(live) < vocab_size:
+            *columns, splits = state.step(_BATCH, vocab_size, _BATCH_SECONDS)
+            lefts, rights, new_ids, counts, removed, restored = (array("q", column) for column in columns)
+            if not new_ids:
+                return
+            splits_before = len(self.splits)
+            pending = iter(splits)
+            split = next(pending, None)
+            for rank, left, right, new in zip(range(len(merges), len(merges) + len(new_ids)), lefts, rights, new_ids):
+                if new == len(tokens):
+                    tokens.append(tokens[left] + tokens[right])
+                    parents[new] = (left, right)
+                live[new] = None
+                merges.append((left, right, new))
+                while split is not None and split[0] == rank:
+                    _, token_id, pieces, occurrences = split
+                    del live[token_id]
+                    self.splits.append(SplitEvent(rank, token_id, tokens[token_id],
+                                                  tuple(tokens[p] for p in array("i", pieces)), occurrences))
+                    split = next(pending, None)
+            running = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))[1:]  # after each merge
+            corpus_tokens = running[-1]
+            yield self._batch((new_ids, lefts, rights, counts, running), splits_before, any(restored))
+
     def _batch(self, columns: tuple[array[int], ...], splits_before: int, restores: bool) -> MergeBatch:
         new_ids, lefts, rights, counts, tokens = columns
         return MergeBatch(len(self.merges) - len(new_ids), new_ids, lefts, rights, counts, tokens,
                           splits=tuple(self.splits[splits_before:]), restores=restores)
-
-    def step(self) -> tuple[int, int, int, int, int, bool] | None:
-        """One merge and its removals: ``(left, right, new, pair count, tokens removed from
-        the corpus net of the splits' pieces, whether the token existed)``; ``None`` when no
-        pair is left."""
-        heap, pairs = self._heap, self._pairs
-        while heap:
-            neg, key, code = heap[0]
-            actual = pairs.get(code, 0)
-            if actual == -neg:
-                break
-            heapq.heappop(heap)
-            if actual > 0:
-                heapq.heappush(heap, (-actual, key, code))
-        else:
-            return None
-        heapq.heappop(heap)
-        a, b = code >> _SHIFT, code & _MASK
-        token = self.tokens[a] + self.tokens[b]
-        z = self._id_of.get(token)
-        restored = z is not None
-        if z is None:
-            z = len(self.tokens)
-            self.tokens.append(token)
-            self._keys.append(self._key(token))
-            self._freq.append(0)
-            self._id_of[token] = z
-            self.parents[z] = (a, b)
-        self.live[z] = None
-        rank = len(self.merges)
-        self.merges.append((a, b, z))
-
-        raised: set[int] = set()
-        made = 0
-        holders = self._token_words.setdefault(z, [])
-        for w in dict.fromkeys(self._pair_words.pop(code, ())):
-            word = self._words[w]
-            out, n = _merge_word(word, a, b, z)
-            if n:
-                c = self._counts[w]
-                made += n * c
-                self._rewrite(w, word, out, c, raised)
-                holders.append(w)
-        self._freq[z] += made
-        self._freq[a] -= made
-        self._freq[b] -= made
-        removed = made
-        for x in (a,) if a == b else (a, b):
-            rest = self._freq[x]
-            if x in self.live and made / (made + rest) > self.threshold:
-                removed -= self._remove(x, rank, raised)
-        keys = self._keys
-        for c in raised:
-            count = pairs.get(c, 0)
-            if count > 0:
-                heapq.heappush(heap, (-count, keys[c >> _SHIFT] + keys[c & _MASK], c))
-        return a, b, z, -neg, removed, restored
-
-    def _remove(self, x: int, rank: int, raised: set[int]) -> int:
-        """Remove token ``x``: its occurrences become its pieces. Returns the tokens added."""
-        del self.live[x]
-        pieces = self.walk(x)
-        occurrences = self._freq[x]
-        for w in dict.fromkeys(self._token_words.pop(x, ())):
-            word = self._words[w]
-            if x not in word:
-                continue
-            out: list[int] = []
-            for t in word:
-                if t == x:
-                    out += pieces
-                else:
-                    out.append(t)
-            self._rewrite(w, word, out, self._counts[w], raised)
-            for p in pieces:
-                if p >= self._first_merged:
-                    self._token_words.setdefault(p, []).append(w)
-        self._freq[x] = 0
-        for p in pieces:
-            self._freq[p] += occurrences
-        tokens = self.tokens
-        self.splits.append(SplitEvent(rank, x, tokens[x], tuple(tokens[p] for p in pieces), occurrences))
-        return occurrences * (len(pieces) - 1)
 
     def walk(self, x: int) -> list[int]:
         """The pieces of token ``x``: itself if live or one byte, else its first parents' pieces."""
@@ -248,31 +214,6 @@ class PickyLoop:
             return [x]
         left, right = self.parents[x]
         return self.walk(left) + self.walk(right)
-
-    def _rewrite(self, w: int, old: list[int], new: list[int], c: int, raised: set[int]) -> None:
-        """Word ``w`` becomes ``new``: its pairs' counts moved by ``c`` each; pairs that rose
-        are indexed and noted for the heap."""
-        delta: dict[int, int] = {}
-        get = delta.get
-        for i in range(len(old) - 1):
-            code = old[i] << _SHIFT | old[i + 1]
-            delta[code] = get(code, 0) - c
-        for i in range(len(new) - 1):
-            code = new[i] << _SHIFT | new[i + 1]
-            delta[code] = get(code, 0) + c
-        pairs, pair_words = self._pairs, self._pair_words
-        for code, d in delta.items():
-            if d == 0:
-                continue
-            count = pairs.get(code, 0) + d
-            if count:
-                pairs[code] = count
-            else:
-                pairs.pop(code, None)
-            if d > 0:
-                raised.add(code)
-                pair_words.setdefault(code, []).append(w)
-        self._words[w] = new
 
     def finished(self) -> Finished:
         """The compact vocabulary, every merge and every split."""
@@ -284,19 +225,19 @@ class PickyLoop:
         return Finished(vocab=vocab, merges=merges, splits=tuple(self.splits))
 
 
-def _merge_word(word: list[int], a: int, b: int, z: int) -> tuple[list[int], int]:
-    """``word`` with each ``(a, b)`` merged, left to right, and how many were."""
-    out: list[int] = []
-    i, n, made = 0, len(word), 0
-    while i < n:
-        if i + 1 < n and word[i] == a and word[i + 1] == b:
-            out.append(z)
-            i += 2
-            made += 1
-        else:
-            out.append(word[i])
-            i += 1
-    return out, made
+def _kernel_state(words: list[bytes] | PackedWords, counts: list[int] | None, specials: Sequence[str],
+                  threshold: float) -> PickyState | None:
+    """The compiled loop's state over the words, or None for the Python loop (kernel not
+    built, ``BPE_STUDIO_PURE_PYTHON=1``, or counts it cannot hold)."""
+    if _PickyState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+        return None
+    try:
+        if not isinstance(words, PackedWords):  # the kernel reads the packed form only
+            assert counts is not None
+            words = PackedWords(b"".join(words), array("q", map(len, words)).tobytes(), array("q", counts).tobytes())
+        return _PickyState(words.blob, words.lengths, words.counts, [s.encode("utf-8") for s in specials], threshold)
+    except OverflowError:  # counts beyond int64, or weighted bytes of 2**53 or more (not exact in doubles)
+        return None
 
 
 # ---------------------------------------------------------------------- the event list

@@ -34,7 +34,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ("pyproject.toml", "README.md", "core", "bpe_studio", "resources")
 RESOURCES = ("icon.svg", "sample_corpus.txt", "style.qss")  # what the application opens
-KERNELS = ("core.training._merge_kernel", "core.encode._bpe_kernel")
+KERNELS = ("core.training._merge_kernel", "core.encode._bpe_kernel", "core.variants._picky_kernel")
 # Checked only where they were built: without a C compiler the install succeeds without them.
 BUILT_KERNELS = [name for name in KERNELS if importlib.util.find_spec(name) is not None]
 
