@@ -41,6 +41,8 @@ class CountingDone:
         longest_pretoken: the longest pre-token in bytes.
         documents: documents read (plain files, JSONL records, Parquet rows, texts), after sampling.
         input_bytes: bytes of input read (on disk: compressed bytes for compressed files).
+        sources: the names of the named sources trained on, in order (``()``: one corpus);
+            each `MergeBatch` then gives its merges' counts per source (``per_source``).
     """
 
     distinct: int
@@ -51,6 +53,7 @@ class CountingDone:
     longest_pretoken: bytes
     documents: int = 0
     input_bytes: int = 0
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,9 @@ class MergeBatch:
         splits: Picky BPE's removals during the batch, in order (each after its merge).
         restores: a merge may make a token that exists already (Picky BPE: removed, or
             made by another pair, it keeps its first id); otherwise each id is the next.
+        per_source: with named sources (`CountingDone.sources`), each merge's pair count per
+            source at the time of the merge, merge after merge (``len(sources)`` values a
+            merge, adding up to its count): where the merge's pairs came from; else ``None``.
 
     Example: training on ``"low low"`` up to 258 tokens makes one batch: ``first_rank=0,
     token_ids=[256, 257], left_ids=[111, 108], right_ids=[119, 256], counts=[2, 2],
@@ -137,6 +143,7 @@ class MergeBatch:
     stage: int = 0
     splits: tuple[SplitEvent, ...] = ()
     restores: bool = False
+    per_source: array[int] | None = None
 
     def __len__(self) -> int:
         return len(self.token_ids)

@@ -30,10 +30,14 @@ from core.errors import FormatError
 from core.pretokenize.counting import ChunkCounts
 from core.pretokenize.native import native_module
 
-__all__ = ["MAGIC", "MAX_CORPUS_BYTES", "VERSION", "decode", "encode", "open_counts_file", "pack", "read_file", "read_header"]
+__all__ = ["MAGIC", "MAX_CORPUS_BYTES", "NAMED_VERSION", "VERSION", "VERSIONS", "decode", "encode", "encode_named",
+           "open_counts_file", "pack", "read_file", "read_header", "sorted_body"]
 
 MAGIC = b"BPECOUNT"
 VERSION = 1
+NAMED_VERSION = 2
+"""Version 1 holds one table; version 2 one per named source (`core.corpus.named_counts`)."""
+VERSIONS = (VERSION, NAMED_VERSION)
 HEADER = struct.Struct("<8sII")  # magic, version, metadata length
 MAX_CORPUS_BYTES = (1 << 63) - 1
 """The largest sum of count × length training computes with (int64): more is refused."""
@@ -53,10 +57,26 @@ def pack(words: list[bytes], counts: list[int], invalid: int, order: str) -> byt
 
 def encode(words: list[bytes], counts: list[int], invalid: int, meta: dict[str, Any]) -> bytes:
     """The file's bytes for these counts (sorted here) and metadata."""
+    return _file(VERSION, [sorted_body(words, counts, invalid)], meta)
+
+
+def encode_named(bodies: list[bytes], meta: dict[str, Any]) -> bytes:
+    """The file's bytes for one table per named source (`sorted_body` each), in the order of
+    ``meta["sources"]``, whose ``body_bytes`` this fills in."""
+    meta = {**meta, "sources": [{**source, "body_bytes": len(body)} for source, body in zip(meta["sources"], bodies)]}
+    return _file(NAMED_VERSION, bodies, meta)
+
+
+def sorted_body(words: list[bytes], counts: list[int], invalid: int) -> bytes:
+    """One table packed little-endian, sorted by pre-token bytes (equal tables, equal bytes)."""
     order = sorted(range(len(words)), key=words.__getitem__)
-    body = pack([words[i] for i in order], [counts[i] for i in order], invalid, "little")
+    return pack([words[i] for i in order], [counts[i] for i in order], invalid, "little")
+
+
+def _file(version: int, bodies: list[bytes], meta: dict[str, Any]) -> bytes:
+    body = b"".join(bodies)
     meta_bytes = json.dumps(meta, ensure_ascii=False).encode()
-    return b"".join((HEADER.pack(MAGIC, VERSION, len(meta_bytes)), meta_bytes, body,
+    return b"".join((HEADER.pack(MAGIC, version, len(meta_bytes)), meta_bytes, body,
                      struct.pack("<I", zlib.crc32(body, zlib.crc32(meta_bytes)))))
 
 
@@ -95,17 +115,18 @@ def read_header(f: IO[bytes], size: int, name: str, *, loading: bool = False) ->
                               "BPECOUNT); write it again with 'bpe-studio count' or PretokenCounts.save")
         raise FormatError(f"{name} is not a pre-token counts file (it does not start with BPECOUNT)")
     _, version, meta_size = HEADER.unpack(head)
-    if version != VERSION:
-        raise FormatError(f"{name} is a pre-token counts file of version {version}; this BPE "
-                          f"Studio reads version {VERSION}: upgrade BPE Studio or count again")
+    if version not in VERSIONS:
+        raise FormatError(f"{name} is a pre-token counts file of version {version}; this BPE Studio "
+                          f"reads versions {', '.join(map(str, VERSIONS))}: upgrade BPE Studio or count again")
     if HEADER.size + meta_size > size:
         raise FormatError(f"{name} is not a readable pre-token counts file (it is truncated); "
                           "write it again with 'bpe-studio count' or PretokenCounts.save")
     return f.read(meta_size)
 
 
-def decode(data: bytes, name: str) -> tuple[ChunkCounts, dict[str, Any]]:
-    """The counts and metadata of a whole file's bytes.
+def decode(data: bytes, name: str) -> tuple[list[ChunkCounts], dict[str, Any]]:
+    """The counts and metadata of a whole file's bytes: one table, or one per named source
+    (version 2: the metadata's ``sources`` gives each one's body length, in order).
 
     Raises:
         FormatError: truncated, damaged (checksum), an empty pre-token, a count below 1 or
@@ -118,9 +139,9 @@ def decode(data: bytes, name: str) -> tuple[ChunkCounts, dict[str, Any]]:
     if len(data) < HEADER.size or not data.startswith(MAGIC):
         raise bad("it does not start with BPECOUNT")
     _, version, meta_size = HEADER.unpack_from(data)
-    if version != VERSION:
+    if version not in VERSIONS:
         raise FormatError(f"{name} is a pre-token counts file of version {version}; this BPE Studio "
-                          f"reads version {VERSION}: upgrade BPE Studio or count again")
+                          f"reads versions {', '.join(map(str, VERSIONS))}: upgrade BPE Studio or count again")
     start = HEADER.size + meta_size
     if len(data) < start + 24 + 4:
         raise bad("it is truncated")
@@ -130,34 +151,47 @@ def decode(data: bytes, name: str) -> tuple[ChunkCounts, dict[str, Any]]:
         meta = json.loads(meta_bytes)
         if not isinstance(meta, dict):
             raise ValueError("no metadata")
-        n, invalid, keys_length = struct.unpack_from("<qqq", body)
-        keys_at = 24 + 12 * n
-        if n < 0 or keys_length < 0 or keys_at + keys_length != len(body):
+        sizes = [len(body)] if version == 1 else [int(source["body_bytes"]) for source in meta["sources"]]
+        if not sizes or min(sizes) < 0 or sum(sizes) != len(body):
             raise ValueError("truncated")
-        lengths = array("I", body[24 + 8 * n:keys_at])
-        numbers = array("q", body[24:24 + 8 * n])
-        if sys.byteorder != "little":  # pragma: no cover
-            lengths.byteswap()
-            numbers.byteswap()
-        if sum(lengths) != keys_length or min(numbers, default=1) < 1:
-            raise ValueError("truncated")
-    except (ValueError, struct.error):
+        bodies = [body[at:at + size] for at, size in zip(accumulate(sizes, initial=0), sizes)]
+        tables = [_table(part) for part in bodies]
+    except (ValueError, KeyError, TypeError, struct.error):
         raise bad("it is truncated or damaged") from None
     if zlib.crc32(body, zlib.crc32(meta_bytes)) != crc:
         raise bad("its checksum does not match: it is damaged")
-    if min(lengths, default=1) < 1:
-        raise bad("it holds an empty pre-token")
-    if n and max(numbers) * keys_length > MAX_CORPUS_BYTES and sum(map(int.__mul__, lengths, numbers)) > MAX_CORPUS_BYTES:
-        raise bad("its counts add up to more bytes than training can count (2**63)")
-    if native_module() is not None and sys.byteorder == "little":
-        chunk = ChunkCounts(body, None, invalid)  # the native counter's own packed layout
-    else:
-        ends = list(accumulate(lengths, initial=keys_at))
-        chunk = ChunkCounts(None, {body[a:b]: c for a, b, c in zip(ends, ends[1:], numbers)}, invalid)
-    return chunk, meta
+    chunks = []
+    for part, (n, invalid, keys_at, keys_length, lengths, numbers) in zip(bodies, tables):
+        if min(lengths, default=1) < 1:
+            raise bad("it holds an empty pre-token")
+        if n and max(numbers) * keys_length > MAX_CORPUS_BYTES and sum(map(int.__mul__, lengths, numbers)) > MAX_CORPUS_BYTES:
+            raise bad("its counts add up to more bytes than training can count (2**63)")
+        if native_module() is not None and sys.byteorder == "little":
+            chunks.append(ChunkCounts(part, None, invalid))  # the native counter's own packed layout
+        else:
+            ends = list(accumulate(lengths, initial=keys_at))
+            chunks.append(ChunkCounts(None, {part[a:b]: c for a, b, c in zip(ends, ends[1:], numbers)}, invalid))
+    return chunks, meta
 
 
-def read_file(path: str | os.PathLike[str]) -> tuple[ChunkCounts, dict[str, Any]]:
+def _table(body: bytes) -> tuple[int, int, int, int, array[int], array[int]]:
+    """One packed table's ``(n, invalid bytes, where its keys start, their length, key
+    lengths, counts)``; ``ValueError`` when it does not add up."""
+    n, invalid, keys_length = struct.unpack_from("<qqq", body)
+    keys_at = 24 + 12 * n
+    if n < 0 or keys_length < 0 or keys_at + keys_length != len(body):
+        raise ValueError("truncated")
+    lengths = array("I", body[24 + 8 * n:keys_at])
+    numbers = array("q", body[24:24 + 8 * n])
+    if sys.byteorder != "little":  # pragma: no cover
+        lengths.byteswap()
+        numbers.byteswap()
+    if sum(lengths) != keys_length or min(numbers, default=1) < 1:
+        raise ValueError("truncated")
+    return n, invalid, keys_at, keys_length, lengths, numbers
+
+
+def read_file(path: str | os.PathLike[str]) -> tuple[list[ChunkCounts], dict[str, Any]]:
     """`decode` of the file at ``path``, its kind and header checked before the body is read."""
     f, size = open_counts_file(path)
     with f:

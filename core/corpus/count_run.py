@@ -10,20 +10,23 @@ is the public face, here or on a Dask cluster (`core.distributed`).
 from __future__ import annotations
 
 import os
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from core.corpus.counting import count_documents
 from core.corpus.documents import Task, check_unchanged, plan_tasks, text_tasks
+from core.corpus.named_counts import NamedCounts, check_source_names
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
+from core.errors import CorpusError
 from core.events import PretokenizeProgress
 from core.pretokenize.counting import CountTable, count_chunk_bytes
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
 
-__all__ = ["CountingRun", "check_counting", "count_events", "count_pretokens", "split_input"]
+__all__ = ["CountingRun", "NamedCountingRun", "check_counting", "check_named_counting", "count_events",
+           "count_named_events", "count_pretokens", "split_input"]
 
 MIN_CHUNK_BYTES = 1 << 20
 MAX_CHUNK_BYTES = 2 << 20
@@ -117,8 +120,68 @@ def count_events(run: CountingRun) -> Generator[PretokenizeProgress, None, Preto
                                      documents=documents, input_bytes=done, read=run.read)
 
 
+@dataclass(frozen=True)
+class NamedCountingRun:
+    """Checked counting runs of named sources, counted one after another into `NamedCounts`."""
+
+    runs: tuple[tuple[str, CountingRun], ...]
+
+    @property
+    def specials(self) -> list[str]:
+        return self.runs[0][1].specials
+
+
+def check_named_counting(
+    sources: Mapping[Any, object],
+    specials: list[str],
+    pattern: Pattern,
+    workers: int | None,
+    chunk_size: int | None,
+    read: ReadOptions,
+) -> NamedCountingRun:
+    """Check the names, then each source (`check_counting`), before any work."""
+    names = check_source_names(sources)
+    for name in names:
+        if isinstance(sources[name], PretokenCounts):
+            raise TypeError(f"source {name!r}: give each named source as paths or texts; counts of named "
+                            "sources are NamedCounts({name: counts, ...})")
+    return NamedCountingRun(tuple((name, _named_check(name, sources[name], specials, pattern, workers, chunk_size,
+                                                      read)) for name in names))
+
+
+def _named_check(name: str, input: object, specials: list[str], pattern: Pattern, workers: int | None,
+                 chunk_size: int | None, read: ReadOptions) -> CountingRun:
+    try:
+        return check_counting(input, specials, pattern, workers, chunk_size, read)
+    except TypeError as e:
+        raise TypeError(f"source {name!r}: {e}") from None
+
+
+def count_named_events(named: NamedCountingRun) -> Generator[PretokenizeProgress, None, NamedCounts]:
+    """Count each source in turn (`count_events`), yielding progress over them all; return
+    their counts."""
+    total = sum(run.size for _, run in named.runs)
+    done = documents = 0
+    shares: dict[str, PretokenCounts] = {}
+    for name, run in named.runs:
+        events = count_events(run)
+        try:
+            while True:
+                progress = next(events)
+                yield PretokenizeProgress(done + progress.done, max(total, done + progress.total),
+                                          documents + progress.documents)
+        except StopIteration as stop:
+            counts: PretokenCounts = stop.value
+        except CorpusError as e:  # (an empty source, say): which one
+            raise CorpusError(f"source {name!r}: {e}") from None
+        shares[name] = counts
+        done += max(run.size, counts.input_bytes)
+        documents += counts.documents
+    return NamedCounts(shares)
+
+
 def count_pretokens(
-    input: Source | Iterable[str],
+    input: Source | Iterable[str] | Mapping[str, Source | Iterable[str]],
     special_tokens: Iterable[str] = (),
     *,
     pattern: str = "gpt2",
@@ -134,7 +197,9 @@ def count_pretokens(
 
     Args:
         input: paths, folders, globs (or a list of them), or an iterable of texts (each str
-            a document; a list of texts as ``iter(texts)``).
+            a document; a list of texts as ``iter(texts)``); or named sources, a mapping
+            from a name to any of those (``{"en": "data/en/", "hi": "hi.jsonl.zst"}``),
+            which gives `NamedCounts`: their sum, each source's counts kept.
         special_tokens: a list of strings that split the text (not counted).
         pattern: ``"gpt2"``, ``"gpt4"`` or a regex.
         workers: local processes or threads (default: all cores).
@@ -148,12 +213,21 @@ def count_pretokens(
     specials = validate_special_tokens(special_tokens)
     compiled = resolve_pattern(pattern)
     read = read if read is not None else ReadOptions()
-    if client is not None:
+    if isinstance(input, Mapping):
+        if client is not None:
+            names = check_source_names(input)
+            return NamedCounts({name: count_pretokens(input[name], specials, pattern=pattern, read=read, client=client,
+                                                      chunk_size=chunk_size, worker_timeout=worker_timeout)
+                                for name in names})
+        events: Generator[PretokenizeProgress, None, PretokenCounts] = count_named_events(
+            check_named_counting(input, specials, compiled, workers, chunk_size, read))
+    elif client is not None:
         from core.distributed import count_on_cluster
 
         return count_on_cluster(input, specials, client=client, pattern=compiled.source, read=read,
                                 shard_bytes=chunk_size, worker_timeout=worker_timeout)
-    events = count_events(check_counting(input, specials, compiled, workers, chunk_size, read))
+    else:
+        events = count_events(check_counting(input, specials, compiled, workers, chunk_size, read))
     while True:
         try:
             next(events)

@@ -273,6 +273,9 @@ class PretokenCounts(Mapping[bytes, int]):
         first = parts[0]
         for part in parts[1:]:
             first.check_compatible(part)
+        named = [part for part in parts if getattr(part, "sources", None) is not None]
+        if named:  # counts of named sources add up source by source (core.corpus.named_counts)
+            return named[0].add_named(parts)  # type: ignore[attr-defined, no-any-return]
         if len(parts) == 1:
             return first
         table = CountTable()
@@ -309,20 +312,26 @@ class PretokenCounts(Mapping[bytes, int]):
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> PretokenCounts:
-        """Read a file `save` wrote. Not a regular file (a folder, a pipe, a device), or a
+        """Read a file `save` wrote (`core.corpus.named_counts.NamedCounts` for counts of named
+        sources). Not a regular file (a folder, a pipe, a device), or a
         truncated, damaged or foreign file, raises `FormatError` (the header is checked
         before the body is read)."""
-        chunk, meta = bpc_file.read_file(path)
-        return cls._from_file(chunk, meta, str(path))
+        chunks, meta = bpc_file.read_file(path)
+        return cls._from_file(chunks, meta, str(path))
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<bytes>") -> PretokenCounts:
         """The counts `to_bytes` wrote (`FormatError` if they are not readable)."""
-        chunk, meta = bpc_file.decode(data, name)
-        return cls._from_file(chunk, meta, name)
+        chunks, meta = bpc_file.decode(data, name)
+        return cls._from_file(chunks, meta, name)
 
     @classmethod
-    def _from_file(cls, chunk: ChunkCounts, meta: dict[str, Any], name: str) -> PretokenCounts:
+    def _from_file(cls, chunks: list[ChunkCounts], meta: dict[str, Any], name: str) -> PretokenCounts:
+        if "sources" in meta:  # one table per named source
+            from core.corpus.named_counts import NamedCounts
+
+            return NamedCounts.from_file(chunks, meta, name)
+        (chunk,) = chunks
         try:
             read = ReadOptions(**meta["read"]) if meta.get("read") is not None else None
             return cls(chunk, pattern=meta["pattern"], special_tokens=meta["special_tokens"],

@@ -459,6 +459,10 @@ typedef struct {
 /* Pending records before a flush (bounds the buffer: 8 MB). */
 #define PENDING_MAX (1 << 20)
 
+/* Values in one merge's record (and columns step() returns), before its count per named
+ * source (one more column, of nsources values a merge). */
+#define MERGE_FIELDS 5
+
 /* One distinct pre-token: its tokens are arena[start .. start + len). Merges shorten
  * a word in place (len goes down; the arena's space after it stays unused). */
 typedef struct {
@@ -510,7 +514,9 @@ typedef struct {
     int32_t *forced;             /* left, right ids of the merges to make first */
     Py_ssize_t nforced;
     Py_ssize_t forced_done;
-    int forced_applied;          /* made in the words at the start (apply_forced): */
+    Py_ssize_t nsources;         /* named sources (provenance), 0 when none: */
+    uint16_t *record_sources;    /* each record's source */
+    int forced_applied;          /* made in the words at the start (forced_prepare): */
     int64_t *forced_counts;      /* each one's count then */
     int64_t *forced_removed;     /* and the tokens it removed */
     int broken; /* a step failed midway: the state may be half-updated, so no step runs again */
@@ -779,6 +785,7 @@ MergeState_dealloc(MergeState *s)
     PyMem_Free(s->pending);
     PyMem_Free(s->forced);
     PyMem_Free(s->forced_counts);
+    PyMem_Free(s->record_sources);
     PyMem_Free(s->forced_removed);
     PyMem_Free(s->low);
     PyMem_Free(s->dead);
@@ -1128,7 +1135,8 @@ forced_applicable(const MergeState *s)
             return 0;
         }
     }
-    return s->nforced > 0 && s->ntokens + s->nforced <= INT32_MAX;
+    /* (with named sources, each forced merge's count per source comes from the loop) */
+    return s->nforced > 0 && s->ntokens + s->nforced <= INT32_MAX && s->nsources == 0;
 }
 
 /* Ready to make the forced merges in the words as they are read (_merge_apply.h): their
@@ -1192,16 +1200,45 @@ static int
 MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"words", "counts", "token_bytes", "max_token_length", "min_frequency",
-                             "forced", "max_words", "colon_rule", NULL};
+                             "forced", "max_words", "colon_rule", "sources", "nsources", NULL};
     PyObject *words, *counts_list, *token_list;
     Py_ssize_t max_token_length = 0, max_words = 0;
     long long min_frequency = 0;
     int colon_rule = 0;
-    Py_buffer forced = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*np:MergeState", kwlist, &words, &counts_list,
+    Py_buffer forced = {0}, sources = {0};
+    Py_ssize_t nsources = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*npy*n:MergeState", kwlist, &words, &counts_list,
                                      &PyList_Type, &token_list, &max_token_length, &min_frequency,
-                                     &forced, &max_words, &colon_rule)) {
+                                     &forced, &max_words, &colon_rule, &sources, &nsources)) {
         return -1;
+    }
+    /* named sources: each word's source (uint16), for the count of each merge per source */
+    uint16_t *word_sources = NULL;
+    if (sources.buf != NULL) {
+        if (nsources < 1 || nsources > 65535 || sources.len % 2 != 0) {
+            PyBuffer_Release(&sources);
+            if (forced.buf != NULL) {
+                PyBuffer_Release(&forced);
+            }
+            PyErr_SetString(PyExc_ValueError, "sources must hold a uint16 source per word, below nsources (1 to 65535)");
+            return -1;
+        }
+        word_sources = PyMem_Malloc(sources.len > 0 ? (size_t)sources.len : 1);
+        if (word_sources == NULL) {
+            PyBuffer_Release(&sources);
+            if (forced.buf != NULL) {
+                PyBuffer_Release(&forced);
+            }
+            PyErr_NoMemory();
+            return -1;
+        }
+        memcpy(word_sources, sources.buf, (size_t)sources.len);
+        s->nsources = nsources;
+        s->record_sources = word_sources; /* by word until the records are laid out (freed with s) */
+    }
+    Py_ssize_t nword_sources = sources.buf != NULL ? sources.len / 2 : 0;
+    if (sources.buf != NULL) {
+        PyBuffer_Release(&sources);
     }
     if (forced.buf != NULL) {
         /* native int32 (left, right) pairs, as array('i', ...).tobytes() gives them */
@@ -1233,6 +1270,17 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         return -1;
     }
     Py_ssize_t n = source.n;
+    if (s->nsources > 0) {
+        int bad = nword_sources != n;
+        for (Py_ssize_t i = 0; i < nword_sources && !bad; i++) {
+            bad = s->record_sources[i] >= s->nsources;
+        }
+        if (bad) {
+            PyErr_SetString(PyExc_ValueError, "sources must give each word a source below nsources");
+            word_source_close(&source);
+            return -1;
+        }
+    }
     Py_ssize_t ntok = PyList_GET_SIZE(token_list);
     if (ntok < 256 || ntok > INT32_MAX / 2) {
         PyErr_Format(PyExc_ValueError, "token_bytes must hold at least the 256 byte tokens, got %zd",
@@ -1286,6 +1334,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     int32_t *merged = NULL, *made = NULL;
     Py_ssize_t room = 0;
     size_t nmade = 0, capmade = 0;
+    uint16_t *record_sources = NULL; /* each record's source (named sources) */
     int applying = forced_applicable(s);
     if (applying && forced_prepare(s, &applier) < 0) {
         goto fail;
@@ -1358,6 +1407,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         goto fail;
     }
     s->nwords = nwords;
+    if (s->nsources > 0 && (record_sources = PyMem_Malloc((size_t)(nwords > 0 ? nwords : 1) * sizeof(uint16_t))) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     /* second pass: each word's record and tokens, the next ones of its group (a stable
      * counting sort): visiting words in index order reads the arena forwards */
     word_source_rewind(&source);
@@ -1378,6 +1431,9 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
             continue;
         }
         int g = count_group(counts[i]);
+        if (record_sources != NULL) {
+            record_sources[group_start[g]] = s->record_sources[i];
+        }
         WordRecord *r = &s->records[group_start[g]++];
         r->count = counts[i];
         r->start = (uint32_t)group_arena[g];
@@ -1396,6 +1452,11 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     counts = NULL;
     PyMem_Free(merged);
     merged = NULL;
+    if (record_sources != NULL) { /* by record from here on */
+        PyMem_Free(s->record_sources);
+        s->record_sources = record_sources;
+        record_sources = NULL;
+    }
     free(made);
     made = NULL;
     word_source_close(&source);
@@ -1444,6 +1505,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 fail:
     PyMem_Free(counts);
     PyMem_Free(merged);
+    PyMem_Free(record_sources);
     free(made);
     applier_free(&applier);
     word_source_close(&source);
@@ -1584,10 +1646,11 @@ widen_arena(MergeState *s)
 }
 
 /* Merge (a, b) -> z in one word (its tokens of type T), noting the neighbours; the
- * tokens removed are added to *removed. 0, or -1 on memory error. */
+ * tokens removed are added to *removed, the pair's occurrences in the word (overlapping
+ * ones too: a a a holds (a, a) twice) to *occurrences. 0, or -1 on memory error. */
 #define DEFINE_MERGE_WORD(NAME, T)                                                              \
     static inline int NAME(MergeState *s, T *word, WordRecord *record, int32_t w, int32_t a,     \
-                           int32_t b, int32_t z, int64_t *removed)                               \
+                           int32_t b, int32_t z, int64_t *removed, int32_t *occurrences)         \
     {                                                                                            \
         int32_t n = record->len;                                                                 \
         int64_t c = record->count;                                                               \
@@ -1603,6 +1666,7 @@ widen_arena(MergeState *s)
                 }                                                                                \
                 word[o++] = (T)z;                                                                \
                 *removed += c;                                                                   \
+                *occurrences += 1 + (a == b && i + 2 < n && word[i + 2] == a);                   \
                 merged = 1;                                                                      \
                 i += 2;                                                                          \
             } else {                                                                             \
@@ -1649,6 +1713,7 @@ static int
 merge_once(MergeState *s, int64_t *out)
 {
     HeapItem top;
+    memset(out + MERGE_FIELDS, 0, (size_t)s->nsources * sizeof(int64_t));
     int forced = s->forced_done < s->nforced;
     if (forced) {
         /* a forced merge: made whatever its count (0 if the pair does not occur) */
@@ -1779,10 +1844,16 @@ merge_once(MergeState *s, int64_t *out)
             __builtin_prefetch(s->wide ? (void *)((int32_t *)s->arena + start) : (void *)((uint16_t *)s->arena + start));
         }
         WordRecord *record = &s->records[list[h]];
+        int32_t occurrences = 0;
         if (s->wide) {
-            failed = merge_word32(s, (int32_t *)s->arena + record->start, record, list[h], a, b, z, &removed) < 0;
+            failed = merge_word32(s, (int32_t *)s->arena + record->start, record, list[h], a, b, z, &removed,
+                                  &occurrences) < 0;
         } else {
-            failed = merge_word16(s, (uint16_t *)s->arena + record->start, record, list[h], a, b, z, &removed) < 0;
+            failed = merge_word16(s, (uint16_t *)s->arena + record->start, record, list[h], a, b, z, &removed,
+                                  &occurrences) < 0;
+        }
+        if (s->nsources > 0) { /* the merge's count per source (out after the five fields) */
+            out[MERGE_FIELDS + s->record_sources[list[h]]] += occurrences * record->count;
         }
     }
     holders_free(&s->map.block, holders, 1 + nholders);
@@ -1841,8 +1912,6 @@ merge_once(MergeState *s, int64_t *out)
     return 1;
 }
 
-/* Number of values in one merge's record, and so of columns returned by step(). */
-#define MERGE_FIELDS 5
 
 static PyObject *
 MergeState_step(MergeState *s, PyObject *arg)
@@ -1861,13 +1930,15 @@ MergeState_step(MergeState *s, PyObject *arg)
     if (max_merges == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    /* records of the merges in row order, turned into columns at the end */
+    /* records of the merges in row order, turned into columns at the end (with named
+     * sources, a sixth: each merge's count per source, one after another) */
+    Py_ssize_t width = MERGE_FIELDS + s->nsources;
     int64_t *rows = NULL;
     Py_ssize_t n = 0, cap = 0;
     for (Py_ssize_t k = 0; k < max_merges && !s->finished; k++) {
         if (n == cap) {
             cap = cap ? cap * 2 : 64;
-            int64_t *grown = PyMem_Realloc(rows, (size_t)cap * MERGE_FIELDS * sizeof(int64_t));
+            int64_t *grown = PyMem_Realloc(rows, (size_t)cap * (size_t)width * sizeof(int64_t));
             if (grown == NULL) {
                 PyMem_Free(rows);
                 s->broken = 1; /* the merges made in this call are lost to the caller */
@@ -1875,7 +1946,7 @@ MergeState_step(MergeState *s, PyObject *arg)
             }
             rows = grown;
         }
-        int r = merge_once(s, rows + n * MERGE_FIELDS);
+        int r = merge_once(s, rows + n * width);
         if (r < 0) {
             PyMem_Free(rows);
             s->broken = 1;
@@ -1887,14 +1958,15 @@ MergeState_step(MergeState *s, PyObject *arg)
         }
         n++;
     }
-    PyObject *columns = PyTuple_New(MERGE_FIELDS);
+    PyObject *columns = PyTuple_New(MERGE_FIELDS + (s->nsources > 0));
     if (columns == NULL) {
         PyMem_Free(rows);
         s->broken = 1;
         return NULL;
     }
-    for (int f = 0; f < MERGE_FIELDS; f++) {
-        PyObject *column = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    for (int f = 0; f < MERGE_FIELDS + (s->nsources > 0); f++) {
+        Py_ssize_t per = f < MERGE_FIELDS ? 1 : s->nsources; /* values a merge */
+        PyObject *column = PyBytes_FromStringAndSize(NULL, n * per * (Py_ssize_t)sizeof(int64_t));
         if (column == NULL) {
             PyMem_Free(rows);
             Py_DECREF(columns);
@@ -1904,7 +1976,7 @@ MergeState_step(MergeState *s, PyObject *arg)
         char *out = PyBytes_AS_STRING(column);
         for (Py_ssize_t i = 0; i < n; i++) {
             /* memcpy: a bytes object's data need not be 8-byte aligned */
-            memcpy(out + i * sizeof(int64_t), &rows[i * MERGE_FIELDS + f], sizeof(int64_t));
+            memcpy(out + i * per * sizeof(int64_t), &rows[i * width + f], (size_t)per * sizeof(int64_t));
         }
         PyTuple_SET_ITEM(columns, f, column);
     }

@@ -24,7 +24,9 @@ training replays an existing tokenizer's merges this way); ``max_words`` and ``c
 
 `merge_pairs` hands the merges over in batches of columns (``array('q')`` of left ids,
 right ids, new ids, counts and tokens removed), as the kernel's ``step`` returns them; the
-Python loop's merges are grouped the same way.
+Python loop's merges are grouped the same way. With named sources (``sources``: each
+word's source), a sixth column gives each merge's count per source, one merge after
+another (provenance: they add up to the merge's count).
 """
 
 from __future__ import annotations
@@ -125,8 +127,9 @@ PYTHON_BATCH_SECONDS = 0.02
 when they take this long (a merge of the Python loop can take tens of milliseconds: a
 consumer must still be able to cancel promptly)."""
 
-MergeColumns = tuple["array[int]", "array[int]", "array[int]", "array[int]", "array[int]"]
-"""One batch of merges as columns ``(left_ids, right_ids, new_ids, counts, tokens_removed)``."""
+MergeColumns = tuple["array[int]", ...]
+"""One batch of merges as columns ``(left_ids, right_ids, new_ids, counts, tokens_removed)``,
+and with named sources ``per_source`` (each merge's count per source, merge after merge)."""
 
 
 class PackedWords(NamedTuple):
@@ -160,6 +163,7 @@ def merge_pairs(
     forced: Sequence[tuple[int, int]] = (),
     max_words: int = 0,
     colon_rule: bool = False,
+    sources: tuple[Sequence[int], int] | None = None,
 ) -> Iterator[MergeColumns]:
     """Run up to ``num_merges`` merges: their batches of columns. (The kernel starts at
     once, reading the words; the merges run as the batches are taken.)
@@ -179,7 +183,7 @@ def merge_pairs(
     """
     python_loop = functools.partial(
         merge_pairs_python, max_token_length=max_token_length, min_frequency=min_frequency, forced=forced,
-        max_words=max_words, colon_rule=colon_rule,
+        max_words=max_words, colon_rule=colon_rule, sources=sources,
     )
 
     def lists() -> tuple[list[bytes], list[int]]:
@@ -195,7 +199,7 @@ def merge_pairs(
     kernel_counts: list[int] | bytes = words.counts if isinstance(words, PackedWords) else cast("list[int]", counts)
     try:
         state = _MergeState(kernel_words, kernel_counts, token_bytes,
-                            **_kernel_options(max_token_length, min_frequency, forced, max_words, colon_rule))
+                            **_kernel_options(max_token_length, min_frequency, forced, max_words, colon_rule, sources))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
         return _as_batches(python_loop(*lists(), token_bytes, num_merges))
     # the kernel has its own copy: the words are not held while it merges (a generator
@@ -209,15 +213,17 @@ def _kernel_batches(state: MergeState, num_merges: int) -> Iterator[MergeColumns
         columns = state.step(min(KERNEL_BATCH, remaining))
         if not columns[0]:
             return
-        lefts, rights, new_ids, pair_counts, removed = (array("q", column) for column in columns)
-        yield lefts, rights, new_ids, pair_counts, removed
-        remaining -= len(new_ids)
+        batch = tuple(array("q", column) for column in columns)
+        yield batch
+        remaining -= len(batch[0])
 
 
 def _kernel_options(max_token_length: int | None, min_frequency: int, forced: Sequence[tuple[int, int]],
-                    max_words: int, colon_rule: bool) -> dict[str, Any]:
+                    max_words: int, colon_rule: bool, sources: tuple[Sequence[int], int] | None) -> dict[str, Any]:
     """The kernel's keyword arguments for the options that are set (none by default)."""
     options: dict[str, Any] = {}
+    if sources is not None:
+        options["sources"], options["nsources"] = array("H", sources[0]).tobytes(), sources[1]
     if max_words:
         options["max_words"] = max_words
     if colon_rule:
@@ -231,18 +237,23 @@ def _kernel_options(max_token_length: int | None, min_frequency: int, forced: Se
     return options
 
 
-def _as_batches(merges: Iterator[tuple[int, int, int, int, int]]) -> Iterator[MergeColumns]:
-    """The Python loop's merges grouped into columns like the kernel's batches."""
-    columns: MergeColumns = (array("q"), array("q"), array("q"), array("q"), array("q"))
+def _as_batches(merges: Iterator[tuple[Any, ...]]) -> Iterator[MergeColumns]:
+    """The Python loop's merges grouped into columns like the kernel's batches (a merge's
+    counts per source, when it has them, one after another in a sixth)."""
+    columns: MergeColumns = ()
     started = time.monotonic()
     for merge in merges:
-        for column, value in zip(columns, merge):
+        if not columns:
+            columns = tuple(array("q") for _ in merge)
+        for column, value in zip(columns[:5], merge):
             column.append(value)
+        if len(merge) > 5:
+            columns[5].extend(merge[5])
         if len(columns[0]) == KERNEL_BATCH or time.monotonic() - started >= PYTHON_BATCH_SECONDS:
             yield columns
-            columns = (array("q"), array("q"), array("q"), array("q"), array("q"))
+            columns = ()
             started = time.monotonic()
-    if columns[0]:
+    if columns:
         yield columns
 
 
@@ -257,8 +268,11 @@ def merge_pairs_python(
     forced: Sequence[tuple[int, int]] = (),
     max_words: int = 0,
     colon_rule: bool = False,
-) -> Iterator[tuple[int, int, int, int, int]]:
-    """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``.
+    sources: tuple[Sequence[int], int] | None = None,
+) -> Iterator[tuple[Any, ...]]:
+    """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``
+    (and with ``sources``, each word's source and how many there are, a sixth: the merge's
+    count per source, a tuple).
 
     ``words`` are the distinct pre-tokens as bytes; they are replaced in place by lists
     of ids as merges reach them. ``token_bytes`` (id -> bytes) grows by one entry per
@@ -304,6 +318,7 @@ def merge_pairs_python(
         token_bytes.append(token_bytes[a] + token_bytes[b])
         keys.append(tie_break_key(token_bytes[z]))
         removed = 0
+        per_source = [0] * sources[1] if sources is not None else None
         new_pairs: set[int] = set()
         holders = pair_words.pop(best, [])
         # pairs of bytes come from count_pairs as arrays; pairs with merged tokens are
@@ -349,6 +364,8 @@ def merge_pairs_python(
                     cast("list[int]", pair_words.setdefault(code, [])).append(w)
                 out.append(z)
                 removed += c
+                if per_source is not None:  # (a a a holds (a, a) twice)
+                    per_source[sources[0][w]] += c * (1 + (a == b and i + 2 < n and word[i + 2] == a))  # type: ignore[index]
                 pos = i + 2
                 try:
                     i = word.index(a, pos)
@@ -365,7 +382,7 @@ def merge_pairs_python(
                 heappush(heap, (-c, keys[code >> _SHIFT] + keys[code & _MASK], code))
             else:
                 del pair_counts[code]
-        yield a, b, z, -neg, removed
+        yield (a, b, z, -neg, removed) if per_source is None else (a, b, z, -neg, removed, tuple(per_source))
 
 
 def _words_allowed(token: bytes, max_words: int, colon_rule: bool) -> bool:

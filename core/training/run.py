@@ -19,10 +19,13 @@ from types import TracebackType
 
 from typing import TYPE_CHECKING
 
-from core.events import BatchedTrainEvent, Finished, MergeBatch, TrainEvent, initial_token_bytes
+from array import array
+
+from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch, TrainEvent, initial_token_bytes
 
 if TYPE_CHECKING:
     from core.encode.tokenizer import Tokenizer
+    from core.training.provenance import Provenance
     from core.pretokenize.patterns import Pattern
     from core.variants.base import Variant
 
@@ -46,6 +49,9 @@ class TrainRun:
         self._pattern = pattern
         self._finished: Finished | None = None
         self._closed = False
+        self.sources: tuple[str, ...] = ()
+        self._counts = array("q")
+        self._per_source = array("q")
 
     def __iter__(self) -> Iterator[BatchedTrainEvent]:
         return self
@@ -60,6 +66,11 @@ class TrainRun:
             raise
         if isinstance(event, Finished):
             self._finished = event
+        elif isinstance(event, CountingDone):
+            self.sources = event.sources
+        elif isinstance(event, MergeBatch) and event.per_source is not None:
+            self._counts.extend(event.counts)
+            self._per_source.extend(event.per_source)
         return event
 
     def result(self) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
@@ -92,6 +103,24 @@ class TrainRun:
         from core.encode.tokenizer import Tokenizer
 
         return Tokenizer(vocab, merges, list(self.special_tokens), pattern=self._pattern or "gpt2")
+
+    def provenance(self) -> list[Provenance]:
+        """One `Provenance` per merge, in rank order: each named source's count of the merged
+        pair at the merge (the run taken to its end first; plain BPE on named sources).
+
+        Raises:
+            ValueError: the run was not on named sources.
+            RuntimeError: the run was closed before it finished.
+        """
+        from core.training.provenance import provenance_records
+
+        _vocab, merges = self.result()
+        if self.variant is not None:
+            raise ValueError(f"provenance is kept for plain BPE on named sources, not yet for {self.variant.title}")
+        if not self.sources:
+            raise ValueError("provenance needs named sources: train on {name: source, ...}")
+        return provenance_records(self.sources, [left + right for left, right in merges], self._counts,
+                                  self._per_source)
 
     @property
     def finished(self) -> Finished | None:

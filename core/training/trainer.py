@@ -26,16 +26,23 @@ import operator
 import os
 import tempfile
 from array import array
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.corpus.bpc_file import MAX_CORPUS_BYTES
-from core.corpus.count_run import CountingRun, check_counting, count_events
-from core.corpus.sources import Corpus
+from core.corpus.count_run import (
+    CountingRun,
+    NamedCountingRun,
+    check_counting,
+    check_named_counting,
+    count_events,
+    count_named_events,
+)
+from core.corpus.named_counts import NamedCounts
 from core.corpus.pretoken_counts import PretokenCounts
-from core.corpus.sources import ReadOptions, Source
+from core.corpus.sources import Corpus, ReadOptions, Source
 from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch, initial_token_bytes
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.training.merge import PackedWords, merge_pairs
@@ -45,11 +52,11 @@ from core.training.run import TrainRun
 if TYPE_CHECKING:
     from core.variants.base import Variant
 
-__all__ = ["merge_columns", "packed_input", "train", "train_bpe"]
+__all__ = ["merge_columns", "named_words", "packed_input", "train", "train_bpe"]
 
 
 def train(
-    input: Source | Iterable[str] | PretokenCounts,
+    input: Source | Iterable[str] | PretokenCounts | Mapping[str, Source | Iterable[str]],
     options: TrainOptions,
     *,
     read: ReadOptions | None = None,
@@ -67,7 +74,10 @@ def train(
             or any other iterable of strings, each a document, read once in order (a
             streamed dataset works; a list of texts: ``iter(texts)``);
             or `PretokenCounts` (`core.count_pretokens`, `PretokenCounts.load`, ``a + b``),
-            made with ``options``' pattern and special tokens.
+            made with ``options``' pattern and special tokens;
+            or named sources: a mapping from a name to any of the corpora above
+            (``{"en": "data/en/", "hi": "hi.jsonl.zst"}``), counted one by one and trained on
+            together (the merges of training on all of them; `core.corpus.named_counts`).
         options: what to train (`TrainOptions`).
         read: what to read of a corpus (`ReadOptions`: field, sample + seed, document cap,
             max bytes); not with counts (they were read when counted).
@@ -108,6 +118,17 @@ def train(
                              "train it on the corpus itself (files or texts), not on counts")
         return TrainRun(variant.merge([input], options.vocab_size, specials), specials, variant, options.compiled_pattern)
     merging, specials = merge_options(options)
+    if isinstance(input, Mapping):  # named sources: counted one by one, trained on together
+        named = check_named_counting(input, specials, options.compiled_pattern, options.workers, chunk_size,
+                                     read if read is not None else ReadOptions())
+        if variant is None:
+            return TrainRun(_train_named(named, options.vocab_size, merging), specials,
+                            pattern=options.compiled_pattern)
+        cuts = variant.cuts(options.compiled_pattern)
+        if len(cuts) > 1 and not all(isinstance(run.corpus, Corpus) for _, run in named.runs):
+            raise ValueError(f"{variant.title} reads the text twice: give each named source as files, not texts")
+        return TrainRun(_train_variant_named(named, cuts, variant, options.vocab_size), specials, variant,
+                        options.compiled_pattern)
     counting = check_counting(input, specials, options.compiled_pattern, options.workers, chunk_size,
                               read if read is not None else ReadOptions())
     if variant is None:
@@ -176,6 +197,25 @@ def _train(counting: CountingRun, vocab_size: int, merging: MergeOptions) -> Gen
     yield from merged
 
 
+def _train_named(named: NamedCountingRun, vocab_size: int, merging: MergeOptions) -> Generator[BatchedTrainEvent]:
+    """Count each named source (`core.corpus.count_run.count_named_events`), then train from their counts."""
+    counts = yield from count_named_events(named)
+    merged = _train_from_counts(counts, vocab_size, named.specials, merging)
+    del counts
+    yield from merged
+
+
+def _train_variant_named(
+    named: NamedCountingRun, cuts: tuple[Pattern, ...], variant: Variant, vocab_size: int
+) -> Generator[BatchedTrainEvent]:
+    """Count the named sources once per cut of the variant, then run its merge loop."""
+    counts: list[PretokenCounts] = []
+    for cut in cuts:
+        runs = tuple((name, dataclasses.replace(run, pattern=cut)) for name, run in named.runs)
+        counts.append((yield from count_named_events(NamedCountingRun(runs))))
+    yield from variant.merge(counts, vocab_size, named.specials)
+
+
 def _train_variant(
     counting: CountingRun, cuts: tuple[Pattern, ...], variant: Variant, vocab_size: int
 ) -> Generator[BatchedTrainEvent]:
@@ -212,6 +252,11 @@ def _train_from_counts(
     counts: PretokenCounts, vocab_size: int, specials: list[str], merging: MergeOptions
 ) -> Generator[BatchedTrainEvent]:
     words, word_counts, corpus_bytes, counting_done = packed_input(counts)
+    sources: tuple[list[int], int] | None = None
+    if isinstance(counts, NamedCounts):  # each source's words, each with its source: provenance
+        counting_done = dataclasses.replace(counting_done, sources=counts.sources)
+        words, word_counts, word_sources = named_words(counts)
+        sources = (word_sources, len(counts.sources))
     # the packed words are all the merging needs: the native count table (~60 bytes per
     # distinct pre-token) is not held during the merges, unless the caller keeps it
     del counts
@@ -226,7 +271,7 @@ def _train_from_counts(
     initial = merging.initial
     batches = merge_columns(
         words, word_counts, token_bytes, num_merges, corpus_bytes, max_token_length=merging.max_token_length,
-        min_frequency=merging.min_frequency, forced=initial.forced if initial else (),
+        min_frequency=merging.min_frequency, forced=initial.forced if initial else (), sources=sources,
     )
     # the kernel has its own copy: the words are not held while it merges
     del words, word_counts
@@ -236,6 +281,27 @@ def _train_from_counts(
         yield batch
     vocab = initial.final_vocab(token_bytes) if initial else dict(enumerate(token_bytes))
     yield Finished(vocab=vocab, merges=merges)
+
+
+def named_words(counts: NamedCounts) -> tuple[list[bytes] | PackedWords, list[int] | None, list[int]]:
+    """Each source's words one after another (a word in several sources once in each, with
+    that source's count: the pair counts add up as in the sum) and each word's source."""
+    shares = counts.shares()
+    sources: list[int] = []
+    packs = [share.packed_words() for share in shares]
+    if all(pack is not None for pack in packs):
+        for number, pack in enumerate(packs):
+            assert pack is not None
+            sources += [number] * (len(pack[1]) // 8)
+        return PackedWords(*(b"".join(pack[k] for pack in packs if pack is not None) for k in range(3))), None, sources
+    words: list[bytes] = []
+    word_counts: list[int] = []
+    for number, share in enumerate(shares):
+        share_words, share_counts = share.columns()
+        words += share_words
+        word_counts += share_counts
+        sources += [number] * len(share_words)
+    return words, word_counts, sources
 
 
 def packed_input(counts: PretokenCounts) -> tuple[list[bytes] | PackedWords, list[int] | None, int, CountingDone]:
@@ -307,10 +373,11 @@ def merge_columns(
     batches = merge_pairs(words, word_counts, token_bytes, num_merges, **loop_options)
     del words, word_counts
     rank = first_rank
-    for lefts, rights, new_ids, pair_counts, removed in batches:
+    for lefts, rights, new_ids, pair_counts, removed, *per_source in batches:
         # all at C speed: no Python work per merge
         after = array("q", accumulate(removed, operator.sub, initial=corpus_tokens))
         del after[0]
         corpus_tokens = after[-1]
-        yield MergeBatch(rank, new_ids, lefts, rights, pair_counts, after, stage)
+        yield MergeBatch(rank, new_ids, lefts, rights, pair_counts, after, stage,
+                         per_source=per_source[0] if per_source else None)
         rank += len(new_ids)

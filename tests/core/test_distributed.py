@@ -196,3 +196,12 @@ def test_a_sample_that_keeps_no_document_fails_on_the_cluster_as_locally(client,
         core.count_pretokens(corpus[1:], [EOT], workers=1, read=read)
     with pytest.raises(core.CorpusError, match="sampling kept no document"):
         core.count_pretokens(corpus[1:], [EOT], client=client, read=read)
+
+
+def test_cluster_counts_named_sources_source_by_source(client, corpus) -> None:
+    named = {"plain": corpus[0], "rest": corpus[1:]}
+    counts = core.count_pretokens(named, [EOT], client=client)
+    local = core.count_pretokens(named, [EOT], workers=2)
+    assert counts.sources == ("plain", "rest") and counts == local
+    assert counts.source("rest") == core.count_pretokens(corpus[1:], [EOT], workers=1)
+    assert counts.to_bytes() == local.to_bytes()
