@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,7 +34,7 @@ from pathlib import Path
 from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
 
 __all__ = ["TOKENIZER_HELP", "add_field_option", "capped_workers", "check_output_file", "check_text_option",
-           "corpus_files", "field_of", "non_empty", "note_field_unused", "sources_without_output"]
+           "corpus_files", "field_of", "named_sources", "non_empty", "note_field_unused", "sources_without_output"]
 
 TOKENIZER_HELP = ("a tokenizer: a folder (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) "
                   "or one of those files")
@@ -148,9 +149,41 @@ def sources_without_output(sources: list[str], out: str) -> list[Path]:
     return kept
 
 
-def corpus_files(args: argparse.Namespace) -> list[Path]:
+def corpus_files(args: argparse.Namespace) -> list[Path] | dict[str, list[Path]]:
     """The files of ``args.corpus`` to read, ``args.out`` left out (`sources_without_output`),
-    with a note if ``--field`` is not used (`note_field_unused`)."""
-    files = sources_without_output(args.corpus, args.out)
-    note_field_unused(args.field, files)
-    return files
+    with a note if ``--field`` is not used (`note_field_unused`); named sources
+    (``NAME=SOURCE``, `named_sources`) as a mapping from each name to its files."""
+    named = named_sources(args.corpus)
+    if named is None:
+        files = sources_without_output(args.corpus, args.out)
+        note_field_unused(args.field, files)
+        return files
+    by_name = {name: sources_without_output(sources, args.out) for name, sources in named.items()}
+    note_field_unused(args.field, [file for files in by_name.values() for file in files])
+    return by_name
+
+
+_NAMED = re.compile(r"([A-Za-z0-9][A-Za-z0-9_.-]{0,63})=(.+)", re.DOTALL)
+
+
+def named_sources(sources: list[str]) -> dict[str, list[str]] | None:
+    """``NAME=SOURCE`` arguments (a name of letters, digits, ``_ . -``; a name given twice
+    gathers its sources) as ``{name: [source, ...]}``, or ``None`` when no argument names
+    its source. A path that exists is a path, even with ``=`` in it.
+
+    Raises:
+        UsageError: some sources named and some not.
+    """
+    from bpe_studio.cli import UsageError
+
+    matches = [None if Path(source).exists() else _NAMED.fullmatch(source) for source in sources]
+    if not any(matches):
+        return None
+    unnamed = [source for source, match in zip(sources, matches) if match is None]
+    if unnamed:
+        raise UsageError(f"name every source (NAME=SOURCE, e.g. en=data/en.txt) or none; {unnamed[0]!r} has no name")
+    named: dict[str, list[str]] = {}
+    for match in matches:
+        assert match is not None
+        named.setdefault(match.group(1), []).append(match.group(2))
+    return named

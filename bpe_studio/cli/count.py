@@ -17,12 +17,13 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 import core
-from core.corpus.count_run import check_counting, count_events
+from core.corpus.count_run import check_counting, check_named_counting, count_events, count_named_events
+from core.corpus.named_counts import NamedCounts
 from core.corpus.pretoken_counts import PretokenCounts
 from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
@@ -95,8 +96,16 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
             except ImportError as e:
                 raise UsageError(str(e)) from None
             client = stack.enter_context(_dask_client(args.dask, args.dask_local))
-            events = dist.count_on_cluster_events(corpus, specials, client=client, pattern=pattern.source,
-                                                  read=read, worker_timeout=args.dask_timeout)
+            if isinstance(corpus, dict):  # named sources: one after another
+                events = _named_on_cluster(corpus, lambda files: dist.count_on_cluster_events(
+                    files, specials, client=client, pattern=pattern.source, read=read,
+                    worker_timeout=args.dask_timeout))
+            else:
+                events = dist.count_on_cluster_events(corpus, specials, client=client, pattern=pattern.source,
+                                                      read=read, worker_timeout=args.dask_timeout)
+        elif isinstance(corpus, dict):
+            events = count_named_events(check_named_counting(corpus, specials, pattern, capped_workers(args.workers),
+                                                             None, read))
         else:
             events = count_events(check_counting(corpus, specials, pattern, capped_workers(args.workers), None, read))
         try:
@@ -138,6 +147,16 @@ def _text_bytes(counts: PretokenCounts) -> int:
     """The bytes of text counted (every pre-token's length times its count), as `train` reports."""
     lengths, occurrences = counts.lengths_and_counts()
     return int(lengths @ occurrences)
+
+
+def _named_on_cluster(
+    corpus: dict[str, list[Path]], count: Callable[[list[Path]], Generator[Any, None, PretokenCounts]]
+) -> Generator[Any, None, PretokenCounts]:
+    """Each named source counted on the cluster in turn (`count`), into `NamedCounts`."""
+    shares = {}
+    for name, files in corpus.items():
+        shares[name] = yield from count(files)
+    return NamedCounts(shares)
 
 
 def _follow(events: Generator[Any, None, PretokenCounts], started: float) -> PretokenCounts:

@@ -85,6 +85,10 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
     # the corpus and output before the (slower) tokenizer load: the same checks as training
     read = ReadOptions(field_of(args))
     corpus = corpus_files(args)
+    if isinstance(corpus, dict):
+        from bpe_studio.cli import UsageError
+
+        raise UsageError("encode reads plain SOURCEs; NAME=SOURCE names sources for training and counting")
     files = open_corpus(corpus, read, purpose="encode").files
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)

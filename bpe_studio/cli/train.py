@@ -49,7 +49,9 @@ def add_train_parser(commands: Any) -> None:
         ".ndjson) or Parquet, optionally compressed (.gz, .bz2, .xz, .zst). Each plain file, JSONL record "
         "and Parquet row is a document: nothing is merged across documents.",
     )
-    parser.add_argument("corpus", nargs="*", metavar="SOURCE", help="files, folders or glob patterns")
+    parser.add_argument("corpus", nargs="*", metavar="SOURCE",
+                        help="files, folders or glob patterns; or named sources, NAME=SOURCE each (en=data/en.txt "
+                             "hi=data/hi/): trained on together, with each merge's count per source in provenance.tsv")
     parser.add_argument("--from-counts", nargs="+", metavar="FILE",
                         help="train from pre-token counts files ('bpe-studio count'), added up, instead of SOURCEs")
     parser.add_argument("--vocab-size", type=int, required=True, metavar="N",
@@ -269,8 +271,23 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     assert finished is not None and counting is not None
     paths = run.tokenizer().save(args.out) if options.variant else save_tokenizer(
         args.out, finished.vocab, finished.merges, specials, pattern)
+    if run.sources and options.variant is None:  # named sources: where each merge came from
+        paths.append(_write_provenance(args.out, run))
     _print_summary(out, time.monotonic() - started, counting, finished, last_merge, paths, planned)
     return 0
+
+
+def _write_provenance(out_dir: str, run: core.TrainRun) -> Any:
+    """``provenance.tsv`` in ``out_dir`` (docs/formats.md), written atomically."""
+    from pathlib import Path
+
+    from core.formats.atomic import atomic_output
+    from core.training.provenance import provenance_tsv
+
+    path = Path(out_dir) / "provenance.tsv"
+    with atomic_output(path) as f:
+        f.write(provenance_tsv(run.provenance(), run.sources).encode("utf-8"))
+    return path
 
 
 def _check_before_reading(out_dir: str, specials: list[str], pattern: str) -> None:

@@ -247,3 +247,33 @@ def test_a_field_given_for_plain_text_gets_a_note(tmp_path: Path, command: str, 
     assert note in run(lines, field=True)
     assert "--field" not in run(lines, field=False)
     assert "--field" not in run(lines, records, field=True)
+
+
+def test_named_sources_train_together_and_write_provenance(tmp_path: Path) -> None:
+    en, el = tmp_path / "en.txt", tmp_path / "el.txt"
+    en.write_text("the lower newest widest\n" * 200, encoding="utf-8")
+    el.write_text("καλημέρα κόσμε\n" * 200, encoding="utf-8")
+    named = run_cli("train", f"en={en}", f"el={el}", "--vocab-size", 300, "--out", tmp_path / "named")
+    plain = run_cli("train", en, el, "--vocab-size", 300, "--out", tmp_path / "plain")
+    assert named.returncode == 0 and plain.returncode == 0, named.stderr + plain.stderr
+    assert (tmp_path / "named" / "merges.txt").read_bytes() == (tmp_path / "plain" / "merges.txt").read_bytes()
+    assert not (tmp_path / "plain" / "provenance.tsv").exists()
+    lines = (tmp_path / "named" / "provenance.tsv").read_text(encoding="utf-8").splitlines()
+    merges = (tmp_path / "named" / "merges.txt").read_text(encoding="utf-8").splitlines()[1:]
+    assert lines[0] == "rank\ttoken\tcount\ten\tel" and len(lines) == 1 + len(merges) > 20
+    for line in lines[1:]:
+        _rank, _token, count, from_en, from_el = line.split("\t")
+        assert int(from_en) + int(from_el) == int(count)
+    # counted with names, trained from the counts: the same provenance
+    assert run_cli("count", f"en={en}", f"el={el}", "--out", tmp_path / "c.bpc").returncode == 0
+    again = run_cli("train", "--from-counts", tmp_path / "c.bpc", "--vocab-size", 300, "--out", tmp_path / "again")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again" / "provenance.tsv").read_bytes() == (tmp_path / "named" / "provenance.tsv").read_bytes()
+
+
+def test_named_and_unnamed_sources_together_are_refused(tmp_path: Path) -> None:
+    en = tmp_path / "en.txt"
+    en.write_text("low lower\n", encoding="utf-8")
+    result = run_cli("train", f"en={en}", en, "--vocab-size", 300, "--out", tmp_path / "out")
+    _assert_user_error(result, "NAME=SOURCE", "has no name")
+    assert not (tmp_path / "out").exists()
