@@ -14,7 +14,9 @@
  * word cut between such bytes is merged piece by piece, and each distinct piece once
  * (the pieces are mostly the words of the text: SuperBPE's stage 2 makes stage 1's merges
  * again on words that are runs of them). A piece's tokens and what each merge did in it
- * (rank, count, tokens removed) are kept, and added, times the word's count, per word.
+ * (rank, count, tokens removed) are kept, and added up, times the weight of the words it
+ * was in, at the end. A piece is merged by rescanning it for its lowest-ranked pair; one of
+ * 24 bytes or more with a heap of its pairs instead (no quadratic time on a long run).
  */
 #ifndef BPE_MERGE_APPLY_H
 #define BPE_MERGE_APPLY_H
@@ -34,11 +36,16 @@ typedef struct {
     int32_t len, nids, nevents;
 } PieceSlot;
 
+/* A pair and its rank in one slot: a lookup reads one cache line. */
+typedef struct {
+    uint64_t key;  /* rank_key(left, right); 0: a free slot */
+    int64_t rank;
+} RankSlot;
+
 typedef struct {
     const int32_t *pairs;      /* merge r is (pairs[2r], pairs[2r + 1]) */
     int32_t first_id;          /* merge r makes token first_id + r */
-    uint64_t *rank_keys;       /* pair -> the rank of its first merge (open addressing) */
-    int32_t *ranks;
+    RankSlot *ranks;           /* pair -> the rank of its first merge (open addressing) */
     size_t rank_mask;
     uint64_t held[1024];       /* bit x << 8 | y: a merge's token holds bytes x, y in a row */
     PieceSlot *slots;
@@ -65,7 +72,6 @@ rank_key(int32_t left, int32_t right)
 static void
 applier_free(MergeApplier *m)
 {
-    free(m->rank_keys);
     free(m->ranks);
     free(m->slots);
     free(m->keys);
@@ -87,23 +93,22 @@ applier_init(MergeApplier *m, const int32_t *pairs, size_t n, int32_t first_id)
         cap *= 2;
     }
     m->rank_mask = cap - 1;
-    m->rank_keys = calloc(cap, sizeof(uint64_t));
-    m->ranks = malloc(cap * sizeof(int32_t));
+    m->ranks = calloc(cap, sizeof(RankSlot));
     m->slot_mask = 1023;
     m->slots = calloc(1024, sizeof(PieceSlot));
-    if (m->rank_keys == NULL || m->ranks == NULL || m->slots == NULL) {
+    if (m->ranks == NULL || m->slots == NULL) {
         applier_free(m);
         return -1;
     }
     for (size_t r = 0; r < n; r++) {
         uint64_t key = rank_key(pairs[2 * r], pairs[2 * r + 1]);
         size_t j = apply_mix(key) & m->rank_mask;
-        while (m->rank_keys[j] != 0 && m->rank_keys[j] != key) {
+        while (m->ranks[j].key != 0 && m->ranks[j].key != key) {
             j = (j + 1) & m->rank_mask;
         }
-        if (m->rank_keys[j] == 0) { /* a pair merged again later occurs no more by then: its first rank */
-            m->rank_keys[j] = key;
-            m->ranks[j] = (int32_t)r;
+        if (m->ranks[j].key == 0) { /* a pair merged again later occurs no more by then: its first rank */
+            m->ranks[j].key = key;
+            m->ranks[j].rank = (int64_t)r;
         }
     }
     return 0;
@@ -131,10 +136,10 @@ applier_rank(const MergeApplier *m, int32_t left, int32_t right)
 {
     uint64_t key = rank_key(left, right);
     for (size_t j = apply_mix(key) & m->rank_mask;; j = (j + 1) & m->rank_mask) {
-        if (m->rank_keys[j] == key) {
-            return m->ranks[j];
+        if (m->ranks[j].key == key) {
+            return (int32_t)m->ranks[j].rank;
         }
-        if (m->rank_keys[j] == 0) {
+        if (m->ranks[j].key == 0) {
             return NO_RANK;
         }
     }
@@ -157,6 +162,19 @@ apply_reserve(void **p, size_t *cap, size_t len, size_t n, size_t size)
     }
     *p = q;
     *cap = want;
+    return 0;
+}
+
+/* Events of the merges made: (rank, count, tokens removed), one per rank. -1 when out of memory. */
+static int
+applier_event(MergeApplier *m, int32_t rank, int32_t occurrences, int32_t made)
+{
+    if (apply_reserve((void **)&m->events, &m->capevents, m->nevents, 3, sizeof(int32_t)) < 0) {
+        return -1;
+    }
+    m->events[m->nevents++] = rank;
+    m->events[m->nevents++] = occurrences;
+    m->events[m->nevents++] = made;
     return 0;
 }
 
@@ -203,14 +221,136 @@ apply_ranked(MergeApplier *m, int32_t *word, int32_t *rank, int32_t n)
             }
         }
         rank[o - 1] = NO_RANK;
-        if (apply_reserve((void **)&m->events, &m->capevents, m->nevents, 3, sizeof(int32_t)) < 0) {
+        if (applier_event(m, best, occurrences, n - o) < 0) {
             return -1;
         }
-        m->events[m->nevents++] = best;
-        m->events[m->nevents++] = occurrences;
-        m->events[m->nevents++] = n - o;
         n = o;
     }
+}
+
+/* A long piece's merges with a heap (apply_ranked rescans the word per merge: quadratic):
+ * the tokens in a linked list, a min-heap of (rank, position) for the pairs that start at
+ * each position, popped in rank order and, within a rank, left to right, as the loop
+ * makes them; entries whose position went or whose pair changed are skipped. A merge only
+ * makes pairs of higher rank than its own, so each rank's pops are its occurrences, left
+ * to right. work[] is room for 10 n values. The new length, or -1 when out of memory. */
+#define HEAP_FROM 24
+
+static inline void
+heap_push_rank(uint64_t *heap, int32_t *len, uint64_t item)
+{
+    int32_t i = (*len)++;
+    while (i > 0 && heap[(i - 1) / 2] > item) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = item;
+}
+
+static inline uint64_t
+heap_pop_rank(uint64_t *heap, int32_t *len)
+{
+    uint64_t top = heap[0], last = heap[--*len];
+    int32_t i = 0, n = *len;
+    for (;;) {
+        int32_t c = 2 * i + 1;
+        if (c >= n) {
+            break;
+        }
+        if (c + 1 < n && heap[c + 1] < heap[c]) {
+            c++;
+        }
+        if (heap[c] >= last) {
+            break;
+        }
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (n > 0) {
+        heap[i] = last;
+    }
+    return top;
+}
+
+static int32_t
+apply_heap(MergeApplier *m, int32_t *word, int32_t *work, int32_t n)
+{
+    int32_t *next = work, *prev = work + n, *rank = work + 2 * n;
+    uint64_t *heap = (uint64_t *)(work + 4 * (size_t)n); /* (8-byte aligned) 6 n int32: 3 n entries (below) */
+    int32_t len = 0, alive = n;
+    for (int32_t j = 0; j < n; j++) {
+        next[j] = j + 1 < n ? j + 1 : -1;
+        prev[j] = j - 1;
+        rank[j] = j + 1 < n ? applier_rank(m, word[j], word[j + 1]) : NO_RANK;
+        if (rank[j] != NO_RANK) {
+            heap[len++] = (uint64_t)(uint32_t)rank[j] << 32 | (uint32_t)j;
+        }
+    }
+    for (int32_t i = len / 2; i-- > 0;) { /* heapify */
+        uint64_t item = heap[i];
+        int32_t k = i;
+        for (;;) {
+            int32_t c = 2 * k + 1;
+            if (c >= len) {
+                break;
+            }
+            if (c + 1 < len && heap[c + 1] < heap[c]) {
+                c++;
+            }
+            if (heap[c] >= item) {
+                break;
+            }
+            heap[k] = heap[c];
+            k = c;
+        }
+        heap[k] = item;
+    }
+    int32_t current = NO_RANK, occurrences = 0, made = 0;
+    while (len > 0) {
+        uint64_t item = heap_pop_rank(heap, &len);
+        int32_t r = (int32_t)(item >> 32), p = (int32_t)(uint32_t)item;
+        if (rank[p] != r) {
+            continue; /* the position went, or its pair changed */
+        }
+        if (r != current) {
+            if (current != NO_RANK && applier_event(m, current, occurrences, made) < 0) {
+                return -1;
+            }
+            current = r;
+            occurrences = made = 0;
+        }
+        int32_t a = m->pairs[2 * r], q = next[p], after = next[q];
+        occurrences += 1 + (a == m->pairs[2 * r + 1] && after >= 0 && word[after] == a);
+        made++;
+        alive--;
+        word[p] = m->first_id + r;
+        rank[q] = NO_RANK - 1; /* gone: no entry of it is taken again */
+        next[p] = after;
+        if (after >= 0) {
+            prev[after] = p;
+        }
+        /* at most two new entries a merge (and n - 1 merges), the n first: 3 n in all, room made */
+        rank[p] = after >= 0 ? applier_rank(m, word[p], word[after]) : NO_RANK;
+        if (rank[p] != NO_RANK) {
+            heap_push_rank(heap, &len, (uint64_t)(uint32_t)rank[p] << 32 | (uint32_t)p);
+        }
+        if (prev[p] >= 0) {
+            int32_t before = prev[p];
+            rank[before] = applier_rank(m, word[before], word[p]);
+            if (rank[before] != NO_RANK) {
+                heap_push_rank(heap, &len, (uint64_t)(uint32_t)rank[before] << 32 | (uint32_t)before);
+            }
+        }
+    }
+    if (current != NO_RANK && applier_event(m, current, occurrences, made) < 0) {
+        return -1;
+    }
+    int32_t o = 0;
+    for (int32_t j = 0; j >= 0; j = next[j]) {
+        word[o++] = word[j];
+    }
+    (void)alive;
+    return o;
 }
 
 /* The slot of piece p[0:n] (found, or made with its merges made); NULL when out of memory. */
@@ -252,7 +392,7 @@ applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
     }
     if (apply_reserve((void **)&m->keys, &m->capkeys, m->nkeys, (size_t)n, 1) < 0 ||
         apply_reserve((void **)&m->ids, &m->capids, m->nids, (size_t)n, sizeof(int32_t)) < 0 ||
-        apply_reserve((void **)&m->work, &m->capwork, 0, (size_t)n, sizeof(int32_t)) < 0) {
+        apply_reserve((void **)&m->work, &m->capwork, 0, 10 * (size_t)n, sizeof(int32_t)) < 0) {
         return NULL;
     }
     int32_t *word = m->ids + m->nids;
@@ -260,7 +400,7 @@ applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
         word[i] = p[i];
     }
     size_t events = m->nevents;
-    int32_t len = apply_ranked(m, word, m->work, n);
+    int32_t len = n >= HEAP_FROM ? apply_heap(m, word, m->work, n) : apply_ranked(m, word, m->work, n);
     if (len < 0) {
         return NULL;
     }

@@ -363,3 +363,26 @@ def test_forced_merges_made_at_the_start_past_id_65535() -> None:
     assert len(expected) == 500 and any(row[3] > 0 for row in expected[:400])
     assert got == expected
     assert kernel_tokens == python_tokens
+
+
+long_tables = st.dictionaries(
+    st.binary(min_size=20, max_size=90).map(lambda b: bytes(b"aab c"[x % 5] for x in b)),
+    st.integers(1, 9),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=long_tables, second=long_tables, forced=st.integers(0, 60), more=st.integers(0, 10))
+def test_forced_merges_in_long_words_equal_the_loop(
+    first: dict[bytes, int], second: dict[bytes, int], forced: int, more: int
+) -> None:
+    """Pieces of 24 bytes and more take the heap path of _merge_apply.h (runs such as
+    ``aaaa`` overlap): the same merges, counts and tokens removed as the Python loop."""
+    pairs = _forced_from_a_run(list(first), list(first.values()), BYTE_TOKENS, forced)
+    python_tokens, kernel_tokens = list(BYTE_TOKENS), list(BYTE_TOKENS)
+    words, counts = list(second), list(second.values())
+    expected = list(merge_pairs_python(list(words), counts, python_tokens, len(pairs) + more, forced=pairs))
+    got = rows(merge_pairs(list(words), counts, kernel_tokens, len(pairs) + more, forced=pairs), kernel_tokens)
+    assert got == expected
