@@ -27,13 +27,16 @@
 
 #define NO_RANK INT32_MAX
 
-/* A distinct piece: its bytes (in keys), its tokens after the merges (in ids) and the
- * merges made in it (in events: rank, count, tokens removed). len 0: a free slot. */
+/* A distinct piece: its bytes (at keys[key]), its tokens after the merges (at ids[ids])
+ * and the merges made in it (at events[events]: rank, count, tokens removed). len 0: a
+ * free slot. 40 bytes: a corpus has millions of distinct pieces (offsets past 2**32 stop
+ * the applier: `full`). */
 typedef struct {
     uint64_t hash;
-    size_t key, ids, events;
+    uint32_t key, ids, events;
+    int32_t len;
     int64_t weight; /* the counts of the words it was in, added up */
-    int32_t len, nids, nevents;
+    int32_t nids, nevents;
 } PieceSlot;
 
 /* A pair and its rank in one slot: a lookup reads one cache line. */
@@ -53,6 +56,7 @@ typedef struct {
     unsigned char *keys;
     int32_t *ids, *events, *work;
     size_t nkeys, capkeys, nids, capids, nevents, capevents, capwork;
+    int full; /* more distinct pieces than 32-bit offsets reach */
 } MergeApplier;
 
 static inline uint64_t
@@ -369,7 +373,11 @@ applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
             return e;
         }
     }
-    if ((m->used + 1) * 2 > m->slot_mask + 1) { /* grow, then find the free slot again */
+    if (m->nkeys + (size_t)n > UINT32_MAX || m->nids + (size_t)n > UINT32_MAX || m->nevents + 3 * (size_t)n > UINT32_MAX) {
+        m->full = 1;
+        return NULL;
+    }
+    if ((m->used + 1) * 4 > (m->slot_mask + 1) * 3) { /* grow, then find the free slot again */
         size_t cap = 2 * (m->slot_mask + 1);
         PieceSlot *slots = calloc(cap, sizeof(PieceSlot));
         if (slots == NULL) {
@@ -406,7 +414,8 @@ applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
     }
     PieceSlot *e = &m->slots[j];
     memcpy(m->keys + m->nkeys, p, (size_t)n);
-    *e = (PieceSlot){hash, m->nkeys, m->nids, events, 0, n, len, (int32_t)((m->nevents - events) / 3)};
+    *e = (PieceSlot){hash, (uint32_t)m->nkeys, (uint32_t)m->nids, (uint32_t)events, n, 0, len,
+                     (int32_t)((m->nevents - events) / 3)};
     m->nkeys += (size_t)n;
     m->nids += (size_t)len;
     m->used++;

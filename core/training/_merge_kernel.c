@@ -1190,7 +1190,9 @@ forced_word(MergeApplier *applier, const unsigned char *bytes, Py_ssize_t len, i
         *room = len;
     }
     int32_t n = applier_word(applier, bytes, (int32_t)len, c, *merged);
-    if (n < 0) {
+    if (n < 0 && applier->full) { /* (merge_pairs runs the Python loop on OverflowError) */
+        PyErr_SetString(PyExc_OverflowError, "too many distinct pieces for the kernel's forced merges");
+    } else if (n < 0) {
         PyErr_NoMemory();
     }
     return n;
@@ -1327,18 +1329,24 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         return -1;
     }
     /* forced merges that can all be made now are made as the words are read (first pass),
-     * each word they leave kept in `made` (its length, then its tokens) for the second pass
-     * to lay out: the arena holds those words, a fraction of the words' bytes */
+     * each word they leave kept in `made` (its tokens; its length in made_len) for the
+     * second pass to lay out: the arena holds those words, a fraction of the words' bytes */
     MergeApplier applier;
     memset(&applier, 0, sizeof(applier));
-    int32_t *merged = NULL, *made = NULL;
+    int32_t *merged = NULL, *made_len = NULL;
+    void *made = NULL; /* the tokens, in the arena's width */
     Py_ssize_t room = 0;
     size_t nmade = 0, capmade = 0;
     uint16_t *record_sources = NULL; /* each record's source (named sources) */
     int applying = forced_applicable(s);
-    if (applying && forced_prepare(s, &applier) < 0) {
+    if (applying && (forced_prepare(s, &applier) < 0 ||
+                     (made_len = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(int32_t))) == NULL)) {
+        if (!PyErr_Occurred()) {
+            PyErr_NoMemory();
+        }
         goto fail;
     }
+    size_t width = s->wide ? sizeof(int32_t) : sizeof(uint16_t);
     /* words and tokens per group (at index group + 1), then where each group starts in
      * the records and in the arena */
     Py_ssize_t group_start[66] = {0};
@@ -1374,14 +1382,20 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
             }
             if (applying) {
                 if ((len = forced_word(&applier, bytes, len, c, &merged, &room)) < 0 ||
-                    apply_reserve((void **)&made, &capmade, nmade, 1 + (size_t)len, sizeof(int32_t)) < 0) {
+                    apply_reserve(&made, &capmade, nmade, (size_t)len, width) < 0) {
                     if (len >= 0) {
                         PyErr_NoMemory();
                     }
                     goto fail;
                 }
-                made[nmade++] = (int32_t)len;
-                memcpy(made + nmade, merged, (size_t)len * sizeof(int32_t));
+                made_len[i] = (int32_t)len;
+                for (Py_ssize_t j = 0; j < len; j++) {
+                    if (s->wide) {
+                        ((int32_t *)made)[nmade + (size_t)j] = merged[j];
+                    } else {
+                        ((uint16_t *)made)[nmade + (size_t)j] = (uint16_t)merged[j];
+                    }
+                }
                 nmade += (size_t)len;
             }
         }
@@ -1421,10 +1435,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         if (word_source_next(&source, i, &src, &len, NULL) < 0) { /* read before: cannot fail */
             goto fail;
         }
-        const int32_t *tokens = NULL;
-        if (len > 1 && applying) { /* the word as the first pass made it */
-            len = made[nmade++];
-            tokens = made + nmade;
+        size_t at = 0; /* where the word as the first pass made it starts in `made` */
+        if (len > 1 && applying) {
+            len = made_len[i];
+            at = nmade;
             nmade += (size_t)len;
         }
         if (len < 2) {
@@ -1439,12 +1453,11 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         r->start = (uint32_t)group_arena[g];
         r->len = (int32_t)len;
         group_arena[g] += len;
-        for (Py_ssize_t j = 0; j < len; j++) {
-            int32_t token = tokens != NULL ? tokens[j] : src[j];
-            if (s->wide) {
-                ((int32_t *)s->arena)[r->start + j] = token;
-            } else {
-                ((uint16_t *)s->arena)[r->start + j] = (uint16_t)token;
+        if (applying) {
+            memcpy((char *)s->arena + r->start * width, (char *)made + at * width, (size_t)len * width);
+        } else {
+            for (Py_ssize_t j = 0; j < len; j++) { /* (bytes: the arena is 16 bits wide) */
+                ((uint16_t *)s->arena)[r->start + j] = src[j];
             }
         }
     }
@@ -1459,6 +1472,8 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     }
     free(made);
     made = NULL;
+    PyMem_Free(made_len);
+    made_len = NULL;
     word_source_close(&source);
 
     if (applying) {
@@ -1507,6 +1522,7 @@ fail:
     PyMem_Free(merged);
     PyMem_Free(record_sources);
     free(made);
+    PyMem_Free(made_len);
     applier_free(&applier);
     word_source_close(&source);
     return -1;
