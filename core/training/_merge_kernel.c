@@ -516,6 +516,8 @@ typedef struct {
     Py_ssize_t forced_done;
     Py_ssize_t nsources;         /* named sources (provenance), 0 when none: */
     uint16_t *record_sources;    /* each record's source */
+    int has_chosen;              /* merge(left, right): the next merge is this pair */
+    int32_t chosen_left, chosen_right;
     int forced_applied;          /* made in the words at the start (forced_prepare): */
     int64_t *forced_counts;      /* each one's count then */
     int64_t *forced_removed;     /* and the tokens it removed */
@@ -1723,66 +1725,84 @@ words_allowed(const MergeState *s, int32_t left, int32_t right)
     return s->max_words == 0 || words <= s->max_words;
 }
 
-/* One merge: fills out[0..4] with (left, right, new_id, count, tokens_removed) and
- * returns 1; returns 0 when no pair is left, -1 on error. */
+/* The best pair (highest count, ties to the greater bytes) that may be merged, at the top
+ * of the heap (not popped) in *top: 1, or 0 when no pair is left, -1 on error. */
 static int
-merge_once(MergeState *s, int64_t *out)
+best_pair(MergeState *s, HeapItem *top)
 {
-    HeapItem top;
-    memset(out + MERGE_FIELDS, 0, (size_t)s->nsources * sizeof(int64_t));
-    int forced = s->forced_done < s->nforced;
-    if (forced) {
-        /* a forced merge: made whatever its count (0 if the pair does not occur) */
-        top.left = s->forced[2 * s->forced_done];
-        top.right = s->forced[2 * s->forced_done + 1];
-        s->forced_done++;
-        if (top.left < 0 || top.right < 0 || top.left >= s->ntokens || top.right >= s->ntokens) {
-            PyErr_SetString(PyExc_ValueError, "a forced merge uses a token id that does not exist yet");
-            return -1;
-        }
-        if (s->forced_applied) {
-            top.count = s->forced_counts[s->forced_done - 1];
-        } else {
-            PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
-            top.count = e ? e->count : 0;
-        }
-    }
-    while (!forced) {
+    for (;;) {
         if (s->heaplen == 0 && refill_heap(s, INT64_MAX) < 0) {
             return -1;
         }
         if (s->heaplen == 0) {
             return 0;
         }
-        top = s->heap[0];
-        PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
+        *top = s->heap[0];
+        PairEntry *e = map_find(&s->map, pair_key(top->left, top->right));
         int64_t actual = e ? e->count : 0;
-        if (actual == top.count && actual < s->threshold) {
+        if (actual == top->count && actual < s->threshold) {
             /* low pairs may tie with it or beat it: into the heap first */
             if (refill_heap(s, actual) < 0) {
                 return -1;
             }
             continue;
         }
-        if (actual == top.count) {
+        if (actual == top->count) {
             if (s->max_token_length > 0 &&
-                PyBytes_GET_SIZE(s->tokens[top.left]) + PyBytes_GET_SIZE(s->tokens[top.right]) >
+                PyBytes_GET_SIZE(s->tokens[top->left]) + PyBytes_GET_SIZE(s->tokens[top->right]) >
                     s->max_token_length) {
                 heap_pop(s); /* never chosen; its count only goes down, so never pushed again */
                 continue;
             }
-            if ((s->max_words > 0 || s->colon_rule) && !words_allowed(s, top.left, top.right)) {
+            if ((s->max_words > 0 || s->colon_rule) && !words_allowed(s, top->left, top->right)) {
                 heap_pop(s); /* the same: never chosen */
                 continue;
             }
-            break;
+            return 1;
         }
         heap_pop(s);
-        if (actual > 0 && heap_offer(s, actual, top.left, top.right) < 0) {
+        if (actual > 0 && heap_offer(s, actual, top->left, top->right) < 0) {
             return -1;
         }
     }
-    if (!forced) {
+}
+
+/* One merge: fills out[0..4] with (left, right, new_id, count, tokens_removed) (and its
+ * count per named source after them) and returns 1; returns 0 when no pair is left, -1
+ * on error. The merge is the next forced one, else the pair merge() chose, else the best. */
+static int
+merge_once(MergeState *s, int64_t *out)
+{
+    HeapItem top;
+    memset(out + MERGE_FIELDS, 0, (size_t)s->nsources * sizeof(int64_t));
+    int from_list = s->forced_done < s->nforced;
+    int forced = from_list || s->has_chosen;
+    if (forced) {
+        /* a forced merge: made whatever its count (0 if the pair does not occur) */
+        if (from_list) {
+            top.left = s->forced[2 * s->forced_done];
+            top.right = s->forced[2 * s->forced_done + 1];
+            s->forced_done++;
+        } else {
+            top.left = s->chosen_left;
+            top.right = s->chosen_right;
+            s->has_chosen = 0;
+        }
+        if (top.left < 0 || top.right < 0 || top.left >= s->ntokens || top.right >= s->ntokens) {
+            PyErr_SetString(PyExc_ValueError, "a forced merge uses a token id that does not exist yet");
+            return -1;
+        }
+        if (from_list && s->forced_applied) {
+            top.count = s->forced_counts[s->forced_done - 1];
+        } else {
+            PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
+            top.count = e ? e->count : 0;
+        }
+    } else {
+        int found = best_pair(s, &top);
+        if (found <= 0) {
+            return found;
+        }
         if (top.count < s->min_frequency) {
             return 0;
         }
@@ -1798,7 +1818,7 @@ merge_once(MergeState *s, int64_t *out)
         return -1;
     }
 
-    if (forced && s->forced_applied) { /* made at the start, its token too: its figures were kept */
+    if (from_list && s->forced_applied) { /* made at the start, its token too: its figures were kept */
         if (PyList_Append(s->token_list, s->tokens[z]) < 0) {
             return -1;
         }
@@ -2061,7 +2081,65 @@ MergeState_memory(MergeState *s, PyObject *Py_UNUSED(ignored))
                          "heap", (Py_ssize_t)(s->heapcap * sizeof(HeapItem)));
 }
 
+/* best() -> (left, right, count) of the pair the next step would merge, or None. */
+static PyObject *
+MergeState_best(MergeState *s, PyObject *Py_UNUSED(ignored))
+{
+    if (s->token_list == NULL || s->broken) {
+        PyErr_SetString(PyExc_RuntimeError, "this MergeState is not initialized, or stopped on an error");
+        return NULL;
+    }
+    if (s->forced_done < s->nforced) {
+        PyErr_SetString(PyExc_RuntimeError, "best(): forced merges are still to be made (step first)");
+        return NULL;
+    }
+    HeapItem top;
+    int found = best_pair(s, &top);
+    if (found < 0) {
+        s->broken = 1;
+        return NULL;
+    }
+    if (found == 0) {
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(iiL)", top.left, top.right, (long long)top.count);
+}
+
+/* merge(left, right) -> step(1)'s columns for the merge of that pair, made now whatever its
+ * count (as a forced one). */
+static PyObject *
+MergeState_merge(MergeState *s, PyObject *args)
+{
+    int left, right;
+    if (!PyArg_ParseTuple(args, "ii", &left, &right)) {
+        return NULL;
+    }
+    if (s->token_list == NULL || s->forced_done < s->nforced) {
+        PyErr_SetString(PyExc_RuntimeError, "merge(): not initialized, or forced merges are still to be made");
+        return NULL;
+    }
+    if (left < 0 || right < 0 || left >= s->ntokens || right >= s->ntokens) {
+        PyErr_SetString(PyExc_ValueError, "merge(): a token id that does not exist");
+        return NULL;
+    }
+    s->has_chosen = 1;
+    s->chosen_left = left;
+    s->chosen_right = right;
+    s->finished = 0; /* (a chosen pair is made even when no best pair is left) */
+    PyObject *one = PyLong_FromLong(1);
+    if (one == NULL) {
+        return NULL;
+    }
+    PyObject *columns = MergeState_step(s, one);
+    Py_DECREF(one);
+    return columns;
+}
+
 static PyMethodDef MergeState_methods[] = {
+    {"best", (PyCFunction)MergeState_best, METH_NOARGS,
+     "best() -> (left, right, count) of the pair step would merge next, or None when none is left"},
+    {"merge", (PyCFunction)MergeState_merge, METH_VARARGS,
+     "merge(left, right) -> step(1)'s columns for that pair, merged now whatever its count"},
     {"memory", (PyCFunction)MergeState_memory, METH_NOARGS,
      "memory() -> dict: the bytes each structure holds (for the benchmarks)"},
     {"step", (PyCFunction)MergeState_step, METH_O,

@@ -14,15 +14,24 @@ class MergeState:
         forced: bytes = b"",
         max_words: int = 0,
         colon_rule: bool = False,
+        sources: bytes = b"",
+        nsources: int = 0,
     ) -> None:
         """``words`` and ``counts``: lists, or packed (`core.training.merge.PackedWords`): the
         words' bytes one after another with their native int64 lengths, and native int64
         counts. ``max_token_length`` 0: no limit; ``forced``: native int32 (left, right) id
         pairs merged first, in order (``array('i', ...).tobytes()``); ``max_words`` (0: no
-        limit) and ``colon_rule``: SuperBPE's stage-2 rule on the merged token."""
-    def step(self, max_merges: int) -> tuple[bytes, bytes, bytes, bytes, bytes]:
+        limit) and ``colon_rule``: SuperBPE's stage-2 rule on the merged token; ``sources``:
+        each word's source (native uint16) below ``nsources``: each merge also gives its
+        count per source (a sixth column)."""
+    def step(self, max_merges: int) -> tuple[bytes, ...]:
         """Run up to ``max_merges`` merges: five columns of native int64 values (left ids,
-        right ids, new ids, counts, tokens removed); empty columns when no pair is left."""
+        right ids, new ids, counts, tokens removed; with sources a sixth, each merge's count
+        per source); empty columns when no pair is left."""
+    def best(self) -> tuple[int, int, int] | None:
+        """``(left, right, count)`` of the pair `step` would merge next, or ``None``."""
+    def merge(self, left: int, right: int) -> tuple[bytes, ...]:
+        """`step`'s columns for one merge of ``(left, right)``, made now whatever its count."""
     def memory(self) -> dict[str, int]:
         """The bytes each structure holds (records, holders, map, heap, ...; for the memory
         benchmarks)."""

@@ -24,7 +24,7 @@ training replays an existing tokenizer's merges this way); ``max_words`` and ``c
 
 `merge_pairs` hands the merges over in batches of columns (``array('q')`` of left ids,
 right ids, new ids, counts and tokens removed), as the kernel's ``step`` returns them; the
-Python loop's merges are grouped the same way. With named sources (``sources``: each
+Python loop's merges (`core.training.python_loop`) are grouped the same way. With named sources (``sources``: each
 word's source), a sixth column gives each merge's count per source, one merge after
 another (provenance: they add up to the merge's count).
 """
@@ -32,7 +32,6 @@ another (provenance: they add up to the merge's count).
 from __future__ import annotations
 
 import functools
-import heapq
 import os
 import time
 from array import array
@@ -40,10 +39,14 @@ from itertools import accumulate
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-if TYPE_CHECKING:
-    import numpy as np
+# the Python loop (and its helpers, used elsewhere too) lives in core.training.python_loop
+from core.training.python_loop import PythonMerges, count_pairs, merge_pairs_python, tie_break_key
 
+if TYPE_CHECKING:
     from core.training._merge_kernel import MergeState
+
+__all__ = ["KERNEL_BATCH", "MergeColumns", "PackedWords", "PythonMerges", "count_pairs", "merge_pairs",
+           "merge_pairs_python", "tie_break_key"]
 
 
 def _load_kernel() -> type[MergeState] | None:
@@ -55,69 +58,6 @@ def _load_kernel() -> type[MergeState] | None:
 
 
 _MergeState = _load_kernel()
-
-_SHIFT = 32  # pair code = left << _SHIFT | right: any id the kernel takes (int32) fits
-_MASK = (1 << _SHIFT) - 1
-_ORDER_INVERTING = {i: chr(256 - i) for i in range(256)}
-_END = chr(300)
-
-
-def tie_break_key(token: bytes) -> str:
-    """A key whose ascending order is the *descending* lexicographic order of tokens.
-
-    Heap entries are ``(-count, key(left) + key(right), pair)``; Python's min-heap then
-    pops the highest count first and, among equal counts, the greatest
-    ``(left, right)`` pair — docs/semantics.md: ``(b"BA", b"A") > (b"B", b"ZZ") > (b"A", b"C")``.
-    Each byte ``b`` becomes ``chr(256 - b)`` and an end mark above them all follows, so
-    a proper prefix sorts after its extensions (``b"A" < b"AB"`` turns into
-    ``key(b"A") > key(b"AB")``) and concatenated keys compare like tuples.
-    """
-    return token.decode("latin-1").translate(_ORDER_INVERTING) + _END
-
-
-def count_pairs(
-    words: list[bytes], counts: list[int]
-) -> tuple[dict[int, int], dict[int, list[int] | np.ndarray]]:
-    """Weighted counts of every adjacent byte pair, and for each pair the words containing it.
-
-    Pair codes are ``left << 32 | right`` (`_SHIFT`). Vectorized with numpy over the whole table.
-    """
-    import numpy as np  # only here: training alone does not load numpy
-
-    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    if int(lengths.sum()) <= len(words):
-        return {}, {}
-    flat = np.frombuffer(b"".join(words), dtype=np.uint8)
-    has_next = np.ones(len(flat), dtype=bool)
-    has_next[np.cumsum(lengths) - 1] = False
-    left = np.flatnonzero(has_next)
-    del has_next
-    # one sortable int64 per pair occurrence: the two bytes in the high bits, word below
-    keys = np.repeat(np.arange(len(words), dtype=np.int64), lengths - 1)
-    keys |= flat[left].astype(np.int64) << 40
-    keys |= flat[left + 1].astype(np.int64) << 32
-    del left, flat
-    keys.sort()
-    codes, owners = keys >> 32, keys & 0xFFFFFFFF
-    del keys
-    weights = np.asarray(counts, dtype=np.int64)[owners]
-    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
-    totals = np.add.reduceat(weights, starts)
-    pair_counts = dict(zip(_pair_codes(codes[starts]).tolist(), totals.tolist()))
-    # owners within one pair group are sorted; drop repeats (a pair twice in a word)
-    keep = np.r_[True, (codes[1:] != codes[:-1]) | (owners[1:] != owners[:-1])]
-    codes_k, owners_k = codes[keep], owners[keep]
-    group_starts = np.flatnonzero(np.r_[True, codes_k[1:] != codes_k[:-1]])
-    # compact int32 arrays: a Python list of ints would cost ~10x the memory
-    groups = np.split(owners_k.astype(np.int32), group_starts[1:])
-    pair_words: dict[int, list[int] | np.ndarray] = dict(zip(_pair_codes(codes_k[group_starts]).tolist(), groups))
-    return pair_counts, pair_words
-
-
-def _pair_codes(byte_pairs: np.ndarray) -> np.ndarray:
-    """``left << 8 | right`` (two bytes) as the loop's codes, ``left << _SHIFT | right``."""
-    return ((byte_pairs >> 8) << _SHIFT) | (byte_pairs & 0xFF)
-
 
 KERNEL_BATCH = 64
 """Merges per call into the compiled kernel, and per batch; a consumer can cancel between batches."""
@@ -255,138 +195,3 @@ def _as_batches(merges: Iterator[tuple[Any, ...]]) -> Iterator[MergeColumns]:
             started = time.monotonic()
     if columns:
         yield columns
-
-
-def merge_pairs_python(
-    words: list[bytes],
-    counts: list[int],
-    token_bytes: list[bytes],
-    num_merges: int,
-    *,
-    max_token_length: int | None = None,
-    min_frequency: int = 1,
-    forced: Sequence[tuple[int, int]] = (),
-    max_words: int = 0,
-    colon_rule: bool = False,
-    sources: tuple[Sequence[int], int] | None = None,
-) -> Iterator[tuple[Any, ...]]:
-    """Run up to ``num_merges`` merges; yield ``(left, right, new_id, count, tokens_removed)``
-    (and with ``sources``, each word's source and how many there are, a sixth: the merge's
-    count per source, a tuple).
-
-    ``words`` are the distinct pre-tokens as bytes; they are replaced in place by lists
-    of ids as merges reach them. ``token_bytes`` (id -> bytes) grows by one entry per
-    merge and new ids follow its current length. ``tokens_removed`` is how many tokens
-    the merge took off the corpus (count-weighted merged occurrences). Stops early when
-    no pair is left (or none occurs ``min_frequency`` times). Options: see the module docstring.
-    """
-    pair_counts, pair_words = count_pairs(words, counts)
-    keys = [tie_break_key(t) for t in token_bytes]
-    word_ids = cast("list[Sequence[int]]", words)  # bytes at first, lists of ids once merged
-    heap = [(-c, keys[code >> _SHIFT] + keys[code & _MASK], code) for code, c in pair_counts.items()]
-    heapq.heapify(heap)
-    heappop, heappush = heapq.heappop, heapq.heappush
-    get = pair_counts.get
-
-    for step in range(num_merges):
-        if step < len(forced):  # made whatever its count, even 0
-            best = forced[step][0] << _SHIFT | forced[step][1]
-            neg = -get(best, 0)
-        else:
-            while heap:
-                neg, _key, best = heap[0]
-                actual = get(best, 0)
-                if actual == -neg:
-                    if max_token_length and len(token_bytes[best >> _SHIFT]) + len(token_bytes[best & _MASK]) > max_token_length:
-                        heappop(heap)  # never chosen; its count only goes down, so it never returns
-                        continue
-                    if (max_words or colon_rule) and not _words_allowed(
-                            token_bytes[best >> _SHIFT] + token_bytes[best & _MASK], max_words, colon_rule):
-                        heappop(heap)  # the same
-                        continue
-                    break
-                heappop(heap)
-                if actual > 0:
-                    heappush(heap, (-actual, _key, best))
-            else:
-                return
-            if -neg < min_frequency:
-                return
-            heappop(heap)
-        a, b = best >> _SHIFT, best & _MASK
-        z = len(token_bytes)
-        token_bytes.append(token_bytes[a] + token_bytes[b])
-        keys.append(tie_break_key(token_bytes[z]))
-        removed = 0
-        per_source = [0] * sources[1] if sources is not None else None
-        new_pairs: set[int] = set()
-        holders = pair_words.pop(best, [])
-        # pairs of bytes come from count_pairs as arrays; pairs with merged tokens are
-        # created here, as lists
-        for w in holders.tolist() if not isinstance(holders, list) else holders:
-            word = word_ids[w]
-            n = len(word)
-            # the index may list a word that no longer holds the pair: index() skips
-            # it at C speed
-            try:
-                i = word.index(a)
-            except ValueError:
-                continue
-            c = counts[w]
-            out: list[int] | None = None
-            pos = 0
-            while i < n - 1:
-                if word[i + 1] != b:
-                    try:
-                        i = word.index(a, i + 1)
-                    except ValueError:
-                        break
-                    continue
-                if out is None:
-                    out = list(word[:i])
-                else:
-                    out.extend(word[pos:i])
-                if out:
-                    prev = out[-1]
-                    code = prev << _SHIFT | a
-                    pair_counts[code] -= c
-                    code = prev << _SHIFT | z
-                    pair_counts[code] = get(code, 0) + c
-                    new_pairs.add(code)
-                    cast("list[int]", pair_words.setdefault(code, [])).append(w)  # a new pair: a list
-                if i + 2 < n:
-                    nxt = word[i + 2]
-                    code = b << _SHIFT | nxt
-                    pair_counts[code] -= c
-                    code = z << _SHIFT | nxt
-                    pair_counts[code] = get(code, 0) + c
-                    new_pairs.add(code)
-                    cast("list[int]", pair_words.setdefault(code, [])).append(w)
-                out.append(z)
-                removed += c
-                if per_source is not None:  # (a a a holds (a, a) twice)
-                    per_source[sources[0][w]] += c * (1 + (a == b and i + 2 < n and word[i + 2] == a))  # type: ignore[index]
-                pos = i + 2
-                try:
-                    i = word.index(a, pos)
-                except ValueError:
-                    break
-            if out is not None:
-                out.extend(word[pos:])
-                word_ids[w] = out
-        # what is left of the merged pair's count is stale: every occurrence is gone
-        pair_counts.pop(best, None)
-        for code in new_pairs:
-            c = pair_counts[code]
-            if c > 0:
-                heappush(heap, (-c, keys[code >> _SHIFT] + keys[code & _MASK], code))
-            else:
-                del pair_counts[code]
-        yield (a, b, z, -neg, removed) if per_source is None else (a, b, z, -neg, removed, tuple(per_source))
-
-
-def _words_allowed(token: bytes, max_words: int, colon_rule: bool) -> bool:
-    """SuperBPE's stage-2 rule (``max_words`` 0: no limit on words)."""
-    if colon_rule and b": " in token:
-        return False
-    return not max_words or sum(1 for word in token.split(b" ") if word) <= max_words

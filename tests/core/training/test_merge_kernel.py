@@ -386,3 +386,27 @@ def test_forced_merges_in_long_words_equal_the_loop(
     expected = list(merge_pairs_python(list(words), counts, python_tokens, len(pairs) + more, forced=pairs))
     got = rows(merge_pairs(list(words), counts, kernel_tokens, len(pairs) + more, forced=pairs), kernel_tokens)
     assert got == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(table=word_tables, choices=st.lists(st.integers(0, 400), max_size=30))
+def test_best_and_a_chosen_merge_equal_the_python_loop(table: dict[bytes, int], choices: list[int]) -> None:
+    """`MergeState.best` and `.merge(left, right)` (parity-aware BPE picks a pair per
+    language) against `PythonMerges`: the same best pair, and a chosen pair — the best, or
+    any pair of existing tokens, present or not — merged with the same count and effects."""
+    from core.training.python_loop import PythonMerges
+
+    words, counts = list(table), list(table.values())
+    kernel_tokens, python_tokens = list(BYTE_TOKENS), list(BYTE_TOKENS)
+    kernel = MergeState(list(words), list(counts), kernel_tokens)
+    python = PythonMerges(list(words), list(counts), python_tokens)
+    for choice in choices:
+        best = python.best()
+        assert kernel.best() == best
+        if best is not None and choice % 3:
+            pair = best[:2]
+        else:
+            pair = (choice % len(python_tokens), (choice * 7) % len(python_tokens))
+        assert step_rows(kernel.merge(*pair)) == [python.merge(*pair)]
+    assert kernel_tokens == python_tokens
+    assert step_rows(kernel.step(KERNEL_BATCH)) == list(python.run(KERNEL_BATCH))
