@@ -128,6 +128,8 @@ class MergeBatch:
         per_source: with named sources (`CountingDone.sources`), each merge's pair count per
             source at the time of the merge, merge after merge (``len(sources)`` values a
             merge, adding up to its count): where the merge's pairs came from; else ``None``.
+        chosen: parity-aware BPE: per merge, the index of the source it was made for (-1:
+            all sources together); else ``None``.
 
     Example: training on ``"low low"`` up to 258 tokens makes one batch: ``first_rank=0,
     token_ids=[256, 257], left_ids=[111, 108], right_ids=[119, 256], counts=[2, 2],
@@ -144,6 +146,7 @@ class MergeBatch:
     splits: tuple[SplitEvent, ...] = ()
     restores: bool = False
     per_source: array[int] | None = None
+    chosen: array[int] | None = None
 
     def __len__(self) -> int:
         return len(self.token_ids)

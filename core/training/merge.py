@@ -45,8 +45,8 @@ from core.training.python_loop import PythonMerges, count_pairs, merge_pairs_pyt
 if TYPE_CHECKING:
     from core.training._merge_kernel import MergeState
 
-__all__ = ["KERNEL_BATCH", "MergeColumns", "PackedWords", "PythonMerges", "count_pairs", "merge_pairs",
-           "merge_pairs_python", "tie_break_key"]
+__all__ = ["KERNEL_BATCH", "MergeColumns", "MergeLoop", "PackedWords", "PythonMerges", "count_pairs",
+           "merge_pairs", "merge_pairs_python", "tie_break_key"]
 
 
 def _load_kernel() -> type[MergeState] | None:
@@ -195,3 +195,39 @@ def _as_batches(merges: Iterator[tuple[Any, ...]]) -> Iterator[MergeColumns]:
             started = time.monotonic()
     if columns:
         yield columns
+
+
+class MergeLoop:
+    """One run's merge loop, compiled (when built and not forced off) or in Python, merge by
+    merge: the best pair, or the merge of a chosen pair (parity-aware BPE). ``token_bytes``
+    grows by one token per merge, as with `merge_pairs`."""
+
+    def __init__(self, words: list[bytes] | PackedWords, counts: list[int] | None, token_bytes: list[bytes]) -> None:
+        self._kernel: MergeState | None = None
+        self._python: PythonMerges | None = None
+        if _MergeState is not None and os.environ.get("BPE_STUDIO_PURE_PYTHON") != "1":
+            try:
+                if isinstance(words, PackedWords):
+                    self._kernel = _MergeState((words.blob, words.lengths), words.counts, token_bytes)
+                else:
+                    assert counts is not None
+                    self._kernel = _MergeState(words, counts, token_bytes)
+                return
+            except OverflowError:  # counts past int64: the Python loop
+                pass
+        if isinstance(words, PackedWords):
+            words, counts = words.unpacked()
+        assert counts is not None
+        self._python = PythonMerges(list(words), counts, token_bytes)
+
+    def best(self) -> tuple[int, int, int] | None:
+        """``(left, right, count)`` of the best pair (not merged), or ``None`` when none is left."""
+        return self._kernel.best() if self._kernel is not None else cast(PythonMerges, self._python).best()
+
+    def merge(self, left: int, right: int) -> tuple[int, int]:
+        """Merge ``(left, right)`` now, whatever its count: ``(its count, tokens removed)``."""
+        if self._kernel is not None:
+            columns = self._kernel.merge(left, right)
+            return array("q", columns[3])[0], array("q", columns[4])[0]
+        _a, _b, _z, count, removed = cast(PythonMerges, self._python).merge(left, right)
+        return count, removed

@@ -39,12 +39,15 @@ class Provenance:
 
 
 def provenance_records(
-    sources: Sequence[str], tokens: Sequence[bytes], counts: Sequence[int], per_source: Sequence[int]
+    sources: Sequence[str], tokens: Sequence[bytes], counts: Sequence[int], per_source: Sequence[int],
+    chosen: Sequence[int] = (),
 ) -> list[Provenance]:
-    """One `Provenance` per merge from the run's columns: its new tokens, counts and counts
-    per source (``len(sources)`` values a merge, merge after merge)."""
+    """One `Provenance` per merge from the run's columns: its new tokens, counts, counts per
+    source (``len(sources)`` values a merge, merge after merge) and, when a source chose
+    merges, each one's chooser (its index; -1: all sources together)."""
     n = len(sources)
-    return [Provenance(rank, token, count, dict(zip(sources, per_source[rank * n:(rank + 1) * n])))
+    return [Provenance(rank, token, count, dict(zip(sources, per_source[rank * n:(rank + 1) * n])),
+                       sources[chosen[rank]] if rank < len(chosen) and chosen[rank] >= 0 else None)
             for rank, (token, count) in enumerate(zip(tokens, counts))]
 
 

@@ -52,6 +52,7 @@ class TrainRun:
         self.sources: tuple[str, ...] = ()
         self._counts = array("q")
         self._per_source = array("q")
+        self._chosen = array("q")
 
     def __iter__(self) -> Iterator[BatchedTrainEvent]:
         return self
@@ -71,6 +72,8 @@ class TrainRun:
         elif isinstance(event, MergeBatch) and event.per_source is not None:
             self._counts.extend(event.counts)
             self._per_source.extend(event.per_source)
+            if event.chosen is not None:
+                self._chosen.extend(event.chosen)
         return event
 
     def result(self) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
@@ -115,12 +118,14 @@ class TrainRun:
         from core.training.provenance import provenance_records
 
         _vocab, merges = self.result()
-        if self.variant is not None:
-            raise ValueError(f"provenance is kept for plain BPE on named sources, not yet for {self.variant.title}")
         if not self.sources:
             raise ValueError("provenance needs named sources: train on {name: source, ...}")
+        if len(self._counts) != len(merges):
+            assert self.variant is not None
+            raise ValueError(f"provenance is kept for plain and parity-aware BPE on named sources, not yet for "
+                             f"{self.variant.title}")
         return provenance_records(self.sources, [left + right for left, right in merges], self._counts,
-                                  self._per_source)
+                                  self._per_source, self._chosen)
 
     @property
     def finished(self) -> Finished | None:

@@ -40,7 +40,7 @@ from core.corpus.count_run import (
     count_events,
     count_named_events,
 )
-from core.corpus.named_counts import NamedCounts
+from core.corpus.named_counts import NamedCounts, check_source_names
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import Corpus, ReadOptions, Source
 from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch, initial_token_bytes
@@ -104,7 +104,13 @@ def train(
                         "e.g. core.TrainOptions(vocab_size, special_tokens)")
     if read is not None and not isinstance(read, ReadOptions):
         raise TypeError(f"read must be ReadOptions, got {type(read).__name__}")
-    variant = options.variant
+    variant = options.variant.bound(options) if options.variant is not None else None
+    if variant is not None and variant.named_sources:  # (parity-aware BPE: one source per language)
+        names = input.sources if isinstance(input, NamedCounts) else tuple(input) if isinstance(input, Mapping) else ()
+        if not names:
+            raise ValueError(f"{variant.title} trains on named sources, one per language: "
+                             "core.train({'en': ..., 'hi': ...}, options), or their NamedCounts")
+        variant.check_sources(check_source_names(names))
     if isinstance(input, PretokenCounts):
         if read is not None and read != ReadOptions():
             raise ValueError("read options apply when reading a corpus; pre-token counts were read when "

@@ -42,12 +42,22 @@ class Variant:
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
     summary: ClassVar[str] = ""
+    named_sources: ClassVar[bool] = False
+    """Whether it trains on named sources only (parity-aware BPE: one per language)."""
 
     def check(self, options: TrainOptions) -> None:
         """Refuse options this variant cannot train with (`ValueError` naming them)."""
         for option, plain in (("max_token_length", None), ("min_frequency", 1), ("initial", None)):
             if getattr(options, option) != plain:
                 raise ValueError(f"{option} is not supported with variant={self!r}; leave it at {plain!r}")
+
+    def bound(self, options: TrainOptions) -> Variant:
+        """The variant as it trains with ``options`` (one that reads them in `merge`, a copy
+        that holds them; the others themselves)."""
+        return self
+
+    def check_sources(self, names: tuple[str, ...]) -> None:
+        """Refuse named sources it cannot train on (`ValueError` naming them); before any work."""
 
     def cuts(self, pattern: Pattern) -> tuple[Pattern, ...]:
         """The pre-tokenizations to count the corpus with, in the order `merge` takes the counts."""
