@@ -20,13 +20,14 @@ import sys
 import time
 from array import array
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TextIO
 
 import core
 from core.errors import InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import check_save_tokenizer, save_tokenizer
-from core.variants import VARIANTS, Picky, SuperBPE, Variant
+from core.variants import VARIANTS, ParityAware, Picky, SuperBPE, Variant
 from core.formats.hf_json import regex_only_syntax
 from bpe_studio.cli.checks import (
     add_field_option,
@@ -71,14 +72,25 @@ def add_train_parser(commands: Any) -> None:
                          help="stop when the best pair occurs fewer than F times (default: 1)")
     variants = parser.add_argument_group("variants (docs/variants.md)")
     variants.add_argument("--variant", type=str.lower, default="bpe",
-                          choices=["bpe", *(v.name for v in VARIANTS)],
-                          help="bpe (default); " + "; ".join(f"{v.name}: {v.summary}" for v in VARIANTS))
+                          choices=["bpe", *(v.name for v in VARIANTS), ParityAware.name],
+                          help="bpe (default); " + "; ".join(f"{v.name}: {v.summary}"
+                                                             for v in (*VARIANTS, ParityAware)))
     variants.add_argument("--picky-threshold", type=float, metavar="T",
                           help="picky: remove a token when more than this share of it went into a merge, in (0, 1] (default 0.9)")
     variants.add_argument("--transition", type=int, metavar="T",
                           help="superbpe: merges of stage 1 (default: 90%% of the merges to make)")
     variants.add_argument("--max-words", type=int, metavar="K",
                           help="superbpe: at most K words in a stage-2 token (default 4)")
+    variants.add_argument("--dev", nargs="+", metavar="NAME=FILE|DIR",
+                          help="parity: each language's development text (the same sentences in each), NAME=FILE "
+                               "each, or a folder of files named by language (en.txt, hi.txt, ...)")
+    variants.add_argument("--ratio", metavar="NAME=R,...",
+                          help="parity, instead of --dev: each language's target compression against the first's, "
+                               "e.g. en=1,hi=1.6")
+    variants.add_argument("--global-merges", type=int, metavar="G", help="parity: the first G merges by all languages")
+    variants.add_argument("--window", type=int, metavar="W",
+                          help="parity: the moving-window variant over the last W choices")
+    variants.add_argument("--alpha", type=float, metavar="A", help="parity: the window's allowance (default 2)")
     options.add_argument("--init", metavar="TOKENIZER",
                          help="continue training this tokenizer (folder or file): its merges and ids stay, "
                          "new merges follow; its pattern is used")
@@ -160,8 +172,11 @@ def variant_of(args: argparse.Namespace, specials: int) -> Variant | None:
     """The `core.variants` variant of ``--variant`` and its parameters (``None``: plain BPE)."""
     from bpe_studio.cli import UsageError
 
-    given = {"--picky-threshold": args.picky_threshold, "--transition": args.transition, "--max-words": args.max_words}
-    own = {"bpe": (), "picky": ("--picky-threshold",), "superbpe": ("--transition", "--max-words")}[args.variant]
+    given = {"--picky-threshold": args.picky_threshold, "--transition": args.transition, "--max-words": args.max_words,
+             "--dev": args.dev, "--ratio": args.ratio, "--global-merges": args.global_merges, "--window": args.window,
+             "--alpha": args.alpha}
+    own = {"bpe": (), "picky": ("--picky-threshold",), "superbpe": ("--transition", "--max-words"),
+           "parity": ("--dev", "--ratio", "--global-merges", "--window", "--alpha")}[args.variant]
     stray = [flag for flag, value in given.items() if value is not None and flag not in own]
     if stray:
         raise UsageError(f"{stray[0]} applies to another variant, not --variant {args.variant}")
@@ -172,14 +187,53 @@ def variant_of(args: argparse.Namespace, specials: int) -> Variant | None:
             merges = max(0, (args.vocab_size or 0) - 256 - specials)
             transition = merges * 9 // 10 if args.transition is None else args.transition
             return SuperBPE(transition, 4 if args.max_words is None else args.max_words)
+        if args.variant == "parity":
+            if bool(args.dev) == bool(args.ratio):
+                raise UsageError("--variant parity needs --dev (each language's development text) or --ratio, "
+                                 "one of them")
+            return ParityAware(dev=_dev_texts(args.dev) if args.dev else None,
+                               ratio=_ratios(args.ratio) if args.ratio else None,
+                               global_merges=args.global_merges or 0, window=args.window,
+                               alpha=2.0 if args.alpha is None else args.alpha)
     except (TypeError, ValueError) as e:
-        flag = {"threshold": "--picky-threshold", "transition": "--transition", "max_words": "--max-words"}
+        flag = {"threshold": "--picky-threshold", "transition": "--transition", "max_words": "--max-words",
+                "global_merges": "--global-merges", "window": "--window", "alpha": "--alpha", "ratio": "--ratio"}
         message = str(e)
         for name, option in flag.items():
             if message.startswith(name + " "):
                 message = option + message[len(name):]
         raise UsageError(message) from None
     return None
+
+
+def _dev_texts(given: list[str]) -> dict[str, Path]:
+    """``--dev``: ``NAME=FILE`` arguments, or one folder whose files are named by language."""
+    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.checks import named_sources
+
+    if len(given) == 1 and Path(given[0]).is_dir():
+        files = sorted(path for path in Path(given[0]).iterdir() if path.is_file() and not path.name.startswith("."))
+        if not files:
+            raise UsageError(f"--dev {given[0]}: the folder holds no file; give one file per language (en.txt, ...)")
+        return {path.name.split(".")[0]: path for path in files}
+    named = named_sources(given)
+    if named is None:
+        raise UsageError("--dev takes NAME=FILE for each language, or a folder of files named by language")
+    return {name: Path(paths[0]) for name, paths in named.items()}
+
+
+def _ratios(text: str) -> dict[str, float]:
+    """``--ratio en=1,hi=1.6``."""
+    from bpe_studio.cli import UsageError
+
+    ratios: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        try:
+            ratios[name.strip()] = float(value)
+        except ValueError:
+            raise UsageError(f"--ratio: {part!r} is not NAME=NUMBER (e.g. --ratio en=1,hi=1.6)") from None
+    return ratios
 
 
 def train_options(args: argparse.Namespace, pattern: str, initial: object | None, workers: int | None,
@@ -235,8 +289,17 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
         inherited = sorted(initial.special_ids, key=initial.special_ids.__getitem__)
         specials = inherited + [t for t in specials if t not in inherited]
     _check_before_reading(args.out, specials, pattern)
-    run = core.train(counts if counts is not None else corpus_files(args), options,
-                     read=None if counts is not None else read)
+    corpus = corpus_files(args) if counts is None else None
+    if isinstance(options.variant, ParityAware):  # one named source per language, as --dev / --ratio name them
+        names = tuple(corpus) if isinstance(corpus, dict) else getattr(counts, "sources", ())
+        if not names:
+            raise UsageError("--variant parity trains on named sources, one per language: NAME=SOURCE each "
+                             "(en=data/en.txt hi=data/hi.txt ...)")
+        try:
+            options.variant.check_sources(names)
+        except ValueError as e:
+            raise UsageError(f"--{e}") from None
+    run = core.train(counts if counts is not None else corpus, options, read=None if counts is not None else read)
     progress = ProgressLine()
     counting: CountingDone | None = None
     finished: Finished | None = None
@@ -271,7 +334,8 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     assert finished is not None and counting is not None
     paths = run.tokenizer().save(args.out) if options.variant else save_tokenizer(
         args.out, finished.vocab, finished.merges, specials, pattern)
-    if run.sources and options.variant is None:  # named sources: where each merge came from
+    if run.sources and (options.variant is None or isinstance(options.variant, ParityAware)):
+        # named sources: where each merge came from (and, parity-aware, which language chose it)
         paths.append(_write_provenance(args.out, run))
     _print_summary(out, time.monotonic() - started, counting, finished, last_merge, paths, planned)
     return 0

@@ -84,7 +84,7 @@ class ParityAware(Variant):
             for name, value in self.ratio.items():
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                         or value <= 0:
-                    raise ValueError(f"ratio[{name!r}] must be a positive number, got {value!r}")
+                    raise ValueError(f"ratio of {name!r} must be a positive number, got {value!r}")
         checked: tuple[tuple[str, object, int], ...] = (("global_merges", self.global_merges, 0),
                                                          ("window", self.window, 1))
         for label, number, low in checked:

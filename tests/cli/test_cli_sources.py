@@ -277,3 +277,34 @@ def test_named_and_unnamed_sources_together_are_refused(tmp_path: Path) -> None:
     result = run_cli("train", f"en={en}", en, "--vocab-size", 300, "--out", tmp_path / "out")
     _assert_user_error(result, "NAME=SOURCE", "has no name")
     assert not (tmp_path / "out").exists()
+
+
+def test_parity_aware_training_from_the_command_line(tmp_path: Path) -> None:
+    import core
+    from core.variants import ParityAware
+
+    en, el, dev = tmp_path / "en.txt", tmp_path / "el.txt", tmp_path / "dev"
+    en.write_text("the lower newest widest\n" * 200, encoding="utf-8")
+    el.write_text("καλημέρα κόσμε\n" * 20, encoding="utf-8")
+    dev.mkdir()
+    (dev / "en.txt").write_text("the newest\n", encoding="utf-8")
+    (dev / "el.txt").write_text("καλημέρα κόσμε καλημέρα\n", encoding="utf-8")
+    result = run_cli("train", f"en={en}", f"el={el}", "--vocab-size", 290, "--variant", "parity", "--dev", dev,
+                     "--window", 4, "--out", tmp_path / "tok")
+    assert result.returncode == 0, result.stderr
+    run = core.train({"en": en, "el": el}, core.TrainOptions(290, [], variant=ParityAware(
+        dev={"en": dev / "en.txt", "el": dev / "el.txt"}, window=4)))
+    chosen = [record.chosen for record in run.provenance()]
+    lines = (tmp_path / "tok" / "provenance.tsv").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "rank\ttoken\tcount\ten\tel\tchosen"
+    assert [line.split("\t")[-1] for line in lines[1:]] == chosen and "el" in chosen and "en" in chosen
+    assert len(run.result()[1]) == len(lines) - 1
+    for args, words in [(["--dev", f"en={dev / 'en.txt'}"], ["--dev", "missing el"]),
+                        (["--ratio", "en=1,el=-2"], ["--ratio", "positive"]),
+                        ([], ["--dev", "--ratio"])]:
+        bad = run_cli("train", f"en={en}", f"el={el}", "--vocab-size", 290, "--variant", "parity", *args,
+                      "--out", tmp_path / "bad")
+        _assert_user_error(bad, *words)
+    _assert_user_error(run_cli("train", en, "--vocab-size", 290, "--variant", "parity", "--ratio", "en=1",
+                               "--out", tmp_path / "bad"), "NAME=SOURCE")
+    assert not (tmp_path / "bad").exists()
