@@ -39,6 +39,10 @@ def add_evaluate_parsers(commands: Any) -> None:
     parser.add_argument("--on", nargs="+", required=True, metavar="SOURCE", help="held-out files, folders or globs")
     add_field_option(parser)
     parser.add_argument("--group-by", metavar="FIELD", help="one row per value of this JSONL/Parquet field (e.g. lang)")
+    parser.add_argument("--reference", metavar="ROW",
+                        help="the row each row's premium (its tokens / the reference row's, same tokenizer) is "
+                             "against: a source, a file's stem (en for dev/en.txt) or a --group-by value; for "
+                             "parallel text")
     parser.add_argument("--baseline", metavar="NAME",
                         help="the tokenizer (its name in the table) the others are compared to; default: the last one")
     parser.add_argument("--sizes", metavar="N,N,...",
@@ -114,7 +118,7 @@ def _fmt(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.3f}" if value >= 0.01 else f"{value:.2e}"
+        return f"{value:.3f}" if value >= 0.01 or value == 0 else f"{value:.2e}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
@@ -122,7 +126,8 @@ def _fmt(value: object) -> str:
 
 TABLE_COLUMNS = (("tokenizer", "tokenizer"), ("source", "source"), ("vocab", "vocab_size"), ("tokens", "tokens"),
                  ("bytes/tok", "bytes_per_token"), ("chars/tok", "chars_per_token"), ("tok/word", "fertility"),
-                 ("distinct", "distinct"), ("vocab used", "vocab_used"), ("vs base", "vs_baseline"))
+                 ("distinct", "distinct"), ("vocab used", "vocab_used"), ("vs base", "vs_baseline"),
+                 ("renyi", "renyi_efficiency"), ("premium", "premium"), ("gini", "gini"))
 
 
 def format_table(rows: list[Row]) -> str:
@@ -178,7 +183,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
             errs.flush()
 
     result = evaluate(tokenizers, args.on, field=_field(args, args.on, on_files), group_by=args.group_by,
-                      baseline=baseline, progress=progress, workers=args.workers)
+                      baseline=baseline, reference=args.reference, progress=progress, workers=args.workers)
     if errs.isatty():
         errs.write("\r" + " " * 80 + "\r")
     out.write(format_table(result.rows) + "\n")

@@ -11,7 +11,16 @@ For each tokenizer and each group of text (`core.evaluate.texts`), a `Row`:
 - ``bytes_per_token``, ``chars_per_token``, ``fertility`` (tokens per word);
 - ``distinct``: distinct ids produced; ``vocab_used``: ``distinct / vocab_size``;
 - ``vs_baseline``: ``tokens / baseline tokens`` on the same text (below 1: fewer tokens
-  than the baseline), ``None`` without a baseline.
+  than the baseline), ``None`` without a baseline;
+- ``renyi_efficiency``: the Rényi entropy of order 2.5 of the row's token distribution, in
+  bits, over log2 of the vocabulary size (Zouhar et al. 2023; what
+  ``tokenization_scorer.score(..., metric="renyi", power=2.5, vocab=vocab_size)`` gives);
+- ``premium``: with a reference row (``reference``: a row's source, its file's stem such as
+  ``en`` for ``dev/en.txt``, or its group value), ``tokens / the reference row's tokens``
+  for the same tokenizer — on parallel text, what the same content costs in this language;
+- ``gini``: per tokenizer, the Gini coefficient of its rows' token counts,
+  ``sum |x_i - x_j| / (2 n^2 mean)`` (0: every row costs the same), in each of its rows
+  and in `Evaluation.gini`.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import io
 import json
 import os
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Union
 
@@ -31,8 +40,8 @@ from core.encode.tokenizer import TEXT_ERRORS, Tokenizer
 from core.evaluate.texts import is_stream, read_groups
 
 __all__ = [
-    "COLUMNS", "Evaluation", "Row", "TextCounts", "count_text", "evaluate", "evaluate_steps", "load_tokenizers", "measure",
-    "rows_csv", "rows_json",
+    "COLUMNS", "Evaluation", "Row", "TextCounts", "count_text", "evaluate", "evaluate_steps", "gini", "load_tokenizers",
+    "measure", "renyi_efficiency", "row_names", "rows_csv", "rows_json",
 ]
 
 TokenizerSpec = Union[Tokenizer, str, "os.PathLike[str]"]
@@ -62,6 +71,9 @@ class Row:
     words: int
     distinct: int
     vs_baseline: float | None = None
+    renyi_efficiency: float = 0.0
+    premium: float | None = None
+    gini: float | None = None
 
     @property
     def bytes_per_token(self) -> float:
@@ -88,17 +100,48 @@ class Row:
 
 
 COLUMNS = ("tokenizer", "source", "vocab_size", "tokens", "bytes", "chars", "words", "bytes_per_token",
-           "chars_per_token", "fertility", "distinct", "vocab_used", "vs_baseline")
+           "chars_per_token", "fertility", "distinct", "vocab_used", "vs_baseline", "renyi_efficiency", "premium",
+           "gini")
 """Export column order."""
 
 
 @dataclass
 class Evaluation:
-    """The rows, and each tokenizer's id counts over all its text (for vocabulary health)."""
+    """The rows, each tokenizer's id counts over all its text (for vocabulary health), and
+    each tokenizer's Gini coefficient over its rows' token counts."""
 
     rows: list[Row]
     counts: dict[str, np.ndarray]
+    gini: dict[str, float] = field(default_factory=dict)
 
+
+RENYI_POWER = 2.5
+
+
+def renyi_efficiency(counts: np.ndarray, vocab_size: int, power: float = RENYI_POWER) -> float:
+    """The Rényi efficiency of a token distribution (id -> count): its Rényi entropy of order
+    ``power`` in bits over ``log2(vocab_size)``; 0 with no token or a vocabulary of one."""
+    total = int(counts.sum())
+    if total == 0 or vocab_size < 2:
+        return 0.0
+    probs = counts[counts > 0] / total
+    return float((1 / (1 - power)) * np.log2(np.sum(probs ** power)) / np.log2(vocab_size))
+
+
+def gini(values: Sequence[int]) -> float:
+    """``sum_i sum_j |x_i - x_j| / (2 n^2 mean)``: 0 when every value is the same."""
+    x = np.asarray(values, dtype=np.float64)
+    if len(x) == 0 or not x.mean() > 0:
+        return 0.0
+    return float(np.abs(x[:, None] - x[None, :]).sum() / (2 * len(x) ** 2 * x.mean()))
+
+
+def row_names(source: str) -> tuple[str, ...]:
+    """The names a row answers to as a reference: its source, its file's stem, its group value."""
+    if source.endswith("]") and " [" in source:
+        _path, group = source[:-1].split(" [", 1)
+        return (source, group.split("=", 1)[-1])
+    return (source, Path(source).name.split(".")[0])
 
 def _byte_len(text: str) -> int:
     if text.isascii():
@@ -177,6 +220,7 @@ def evaluate(
     field: str = "text",
     group_by: str | None = None,
     baseline: str | None = None,
+    reference: str | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
 ) -> Evaluation:
@@ -190,15 +234,18 @@ def evaluate(
         field: the JSONL field / Parquet column holding the text.
         group_by: a JSONL/Parquet field whose values split a file into rows (``lang``).
         baseline: the name of the tokenizer the others are compared to (``vs_baseline``).
+        reference: the row each row's ``premium`` is against (a source, a file's stem such
+            as ``en``, or a group value).
         progress: called with ``(done, total, label)`` after each row.
         workers: processes measuring files side by side (`evaluate_steps`).
 
     Raises:
         FileNotFoundError, FormatError: a tokenizer cannot be loaded.
         FileNotFoundError, CorpusError: a source is missing, empty or has no text.
-        ValueError: ``baseline`` is not one of the tokenizers.
+        ValueError: ``baseline`` is not one of the tokenizers, or ``reference`` not a row.
     """
-    steps = evaluate_steps(tokenizers, sources, field=field, group_by=group_by, baseline=baseline, workers=workers)
+    steps = evaluate_steps(tokenizers, sources, field=field, group_by=group_by, baseline=baseline,
+                           reference=reference, workers=workers)
     while True:
         try:
             done, total, label = next(steps)
@@ -216,6 +263,7 @@ def evaluate_steps(
     field: str = "text",
     group_by: str | None = None,
     baseline: str | None = None,
+    reference: str | None = None,
     workers: int | None = None,
 ) -> Generator[tuple[int, int, str], None, Evaluation]:
     """`evaluate` as a generator: yields ``(done, total, label)`` after each row and returns
@@ -231,6 +279,10 @@ def evaluate_steps(
     if not source_list:
         raise ValueError("no source to evaluate on; give at least one file or folder")
     groups = [g for s in source_list for g in read_groups(s, field=field, group_by=group_by)]
+    if reference is not None and sum(reference in row_names(label) for label, _, _ in groups) != 1:
+        found = sum(reference in row_names(label) for label, _, _ in groups)
+        raise ValueError(f"the reference {reference!r} is " + ("not a row" if not found else f"{found} rows")
+                         + "; the rows are " + ", ".join(row_names(label)[-1] for label, _, _ in groups))
     total = len(groups) * len(loaded)
     rows: list[Row] = []
     totals = {name: np.zeros(max(t.vocab) + 1, np.int64) for name, t in loaded.items()}
@@ -247,7 +299,7 @@ def evaluate_steps(
             for (name, tokenizer), (tokens, counts) in zip(loaded.items(), measured):
                 totals[name] += counts
                 rows.append(Row(name, label, len(tokenizer), tokens, text.bytes, text.chars, text.words,
-                                int(np.count_nonzero(counts))))
+                                int(np.count_nonzero(counts)), renyi_efficiency=renyi_efficiency(counts, len(tokenizer))))
                 done += 1
                 yield done, total, label
     finally:
@@ -256,9 +308,13 @@ def evaluate_steps(
             close()
     if baseline is not None:
         base = {r.source: r.tokens for r in rows if r.tokenizer == baseline}
-        rows = [Row(**{**r.__dict__, "vs_baseline": r.tokens / base[r.source] if base[r.source] else None})
-                for r in rows]
-    return Evaluation(rows, totals)
+        rows = [replace(r, vs_baseline=r.tokens / base[r.source] if base[r.source] else None) for r in rows]
+    if reference is not None:
+        against = {r.tokenizer: r.tokens for r in rows if reference in row_names(r.source)}
+        rows = [replace(r, premium=r.tokens / against[r.tokenizer] if against[r.tokenizer] else None) for r in rows]
+    ginis = {name: gini([r.tokens for r in rows if r.tokenizer == name]) for name in loaded}
+    rows = [replace(r, gini=ginis[r.tokenizer]) for r in rows]
+    return Evaluation(rows, totals, ginis)
 
 
 PARALLEL_BYTES = 8 << 20

@@ -149,3 +149,29 @@ def test_lm_bits_per_byte(tmp_path: Path, setup: tuple[Path, Path, Path]) -> Non
     short.write_text("ab", encoding="utf-8")
     bad = run_cli("lm", tok, "--train", short, "--on", held)
     assert bad.returncode == 2 and "too little text" in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
+def test_eval_reference_gives_premium_renyi_and_gini(tmp_path: Path) -> None:
+    import core
+
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    texts = {"en": "the newest lower widest " * 3, "el": "καλημέρα κόσμε " * 3}
+    for name, text in texts.items():
+        (dev / f"{name}.txt").write_text(text, encoding="utf-8")
+    tokenizer = core.train(iter(list(texts.values()) * 20), core.TrainOptions(290)).tokenizer()
+    tokenizer.save(tmp_path / "tok")
+    result = subprocess.run([sys.executable, "-m", "bpe_studio", "eval", str(tmp_path / "tok"), "--on", str(dev),
+                             "--reference", "en", "--csv", str(tmp_path / "out.csv")], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "premium" in result.stdout.splitlines()[0] and "gini" in result.stdout.splitlines()[0]
+    with open(tmp_path / "out.csv", encoding="utf-8") as f:
+        rows = {Path(row["source"]).stem: row for row in csv.DictReader(f)}
+    en, el = len(tokenizer.encode(texts["en"])), len(tokenizer.encode(texts["el"]))
+    assert float(rows["el"]["premium"]) == pytest.approx(el / en) and float(rows["en"]["premium"]) == 1.0
+    assert float(rows["el"]["gini"]) == pytest.approx(abs(el - en) * 2 / (2 * 4 * (el + en) / 2))
+    assert 0 < float(rows["en"]["renyi_efficiency"]) < 1
+    bad = subprocess.run([sys.executable, "-m", "bpe_studio", "eval", str(tmp_path / "tok"), "--on", str(dev),
+                          "--reference", "fr"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "'fr' is not a row" in bad.stderr
