@@ -2164,11 +2164,84 @@ static PyTypeObject MergeStateType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* merge_many(states, left, right) -> bytes: the merge of (left, right) made now in each
+ * MergeState of the tuple `states` (as merge() does), their (count, tokens removed) as
+ * native int64 pairs, one per state: parity-aware BPE makes each merge in every language's
+ * loops, tens of thousands of times. */
+static PyObject *
+merge_many(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *states;
+    int left, right;
+    if (!PyArg_ParseTuple(args, "O!ii", &PyTuple_Type, &states, &left, &right)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(states);
+    PyObject *result = PyBytes_FromStringAndSize(NULL, 2 * n * (Py_ssize_t)sizeof(int64_t));
+    if (result == NULL) {
+        return NULL;
+    }
+    char *out = PyBytes_AS_STRING(result);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *item = PyTuple_GET_ITEM(states, k);
+        if (!PyObject_TypeCheck(item, &MergeStateType)) {
+            Py_DECREF(result);
+            PyErr_SetString(PyExc_TypeError, "merge_many: states must be MergeState objects");
+            return NULL;
+        }
+        MergeState *s = (MergeState *)item;
+        if (s->token_list == NULL || s->broken || s->forced_done < s->nforced) {
+            Py_DECREF(result);
+            PyErr_SetString(PyExc_RuntimeError, "merge_many: a state is not ready (not initialized, broken, or "
+                                                "with forced merges still to make)");
+            return NULL;
+        }
+        if (left < 0 || right < 0 || left >= s->ntokens || right >= s->ntokens) {
+            Py_DECREF(result);
+            PyErr_SetString(PyExc_ValueError, "merge_many: a token id that does not exist");
+            return NULL;
+        }
+        int64_t row[MERGE_FIELDS]; /* (with named sources, room for their counts too: below) */
+        int64_t *fields = s->nsources > 0 ? PyMem_Malloc((MERGE_FIELDS + (size_t)s->nsources) * sizeof(int64_t)) : row;
+        if (fields == NULL) {
+            Py_DECREF(result);
+            return PyErr_NoMemory();
+        }
+        s->has_chosen = 1;
+        s->chosen_left = left;
+        s->chosen_right = right;
+        s->finished = 0;
+        int r = merge_once(s, fields);
+        int64_t pair[2] = {fields[3], fields[4]};
+        if (fields != row) {
+            PyMem_Free(fields);
+        }
+        if (r != 1) {
+            s->broken = 1;
+            Py_DECREF(result);
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_RuntimeError, "merge_many: the merge was not made");
+            }
+            return NULL;
+        }
+        memcpy(out + 2 * k * sizeof(int64_t), pair, sizeof(pair));
+    }
+    return result;
+}
+
+static PyMethodDef merge_kernel_functions[] = {
+    {"merge_many", merge_many, METH_VARARGS,
+     "merge_many(states, left, right) -> bytes: the merge of (left, right) made in each MergeState of the tuple, "
+     "their (count, tokens removed) as native int64 pairs"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef merge_kernel_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "core._merge_kernel",
     .m_doc = "Compiled incremental BPE merge loop (optional; core.merge falls back to Python).",
     .m_size = -1,
+    .m_methods = merge_kernel_functions,
 };
 
 PyMODINIT_FUNC

@@ -35,3 +35,6 @@ class MergeState:
     def memory(self) -> dict[str, int]:
         """The bytes each structure holds (records, holders, map, heap, ...; for the memory
         benchmarks)."""
+
+def merge_many(states: tuple[MergeState, ...], left: int, right: int) -> bytes:
+    """``MergeState.merge(left, right)`` in each state: their (count, tokens removed) as native int64 pairs."""

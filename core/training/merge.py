@@ -224,6 +224,17 @@ class MergeLoop:
         """``(left, right, count)`` of the best pair (not merged), or ``None`` when none is left."""
         return self._kernel.best() if self._kernel is not None else cast(PythonMerges, self._python).best()
 
+    @staticmethod
+    def merge_all(loops: Sequence[MergeLoop], left: int, right: int) -> list[tuple[int, int]]:
+        """`merge` in each of ``loops`` (in one call into the kernel when every loop is compiled)."""
+        kernels = tuple(loop._kernel for loop in loops if loop._kernel is not None)
+        if loops and len(kernels) == len(loops):
+            from core.training._merge_kernel import merge_many
+
+            values = array("q", merge_many(kernels, left, right))
+            return list(zip(values[0::2], values[1::2]))
+        return [loop.merge(left, right) for loop in loops]
+
     def merge(self, left: int, right: int) -> tuple[int, int]:
         """Merge ``(left, right)`` now, whatever its count: ``(its count, tokens removed)``."""
         if self._kernel is not None:

@@ -154,6 +154,7 @@ class ParityAware(Variant):
             return made, tokens, sum(map(int.__mul__, lengths, weights))
 
         train = [loop(named.source(name)) for name in names]
+        train_loops = [made for made, _, _ in train]
         tokens = [size for _, _, size in train]
         initial = list(tokens)
         dev_tokens: list[int] = []
@@ -200,11 +201,11 @@ class ParityAware(Variant):
             if best is None or best[2] < min_frequency:
                 break
             a, b, _ = best
-            per_source = [train[i][0].merge(a, b) for i in range(n)]
+            per_source = MergeLoop.merge_all(train_loops, a, b)
             for i, (_count, removed) in enumerate(per_source):
                 tokens[i] -= removed
-            for i, made in enumerate(dev_loops):
-                dev_tokens[i] -= made.merge(a, b)[1]
+            for i, (_count, removed) in enumerate(MergeLoop.merge_all(dev_loops, a, b)):
+                dev_tokens[i] -= removed
             if together is not None:
                 together.merge(a, b)
             token_bytes.append(token_bytes[a] + token_bytes[b])
