@@ -18,7 +18,7 @@ from dataclasses import dataclass
 __all__ = ["Provenance", "provenance_records", "provenance_tsv"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Provenance:
     """One merge's provenance.
 
@@ -46,8 +46,9 @@ def provenance_records(
     source (``len(sources)`` values a merge, merge after merge) and, when a source chose
     merges, each one's chooser (its index; -1: all sources together)."""
     n = len(sources)
-    return [Provenance(rank, token, count, dict(zip(sources, per_source[rank * n:(rank + 1) * n])),
-                       sources[chosen[rank]] if rank < len(chosen) and chosen[rank] >= 0 else None)
+    values = list(per_source)  # (slicing a list is cheaper than slicing an array)
+    by = [sources[c] if c >= 0 else None for c in chosen] + [None] * (len(tokens) - len(chosen))
+    return [Provenance(rank, token, count, dict(zip(sources, values[rank * n:rank * n + n])), by[rank])
             for rank, (token, count) in enumerate(zip(tokens, counts))]
 
 
