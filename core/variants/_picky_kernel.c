@@ -8,25 +8,28 @@
  *
  * Data structures, and the invariants they keep between merges:
  * - words: each distinct pre-token of two bytes or more (shorter ones never change) as
- *   int32 token ids in one arena, with its count and a visit stamp. A word's slot has room
- *   for its bytes: it never holds more tokens than bytes, so a removal, which lengthens it
- *   (walk(x) gives >= 2 pieces), rewrites it in place.
- * - pairs: an open-addressing hash map keyed by left << 32 | right. A pair's count is
- *   exactly its weighted occurrences in the words now (overlaps counted: "aaa" holds (a, a)
- *   twice); a pair whose count is 0 leaves the map at the end of the merge. Every word
- *   holding the pair is in its word list (append-only: stale entries and repeats allowed,
- *   deduplicated by the visit stamp when read); a merge takes its pair's list whole.
+ *   token ids in one arena (16 bits while every id is below 65536, then 32; room for its
+ *   bytes: _picky_words.h), with its count and a visit stamp.
+ * - pairs: a hash map (_picky_map.h). A pair's count is exactly its weighted occurrences
+ *   in the words now (overlaps counted: "aaa" holds (a, a) twice); a pair whose count is
+ *   0 leaves the map, and its word list is freed, at the end of the merge. Every word
+ *   holding the pair is in its word list (_picky_lists.h: stale entries and repeats
+ *   allowed, at most as many as its `gone`, compacted at the end of a merge once that is
+ *   half of it); a merge takes its pair's list whole.
  * - tokens: id -> bytes (0-255, the special tokens, then the merged tokens in order of
  *   first creation), first parents, live flag, frequency (exact weighted occurrences in the
- *   words, int64) and, for a merged token, a word list: every word holding it is in it
- *   (stale entries allowed). A bytes -> id table of the merged tokens gives a merge whose
- *   bytes were made before that token's first id back (a restore).
- * - heap: a lazy max-heap of (count, left, right). Every pair in the map has an entry whose
- *   count is >= its count: a pair whose count rose in a merge is pushed at the merge's end,
- *   and an entry popped with a stale count is pushed back with the actual count (if > 0).
- *   So the first entry popped whose count is its pair's count is the best pair: highest
- *   count, then the greatest (left bytes, right bytes) compared as a tuple of byte strings
- *   (a proper prefix is smaller; tie_break_key in core/training/merge.py), then smaller ids.
+ *   words, int64) and, for a merged token, a word list of the same kind: every word holding
+ *   it is in it (freed when its frequency is 0). A bytes -> id table of the merged tokens
+ *   gives a merge whose bytes were made before that token's first id back (a restore).
+ * - heap: a lazy max-heap of (count, left, right) for the pairs of count >= `heap_floor`:
+ *   every such pair has an entry whose count is >= its count (a pair whose count rose in
+ *   a merge is pushed at the merge's end if it reaches the floor; an entry popped with a
+ *   stale count is pushed back with the actual count if that does). The rarer pairs
+ *   (most of them late in training: they occur a few times) wait in the map; when the
+ *   heap runs empty the floor goes down (refill_heap). So the first entry popped whose
+ *   count is its pair's count is the best pair: highest count, then the greatest (left
+ *   bytes, right bytes) compared as a tuple of byte strings (a proper prefix is smaller;
+ *   tie_break_key in core/training/python_loop.py), then smaller ids.
  * Every count and frequency is at most the words' weighted bytes, checked below 2**53 at
  * the start (else OverflowError: the Python loop runs), so int64 holds them and
  * made / (made + rest) in doubles is correctly rounded, as Python's int / int is.
@@ -41,6 +44,8 @@
 #else
 #include <time.h>
 #endif
+#include "_picky_lists.h"
+#include "_picky_map.h"
 
 /* ---------- growable buffers ---------- */
 
@@ -57,25 +62,6 @@ static int reserve(void **buf, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-/* The room of a word list of n ids: 0, then powers of two from 4 (only n is stored). */
-static inline size_t list_room(int32_t n)
-{
-    return n == 0 ? 0 : n <= 4 ? 4 : (size_t)1 << (64 - __builtin_clzll((unsigned long long)(n - 1)));
-}
-
-/* Append w to the list (*items, *n) unless w is its last id already; -1 on memory error. */
-static int list_push(int32_t **items, int32_t *n, int32_t w)
-{
-    if (*n > 0 && (*items)[*n - 1] == w) return 0;
-    if ((size_t)*n == list_room(*n)) {
-        int32_t *p = *n == INT32_MAX ? NULL : PyMem_RawRealloc(*items, list_room(*n + 1) * sizeof(int32_t));
-        if (p == NULL) return -1;
-        *items = p;
-    }
-    (*items)[(*n)++] = w;
-    return 0;
-}
-
 typedef struct { uint64_t *keys; size_t n, cap; } KeyList;
 
 static int keys_push(KeyList *l, uint64_t key)
@@ -85,94 +71,10 @@ static int keys_push(KeyList *l, uint64_t key)
     return 0;
 }
 
-/* ---------- pair map ---------- */
-
-#define NO_PAIR UINT64_MAX /* a free slot (no id is 0xFFFFFFFF) */
-
-typedef struct {
-    uint64_t key;    /* left << 32 | right, NO_PAIR when free */
-    int64_t count;   /* weighted occurrences in the words now */
-    int32_t *words;  /* the words that may hold it (list_push) */
-    int32_t nwords;
-    int32_t raised;  /* listed in PickyState.raised (its count rose in this merge) */
-} Pair;
-
-typedef struct { Pair *slots; size_t cap, used; } PairMap; /* cap: a power of two, at most 3/4 used */
-
-static inline uint64_t pair_key(int32_t left, int32_t right)
-{
-    return (uint64_t)(uint32_t)left << 32 | (uint32_t)right;
-}
-
-static inline size_t hash_key(uint64_t key)
-{
-    key = (key ^ key >> 33) * 0xff51afd7ed558ccdULL;
-    key = (key ^ key >> 33) * 0xc4ceb9fe1a85ec53ULL;
-    return (size_t)(key ^ key >> 33);
-}
-
-/* The slot holding key, or the free slot where it would go. */
-static inline Pair *map_slot(const PairMap *m, uint64_t key)
-{
-    size_t mask = m->cap - 1, j = hash_key(key) & mask;
-    while (m->slots[j].key != key && m->slots[j].key != NO_PAIR) j = (j + 1) & mask;
-    return &m->slots[j];
-}
-
-static inline Pair *map_find(const PairMap *m, uint64_t key)
-{
-    Pair *e = map_slot(m, key);
-    return e->key == key ? e : NULL;
-}
-
-/* The map with cap slots (a power of two), its entries moved over; -1 on memory error. */
-static int map_resize(PairMap *m, size_t cap)
-{
-    Pair *slots = PyMem_RawMalloc(cap * sizeof(Pair));
-    if (slots == NULL) return -1;
-    for (size_t i = 0; i < cap; i++) slots[i].key = NO_PAIR;
-    PairMap bigger = {slots, cap, m->used};
-    for (size_t i = 0; i < m->cap; i++) {
-        if (m->slots[i].key != NO_PAIR) *map_slot(&bigger, m->slots[i].key) = m->slots[i];
-    }
-    PyMem_RawFree(m->slots);
-    *m = bigger;
-    return 0;
-}
-
-/* The entry of key, added with count 0 if absent (the map may grow: no entry pointer
- * survives this call); NULL on memory error. */
-static Pair *map_get_or_add(PairMap *m, uint64_t key)
-{
-    Pair *e = map_slot(m, key);
-    if (e->key == key) return e;
-    if ((m->used + 1) * 4 > m->cap * 3) {
-        if (map_resize(m, m->cap * 2) < 0) return NULL;
-        e = map_slot(m, key);
-    }
-    *e = (Pair){key, 0, NULL, 0, 0};
-    m->used++;
-    return e;
-}
-
-/* Remove entry e and free its word list (backward-shift deletion: moves other entries). */
-static void map_delete(PairMap *m, Pair *e)
-{
-    size_t mask = m->cap - 1, i = (size_t)(e - m->slots), j = i;
-    PyMem_RawFree(e->words);
-    for (;;) {
-        j = (j + 1) & mask;
-        if (m->slots[j].key == NO_PAIR) break;
-        size_t k = hash_key(m->slots[j].key) & mask;
-        if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue; /* its home is in (i, j]: it stays */
-        m->slots[i] = m->slots[j];
-        i = j;
-    }
-    m->slots[i].key = NO_PAIR;
-    m->used--;
-}
-
 /* ---------- state ---------- */
+
+#define PAIR_RAISED ((uint64_t)2) /* (in Pair.words) its count rose in this merge: in PickyState.raised */
+#define PAIR_QUEUED ((uint64_t)4) /* (in Pair.words) its list is due for compaction: in PickyState.queued */
 
 typedef struct {
     int64_t count;
@@ -187,11 +89,12 @@ typedef struct {
 } Word;
 
 typedef struct {
-    int64_t freq;                  /* weighted occurrences in the words */
-    int64_t offset;                /* its bytes: bytes[offset .. offset + len) */
-    uint64_t prefix;               /* its first 8 bytes, big-endian, zero-padded */
-    int32_t len, left, right;      /* left, right: first parents (merged tokens) */
-    int32_t nwords, *words, live;  /* a merged token's word list; live: in the vocabulary */
+    int64_t freq;             /* weighted occurrences in the words */
+    int64_t offset;           /* its bytes: bytes[offset .. offset + len) */
+    uint64_t prefix;          /* its first 8 bytes, big-endian, zero-padded */
+    int32_t len, left, right; /* left, right: first parents (merged tokens) */
+    int32_t live;             /* in the vocabulary */
+    WordList words;           /* a merged token's word list */
 } Token;
 
 typedef struct { /* a removal made in the current step */
@@ -205,7 +108,10 @@ typedef struct { /* a removal made in the current step */
 typedef struct {
     PyObject_HEAD
     Word *words;
-    int32_t nwords, *arena;
+    int32_t nwords;
+    void *arena;          /* uint16_t, or int32_t when `wide` (_picky_words.h) */
+    size_t arenalen;
+    int wide;
     Token *tokens;
     size_t ntokens, captokens;
     int32_t first_merged; /* 256 + the special tokens */
@@ -217,7 +123,9 @@ typedef struct {
     PairMap map;
     HeapItem *heap;
     size_t heaplen, heapcap;
+    int64_t heap_floor;   /* the heap holds the pairs of this count or more */
     KeyList raised, dead; /* pairs whose count rose, or went to 0, in this merge */
+    KeyList queued;       /* pairs whose word lists are due for compaction */
     uint32_t visit;       /* this pass's (Word.seen) */
     int32_t *stack, *scratch;
     size_t capstack, capscratch;
@@ -243,7 +151,7 @@ static uint64_t token_prefix(const unsigned char *p, size_t n)
 static void add_token(PickyState *s, size_t offset, size_t n, int32_t left, int32_t right)
 {
     s->tokens[s->ntokens++] = (Token){0, (int64_t)offset, token_prefix(s->bytes + offset, n), (int32_t)n, left, right,
-                                      0, NULL, 0};
+                                      0, 0};
 }
 
 /* <0, 0, >0 as token x's bytes are lexicographically below, equal to, above y's. */
@@ -278,10 +186,15 @@ static void heap_sift_down(PickyState *s, size_t i)
     h[i] = item;
 }
 
+static inline HeapItem heap_item(const PickyState *s, int64_t count, int32_t left, int32_t right)
+{
+    return (HeapItem){count, s->tokens[left].prefix, s->tokens[right].prefix, left, right};
+}
+
 static int heap_push(PickyState *s, int64_t count, int32_t left, int32_t right)
 {
     if (reserve((void **)&s->heap, &s->heapcap, s->heaplen + 1, sizeof(HeapItem)) < 0) return -1;
-    HeapItem item = {count, s->tokens[left].prefix, s->tokens[right].prefix, left, right};
+    HeapItem item = heap_item(s, count, left, right);
     size_t i = s->heaplen++;
     for (; i > 0 && heap_before(s, &item, &s->heap[(i - 1) / 2]); i = (i - 1) / 2) s->heap[i] = s->heap[(i - 1) / 2];
     s->heap[i] = item;
@@ -294,6 +207,27 @@ static void heap_pop(PickyState *s)
     if (s->heaplen > 0) heap_sift_down(s, 0);
 }
 
+/* The heap ran empty: no pair of count >= heap_floor is left. The floor goes down to a
+ * 16th, or to the best count left if lower, and every pair that reaches it is pushed
+ * (heapified). Between merges: every pair in the map has a count above 0. -1 on memory error. */
+static int refill_heap(PickyState *s)
+{
+    int64_t best = 0;
+    for (size_t j = 0; j < s->map.cap; j++) {
+        if (s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best) best = s->map.slots[j].count;
+    }
+    if (best == 0) return 0; /* no pair left */
+    s->heap_floor = s->heap_floor / 16 < best ? s->heap_floor / 16 : best;
+    for (size_t j = 0; j < s->map.cap; j++) {
+        const Pair *e = &s->map.slots[j];
+        if (e->key == EMPTY_KEY || e->count < s->heap_floor || e->count <= 0) continue;
+        if (reserve((void **)&s->heap, &s->heapcap, s->heaplen + 1, sizeof(HeapItem)) < 0) return -1;
+        s->heap[s->heaplen++] = heap_item(s, e->count, key_left(e->key), key_right(e->key));
+    }
+    for (size_t i = s->heaplen / 2; i-- > 0;) heap_sift_down(s, i);
+    return 0;
+}
+
 /* A stamp for a new pass over words (Word.seen); when it wraps, every word is unseen again. */
 static uint32_t next_visit(PickyState *s)
 {
@@ -304,36 +238,125 @@ static uint32_t next_visit(PickyState *s)
     return s->visit;
 }
 
+/* Pair e's list is due for compaction: queued (once) for the end of the merge. */
+static int queue_pair(PickyState *s, Pair *e)
+{
+    if (e->words & PAIR_QUEUED) return 0;
+    e->words |= PAIR_QUEUED;
+    return keys_push(&s->queued, e->key);
+}
+
 /* Pair (left, right) gains delta occurrences (loses -delta) in word w. A pair that rises
- * lists w and is noted for the heap; one that reaches 0 is noted for deletion. */
-static int pair_add(PickyState *s, int32_t left, int32_t right, int64_t delta, int32_t w)
+ * lists w (`relisted`: where w may be listed already) and is noted for the heap; one that
+ * falls notes the stale entry it may leave, and reaching 0 is noted for deletion. */
+static int pair_add(PickyState *s, int32_t left, int32_t right, int64_t delta, int32_t w, int relisted)
 {
     uint64_t key = pair_key(left, right);
     Pair *e = map_get_or_add(&s->map, key);
     if (e == NULL) return -1;
     e->count += delta;
-    if (delta < 0) return e->count == 0 ? keys_push(&s->dead, key) : 0;
-    if (list_push(&e->words, &e->nwords, w) < 0) return -1;
-    if (e->raised) return 0;
-    e->raised = 1;
+    if (delta < 0) {
+        if (e->count == 0) return keys_push(&s->dead, key);
+        return list_note(e->words) ? queue_pair(s, e) : 0;
+    }
+    if (list_push(&e->words, w) < 0 || (relisted && list_note(e->words) && queue_pair(s, e) < 0)) return -1;
+    if (e->words & PAIR_RAISED) return 0;
+    e->words |= PAIR_RAISED;
     return keys_push(&s->raised, key);
 }
 
-/* At the end of a merge: the pairs that rose into the heap (with their count), the pairs
- * gone (count 0) out of the map. -1 on memory error. */
+/* ---------- the words' tokens: 16 and 32 bits ---------- */
+
+/* Ahead of reading word list[i] (of n): the record of a later word, and the tokens of a
+ * nearer one (its record fetched before), into the cache: the words a list names lie
+ * scattered over the arena. (A macro: GCC drops a call to a function that only prefetches.) */
+#define PREFETCH_RECORD 16
+#define PREFETCH_TOKENS 8
+#define prefetch_word(s, list, n, i)                                                                    \
+    do {                                                                                                \
+        if ((i) + PREFETCH_RECORD < (n)) __builtin_prefetch(&(s)->words[(list)[(i) + PREFETCH_RECORD]]); \
+        if ((i) + PREFETCH_TOKENS < (n)) {                                                              \
+            int64_t start_ = (s)->words[(list)[(i) + PREFETCH_TOKENS]].start;                           \
+            __builtin_prefetch((s)->wide ? (const void *)((const int32_t *)(s)->arena + start_)         \
+                                         : (const void *)((const uint16_t *)(s)->arena + start_));      \
+        }                                                                                               \
+    } while (0)
+
+#define WORD_T uint16_t
+#define WORD_FN(name) name##16
+#include "_picky_words.h"
+#undef WORD_T
+#undef WORD_FN
+#define WORD_T int32_t
+#define WORD_FN(name) name##32
+#include "_picky_words.h"
+#undef WORD_T
+#undef WORD_FN
+
+/* The arena from 16-bit to 32-bit ids (before the merge that makes id 65536); -1 on memory error. */
+static int widen_arena(PickyState *s)
+{
+    int32_t *wide = PyMem_RawMalloc((s->arenalen + 1) * sizeof(int32_t));
+    if (wide == NULL) return -1;
+    const uint16_t *narrow = s->arena;
+    for (int32_t w = 0; w < s->nwords; w++) { /* the words' tokens (the rest of the arena is unused) */
+        for (int64_t j = s->words[w].start; j < s->words[w].start + s->words[w].len; j++) wide[j] = narrow[j];
+    }
+    PyMem_RawFree(s->arena);
+    s->arena = wide;
+    s->wide = 1;
+    return 0;
+}
+
+/* Keep in list l the words that hold the pair (left, right), or the token left when
+ * right < 0, once each. Only between merges' passes: every word is as they left it. */
+static void compact_list(PickyState *s, WordList *l, int32_t left, int32_t right)
+{
+    int32_t *a = list_array(*l);
+    if (a == NULL) return;
+    int32_t *items = a + LIST_HEADER, n = a[LIST_N], k = 0;
+    uint32_t visit = next_visit(s);
+    for (int32_t i = 0; i < n; i++) {
+        int32_t w = items[i];
+        prefetch_word(s, items, n, i);
+        if (s->words[w].seen == visit) continue; /* a repeat */
+        s->words[w].seen = visit;
+        if (s->wide ? word_holds32(s, w, left, right) : word_holds16(s, w, left, right)) items[k++] = w;
+    }
+    list_compacted(l, k);
+}
+
+/* At the end of a merge: the pairs that rose into the heap (if they reach its floor), the
+ * lists due compacted, the pairs gone (count 0) out of the map. -1 on memory error. */
 static int settle_pairs(PickyState *s)
 {
+    int failed = 0;
     for (size_t k = 0; k < s->raised.n; k++) {
         Pair *e = map_find(&s->map, s->raised.keys[k]);
-        e->raised = 0;
-        if (e->count > 0 && heap_push(s, e->count, (int32_t)(e->key >> 32), (int32_t)e->key) < 0) return -1;
+        e->words &= ~PAIR_RAISED;
+        if (!failed && e->count > 0 && e->count >= s->heap_floor) {
+            failed = heap_push(s, e->count, key_left(e->key), key_right(e->key)) < 0;
+        }
+    }
+    for (size_t k = 0; k < s->queued.n; k++) {
+        Pair *e = map_find(&s->map, s->queued.keys[k]); /* (pairs leave the map only below) */
+        e->words &= ~PAIR_QUEUED;
+        if (e->count > 0) compact_list(s, &e->words, key_left(e->key), key_right(e->key));
     }
     for (size_t k = 0; k < s->dead.n; k++) {
         Pair *e = map_find(&s->map, s->dead.keys[k]);
         if (e != NULL && e->count == 0) map_delete(&s->map, e);
     }
-    s->raised.n = s->dead.n = 0;
-    return 0;
+    s->raised.n = s->dead.n = s->queued.n = 0;
+    return failed ? -1 : 0;
+}
+
+/* At the end of a merge, merged token x's word list: freed when no word holds x, compacted when due. */
+static void settle_token(PickyState *s, int32_t x)
+{
+    if (x < s->first_merged) return;
+    if (s->tokens[x].freq == 0) list_clear(&s->tokens[x].words);
+    else if (list_due(s->tokens[x].words)) compact_list(s, &s->tokens[x].words, x, -1);
 }
 
 /* The by_bytes slot of the merged token spelled p[0:n], or the free slot where it would go. */
@@ -378,31 +401,6 @@ static int32_t token_of_merge(PickyState *s, int32_t a, int32_t b, int *restored
     return s->by_bytes[slot];
 }
 
-/* Merge (a, b) -> z in word w, left to right without overlap: the pairs beside each
- * occurrence move to z (the left neighbour is the output's, maybe z; the right one the
- * input's). *made = the occurrences merged; -1 on memory error. */
-static int merge_word(PickyState *s, int32_t w, int32_t a, int32_t b, int32_t z, int64_t *made)
-{
-    int32_t *t = s->arena + s->words[w].start;
-    int32_t n = s->words[w].len, i = 0, o;
-    int64_t c = s->words[w].count;
-    *made = 0;
-    while (i + 1 < n && !(t[i] == a && t[i + 1] == b)) i++;
-    for (o = i; i < n;) { /* the tokens before the first occurrence stay */
-        if (i + 1 < n && t[i] == a && t[i + 1] == b) {
-            if (o > 0 && (pair_add(s, t[o - 1], a, -c, w) < 0 || pair_add(s, t[o - 1], z, c, w) < 0)) return -1;
-            if (i + 2 < n && (pair_add(s, b, t[i + 2], -c, w) < 0 || pair_add(s, z, t[i + 2], c, w) < 0)) return -1;
-            t[o++] = z;
-            i += 2;
-            (*made)++;
-        } else {
-            t[o++] = t[i++];
-        }
-    }
-    s->words[w].len = o;
-    return 0;
-}
-
 /* Appends the pieces of removed token x to s->pieces: down its first parents to live
  * tokens or single ones (bytes), left to right. Returns how many; -1 on memory error. */
 static int32_t walk(PickyState *s, int32_t x)
@@ -424,39 +422,6 @@ static int32_t walk(PickyState *s, int32_t x)
     return (int32_t)(s->npieces - first);
 }
 
-/* Word w with each x replaced by pieces[0:np]: the pairs touching an x go, the pairs
- * touching a piece come, and w joins the merged pieces' word lists. -1 on memory error. */
-static int split_word(PickyState *s, int32_t w, int32_t x, const int32_t *pieces, int32_t np)
-{
-    int32_t *t = s->arena + s->words[w].start;
-    int32_t n = s->words[w].len, found = 0, o = 0;
-    int64_t c = s->words[w].count;
-    for (int32_t j = 0; j < n; j++) found += t[j] == x;
-    if (found == 0) return 0; /* a stale entry */
-    int32_t m = n + found * (np - 1); /* at most the word's bytes: its slot holds them */
-    if (reserve((void **)&s->scratch, &s->capscratch, (size_t)n + (size_t)m, sizeof(int32_t)) < 0) return -1;
-    int32_t *old = s->scratch, *from_piece = s->scratch + n;
-    memcpy(old, t, (size_t)n * sizeof(int32_t));
-    for (int32_t j = 0; j + 1 < n; j++) {
-        if ((old[j] == x || old[j + 1] == x) && pair_add(s, old[j], old[j + 1], -c, w) < 0) return -1;
-    }
-    for (int32_t j = 0; j < n; j++) {
-        for (int32_t k = 0; k < (old[j] == x ? np : 1); k++) {
-            from_piece[o] = old[j] == x;
-            t[o++] = old[j] == x ? pieces[k] : old[j];
-        }
-    }
-    s->words[w].len = m;
-    for (int32_t j = 0; j + 1 < m; j++) {
-        if ((from_piece[j] || from_piece[j + 1]) && pair_add(s, t[j], t[j + 1], c, w) < 0) return -1;
-    }
-    for (int32_t k = 0; k < np; k++) {
-        Token *p = &s->tokens[pieces[k]];
-        if (pieces[k] >= s->first_merged && list_push(&p->words, &p->nwords, w) < 0) return -1;
-    }
-    return 0;
-}
-
 /* Remove token x after the merge of rank `rank`: it leaves the vocabulary and each of its
  * occurrences becomes its pieces (recorded in s->splits). *added = the tokens this adds to
  * the corpus; -1 on memory error. */
@@ -469,18 +434,20 @@ static int remove_token(PickyState *s, int32_t x, int64_t rank, int64_t *added)
     if (np < 0 || reserve((void **)&s->splits, &s->capsplits, s->nsplits + 1, sizeof(SplitRecord)) < 0) return -1;
     int64_t occurrences = s->tokens[x].freq;
     s->splits[s->nsplits++] = (SplitRecord){rank, occurrences, x, np, first};
-    int32_t *holders = s->tokens[x].words, nholders = s->tokens[x].nwords;
-    s->tokens[x].words = NULL;
-    s->tokens[x].nwords = 0;
+    WordList taken = s->tokens[x].words;
+    s->tokens[x].words = 0;
+    int32_t one, nholders;
+    const int32_t *holders = list_words(taken, &one, &nholders);
     uint32_t visit = next_visit(s);
     int failed = 0;
     for (int32_t h = 0; h < nholders && !failed; h++) {
         int32_t w = holders[h];
+        prefetch_word(s, holders, nholders, h);
         if (s->words[w].seen == visit) continue;
         s->words[w].seen = visit;
-        failed = split_word(s, w, x, s->pieces + first, np) < 0;
+        failed = (s->wide ? split_word32 : split_word16)(s, w, x, s->pieces + first, np) < 0;
     }
-    PyMem_RawFree(holders);
+    list_clear(&taken);
     s->tokens[x].freq = 0;
     for (int32_t k = 0; k < np; k++) s->tokens[s->pieces[first + (size_t)k]].freq += occurrences;
     *added = occurrences * (np - 1);
@@ -493,38 +460,47 @@ static int merge_once(PickyState *s, int64_t *row)
 {
     HeapItem top;
     for (;;) { /* the best pair: the first entry whose count is its pair's */
+        if (s->heaplen == 0 && refill_heap(s) < 0) return -1;
         if (s->heaplen == 0) return 0;
         top = s->heap[0];
         Pair *e = map_find(&s->map, pair_key(top.left, top.right));
         int64_t actual = e != NULL ? e->count : 0;
         if (actual == top.count) break;
         heap_pop(s);
-        if (actual > 0 && heap_push(s, actual, top.left, top.right) < 0) return -1;
+        if (actual > 0 && actual >= s->heap_floor && heap_push(s, actual, top.left, top.right) < 0) return -1;
     }
     heap_pop(s);
     int32_t a = top.left, b = top.right;
     int restored, failed = 0;
     int32_t z = token_of_merge(s, a, b, &restored);
     if (z < 0) return z;
+    if (!s->wide && z > 0xFFFF && widen_arena(s) < 0) return -1;
     s->nlive += !s->tokens[z].live;
     s->tokens[z].live = 1;
     int64_t rank = s->nmerges++, made = 0;
 
     /* the merge, in every word holding (a, b): all are in its list, taken whole */
     Pair *best = map_find(&s->map, pair_key(a, b));
-    int32_t *holders = best->words, nholders = best->nwords;
-    best->words = NULL;
-    best->nwords = 0;
+    WordList taken = best->words & ~LIST_FLAGS;
+    best->words &= LIST_FLAGS;
+    int32_t one, nholders;
+    const int32_t *holders = list_words(taken, &one, &nholders);
     uint32_t visit = next_visit(s);
     for (int32_t h = 0; h < nholders && !failed; h++) {
         int32_t w = holders[h];
         int64_t n;
+        prefetch_word(s, holders, nholders, h);
         if (s->words[w].seen == visit) continue;
         s->words[w].seen = visit;
-        failed = merge_word(s, w, a, b, z, &n) < 0 || (n > 0 && list_push(&s->tokens[z].words, &s->tokens[z].nwords, w) < 0);
+        failed = (s->wide ? merge_word32 : merge_word16)(s, w, a, b, z, &n) < 0 ||
+                 (n > 0 && list_push(&s->tokens[z].words, w) < 0);
+        if (n > 0) { /* w may hold a and b no more */
+            (void)list_note(s->tokens[a].words);
+            (void)list_note(s->tokens[b].words);
+        }
         made += n * s->words[w].count;
     }
-    PyMem_RawFree(holders);
+    list_clear(&taken);
     if (failed) return -1;
     best = map_find(&s->map, pair_key(a, b)); /* (the map may have grown) */
     best->count = 0; /* no word holds it now; overlaps (a a a) moved some of it elsewhere */
@@ -535,6 +511,7 @@ static int merge_once(PickyState *s, int64_t *row)
 
     /* the removals: left, then right (which sees the left's), once if a == b */
     int64_t removed = made;
+    size_t first_split = s->nsplits;
     for (int side = 0; side < (a == b ? 1 : 2); side++) {
         int32_t x = side ? b : a;
         int64_t rest = s->tokens[x].freq, added;
@@ -545,6 +522,11 @@ static int merge_once(PickyState *s, int64_t *row)
     }
 
     if (settle_pairs(s) < 0) return -1;
+    settle_token(s, a);
+    settle_token(s, b);
+    for (size_t k = first_split; k < s->nsplits; k++) {
+        for (int32_t p = 0; p < s->splits[k].npieces; p++) settle_token(s, s->pieces[s->splits[k].pieces + (size_t)p]);
+    }
     memcpy(row, (int64_t[COLUMNS]){a, b, z, top.count, removed, restored}, COLUMNS * sizeof(int64_t));
     return 1;
 }
@@ -638,7 +620,8 @@ static PyObject *PickyState_step(PickyState *s, PyObject *args)
 
 /* The packed words (every word's bytes one after another, and each word's int64 length
  * and count, as core/training/merge.py's PackedWords holds them) into the arena, with the
- * bytes' frequencies, and the pairs of bytes into the map and the heap. */
+ * bytes' frequencies, and the pairs of bytes into the map (their lists cut to fit) and
+ * the heap (those from a 4096th of the best count: the floor). */
 static int read_words(PickyState *s, const Py_buffer *blob, const Py_buffer *lengths, const Py_buffer *counts)
 {
     Py_ssize_t n = lengths->len / (Py_ssize_t)sizeof(int64_t);
@@ -651,11 +634,13 @@ static int read_words(PickyState *s, const Py_buffer *blob, const Py_buffer *len
         return -1;
     }
     s->words = PyMem_RawMalloc(((size_t)n + 1) * sizeof(Word));
-    s->arena = PyMem_RawMalloc(((size_t)blob->len + 1) * sizeof(int32_t));
-    if (s->words == NULL || s->arena == NULL || map_resize(&s->map, 1024) < 0) {
+    s->arenalen = (size_t)blob->len;
+    s->arena = PyMem_RawMalloc(((size_t)blob->len + 1) * sizeof(uint16_t));
+    if (s->words == NULL || s->arena == NULL || map_init(&s->map, 1024) < 0) {
         PyErr_NoMemory();
         return -1;
     }
+    uint16_t *arena = s->arena;
     int64_t total = 0, at = 0, len, c, part;
     for (Py_ssize_t i = 0; i < n; i++) {
         memcpy(&len, (const char *)lengths->buf + i * (Py_ssize_t)sizeof(int64_t), sizeof(int64_t));
@@ -676,20 +661,27 @@ static int read_words(PickyState *s, const Py_buffer *blob, const Py_buffer *len
         }
         s->words[s->nwords++] = w; /* its slot: where its bytes are in the blob */
         for (int64_t j = 0; j < len; j++) {
-            s->arena[w.start + j] = p[j];
+            arena[w.start + j] = p[j];
             s->tokens[p[j]].freq += c;
         }
     }
-    /* the pairs of bytes: all rise, into the heap */
+    /* the pairs of bytes: all rise; the heap takes those from the floor */
     for (int32_t w = 0; w < s->nwords; w++) {
-        const int32_t *t = s->arena + s->words[w].start;
+        const uint16_t *t = arena + s->words[w].start;
         for (int32_t j = 0; j + 1 < s->words[w].len; j++) {
-            if (pair_add(s, t[j], t[j + 1], s->words[w].count, w) < 0) {
+            if (pair_add(s, t[j], t[j + 1], s->words[w].count, w, 0) < 0) {
                 PyErr_NoMemory();
                 return -1;
             }
         }
     }
+    int64_t best = 0;
+    for (size_t k = 0; k < s->raised.n; k++) {
+        Pair *e = map_find(&s->map, s->raised.keys[k]);
+        list_fit(&e->words);
+        best = e->count > best ? e->count : best;
+    }
+    s->heap_floor = best >> 12;
     if (settle_pairs(s) < 0) {
         PyErr_NoMemory();
         return -1;
@@ -749,11 +741,11 @@ static int PickyState_init(PickyState *s, PyObject *args, PyObject *kwds)
 static void PickyState_dealloc(PickyState *s)
 {
     for (size_t i = 0; s->map.slots != NULL && i < s->map.cap; i++) {
-        if (s->map.slots[i].key != NO_PAIR) PyMem_RawFree(s->map.slots[i].words);
+        if (s->map.slots[i].key != EMPTY_KEY) list_clear(&s->map.slots[i].words);
     }
-    for (size_t i = 0; i < s->ntokens; i++) PyMem_RawFree(s->tokens[i].words);
+    for (size_t i = 0; i < s->ntokens; i++) list_clear(&s->tokens[i].words);
     void *buffers[] = {s->words, s->arena, s->tokens, s->bytes, s->by_bytes, s->map.slots, s->heap, s->raised.keys,
-                       s->dead.keys, s->stack, s->scratch, s->rows, s->splits, s->pieces};
+                       s->dead.keys, s->queued.keys, s->stack, s->scratch, s->rows, s->splits, s->pieces};
     for (size_t i = 0; i < sizeof(buffers) / sizeof(buffers[0]); i++) PyMem_RawFree(buffers[i]);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }

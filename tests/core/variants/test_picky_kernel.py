@@ -5,8 +5,9 @@
 ``BPE_STUDIO_PURE_PYTHON=1``; here the same generated texts as test_picky.py (ties, ``aaaa``
 repeats, multi-byte characters, invalid bytes, special tokens, thresholds 0.5-1.0) are trained
 both ways and compared event by event, merge batch by merge batch, with the oracle and with
-each other; plus a removal followed by a restore, packed and list input, the fallback for
-counts the kernel cannot hold, and the kernel's own errors.
+each other; plus a removal followed by a restore, packed and list input, long word lists
+(compacted between merges), ids past 65535 (the kernel's 16-bit tokens widened), the
+fallback for counts the kernel cannot hold, and the kernel's own errors.
 """
 
 from __future__ import annotations
@@ -219,3 +220,62 @@ def test_the_kernels_steps_and_errors():
         PickyState(*args, ["<|e|>"], 0.9)
     with pytest.raises(RuntimeError, match="not initialized"):
         PickyState.__new__(PickyState).step(1, 300)
+
+
+def run_both(monkeypatch: pytest.MonkeyPatch, words: list[bytes], counts: list[int], specials: list[str],
+             threshold: float, vocab_size: int) -> tuple[object, ...]:
+    """The kernel's run (`loop_result`), checked equal to the Python loop's."""
+    kernel = PickyLoop(words, counts, specials, threshold)
+    assert kernel.compiled
+    got = loop_result(kernel, vocab_size)
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    python = PickyLoop(words, counts, specials, threshold)
+    monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON")
+    assert not python.compiled
+    assert loop_result(python, vocab_size) == got
+    return got
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_long_word_lists_compacted_between_merges_give_the_python_loops_result(monkeypatch, seed):
+    # thousands of words made of a few pieces: pairs and tokens held by hundreds of words
+    # each, which merges take from most of them (their lists compacted once half may be
+    # stale), and removals, which list words again (repeats)
+    rng = random.Random(seed)
+    pieces = [b"the", b"then", b" th", b"ing", b"abab", b"aaaa", b"xyz", b"q", b"\xc3\xa9", b"  "]
+    table: dict[bytes, int] = {}
+    for _ in range(3000):
+        word = b"".join(rng.choices(pieces, [8, 4, 1, 6, 3, 3, 2, 2, 2, 2], k=rng.randint(1, 4)))
+        word += bytes([rng.choice(b"abc")])
+        table[word] = table.get(word, 0) + rng.choice([1, 2, 7])
+    for word in rng.sample(sorted(table), 5):  # far more frequent: the heap's floor starts above the others
+        table[word] = 10**8 + table[word]
+    for threshold in (0.5, 0.9):
+        (rows, splits), *_ = run_both(monkeypatch, list(table), list(table.values()), [], threshold, 256 + 300)
+        assert len(rows) >= 300 and any(split.occurrences > 0 for split in splits)
+
+
+def test_merges_past_id_65535_widen_the_kernels_tokens(monkeypatch):
+    # the kernel keeps token ids in 16 bits until a merge makes id 65536; with 65,400
+    # tokens given (bytes and placeholder specials), the merges cross that id early, and
+    # tokens of wide ids are merged, removed and restored after it; the pair map and the
+    # bytes -> id table grow on the way (thousands of pairs, hundreds of tokens)
+    rng = random.Random(11)
+    alphabet = bytes(range(33, 127))
+    table: dict[bytes, int] = {}
+    for _ in range(3000):
+        word = bytes(rng.choices(alphabet[: rng.choice([4, 8, 94])], k=rng.randint(2, 12)))
+        table[word] = table.get(word, 0) + rng.choice([1, 2, 5, 40])
+    specials = [f"<{i}>" for i in range(65_400 - 256)]
+    for threshold in (0.6, 0.9):
+        (rows, splits), _, tokens, *_ = run_both(monkeypatch, list(table), list(table.values()), specials, threshold,
+                                                 65_400 + 1000)
+        assert len(tokens) > 65_536 + 1000
+        assert any(left >= 65_536 or right >= 65_536 for _, _, left, right, _, _ in rows)  # wide tokens merged
+        assert any(split.token_id >= 65_536 for split in splits)  # and removed
+        if threshold == 0.6:  # and made again
+            made: set[int] = set()
+            restored: set[int] = set()
+            for _, new, *_ in rows:
+                (restored if new in made else made).add(new)
+            assert max(restored) >= 65_536
