@@ -57,6 +57,7 @@ typedef struct {
     int32_t *ids, *events, *work;
     size_t nkeys, capkeys, nids, capids, nevents, capevents, capwork;
     int full; /* more distinct pieces than 32-bit offsets reach */
+    int totals_only; /* no merge's own count kept: only the tokens all of them removed */
 } MergeApplier;
 
 static inline uint64_t
@@ -173,6 +174,9 @@ apply_reserve(void **p, size_t *cap, size_t len, size_t n, size_t size)
 static int
 applier_event(MergeApplier *m, int32_t rank, int32_t occurrences, int32_t made)
 {
+    if (m->totals_only) { /* (a piece's tokens removed are its bytes less its tokens) */
+        return 0;
+    }
     if (apply_reserve((void **)&m->events, &m->capevents, m->nevents, 3, sizeof(int32_t)) < 0) {
         return -1;
     }
@@ -449,12 +453,17 @@ applier_word(MergeApplier *m, const unsigned char *p, int32_t n, int64_t c, int3
 }
 
 /* What the merges did in all the words: each merge's count and tokens removed added to
- * counts[] and removed[]. */
+ * counts[] and removed[] (n merges); with totals_only, all the tokens they removed to the
+ * last one's. */
 static void
-applier_totals(const MergeApplier *m, int64_t *counts, int64_t *removed)
+applier_totals(const MergeApplier *m, int64_t *counts, int64_t *removed, size_t n)
 {
     for (size_t j = 0; j <= m->slot_mask; j++) {
         const PieceSlot *e = &m->slots[j];
+        if (m->totals_only) {
+            removed[n - 1] += e->weight * (e->len - e->nids);
+            continue;
+        }
         const int32_t *ev = m->events + e->events;
         for (int32_t k = 0; k < e->nevents; k++, ev += 3) {
             counts[ev[0]] += e->weight * ev[1];

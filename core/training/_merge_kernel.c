@@ -517,6 +517,8 @@ typedef struct {
     Py_ssize_t nsources;         /* named sources (provenance), 0 when none: */
     uint16_t *record_sources;    /* each record's source */
     int has_chosen;              /* merge(left, right): the next merge is this pair */
+    int forced_totals_only;      /* forced_counts=False: made at the start, the forced merges report
+                                  * no counts (0), and the last one all the tokens they removed */
     int32_t chosen_left, chosen_right;
     int forced_applied;          /* made in the words at the start (forced_prepare): */
     int64_t *forced_counts;      /* each one's count then */
@@ -1168,6 +1170,7 @@ forced_prepare(MergeState *s, MergeApplier *applier)
         PyErr_NoMemory();
         return -1;
     }
+    applier->totals_only = s->forced_totals_only;
     for (Py_ssize_t r = 0; r < s->nforced; r++) {
         PyObject *token = s->tokens[s->ntokens + r];
         applier_hold(applier, (const unsigned char *)PyBytes_AS_STRING(token), (size_t)PyBytes_GET_SIZE(token));
@@ -1204,18 +1207,20 @@ static int
 MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"words", "counts", "token_bytes", "max_token_length", "min_frequency",
-                             "forced", "max_words", "colon_rule", "sources", "nsources", NULL};
+                             "forced", "max_words", "colon_rule", "sources", "nsources", "forced_counts", NULL};
     PyObject *words, *counts_list, *token_list;
     Py_ssize_t max_token_length = 0, max_words = 0;
     long long min_frequency = 0;
     int colon_rule = 0;
     Py_buffer forced = {0}, sources = {0};
     Py_ssize_t nsources = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*npy*n:MergeState", kwlist, &words, &counts_list,
+    int forced_counts = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*npy*np:MergeState", kwlist, &words, &counts_list,
                                      &PyList_Type, &token_list, &max_token_length, &min_frequency,
-                                     &forced, &max_words, &colon_rule, &sources, &nsources)) {
+                                     &forced, &max_words, &colon_rule, &sources, &nsources, &forced_counts)) {
         return -1;
     }
+    s->forced_totals_only = !forced_counts;
     /* named sources: each word's source (uint16), for the count of each merge per source */
     uint16_t *word_sources = NULL;
     if (sources.buf != NULL) {
@@ -1479,7 +1484,7 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     word_source_close(&source);
 
     if (applying) {
-        applier_totals(&applier, s->forced_counts, s->forced_removed);
+        applier_totals(&applier, s->forced_counts, s->forced_removed, (size_t)s->nforced);
         applier_free(&applier);
         s->forced_applied = 1;
         if (count_token_pairs(s) < 0) {

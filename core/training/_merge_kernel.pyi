@@ -16,6 +16,7 @@ class MergeState:
         colon_rule: bool = False,
         sources: bytes = b"",
         nsources: int = 0,
+        forced_counts: bool = True,
     ) -> None:
         """``words`` and ``counts``: lists, or packed (`core.training.merge.PackedWords`): the
         words' bytes one after another with their native int64 lengths, and native int64

@@ -18,7 +18,9 @@ Options (docs/semantics.md): ``max_token_length`` — a pair whose merged token 
 longer in bytes is never chosen (popped and dropped: its count can only go down, so it
 never returns); ``min_frequency`` — no merge once the best pair occurs fewer times;
 ``forced`` — pairs of ids merged first, in order, whatever their counts (continued
-training replays an existing tokenizer's merges this way); ``max_words`` and ``colon_rule``
+training replays an existing tokenizer's merges this way; ``forced_counts=False`` lets the
+kernel keep none of their counts: it reports 0 for each, and all the tokens they removed
+with the last, which is all SuperBPE's stage 2 reads of them); ``max_words`` and ``colon_rule``
 — SuperBPE's stage-2 rule (`core.variants.superbpe.allowed`): a pair whose token holds
 ``b": "`` or more than ``max_words`` words is never chosen, as a too long one.
 
@@ -104,6 +106,7 @@ def merge_pairs(
     max_words: int = 0,
     colon_rule: bool = False,
     sources: tuple[Sequence[int], int] | None = None,
+    forced_counts: bool = True,
 ) -> Iterator[MergeColumns]:
     """Run up to ``num_merges`` merges: their batches of columns. (The kernel starts at
     once, reading the words; the merges run as the batches are taken.)
@@ -139,7 +142,8 @@ def merge_pairs(
     kernel_counts: list[int] | bytes = words.counts if isinstance(words, PackedWords) else cast("list[int]", counts)
     try:
         state = _MergeState(kernel_words, kernel_counts, token_bytes,
-                            **_kernel_options(max_token_length, min_frequency, forced, max_words, colon_rule, sources))
+                            **_kernel_options(max_token_length, min_frequency, forced, max_words, colon_rule, sources),
+                            **({} if forced_counts else {"forced_counts": False}))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
         return _as_batches(python_loop(*lists(), token_bytes, num_merges))
     # the kernel has its own copy: the words are not held while it merges (a generator

@@ -108,8 +108,10 @@ class SuperBPE(Variant):
         if budget > stage1:
             words, word_counts, corpus_bytes, _ = packed_input(counts.pop(0))
             stage2_tokens = initial_token_bytes(specials)
+            # (stage 1's merges again: their counts are not reported, only the tokens they remove)
             batches = merge_columns(words, word_counts, stage2_tokens, budget, corpus_bytes, first_rank=0, stage=2,
-                                    forced=forced, max_words=self.max_words or 0, colon_rule=True)
+                                    forced=forced, forced_counts=False, max_words=self.max_words or 0,
+                                    colon_rule=True)
             del words, word_counts
             for batch in batches:
                 skip = max(0, stage1 - batch.first_rank)

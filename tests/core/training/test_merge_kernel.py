@@ -410,3 +410,25 @@ def test_best_and_a_chosen_merge_equal_the_python_loop(table: dict[bytes, int], 
         assert step_rows(kernel.merge(*pair)) == [python.merge(*pair)]
     assert kernel_tokens == python_tokens
     assert step_rows(kernel.step(KERNEL_BATCH)) == list(python.run(KERNEL_BATCH))
+
+
+@settings(max_examples=100, deadline=None)
+@given(first=spaced_tables, second=spaced_tables, forced=st.integers(1, 40), more=st.integers(0, 20))
+def test_forced_merges_without_their_counts_remove_the_same_tokens(
+    first: dict[bytes, int], second: dict[bytes, int], forced: int, more: int
+) -> None:
+    """``forced_counts=False`` (SuperBPE's stage 2): the forced merges report no count, the
+    last one all the tokens they removed; the tokens, and every merge after them, as the loop."""
+    pairs = _forced_from_a_run(list(first), list(first.values()), BYTE_TOKENS, forced)
+    if not pairs:
+        return
+    python_tokens, kernel_tokens = list(BYTE_TOKENS), list(BYTE_TOKENS)
+    words, counts = list(second), list(second.values())
+    expected = list(merge_pairs_python(list(words), counts, python_tokens, len(pairs) + more, forced=pairs))
+    got = rows(merge_pairs(list(words), counts, kernel_tokens, len(pairs) + more, forced=pairs, forced_counts=False),
+               kernel_tokens)
+    n = len(pairs)
+    assert [row[:3] for row in got[:n]] == [row[:3] for row in expected[:n]]
+    assert all(row[3] == 0 for row in got[:n]) and all(row[4] == 0 for row in got[:n - 1])
+    assert got[n - 1][4] == sum(row[4] for row in expected[:n])
+    assert got[n:] == expected[n:] and kernel_tokens == python_tokens
