@@ -142,8 +142,8 @@ def merge_pairs(
     kernel_counts: list[int] | bytes = words.counts if isinstance(words, PackedWords) else cast("list[int]", counts)
     try:
         state = _MergeState(kernel_words, kernel_counts, token_bytes,
-                            **_kernel_options(max_token_length, min_frequency, forced, max_words, colon_rule, sources),
-                            **({} if forced_counts else {"forced_counts": False}))
+                            **_kernel_options(max_token_length, min_frequency, forced, max_words, colon_rule, sources,
+                                              forced_counts))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
         return _as_batches(python_loop(*lists(), token_bytes, num_merges))
     # the kernel has its own copy: the words are not held while it merges (a generator
@@ -163,9 +163,10 @@ def _kernel_batches(state: MergeState, num_merges: int) -> Iterator[MergeColumns
 
 
 def _kernel_options(max_token_length: int | None, min_frequency: int, forced: Sequence[tuple[int, int]],
-                    max_words: int, colon_rule: bool, sources: tuple[Sequence[int], int] | None) -> dict[str, Any]:
+                    max_words: int, colon_rule: bool, sources: tuple[Sequence[int], int] | None,
+                    forced_counts: bool = True) -> dict[str, Any]:
     """The kernel's keyword arguments for the options that are set (none by default)."""
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {} if forced_counts else {"forced_counts": False}
     if sources is not None:
         options["sources"], options["nsources"] = array("H", sources[0]).tobytes(), sources[1]
     if max_words:
