@@ -216,8 +216,18 @@ class MergeBatch:
                                               batch.counts, batch.corpus_tokens)):
                 column.extend(part)
         token_ids, left_ids, right_ids, counts, corpus_tokens = columns
+
+        def joined(name: str) -> array[int] | None:  # per_source, chosen: kept when every batch has them
+            parts = [getattr(batch, name) for batch in batches]
+            if any(part is None for part in parts):
+                return None
+            out = array("q")
+            for part in parts:
+                out.extend(part)
+            return out
+
         return cls(first.first_rank, token_ids, left_ids, right_ids, counts, corpus_tokens, first.stage, tuple(splits),
-                   any(b.restores for b in batches))
+                   any(b.restores for b in batches), per_source=joined("per_source"), chosen=joined("chosen"))
 
 
 @dataclass(frozen=True, slots=True)

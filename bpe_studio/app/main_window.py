@@ -148,7 +148,7 @@ class MainWindow(QMainWindow):
         training.result.connect(self._update_title)
         current.changed.connect(self._on_current)
         current.ready.connect(lambda tok, counts, title: self.explore_panel.set_tokenizer(
-            tok, merge_counts=counts, title=title))
+            tok, merge_counts=counts, origins=current.origins, title=title))
         current.failed.connect(self.banner.show_error)
         self.explore_panel.tokenizer_changed.connect(
             lambda title: current.show_opened(self.explore_panel.tokenizer, title))

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from bpe_studio.app.models.current_tokenizer import CurrentTokenizer, trained_title
+from bpe_studio.app.models.provenance import SourceOrigins
 from bpe_studio.app.models.session import Session
 from bpe_studio.app.workers.tokenizer_builder import TokenizerBuilder
 
@@ -26,7 +27,8 @@ class CurrentController(QObject):
 
     Signals:
         changed(CurrentTokenizer): another tokenizer (or the same one, now built) is current.
-        ready(tokenizer, merge_counts, title): a trained tokenizer is built (Explore shows it).
+        ready(tokenizer, merge_counts, title): a trained tokenizer is built (Explore shows it;
+            `origins` holds its merged tokens' provenance, if trained on named sources).
         failed(str): it could not be built.
     """
 
@@ -39,6 +41,7 @@ class CurrentController(QObject):
         self.current = CurrentTokenizer()
         self.tokenizer: Any = None  # the latest trained one
         self.merge_counts: dict[int, int] | None = None
+        self.origins: SourceOrigins | None = None  # its merged tokens' provenance (named sources)
         self.builder = TokenizerBuilder(self)
         self.builder.ready.connect(self._on_built)
         self.builder.failed.connect(self.failed)
@@ -62,7 +65,7 @@ class CurrentController(QObject):
         self.changed.emit(current)
 
     def _on_built(self, tokenizer: Any, merge_counts: dict[int, int]) -> None:
-        self.tokenizer, self.merge_counts = tokenizer, merge_counts
+        self.tokenizer, self.merge_counts, self.origins = tokenizer, merge_counts, self.builder.origins
         if self.current.session is not None:
             self._set(CurrentTokenizer(tokenizer, self.current.title, self.current.session))
         self.ready.emit(tokenizer, merge_counts, self.current.title)

@@ -3,7 +3,8 @@
 Adds `ExportController`: what may be exported (a cancelled run without a single merge
 only when confirmed), the files written by `core.formats.save_tokenizer` in a `ThreadJob`
 (the writers are atomic: a close while it runs waits for it, and nothing is half-written),
-and the message that names what was written.
+with ``provenance.tsv`` beside them for a result trained on named sources (as ``bpe-studio
+train NAME=SOURCE …`` writes it), and the message that names what was written.
 
     exports = ExportController(); exports.finished.connect(banner.show_info)
     exports.export("out/", current)          # -> finished("Exported the tokenizer … to out/: vocab.json, …")
@@ -17,6 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import Signal
 
 from bpe_studio.app.models.current_tokenizer import CurrentTokenizer
+from bpe_studio.app.models.session import Session
 from bpe_studio.app.workers.thread_job import OneJobAtATime, ThreadJob
 
 NOTHING_TO_EXPORT = "Nothing to export yet: train a tokenizer, open a session, or open a tokenizer first."
@@ -37,7 +39,23 @@ def write_tokenizer_files(folder: Path, current: CurrentTokenizer) -> list[Path]
     else:
         paths = save_tokenizer(folder, tokenizer.vocab, tokenizer.merges, list(tokenizer.special_tokens),
                                tokenizer.pattern)
-    return list(paths)
+    paths = list(paths)
+    if session is not None and session.sources and len(session.per_source) == len(session.sources) * len(session.merges):
+        paths.append(write_provenance(folder, session))
+    return paths
+
+
+def write_provenance(folder: Path, session: Session) -> Path:
+    """``provenance.tsv`` in ``folder`` (docs/formats.md): each merge's count per named source."""
+    from core.formats.atomic import atomic_output
+    from core.training.provenance import provenance_records, provenance_tsv
+
+    tokens = [left + right for left, right in session.merges]
+    records = provenance_records(session.sources, tokens, session.merge_counts, session.per_source)
+    path = folder / "provenance.tsv"
+    with atomic_output(path) as f:
+        f.write(provenance_tsv(records, session.sources).encode("utf-8"))
+    return path
 
 
 def export_message(current: CurrentTokenizer, folder: Path, paths: list[Path]) -> str:

@@ -32,6 +32,7 @@ from bpe_studio.app.file_dialogs import FileDialogs
 from bpe_studio.app.explore.merge_tree import MergeTreeView
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.explore.vocab_browser import VocabBrowser
+from bpe_studio.app.models.provenance import SourceOrigins
 from bpe_studio.app.models.vocab_data import VocabData
 from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob
@@ -40,10 +41,11 @@ _FILE_FILTER = "Tokenizer files (*vocab.json *merges.txt *.json *.tiktoken *.mod
 NO_TOKENIZER = "No tokenizer yet: train one, or open existing files."
 
 
-def _vocab_columns(tokenizer: Any, title: str, merge_counts: dict[int, int] | None) -> tuple[Any, str, VocabData]:
+def _vocab_columns(tokenizer: Any, title: str, merge_counts: dict[int, int] | None,
+                   origins: SourceOrigins | None = None) -> tuple[Any, str, VocabData]:
     """Build the vocabulary columns of ``tokenizer`` (in the panel's background job)."""
     with collections_paused():
-        return tokenizer, title, VocabData.from_tokenizer(tokenizer, merge_counts)
+        return tokenizer, title, VocabData.from_tokenizer(tokenizer, merge_counts, origins)
 
 
 class CannotOpen(ValueError):
@@ -153,7 +155,8 @@ class ExplorePanel(QWidget):
         self.tabs.currentChanged.connect(self._on_tab_changed)
 
     # -- the tokenizer --------------------------------------------------------------
-    def set_tokenizer(self, tokenizer: Any, *, merge_counts: dict[int, int] | None = None, title: str = "") -> None:
+    def set_tokenizer(self, tokenizer: Any, *, merge_counts: dict[int, int] | None = None,
+                      origins: SourceOrigins | None = None, title: str = "") -> None:
         """Browse and inspect ``tokenizer`` (a ``core.Tokenizer``).
 
         The vocabulary columns are built in a background job (about a second for
@@ -163,12 +166,14 @@ class ExplorePanel(QWidget):
         Args:
             tokenizer: the tokenizer to show.
             merge_counts: token id -> pair count when its merge was made (from training).
+            origins: trained on named sources, each merged token's pair counts per source
+                (the browser then offers "Mostly from <source>").
             title: how to name it (e.g. "Trained on sample.txt (partial)").
         """
         title = title or f"Tokenizer with {len(tokenizer):,} tokens"
         self._reading_title = title
         self.heading.setText(f"<b>{html.escape(title)}</b> — reading {len(tokenizer):,} tokens…")
-        self._columns.start(_vocab_columns, tokenizer, title, merge_counts)
+        self._columns.start(_vocab_columns, tokenizer, title, merge_counts, origins)
 
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Stop the background work of the panel, its inspector and compare (the window is closing)."""

@@ -2,7 +2,9 @@
 
 A filter line (substring by default; toggles for regex and match case; a scope choosing
 the readable form, the GPT-2 form or the hex bytes; "Spans spaces" for the tokens that
-cross a word boundary, as SuperBPE's do), a "shown of total" count, an inline
+cross a word boundary, as SuperBPE's do), a "Show:" choice (all tokens, a health list,
+or — trained on named sources — the tokens mostly from one source: that source held the
+largest share of the pairs of the merge that made them), a "shown of total" count, an inline
 error for an invalid regex, and the table. Typing is debounced (150 ms) and the work is
 done by `VocabData` inside the model, so it stays fast at 200k tokens.
 """
@@ -36,6 +38,12 @@ _SCOPES = (("Readable", "readable"), ("GPT-2 form", "gpt2"), ("Hex bytes", "hex"
 # The "Show:" choices: a `core.evaluate.health.Health` list each (None: every token).
 HEALTH_FILTERS = (("All tokens", None), ("Unreachable", "unreachable"),
                   ("Not whole UTF-8", "partial"), ("Long repetitive", "repetitive"))
+SOURCE_FILTER = "source:"
+"""The "Show:" data of "Mostly from <name>": ``"source:3"`` for the fourth source."""
+SHOW_TIP = ("Unreachable: no text encodes to the token alone · Not whole UTF-8: a piece of a "
+            "character · Long repetitive: 5+ bytes of one 1-3 byte unit repeated")
+SOURCES_TIP = ("\nMostly from a source (trained on named sources): the source held the largest share "
+               "of the pairs of the merge that made the token (a tie counts for each tied source)")
 
 
 class VocabBrowser(QWidget):
@@ -60,9 +68,8 @@ class VocabBrowser(QWidget):
         self.show_combo = QComboBox()
         for label, kind in HEALTH_FILTERS:
             self.show_combo.addItem(label, kind)
-        self.show_combo.setToolTip(
-            "Unreachable: no text encodes to the token alone · Not whole UTF-8: a piece of a "
-            "character · Long repetitive: 5+ bytes of one 1-3 byte unit repeated")
+        self.show_combo.setToolTip(SHOW_TIP)
+        self._source_names: tuple[str, ...] = ()
         self.spans_box = QCheckBox("Spans spaces")
         self.spans_box.setToolTip("Only tokens that cross a word boundary (a space after another "
                                   "character, as in \"of·the\"): what SuperBPE learns in stage 2")
@@ -144,6 +151,7 @@ class VocabBrowser(QWidget):
         self._selected_id = None
         self._checking.cancel()
         self._tokenizer, self._health = tokenizer, None
+        self._set_source_choices(data.source_names if data is not None else ())
         self.model.set_vocab(data)
         if data is not None:
             self.apply_filter()
@@ -156,7 +164,11 @@ class VocabBrowser(QWidget):
         kind = self.show_combo.currentData()
         if data is not None:
             data.only_spanning = self.spans_box.isChecked()
-            if kind is None or self._tokenizer is None:
+            data.only_source = None
+            if isinstance(kind, str) and kind.startswith(SOURCE_FILTER):
+                data.allow_ids(None)
+                data.only_source = int(kind.removeprefix(SOURCE_FILTER))
+            elif kind is None or self._tokenizer is None:
                 data.allow_ids(None)
             elif self._health is None:
                 if not self._checking.running:
@@ -176,6 +188,36 @@ class VocabBrowser(QWidget):
         self.error_label.setText(error or "")
         self.filter_edit.setStyleSheet("border: 1px solid #c62828;" if error else "")
         self._update_count()
+
+    def _set_source_choices(self, names: tuple[str, ...]) -> None:
+        """"Mostly from <name>" for each named source in "Show:" (none without); the choice
+        stays on the same source's name if the new vocabulary has it."""
+        if names == self._source_names:
+            return
+        combo = self.show_combo
+        current = combo.currentData()
+        chosen = (self._source_names[int(current.removeprefix(SOURCE_FILTER))]
+                  if isinstance(current, str) and current.startswith(SOURCE_FILTER) else None)
+        combo.blockSignals(True)
+        while combo.count() > len(HEALTH_FILTERS):
+            combo.removeItem(combo.count() - 1)
+        if names:
+            combo.insertSeparator(combo.count())
+            for k, name in enumerate(names):
+                combo.addItem(f"Mostly from {name}", f"{SOURCE_FILTER}{k}")
+        if chosen is not None:
+            combo.setCurrentIndex(max(0, combo.findData(f"{SOURCE_FILTER}{names.index(chosen)}")
+                                      if chosen in names else 0))
+        combo.setToolTip(SHOW_TIP + (SOURCES_TIP if names else ""))
+        combo.blockSignals(False)
+        self._source_names = names
+
+    def show_mostly_from(self, name: str) -> bool:
+        """Show only the tokens mostly from source ``name``; False if there is no such source."""
+        if name not in self._source_names:
+            return False
+        self.show_combo.setCurrentIndex(self.show_combo.findData(f"{SOURCE_FILTER}{self._source_names.index(name)}"))
+        return True
 
     @property
     def checking_health(self) -> bool:

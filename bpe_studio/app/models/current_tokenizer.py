@@ -39,7 +39,12 @@ class CurrentTokenizer:
 
 
 def trained_title(session: Session) -> str:
-    """``"Trained on pydocs.txt (10,000 tokens)"``, ``"… partial"`` for a cancelled run."""
-    name = os.path.basename(session.settings.corpus) or "a corpus"
+    """``"Trained on pydocs.txt (10,000 tokens)"``, ``"… partial"`` for a cancelled run; on
+    named sources ``"Trained on en + el (…)"`` (``"en + el + 14 more"`` past three)."""
+    names = session.settings.names
+    if names:
+        name = " + ".join(names) if len(names) <= 3 else f"{' + '.join(names[:2])} + {len(names) - 2} more"
+    else:
+        name = os.path.basename(session.settings.corpus) or "a corpus"
     partial = ", partial" if session.partial else ""
     return f"Trained on {name} ({len(session.vocab):,} tokens{partial})"

@@ -1,8 +1,9 @@
 """Training settings and sessions: a trained result saved to one JSON file and reopened later.
 
 A *session* is everything the window needs to show a training result again without
-retraining: the settings it was trained with, the vocabulary and merges, the pair count of
-each merge, the compression after each merge, summary figures, and whether the run was
+retraining: the settings it was trained with (named sources with their names), the
+vocabulary and merges, the pair count of each merge (and, with named sources, each
+source's), the compression after each merge, summary figures, and whether the run was
 cancelled (``partial``). Token bytes are stored base64-encoded, so any byte sequence
 survives. Writes are atomic (`core.formats.atomic`), with the same permissions as every
 other file the application writes. No Qt.
@@ -16,6 +17,7 @@ import base64
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,9 @@ class TrainSettings:
             continued, or ``None``).
         read: how the corpus is read (`core.ReadOptions`: field, max bytes, sample + seed).
         inherited_merges: how many of the merges are the initial tokenizer's.
+        names: with named sources, one name per source of `sources` (trained as
+            ``core.train({name: source, ...})``: each merge's provenance is kept); ``()``
+            for one unnamed corpus.
 
     The options' fields read through as attributes (``settings.vocab_size``,
     ``settings.special_tokens``, ``settings.field``, ...).
@@ -56,6 +61,7 @@ class TrainSettings:
     options: TrainOptions
     read: ReadOptions = ReadOptions()
     inherited_merges: int = 0
+    names: tuple[str, ...] = ()
 
     def __getattr__(self, name: str) -> Any:
         # only called for names that are not attributes: the options' fields
@@ -69,6 +75,20 @@ class TrainSettings:
     def sources(self) -> list[str]:
         """The corpus as a list of sources (`split_sources`)."""
         return split_sources(self.corpus)
+
+    @property
+    def named_sources(self) -> dict[str, str] | None:
+        """``{name: source}`` when the sources are named (`names`), else ``None``.
+
+        Raises:
+            ValueError: not one name per source.
+        """
+        if not self.names:
+            return None
+        sources = self.sources
+        if len(sources) != len(self.names):
+            raise ValueError(f"{len(self.names)} source names for {len(sources)} sources: name each source once")
+        return dict(zip(self.names, sources))
 
     @property
     def max_merges(self) -> int:
@@ -88,7 +108,8 @@ def settings_to_json(settings: TrainSettings) -> dict[str, Any]:
         options["initial"] = os.fspath(options["initial"])
     return {"corpus": settings.corpus, **options, **asdict(settings.read),
             "inherited_merges": settings.inherited_merges,
-            "variant": variant_to_json(getattr(settings.options, "variant", None))}
+            "variant": variant_to_json(getattr(settings.options, "variant", None)),
+            "source_names": list(settings.names)}
 
 
 def variant_to_json(variant: Any) -> dict[str, Any] | None:
@@ -135,7 +156,8 @@ def settings_from_json(raw: dict[str, Any]) -> TrainSettings:
     read = ReadOptions(field=str(raw.get("field", "text")), max_bytes=optional("max_bytes", int),
                        sample=optional("sample", float), seed=int(raw.get("seed", 0)),
                        doc_max_chars=optional("doc_max_chars", int))
-    return TrainSettings(str(raw["corpus"]), options, read, int(raw.get("inherited_merges", 0)))
+    names = tuple(str(name) for name in raw.get("source_names", ()))
+    return TrainSettings(str(raw["corpus"]), options, read, int(raw.get("inherited_merges", 0)), names)
 
 
 SOURCE_SEPARATOR = ";"
@@ -165,6 +187,12 @@ class Session:
         stats: summary figures (``elapsed``, ``distinct``, ``total``, ``corpus_bytes``,
             ``invalid_bytes``, ``stage1_merges`` for SuperBPE, ...), free-form numbers and strings.
         splits: Picky BPE's removals (`core.SplitEvent`s), in order.
+        sources: the names of the named sources trained on (`core.CountingDone.sources`),
+            ``()`` for one unnamed corpus.
+        per_source: with ``sources``, each merge's pair count per source, merge after merge
+            (``len(sources)`` values a merge: `core.MergeBatch.per_source`).
+        source_bytes: with ``sources``, each one's pre-token bytes (where its bytes-per-token
+            line starts), or empty if unknown.
     """
 
     settings: TrainSettings
@@ -175,19 +203,34 @@ class Session:
     partial: bool = False
     stats: dict[str, Any] = field(default_factory=dict)
     splits: list[SplitEvent] = field(default_factory=list)
+    sources: tuple[str, ...] = ()
+    per_source: Sequence[int] = field(default_factory=list)
+    source_bytes: list[int] = field(default_factory=list)
 
     def merge_counts_by_id(self) -> dict[int, int]:
         """Token id -> pair count at the merge that created it."""
+        return {token_id: self.merge_counts[rank] for rank, token_id in self._merge_ids()
+                if rank < len(self.merge_counts)}
+
+    def provenance_by_id(self) -> dict[int, tuple[int, ...]]:
+        """Token id -> each source's pair count at the merge that created it (``{}`` without
+        named sources)."""
+        n = len(self.sources)
+        if not n or len(self.per_source) < n * len(self.merges):
+            return {}
+        per_source = self.per_source
+        return {token_id: tuple(per_source[rank * n:(rank + 1) * n]) for rank, token_id in self._merge_ids()}
+
+    def _merge_ids(self) -> list[tuple[int, int]]:
+        """``(rank, token id)`` of each merge whose token is in the vocabulary."""
         first = len(self.vocab) - len(self.merges)
-        by_rank = {first + rank: count for rank, count in enumerate(self.merge_counts)}
         if all(self.vocab.get(first + r) == left + right for r, (left, right) in enumerate(self.merges)):
-            return by_rank
+            return [(rank, first + rank) for rank in range(len(self.merges))]
         # a continued tokenizer with ids of its own (GPT-2's bytes are not ids 0-255): by bytes
         ids: dict[bytes, int] = {}
         for token_id, token in sorted(self.vocab.items()):
             ids.setdefault(token, token_id)
-        return {ids[left + right]: count for (left, right), count in zip(self.merges, self.merge_counts)
-                if left + right in ids}
+        return [(rank, ids[left + right]) for rank, (left, right) in enumerate(self.merges) if left + right in ids]
 
 
 def _b64(data: bytes) -> str:
@@ -212,6 +255,9 @@ def session_to_json(session: Session) -> dict[str, Any]:
         "corpus_tokens": list(session.corpus_tokens),
         "splits": [[s.rank, s.token_id, _b64(s.token), [_b64(p) for p in s.pieces], s.occurrences]
                    for s in session.splits],
+        "sources": list(session.sources),
+        "per_source": list(session.per_source),
+        "source_bytes": list(session.source_bytes),
     }
 
 
@@ -243,10 +289,38 @@ def session_from_json(data: Any, source: str = "session") -> Session:
         partial = bool(data.get("partial", False))
         splits = [SplitEvent(int(rank), int(token_id), _unb64(token), tuple(map(_unb64, pieces)), int(occurrences))
                   for rank, token_id, token, pieces, occurrences in data.get("splits", [])]
+        sources = tuple(str(name) for name in data.get("sources", []))
+        per_source = [int(c) for c in data.get("per_source", [])]
+        source_bytes = [int(c) for c in data.get("source_bytes", [])]
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise SessionError(f"{source} is damaged ({type(e).__name__}: {str(e)[:200]}); save the session again") from e
     _check_merges(vocab, merges, source, removed={split.token for split in splits})
-    return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats, splits)
+    _check_sources(settings, sources, per_source, len(merge_counts), source)
+    if source_bytes and len(source_bytes) != len(sources):
+        raise SessionError(f"{source} is damaged: source_bytes holds {len(source_bytes)} sizes for "
+                           f"{len(sources)} sources; save the session again")
+    return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats, splits, sources, per_source,
+                   source_bytes)
+
+
+def _check_sources(settings: TrainSettings, sources: tuple[str, ...], per_source: list[int], merges: int,
+                   source: str) -> None:
+    """The source names and provenance agree: a name per source, each once, and as many
+    counts as merges times sources."""
+    from core.corpus.named_counts import check_source_names
+
+    try:
+        _ = settings.named_sources  # raises unless there is one name per source
+        for names in (settings.names, sources):
+            if names:
+                check_source_names(names)
+                if len(set(names)) != len(names):
+                    raise ValueError(f"a source name is there twice in {list(names)[:20]}")
+    except ValueError as e:
+        raise SessionError(f"{source} is damaged ({e}); save the session again") from e
+    if per_source and len(per_source) != merges * len(sources):
+        raise SessionError(f"{source} is damaged: per_source holds {len(per_source):,} counts, not one per "
+                           f"merge and source ({merges:,} × {len(sources)}); save the session again")
 
 
 def _check_merges(vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], source: str,
@@ -278,6 +352,7 @@ _SETTINGS_JSON: dict[str, tuple[str, bool]] = {
     "min_frequency": ("int", False), "initial": ("str | None", False), "inherited_merges": ("int", False),
     "field": ("str", False), "max_bytes": ("int | None", False), "sample": ("float | None", False),
     "seed": ("int", False), "doc_max_chars": ("int | None", False), "variant": ("variant", False),
+    "source_names": ("tuple[str, ...]", False),
 }
 """The settings as sessions store them (`settings_to_json`): flat, each key's JSON type and
 whether it is required (keys added later are optional, for older sessions)."""
@@ -374,7 +449,10 @@ def _check_fields(data: dict[str, Any], source: str) -> None:
     for n, item in enumerate(data["merges"]):
         if not (isinstance(item, list) and len(item) == 2 and all(isinstance(part, str) for part in item)):
             raise damaged(f"merges[{n}]", item, "[base64 text, base64 text]")
-    for key in ("merge_counts", "corpus_tokens"):
+    sources = data.get("sources", [])
+    if not isinstance(sources, list) or not all(isinstance(name, str) for name in sources):
+        raise damaged("sources", sources, "a list of texts")
+    for key in ("merge_counts", "corpus_tokens", "per_source", "source_bytes"):
         values = data.get(key, [])
         if not isinstance(values, list):
             raise damaged(key, values, "a list")

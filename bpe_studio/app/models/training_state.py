@@ -5,7 +5,9 @@ each `core.MergeBatch`'s columns are appended to this state's ``array('q')`` col
 speed, and its new tokens to the vocabulary (`MergeBatch.extend_vocab`); the widgets read
 this object from their own timers and repaint. It also turns the run into progress figures
 (stage, MB/s, merges/s, ETA) and, at the end or on cancel, into a `Session` that can be
-browsed, exported or saved.
+browsed, exported or saved. With named sources it keeps each merge's pair count per source
+(provenance) and, from each source's pre-token bytes (`SourceBytes`), each source's tokens
+after each merge (`bpe_studio.app.models.provenance.source_tokens`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from enum import Enum
 
 import numpy as np
 
+from bpe_studio.app.models.provenance import source_tokens
 from bpe_studio.app.models.session import Session, TrainSettings
 from bpe_studio.app.models.vocab_sizes import vocabulary_sizes
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, SplitEvent, initial_token_bytes
@@ -41,6 +44,21 @@ class TrainerStarted:
     """The first event of every run, sent by the training process once it is up: the window
     can then tell "starting the process" from "opening the corpus", and notice a process
     that never starts or goes silent."""
+
+
+@dataclass(frozen=True)
+class SourceBytes:
+    """Each named source's pre-token bytes (special tokens left out, as in
+    `core.CountingDone.corpus_bytes`), sent by the training process once the sources are
+    counted: where each source's bytes-per-token line starts (1 byte per token).
+
+    Attributes:
+        names: the sources, in order.
+        sizes: their pre-token bytes, in the same order.
+    """
+
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
 
 
 def thin_log(n: int, max_points: int = FREQUENCY_POINTS) -> np.ndarray:
@@ -92,7 +110,10 @@ class TrainingState:
     far), the per-merge columns ``token_ids``, ``left_ids``, ``right_ids``, ``counts``,
     ``corpus_tokens`` and ``lengths`` (``array('q')``, in rank order), Picky BPE's removals
     ``splits`` (`core.SplitEvent`s in order), SuperBPE's ``transition`` (the rank of the first
-    merge of stage 2, or None), and ``version``, which
+    merge of stage 2, or None), with named sources ``sources`` (their names), ``per_source``
+    (each merge's pair count per source, merge after merge), ``source_bytes`` (their pre-token
+    bytes, once counted) and ``source_tokens`` (each source's tokens after each merge, as
+    floats, merge after merge), and ``version``, which
     grows with every change so a view can skip repainting when nothing changed. A new run
     replaces the columns (a view can tell by identity). A numpy view of a column must not
     outlive the call that made it: the next batch could not be appended (``BufferError``).
@@ -123,6 +144,15 @@ class TrainingState:
         self._removed: set[int] = set()  # Picky BPE: ids removed and not made again
         self.stage_two = False  # SuperBPE: the merges come in stages 1 and 2
         self.transition: int | None = None
+        # Named sources are known from the settings (CountingDone confirms them), so the views
+        # make room for them as the run starts, not as the first merges stream in.
+        plain = getattr(getattr(settings, "options", None), "variant", None) is None
+        self.sources: tuple[str, ...] = tuple(getattr(settings, "names", ())) if plain else ()
+        self.per_source = array("q")
+        self.source_bytes: tuple[int, ...] = ()
+        self.source_tokens = array("d")
+        self._source_tokens_now: np.ndarray | None = None  # each source's tokens after the last merge
+        self._tokens_now = 0  # the corpus's tokens after the last merge
         self.vocab: dict[int, bytes] | None = None
         self.finished: Finished | None = None
         self.session: Session | None = None
@@ -171,6 +201,11 @@ class TrainingState:
         if isinstance(stage1, int):
             self.stage_two = True
             self.transition = stage1 if stage1 < len(session.merges) else None
+        self.sources = tuple(session.sources)
+        self.per_source = array("q", session.per_source)
+        if self.sources and len(session.source_bytes) == len(self.sources):
+            self.source_bytes = tuple(session.source_bytes)
+            self._extend_source_tokens(0, int(session.stats.get("corpus_bytes", 0)))
         ranks, counts = session.stats.get("frequency_ranks"), session.stats.get("frequency_counts")
         if ranks and counts and len(ranks) == len(counts):
             self.frequency_points = (np.asarray(ranks, dtype=np.int64), np.asarray(counts, dtype=np.int64))
@@ -191,8 +226,11 @@ class TrainingState:
                 self.bytes_done, self.bytes_total = event.done, event.total
                 if self._reading_from is None:  # MB/s from here: opening the corpus is not reading
                     self._reading_from = (now, event.done)
+            elif isinstance(event, SourceBytes):
+                self.sources, self.source_bytes = event.names, event.sizes
             elif isinstance(event, CountingDone):
                 self.counting = event
+                self.sources = getattr(event, "sources", ()) or self.sources
                 idx = thin_log(len(event.frequencies))
                 self.frequency_points = (idx + 1, np.asarray(event.frequencies)[idx])
                 self.bytes_done = self.bytes_total
@@ -223,11 +261,38 @@ class TrainingState:
         self.right_ids.extend(batch.right_ids)
         self.counts.extend(batch.counts)
         self.corpus_tokens.extend(batch.corpus_tokens)
+        if batch.per_source is not None and self.sources:
+            known_merges = len(self.per_source) // len(self.sources)
+            self.per_source.extend(batch.per_source)
+            self._extend_source_tokens(known_merges, self._corpus_bytes())
         self.splits += batch.splits
         if batch.stage:
             self.stage_two = True
             if batch.stage == 2 and self.transition is None:
                 self.transition = batch.first_rank
+
+    def _extend_source_tokens(self, first: int, corpus_bytes: int) -> None:
+        """Each source's tokens after the merges from rank ``first`` on (whose columns are
+        in already), when the sources' bytes are known; vectorised, a batch at a time."""
+        n = len(self.sources)
+        if not n or len(self.source_bytes) != n or not corpus_bytes:
+            return
+        merges = min(len(self.per_source) // n, len(self.counts), len(self.corpus_tokens))
+        if first >= merges or len(self.source_tokens) != first * n:
+            return
+        if first == 0:
+            self._source_tokens_now = np.asarray(self.source_bytes, dtype=np.float64)
+            self._tokens_now = corpus_bytes
+        assert self._source_tokens_now is not None
+        columns = {name: np.frombuffer(getattr(self, name), dtype=np.int64)[first:merges]
+                   for name in ("counts", "corpus_tokens", "left_ids", "right_ids")}
+        per_source = np.frombuffer(self.per_source, dtype=np.int64)[first * n:merges * n].reshape(-1, n)
+        tokens = source_tokens(self._source_tokens_now, self._tokens_now, per_source, columns["counts"],
+                               columns["corpus_tokens"], columns["left_ids"] == columns["right_ids"])
+        del columns, per_source  # numpy views: the arrays must grow again
+        self.source_tokens.frombytes(tokens.tobytes())
+        self._source_tokens_now = tokens[-1].copy()
+        self._tokens_now = self.corpus_tokens[merges - 1]
 
     def _extend_sizes(self, batch: MergeBatch, known: int) -> None:
         self.sizes.extend(vocabulary_sizes(batch, known, self.sizes[-1] if self.sizes else known, self._removed))
@@ -365,6 +430,24 @@ class TrainingState:
             sizes = np.arange(len(tokens), dtype=np.float64) + (self.token_ids[0] + 1)
         return sizes, corpus_bytes / np.maximum(tokens, 1.0)
 
+    def source_bytes_per_token(self, rows: np.ndarray | None = None) -> np.ndarray | None:
+        """Each source's bytes per token after each merge (or after the merges ``rows`` only:
+        a chart's thinned points), a merges × sources array for the compression chart's
+        per-source lines, beside `bytes_per_token`'s; None without them."""
+        n = len(self.sources)
+        if not n or not self.source_tokens:
+            return None
+        tokens = np.frombuffer(self.source_tokens, dtype=np.float64).reshape(-1, n)
+        tokens = tokens[rows] if rows is not None else tokens.copy()  # a copy either way: no view outlives the call
+        return np.asarray(self.source_bytes, dtype=np.float64)[None, :] / np.maximum(tokens, 1.0)
+
+    def provenance(self, rank: int) -> tuple[int, ...] | None:
+        """Each source's pair count at the merge of ``rank`` (None without named sources)."""
+        n = len(self.sources)
+        if not n or (rank + 1) * n > len(self.per_source):
+            return None
+        return tuple(self.per_source[rank * n:(rank + 1) * n])
+
     def _corpus_bytes(self) -> int:
         if self.counting is not None:
             return self.counting.corpus_bytes
@@ -438,5 +521,8 @@ class TrainingState:
             partial=partial,
             stats=stats,
             splits=list(self.splits),
+            sources=self.sources,
+            per_source=array("q", self.per_source),  # a copy at C speed: as a list, millions of ints held the GUI thread
+            source_bytes=list(self.source_bytes),
         )
 

@@ -17,6 +17,10 @@ Example::
 ``spans_spaces`` marks the tokens that cross a word boundary (a space after a byte that
 is not whitespace: ``b"of the"``, ``b" in order"``, what SuperBPE learns); ``only_spanning = True`` keeps
 just those from the next `set_filter` on.
+
+Trained on named sources (``origins``: each merged token's pair counts per source), ``mostly``
+marks the sources holding the largest share of the merge that made each token, and
+``only_source = k`` keeps the tokens mostly from source ``k`` (a tie: from each tied source).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any, Literal
 import numpy as np
 import regex
 
+from bpe_studio.app.models.provenance import SourceOrigins, mostly_from
 from core.readable import gpt2_form, hex_form, readable
 
 Scope = Literal["readable", "gpt2", "hex"]
@@ -72,6 +77,7 @@ class VocabData:
         merges: Sequence[tuple[bytes, bytes]],
         special_tokens: Sequence[str] = (),
         merge_counts: Mapping[int, int] | None = None,
+        origins: SourceOrigins | None = None,
     ) -> None:
         ids = sorted(vocab)
         self.ids = np.array(ids, dtype=np.int64)
@@ -103,6 +109,16 @@ class VocabData:
             row = self.row_of_id.get(tid)
             if row is not None:
                 self.counts[row] = count
+        self.source_names: tuple[str, ...] = origins.names if origins is not None else ()
+        self.source_counts = np.zeros((n, len(self.source_names)), dtype=np.int64)
+        """Each token's pair count per source at the merge that made it (zeros: not a merge)."""
+        for tid, shares in (origins.counts_by_id.items() if origins is not None else ()):
+            at = self.row_of_id.get(tid)
+            if at is not None and len(shares) == len(self.source_names):
+                self.source_counts[at] = shares
+        self.mostly = mostly_from(self.source_counts)
+        self.only_source: int | None = None
+        """Keep only the tokens mostly from this source (its index in ``source_names``; `set_filter` applies it)."""
         self.lengths = np.array([len(b) for b in self.token_bytes], dtype=np.int64)
         self.spans_spaces = np.fromiter(map(bool, map(_SPANS_SPACES.search, self.token_bytes)), dtype=bool, count=n)
         self.only_spanning = False
@@ -146,12 +162,13 @@ class VocabData:
         self.view = self._filtered
 
     @classmethod
-    def from_tokenizer(cls, tokenizer: Any, merge_counts: Mapping[int, int] | None = None) -> VocabData:
+    def from_tokenizer(cls, tokenizer: Any, merge_counts: Mapping[int, int] | None = None,
+                       origins: SourceOrigins | None = None) -> VocabData:
         """Build from a ``core.Tokenizer`` (its vocab, merges and special tokens)."""
         specials = getattr(tokenizer, "special_tokens", None) or ()
         if isinstance(specials, Mapping):
             specials = list(specials)
-        return cls(tokenizer.vocab, tokenizer.merges, specials, merge_counts)
+        return cls(tokenizer.vocab, tokenizer.merges, specials, merge_counts, origins)
 
     def __len__(self) -> int:
         return len(self.token_bytes)
@@ -224,6 +241,8 @@ class VocabData:
             keep = keep[self.allowed[keep]]
         if self.only_spanning:
             keep = keep[self.spans_spaces[keep]]
+        if self.only_source is not None and 0 <= self.only_source < len(self.source_names):
+            keep = keep[self.mostly[keep, self.only_source]]
         self._filtered = keep
         self._apply_sort()
         return None

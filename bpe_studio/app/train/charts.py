@@ -1,6 +1,8 @@
 """Training charts (pyqtgraph): pair count by merge rank, pre-token rank/frequency, token
 lengths, and bytes per token as the vocabulary grows (SuperBPE's transition to tokens
-across spaces marked by a vertical line).
+across spaces marked by a vertical line; trained on named sources, a line per source in
+its colour beside the corpus's, which is then drawn in the text colour — the legend above
+the merges names them).
 
 `ChartsPanel` reads the `TrainingState` from a timer and replaces each curve's data
 (``setData``), never once per incoming event; long series are thinned to a few thousand
@@ -24,10 +26,13 @@ from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPalette, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
 
+from bpe_studio.app.models.provenance import source_colour
 from bpe_studio.app.models.training_state import TrainingState
 
 REFRESH_MS = 150
 MAX_POINTS = 2000
+SOURCE_POINTS = 300
+"""Points of each named source's bytes-per-token line (a line per source: up to 16)."""
 CHART_MIN_WIDTH = 170
 """A chart narrower than this cuts off its title and axis labels."""
 ACCENT = "#2f7ed8"
@@ -36,6 +41,14 @@ ACCENT_3 = "#3a9d5d"
 ACCENT_4 = "#8e5ec4"
 PADDING = 0.02
 ROUND_STEPS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
+COMPRESSION_TIP = (
+    "Bytes per token of the training corpus (its pre-token bytes ÷ its tokens) as the vocabulary grows.\n"
+    "With named sources, one line per source, in its colour, and the whole corpus in the text colour.\n"
+    "A source's line uses its own pair counts (provenance): each merge removes as many of its tokens as\n"
+    "it held the pair. For a pair of one token twice (a + a), whose overlapping occurrences count twice\n"
+    "(a a a holds it twice, is merged once), the merge's exact total is shared among the sources in\n"
+    "proportion to their counts: exact when one source holds the pair, an estimate when several do."
+)
 
 
 def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
@@ -143,7 +156,14 @@ class ChartsPanel(QWidget):
         )
 
         self.bpt_plot = _plot("Bytes per token", "vocabulary size", "bytes per token", bg, fg)
-        self.bpt_curve = self.bpt_plot.plot(pen=pg.mkPen(ACCENT_4, width=2))
+        self.bpt_plot.setToolTip(COMPRESSION_TIP)
+        self.source_curves: list[pg.PlotDataItem] = []
+        """A bytes-per-token line per named source (made as a run needs them; the unused hidden)."""
+        self._total_pens = (pg.mkPen(ACCENT_4, width=2), pg.mkPen(fg, width=2))  # alone; among the sources'
+        self.bpt_curve = self.bpt_plot.plot(pen=self._total_pens[0])
+        self._total_among_sources = False
+        self.bpt_curve.setZValue(1)  # the corpus's line over the sources'
+
         # SuperBPE: the vocabulary size at which stage 2 (tokens across spaces) begins
         self.transition_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(fg, style=Qt.PenStyle.DashLine),
                                                label="stage 2", labelOpts={"position": 0.9, "color": fg.name()})
@@ -263,21 +283,50 @@ class ChartsPanel(QWidget):
         self.transition_line.setVisible(transition is not None and len(sizes) > transition)
         if transition is not None and len(sizes) > transition:
             self.transition_line.setPos(float(sizes[transition]) - 1)  # the size stage 1 reached
+        idx = thin(len(sizes))
+        # a few hundred points a source: up to 16 lines are redrawn on the GUI thread
+        source_idx = thin(min(len(sizes), self._source_merges()), SOURCE_POINTS)
+        per_source = self._state.source_bytes_per_token(source_idx)
+        self._show_sources(per_source)
         if not len(sizes):
             self.bpt_curve.setData([], [])
             settings = self._state.settings
             self._set_range(self.bpt_plot, (256.0, float(settings.vocab_size if settings else 1000)), (1.0, 2.0))
             return
-        idx = thin(len(sizes))
         x, y = sizes[idx], bpt[idx]
         self.bpt_curve.setData(x, y)
+        low, high = float(y.min()), float(y.max())
+        if per_source is not None and len(per_source):
+            source_x = sizes[source_idx]
+            for curve, column in zip(self.source_curves, per_source.T):
+                curve.setData(source_x, column, skipFiniteCheck=True)
+            low, high = min(low, float(per_source.min())), max(high, float(per_source.max()))
         settings = self._state.settings
         # While it runs the axis holds the planned size; after, the vocabulary it reached.
         planned = float(settings.vocab_size) if settings and self._state.stage.running else 0.0
         right = max(planned, float(x[-1]))
-        low, high = float(y.min()), float(y.max())
         bottom = math.floor(low * 4) / 4  # bytes per token starts near 1: a quarter is round enough
         self._set_range(self.bpt_plot, (float(x[0]) - 1, right), (bottom, max(round_up(high), bottom + 0.25)))
+
+    def _source_merges(self) -> int:
+        """The merges each source's tokens are known after (all of them, or none)."""
+        n = len(self._state.sources)
+        return len(self._state.source_tokens) // n if n else 0
+
+    def _show_sources(self, per_source: np.ndarray | None) -> None:
+        """As many source lines as the run has sources (none without), each in its colour."""
+        n = per_source.shape[1] if per_source is not None else 0
+        while len(self.source_curves) < n:
+            colour = source_colour(len(self.source_curves))
+            self.source_curves.append(self.bpt_plot.plot(pen=pg.mkPen(colour, width=1)))  # thin pens draw fastest
+        for k, curve in enumerate(self.source_curves):
+            if k >= n and curve.isVisible():
+                curve.setData([], [])
+            curve.setVisible(k < n)
+        among = bool(n)
+        if among != self._total_among_sources:  # (setPen restyles the curve: only on a change)
+            self._total_among_sources = among
+            self.bpt_curve.setPen(self._total_pens[among])
 
     def _planned_merges(self) -> int:
         """The merges planned while a run goes (0 after it: the axis then fits the merges made,

@@ -12,6 +12,11 @@ rank and say their stage in its tooltip. Each of Picky BPE's removals is a row o
 right after the merge that caused it, struck through: the removed token, "after #57" and
 "→ ·t · h" (the pieces its occurrences became), their number in the Count column. Rows map to merges and removals
 through the removals' row numbers (a bisection, only when there are removals).
+
+Trained on named sources, a From column shows each merge's provenance: a stacked bar,
+one colour per source, its segments as wide as each source's count of the pair
+(`bpe_studio.app.train.share_bar`), each count and share in its tooltip. The column is
+hidden for one unnamed corpus.
 """
 
 from __future__ import annotations
@@ -24,12 +29,17 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from core.readable import gpt2_form, hex_form, readable
 from bpe_studio.app.models.training_state import TrainingState
+from bpe_studio.app.train.share_bar import SHARES_ROLE, ShareBarDelegate, share_tooltip
 from core.events import SplitEvent
 
 REFRESH_MS = 100
 READABLE_CHARACTERS = 8
 """The token columns never get narrower than this many (monospace) characters."""
-COLUMNS = ("Rank", "Left", "Right", "Result", "Count")
+COLUMNS = ("Rank", "Left", "Right", "Result", "Count", "From")
+SOURCES_COLUMN = 5
+SOURCES_WIDTH = 46
+"""The share bar's column ("From"): a 5% segment still two pixels wide, and narrow, as the
+token columns make room for it."""
 RAW_BYTES_ROLE = Qt.ItemDataRole.UserRole
 TOKEN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -49,6 +59,7 @@ _RAW = int(RAW_BYTES_ROLE)
 _TOKEN_ID = int(TOKEN_ID_ROLE)
 _KIND = int(KIND_ROLE)
 _BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
+_SHARES = int(SHARES_ROLE)
 _RIGHT_ALIGNED = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 Index = QModelIndex | QPersistentModelIndex
@@ -81,6 +92,9 @@ class MergesModel(QAbstractTableModel):
         self._token_ids, self._left_ids, self._right_ids = state.token_ids, state.left_ids, state.right_ids
         self._counts, self._tokens = state.counts, state.token_bytes
         self._splits = state.splits
+        self.sources: tuple[str, ...] = state.sources
+        """The named sources of the run (``()``: one unnamed corpus, no From column)."""
+        self._per_source = state.per_source
         self.inherited = state.settings.inherited_merges if state.settings else 0
         """Rows before this are the continued tokenizer's own merges."""
 
@@ -130,6 +144,8 @@ class MergesModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == SOURCES_COLUMN:
+            return "Which sources the merged pair came from: each source's share of its count, in the legend's colours"
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
@@ -141,6 +157,8 @@ class MergesModel(QAbstractTableModel):
             row, split = self.locate(row)
             if split >= 0:
                 return self._split_data(self._splits[split], column, role)
+        if column == SOURCES_COLUMN:
+            return self._sources_data(row, role)
         if role == _DISPLAY:
             if column == 0:
                 return f"{row:,}"
@@ -177,6 +195,26 @@ class MergesModel(QAbstractTableModel):
             return tip + ("\nkept from the tokenizer being continued" if row < self.inherited else "")
         return None
 
+    def _sources_data(self, rank: int, role: int) -> object:
+        """The From cell of the merge at ``rank``: its counts per source (the bar), their tooltip."""
+        if role in (_SHARES, _RAW):
+            return self._shares(rank)
+        if role == _TOOLTIP:
+            counts = self._shares(rank)
+            return share_tooltip(self.sources, counts, rank) if counts else None
+        if role == _KIND:
+            return ("merge", self._state.stage_of(rank))
+        if role == _TOKEN_ID:
+            return self._token_ids[rank]
+        return None
+
+    def _shares(self, rank: int) -> tuple[int, ...] | None:
+        """Each source's pair count at the merge of ``rank`` (None without named sources)."""
+        n = len(self.sources)
+        if not n or (rank + 1) * n > len(self._per_source):
+            return None
+        return tuple(self._per_source[rank * n:(rank + 1) * n])
+
     def _split_data(self, split: SplitEvent, column: int, role: int) -> object:
         """A removal's row: the token struck through, the merge that removed it, its pieces."""
         if role == _DISPLAY:
@@ -198,7 +236,7 @@ class MergesModel(QAbstractTableModel):
         if role == _KIND:
             return ("split", split.rank)
         if role == _RAW:
-            return (None, split.token, None, b"".join(split.pieces), split.occurrences)[column]
+            return (None, split.token, None, b"".join(split.pieces), split.occurrences, None)[column]
         if role == _TOOLTIP:
             pieces = PIECE_SEPARATOR.join(map(readable, split.pieces))
             return (f"{readable(split.token)} (id {split.token_id}) removed from the vocabulary after merge "
@@ -235,19 +273,33 @@ class MergesTable(QTableView):
             self.setColumnWidth(column, max(metrics.horizontalAdvance(widest), metrics.horizontalAdvance(COLUMNS[column])) + 16)
         for column in _TOKEN_COLUMNS:
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(SOURCES_COLUMN, QHeaderView.ResizeMode.Fixed)
+        self.setColumnWidth(SOURCES_COLUMN, max(SOURCES_WIDTH, metrics.horizontalAdvance(COLUMNS[SOURCES_COLUMN]) + 16))
+        self.setItemDelegateForColumn(SOURCES_COLUMN, ShareBarDelegate(self))
+        self.setColumnHidden(SOURCES_COLUMN, True)
         # Each token column keeps room for READABLE_CHARACTERS characters: at 1024 px the
         # table showed "·pr…"; the charts beside it give way instead.
-        readable_width = QFontMetrics(self.merges_model._mono).horizontalAdvance("m" * READABLE_CHARACTERS) + 12
+        self._readable_width = QFontMetrics(self.merges_model._mono).horizontalAdvance("m" * READABLE_CHARACTERS) + 12
         header.setMinimumSectionSize(40)
-        self.setMinimumWidth(sum(self.columnWidth(c) for c in (0, 4)) + 3 * readable_width + 24)
+        self._fit_columns()
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self.refresh)
         self._timer.start()
 
+    def _fit_columns(self) -> None:
+        """The From column shown with named sources only. The minimum width stays: the
+        token columns give the bar its room, so a named run never widens the window."""
+        self.setColumnHidden(SOURCES_COLUMN, not self.merges_model.sources)
+        self.setMinimumWidth(sum(self.columnWidth(c) for c in (0, 4)) + 3 * self._readable_width + 24)
+
     def refresh(self) -> None:
         bar = self.verticalScrollBar()
         following = bar.value() >= bar.maximum() - 2
-        if self.merges_model.sync() and following:
+        named = bool(self.merges_model.sources)
+        added = self.merges_model.sync()
+        if bool(self.merges_model.sources) != named:
+            self._fit_columns()
+        if added and following:
             self.scrollToBottom()

@@ -1,7 +1,8 @@
 """The training settings panel: corpus, vocabulary size, special tokens, pattern, workers, variant, Train.
 
 The corpus is chosen by typing a path, a file dialog, the recent-files menu or the embedded
-sample corpus. A custom pre-tokenization regex is validated as you type (by
+sample corpus; its files or folders can each be given a name (`NamedSources`: training on
+named sources, with each merge's provenance). A custom pre-tokenization regex is validated as you type (by
 ``core.resolve_pattern``). The Train button turns into Cancel while a run is going. The
 panel saves and restores its values in QSettings; it does not train anything itself, it
 emits `trainClicked` / `cancelClicked`.
@@ -33,12 +34,13 @@ from PySide6.QtWidgets import (
 
 import core
 from bpe_studio.app.train.corpus_picker import CorpusOptions, describe, join_sources, sources_exist
+from bpe_studio.app.train.named_sources import NamedSources
 from bpe_studio.app.train.recent_files import RecentFiles
 from bpe_studio.app.train.separator_hint import SEPARATOR, find_separator, suggestion
 from bpe_studio.app.train.trainer_options import InitialInfo, TrainerOptions
 from bpe_studio.app.train.variant_options import VariantOptions, WrappedHint
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
-from bpe_studio.app.models.session import TrainSettings
+from bpe_studio.app.models.session import TrainSettings, split_sources
 from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import format_bytes
@@ -91,7 +93,9 @@ class SettingsPanel(QWidget):
         self.corpus_info.setObjectName("hint")
         self.corpus_info.setWordWrap(True)
         self.corpus_options = CorpusOptions()
-        self.corpus_options.folderChosen.connect(self.set_corpus)
+        self.corpus_options.folderChosen.connect(self._on_folder)
+        self.named_sources = NamedSources()
+        self.named_sources.corpusRewritten.connect(self.set_corpus)
 
         self.vocab_spin = QSpinBox()
         # Any size can be typed: one below the minimum is shown as it is and refused (see
@@ -149,6 +153,7 @@ class SettingsPanel(QWidget):
         corpus_layout = QVBoxLayout(corpus_box)
         corpus_layout.addLayout(corpus_row)
         corpus_layout.addWidget(self.corpus_info)
+        corpus_layout.addWidget(self.named_sources)
         corpus_layout.addWidget(self.corpus_options)
 
         form_box = QGroupBox("Tokenizer")
@@ -216,11 +221,13 @@ class SettingsPanel(QWidget):
         read = core.ReadOptions(field=self.corpus_options.field(), max_bytes=self.corpus_options.max_bytes(),
                                 sample=self.corpus_options.sample())
         return TrainSettings(self.corpus(), options, read,
-                             inherited_merges=self.trainer_options.info.merges if self.trainer_options.info else 0)
+                             inherited_merges=self.trainer_options.info.merges if self.trainer_options.info else 0,
+                             names=self.named_sources.names())
 
     def set_settings(self, settings: TrainSettings) -> None:
         """Show ``settings`` (e.g. those of an opened session)."""
         self.set_corpus(settings.corpus)
+        self.named_sources.set_names(settings.sources, settings.names)
         self.vocab_spin.setValue(settings.vocab_size)
         self.specials_edit.setPlainText("\n".join(settings.special_tokens))
         self._set_pattern(settings.pattern)
@@ -252,6 +259,8 @@ class SettingsPanel(QWidget):
             return "Choose a corpus first: Browse… (Ctrl+O), drop a file on the window, or use the sample corpus."
         if self.trainer_options.pending:
             return "The tokenizer to continue is still being read; train again in a moment."
+        if (naming := self.named_sources.problem()) is not None:
+            return naming
         try:
             validate_special_tokens(self.special_tokens())
             core.resolve_pattern(self.pattern())
@@ -276,6 +285,7 @@ class SettingsPanel(QWidget):
                        self.specials_edit, self.pattern_combo, self.regex_edit, self.workers_spin,
                        self.corpus_options):
             widget.setEnabled(not running)
+        self.named_sources.set_running(running)
         self.trainer_options.set_running(running)
         self.variant_options.set_running(running)
         if not running:
@@ -294,6 +304,14 @@ class SettingsPanel(QWidget):
         paths, _ = QFileDialog.getOpenFileNames(self, "Open corpus (one or several files)", start, CORPUS_FILTER)
         if paths:
             self.set_corpus(join_sources(paths))
+
+    def _on_folder(self, folder: str) -> None:
+        """A folder chosen with "Folder…": the corpus, or one more named source."""
+        sources = split_sources(self.corpus())
+        if self.named_sources.check.isChecked() and sources and folder not in sources:
+            self.set_corpus(join_sources([*sources, folder]))
+        else:
+            self.set_corpus(folder)
 
     def use_counts_files(self, paths: list[str]) -> None:
         """Train from pre-token counts files (``bpe-studio count``): they become the corpus,
@@ -326,6 +344,7 @@ class SettingsPanel(QWidget):
         else:
             self.corpus_info.setText(describe(path))
         self.corpus_options.update_for(path)
+        self.named_sources.set_paths(split_sources(path))
         self._suggest_specials(path)
         self.corpusChanged.emit(path)
 
@@ -410,6 +429,7 @@ class SettingsPanel(QWidget):
         self.trainer_options.save(s)
         self.variant_options.save(s)
         self.corpus_options.save(s)
+        self.named_sources.save(s)
 
     def restore(self) -> None:
         """Restore the last values; on first launch preselect the sample corpus."""
@@ -431,6 +451,7 @@ class SettingsPanel(QWidget):
         self.trainer_options.restore(s)
         self.variant_options.restore(s)
         self.corpus_options.restore(s)
+        self.named_sources.restore(s)
 
     def _on_initial_read(self, info: InitialInfo | None) -> None:
         """A continued tokenizer's special tokens come first, and its pattern is the run's."""

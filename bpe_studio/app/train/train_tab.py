@@ -1,4 +1,5 @@
-"""The Train tab: settings and result on the left; progress, the live merges table and the charts on the right.
+"""The Train tab: settings and result on the left; progress, the live merges table and the charts on the right
+(with named sources, their legend above the merges).
 
 Adds `TrainTab`, which assembles the panels around the run's one `TrainingState` and
 brings them all up to date at once (`show_now`, `show_end`): when a run ends every view
@@ -15,6 +16,7 @@ from bpe_studio.app.train.charts import ChartsPanel
 from bpe_studio.app.train.merges_table import MergesTable
 from bpe_studio.app.train.progress_panel import ProgressPanel
 from bpe_studio.app.train.settings_panel import SettingsPanel
+from bpe_studio.app.train.source_legend import SourceLegend
 from bpe_studio.app.train.summary_panel import SummaryPanel
 from bpe_studio.app.widgets.side_scroll import SideScrollArea
 from bpe_studio.app.widgets.splitters import splitter
@@ -30,6 +32,7 @@ class TrainTab(QWidget):
         self.progress_panel = ProgressPanel(state)
         self.merges_table = MergesTable(state)
         self.charts = ChartsPanel(state)
+        self.source_legend = SourceLegend(state)
 
         left = QWidget()
         left_layout = QVBoxLayout(left)
@@ -38,7 +41,15 @@ class TrainTab(QWidget):
         left_layout.addWidget(self.summary_panel)
         left_layout.addStretch(1)
         self.left_scroll = SideScrollArea(left)  # never narrower than its controls need
-        work = splitter(Qt.Orientation.Horizontal, [self.merges_table, self.charts],
+        # The legend over the merges, whose height gives way: above the charts too, it would
+        # raise the window's minimum height (at 1024×700 the charts already take it all).
+        merges = QWidget()
+        merges_layout = QVBoxLayout(merges)
+        merges_layout.setContentsMargins(0, 0, 0, 0)
+        merges_layout.setSpacing(4)
+        merges_layout.addWidget(self.source_legend)
+        merges_layout.addWidget(self.merges_table, 1)
+        work = splitter(Qt.Orientation.Horizontal, [merges, self.charts],
                         stretch=[2, 3], sizes=[430, 620], collapsible=False)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -52,7 +63,7 @@ class TrainTab(QWidget):
 
     def show_now(self) -> None:
         """Progress (and the status line it sends), merges and result from the state now."""
-        for panel in (self.progress_panel, self.merges_table, self.summary_panel):
+        for panel in (self.progress_panel, self.merges_table, self.summary_panel, self.source_legend):
             panel.refresh()
 
     def show_end(self) -> None:

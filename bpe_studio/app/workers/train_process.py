@@ -7,7 +7,8 @@ a 3 MB run froze the window for up to 0.9 s at a time. In a child process the tr
 its own GIL and the GUI thread never waits for it.
 
 The child (spawn context: safe with Qt, works from a console script) iterates the run
-``core.train`` returns for the settings' options, checks a cancel flag between events, and sends the events as
+``core.train`` returns for the settings' options (named sources: `NamedRun`, the same
+training with each source's pre-token bytes sent once they are counted), checks a cancel flag between events, and sends the events as
 they are (pickled dataclasses) over a pipe, in lists at most every ~50 ms; the merges held
 back meanwhile go as one columnar `core.MergeBatch` (five arrays, however many merges), which
 the GUI thread appends to its arrays at C speed. Closing the event stream — on cancel, on
@@ -34,13 +35,13 @@ import multiprocessing.resource_tracker  # noqa: F401
 import multiprocessing.synchronize  # noqa: F401
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from itertools import groupby
 from typing import Any
 
 import core
 from bpe_studio.app.models.session import TrainSettings
-from bpe_studio.app.models.training_state import TrainerStarted
+from bpe_studio.app.models.training_state import SourceBytes, TrainerStarted
 from bpe_studio.app.workers.split_pickle import dumps_parts, loads_parts
 from core.corpus.processes import main_module_hidden
 # What `check_settings` (and the spawn above) needs, imported with the window rather than
@@ -48,7 +49,10 @@ from core.corpus.processes import main_module_hidden
 # the GIL against the GUI thread while the run started.
 from core.corpus import count_run as _count_run  # noqa: F401
 from core.training import run as _run, trainer as _trainer  # noqa: F401
-from core.events import CountingDone, Finished, MergeBatch
+from core.corpus.count_run import check_named_counting, count_named_events
+from core.corpus.named_counts import NamedCounts
+from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
+from core.training.options import merge_options
 
 BATCH_SECONDS = 0.05
 """Events are held back at most this long before being sent to the GUI."""
@@ -101,14 +105,93 @@ def _check_counts_settings(paths: list[str], settings: TrainSettings) -> None:
                              f"not {list(settings.special_tokens)}; train with those (opening the file sets them)")
 
 
-def _open_run(settings: TrainSettings) -> core.TrainRun:
-    """The training run for ``settings``: on the corpus, or on the sum of its pre-token
-    counts files (checked when opened)."""
+def source_bytes(counts: NamedCounts) -> SourceBytes:
+    """Each source's pre-token bytes: the sum of its pre-tokens' lengths times their counts."""
+    sizes = []
+    for share in counts.shares():
+        lengths, occurrences = share.lengths_and_counts()
+        sizes.append(int(lengths @ occurrences))
+    return SourceBytes(counts.sources, tuple(sizes))
+
+
+def _counted(counts: NamedCounts) -> Generator[PretokenizeProgress, None, NamedCounts]:
+    """Counts there already, as a counting that is done at once."""
+    return counts
+    yield  # a generator
+
+
+class NamedRun:
+    """Training on named sources, as ``core.train({name: source, ...}, options)`` does —
+    the same counting (`core.corpus.count_run.count_named_events`, its progress and
+    cancelling) and the same merges from the same `NamedCounts` — with one event more:
+    `SourceBytes`, each source's pre-token bytes, which only those counts hold, sent before
+    the merges (the compression chart draws a line per source from it).
+
+    Like a `core.TrainRun`: iterate it, `close` it (cancel), ask the finished run for its
+    `tokenizer`.
+    """
+
+    def __init__(self, counting: Generator[PretokenizeProgress, None, NamedCounts], options: core.TrainOptions) -> None:
+        self._counting = counting
+        self._options = options
+        self._run: core.TrainRun | None = None
+        self._events = self._stream()
+
+    @classmethod
+    def of(cls, settings: TrainSettings) -> NamedRun:
+        """The run of ``settings``' named sources, checked (every file) before any work."""
+        options = settings.options
+        sources = settings.named_sources
+        assert sources is not None
+        specials = list(options.special_tokens) if options.initial is None else merge_options(options)[1]
+        named = check_named_counting(sources, specials, options.compiled_pattern, options.workers, None,
+                                     settings.read)
+        return cls(count_named_events(named), options)
+
+    def _stream(self) -> Generator[object]:
+        counts = yield from self._counting
+        yield source_bytes(counts)
+        self._run = core.train(counts, self._options)
+        del counts  # the run lets the table go once it has laid out the words
+        yield from self._run
+
+    def __iter__(self) -> Iterator[object]:
+        return self._events
+
+    def close(self) -> None:
+        self._events.close()  # stops the counting's workers
+        if self._run is not None:
+            self._run.close()
+
+    def tokenizer(self) -> object:
+        if self._run is None:
+            raise RuntimeError("this training run was closed before it finished: it has no result")
+        return self._run.tokenizer()
+
+
+def _open_run(settings: TrainSettings) -> core.TrainRun | NamedRun:
+    """The training run for ``settings``: on the corpus (or its named sources), or on the
+    sum of its pre-token counts files (checked when opened)."""
     paths = counts_files(settings)
+    variant = getattr(settings.options, "variant", None)
+    named = settings.named_sources
     if paths is None:
-        return core.train(settings.sources, settings.options, read=settings.read)
+        if named is None:
+            return core.train(settings.sources, settings.options, read=settings.read)
+        if variant is not None:  # the variant's own counting (two cuts for SuperBPE); no provenance yet
+            return core.train(named, settings.options, read=settings.read)
+        return NamedRun.of(settings)
     _check_counts_settings(paths, settings)
-    counts = core.PretokenCounts.add_all(core.PretokenCounts.load(path) for path in paths)
+    if named is None:
+        counts = core.PretokenCounts.add_all(core.PretokenCounts.load(path) for path in paths)
+    else:
+        try:
+            counts = NamedCounts({name: core.PretokenCounts.load(path) for name, path in named.items()})
+        except TypeError as e:  # a file of named sources' counts given a name of its own
+            raise ValueError(f"{e}: a counts file of named sources already names its sources; train on it "
+                             "without naming it") from None
+    if isinstance(counts, NamedCounts) and variant is None:
+        return NamedRun(_counted(counts), settings.options)
     return core.train(counts, settings.options)
 
 
@@ -137,7 +220,7 @@ def _yield_cpu_to_the_gui(pid: int) -> None:
         pass
 
 
-def _build_tokenizer(run: core.TrainRun) -> object | None:
+def _build_tokenizer(run: core.TrainRun | NamedRun) -> object | None:
     """The finished run's tokenizer, encoding as its variant does (`TrainRun.tokenizer`), or
     None if it cannot be built (the GUI then builds it from the session itself and reports
     the problem)."""

@@ -9,6 +9,7 @@ sends batches as they are) and join with its neighbours.
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from array import array
 from pathlib import Path
@@ -152,5 +153,11 @@ def test_concat_joins_consecutive_batches() -> None:
         part.extend_vocab(each)
     assert tokens == each
     assert MergeBatch.concat(parts[:1]) is parts[0]
+    assert joined.per_source is None and joined.chosen is None
+    # named sources: each merge's counts per source (and parity-aware BPE's choosers) join too
+    named = [dataclasses.replace(part, per_source=array("q", range(2 * len(part))), chosen=array("q", [1] * len(part)))
+             for part in parts]
+    both = MergeBatch.concat(named)
+    assert list(both.per_source) == [0, 1, 2, 3, 4, 5, 0, 1, 0, 1, 2, 3] and list(both.chosen) == [1] * 6
     with pytest.raises(ValueError, match="not consecutive"):
         MergeBatch.concat([parts[0], parts[2]])
