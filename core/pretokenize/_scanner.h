@@ -310,6 +310,18 @@ static inline unsigned bpe_letter(const unsigned char *s, ptrdiff_t i, ptrdiff_t
     return bpe_char(s, i, end, n) >> 4;
 }
 
+/* The end of \p{N}{1,3} whose first digit ends at k: up to two more digits. */
+static inline ptrdiff_t bpe_digits_after(const unsigned char *s, ptrdiff_t k, ptrdiff_t end)
+{
+    int m;
+    for (int digits = 1; digits < 3 && k < end; digits++) {
+        if (!(bpe_char(s, k, end, &m) & BPE_N))
+            break;
+        k += m;
+    }
+    return k;
+}
+
 static inline ptrdiff_t bpe_next_gpt4(const unsigned char *s, ptrdiff_t i, ptrdiff_t end)
 {
     int n, m;
@@ -333,15 +345,8 @@ static inline ptrdiff_t bpe_next_gpt4(const unsigned char *s, ptrdiff_t i, ptrdi
         if ((g & BPE_L) && c != '\r' && c != '\n')
             return bpe_letter_run(s, i + n + m, end);
     }
-    if (f & BPE_N) { /* \p{N}{1,3}+ */
-        ptrdiff_t k = i + n;
-        for (int digits = 1; digits < 3 && k < end; digits++) {
-            if (!(bpe_char(s, k, end, &m) & BPE_N))
-                break;
-            k += m;
-        }
-        return k;
-    }
+    if (f & BPE_N) /* \p{N}{1,3}+ */
+        return bpe_digits_after(s, i + n, end);
     ptrdiff_t j = i;
     if (c == ' ' && g == 0) { /* the optional space of  ?[^\s\p{L}\p{N}]++ */
         j = i + 1;
@@ -372,15 +377,8 @@ static inline ptrdiff_t bpe_superbpe_split(const unsigned char *s, ptrdiff_t i, 
 {
     int n, m;
     unsigned f = bpe_char(s, i, end, &n) & BPE_CLASSES;
-    if (f & BPE_N) { /* \p{N}{1,3} */
-        ptrdiff_t k = i + n;
-        for (int digits = 1; digits < 3 && k < end; digits++) {
-            if (!(bpe_char(s, k, end, &m) & BPE_N))
-                break;
-            k += m;
-        }
-        return k;
-    }
+    if (f & BPE_N) /* \p{N}{1,3} */
+        return bpe_digits_after(s, i + n, end);
     /*  ?[^\s\p{L}\p{N}]{2,}[\r/]*\n? : two characters of no class at least (after the space) */
     ptrdiff_t j = s[i] == ' ' ? i + 1 : i;
     if ((j == i ? f : j < end ? bpe_char(s, j, end, &n) & BPE_CLASSES : BPE_S) == 0) {

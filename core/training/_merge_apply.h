@@ -255,11 +255,10 @@ heap_push_rank(uint64_t *heap, int32_t *len, uint64_t item)
     heap[i] = item;
 }
 
-static inline uint64_t
-heap_pop_rank(uint64_t *heap, int32_t *len)
+/* Put `item` at position i of the heap of n entries, or below it where it belongs. */
+static inline void
+heap_place_rank(uint64_t *heap, int32_t n, int32_t i, uint64_t item)
 {
-    uint64_t top = heap[0], last = heap[--*len];
-    int32_t i = 0, n = *len;
     for (;;) {
         int32_t c = 2 * i + 1;
         if (c >= n) {
@@ -268,14 +267,21 @@ heap_pop_rank(uint64_t *heap, int32_t *len)
         if (c + 1 < n && heap[c + 1] < heap[c]) {
             c++;
         }
-        if (heap[c] >= last) {
+        if (heap[c] >= item) {
             break;
         }
         heap[i] = heap[c];
         i = c;
     }
-    if (n > 0) {
-        heap[i] = last;
+    heap[i] = item;
+}
+
+static inline uint64_t
+heap_pop_rank(uint64_t *heap, int32_t *len)
+{
+    uint64_t top = heap[0], last = heap[--*len];
+    if (*len > 0) {
+        heap_place_rank(heap, *len, 0, last);
     }
     return top;
 }
@@ -295,23 +301,7 @@ apply_heap(MergeApplier *m, int32_t *word, int32_t *work, int32_t n)
         }
     }
     for (int32_t i = len / 2; i-- > 0;) { /* heapify */
-        uint64_t item = heap[i];
-        int32_t k = i;
-        for (;;) {
-            int32_t c = 2 * k + 1;
-            if (c >= len) {
-                break;
-            }
-            if (c + 1 < len && heap[c + 1] < heap[c]) {
-                c++;
-            }
-            if (heap[c] >= item) {
-                break;
-            }
-            heap[k] = heap[c];
-            k = c;
-        }
-        heap[k] = item;
+        heap_place_rank(heap, len, i, heap[i]);
     }
     int32_t current = NO_RANK, occurrences = 0, made = 0;
     while (len > 0) {

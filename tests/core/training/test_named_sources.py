@@ -23,6 +23,7 @@ import core
 from core.corpus.named_counts import NamedCounts
 from core.pretokenize.patterns import resolve_pattern
 from core.training.provenance import provenance_tsv
+from provenance import per_source_counts
 
 EOT = "<|endoftext|>"
 pieces = st.sampled_from(["low", " lower", " newest", " wid", "est", " the", "aaaa", " é", "日本", " 42", "\n",
@@ -35,35 +36,9 @@ named_texts = st.dictionaries(st.sampled_from(["en", "hi", "el", "ja"]), st.list
 def _oracle_provenance(sources: dict[str, list[str]], merges: list[tuple[bytes, bytes]]) -> list[dict[str, int]]:
     """Each source's count of each merged pair at its rank, recomputed from scratch."""
     pattern = resolve_pattern("gpt2")
-    words: dict[str, Counter[tuple[bytes, ...]]] = {}
-    for name, docs in sources.items():
-        counter: Counter[tuple[bytes, ...]] = Counter()
-        for doc in docs:
-            for part in doc.split(EOT):
-                for token in pattern.findall(part):
-                    counter[tuple(bytes([b]) for b in token.encode())] += 1
-        words[name] = counter
-    out = []
-    for left, right in merges:
-        row = {}
-        for name, counter in words.items():
-            total = 0
-            merged: Counter[tuple[bytes, ...]] = Counter()
-            for word, n in counter.items():
-                total += n * sum(1 for i in range(len(word) - 1) if word[i] == left and word[i + 1] == right)
-                new, i = [], 0
-                while i < len(word):
-                    if i + 1 < len(word) and word[i] == left and word[i + 1] == right:
-                        new.append(left + right)
-                        i += 2
-                    else:
-                        new.append(word[i])
-                        i += 1
-                merged[tuple(new)] += n
-            row[name] = total
-            words[name] = merged
-        out.append(row)
-    return out
+    pretokens = {name: Counter(token.encode() for doc in docs for part in doc.split(EOT)
+                               for token in pattern.findall(part)) for name, docs in sources.items()}
+    return per_source_counts(pretokens, merges)
 
 
 @settings(max_examples=60, deadline=None)
