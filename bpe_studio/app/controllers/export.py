@@ -46,12 +46,14 @@ def write_tokenizer_files(folder: Path, current: CurrentTokenizer) -> list[Path]
 
 
 def write_provenance(folder: Path, session: Session) -> Path:
-    """``provenance.tsv`` in ``folder`` (docs/formats.md): each merge's count per named source."""
+    """``provenance.tsv`` in ``folder`` (docs/formats.md): each merge's count per named source
+    (and, trained parity-aware, the language it was made for)."""
     from core.formats.atomic import atomic_output
     from core.training.provenance import provenance_records, provenance_tsv
 
     tokens = [left + right for left, right in session.merges]
-    records = provenance_records(session.sources, tokens, session.merge_counts, session.per_source)
+    chosen = session.chosen if len(session.chosen) == len(session.merges) else ()  # parity-aware: the language
+    records = provenance_records(session.sources, tokens, session.merge_counts, session.per_source, chosen)
     path = folder / "provenance.tsv"
     with atomic_output(path) as f:
         f.write(provenance_tsv(records, session.sources).encode("utf-8"))

@@ -1,6 +1,9 @@
-"""The Evaluate tab's chart: bytes per token as bars (tokenizers × sources) or as the size ladder.
+"""The Evaluate tab's chart: bars per row (bytes per token, premium or tokens) or the size ladder.
 
-Bars: one colour per tokenizer, one group per source. Ladder: one line per tokenizer and
+Bars: one series per tokenizer (its colour), one bar of it per row (source, or language
+of a folder of parallel files), the rows side by side along the axis. The measure is
+bytes per token, the premium over the reference row (with a dashed line at 1: what the
+reference costs) or the tokens themselves (`MEASURES`). Ladder: one line per tokenizer and
 source, bytes per token against vocabulary size — the colour says the tokenizer, the
 marker and dash say the source, and the legend lists each tokenizer and each source once.
 The legend sits in head room kept above the data (as many rows as it needs), in dark text
@@ -25,6 +28,13 @@ SYMBOLS = ("o", "s", "t", "d", "star", "x", "+", "h")
 DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 SOURCE_GREY = "#555555"
 TRAINING = "training corpus"
+MEASURES = {
+    "bytes_per_token": ("bytes per token", "bytes per token"),
+    "premium": ("premium", "premium: tokens / the reference's"),  # "premium over en" when it is known
+    "tokens": ("tokens", "tokens"),
+}
+"""The bars' measure: the `Row` attribute -> (its name in the chooser, the y axis's label)."""
+PARITY_LINE = "#7f7f7f"
 
 
 def source_label(source: str) -> str:
@@ -56,7 +66,7 @@ class EvaluateChart(pg.PlotWidget):
     def __init__(self) -> None:
         super().__init__(background="w")
         self.setLabel("left", "bytes per token")
-        self.setMinimumHeight(180)
+        self.setMinimumHeight(150)  # at 1024×700 the table above keeps a few rows
         for name in ("left", "bottom"):
             self.getAxis(name).setTextPen("#303030")  # the default grey is faint on white
             self.getAxis(name).setPen("#808080")
@@ -64,16 +74,33 @@ class EvaluateChart(pg.PlotWidget):
                                      pen=pg.mkPen("#b0b0b0"))
         self.legend.hide()  # until there is something to list
         self.training_line: Any = None  # the dashed "training corpus" curve when drawn
+        self.bars: dict[str, pg.BarGraphItem] = {}
+        """The bar series drawn, by tokenizer."""
+        self.parity_line: Any = None  # the premium's dashed line at 1
 
-    def draw(self, rows: list[Row], training_curve: tuple[Any, Any] | None = None) -> None:
-        """Bars, or the ladder when every row is a rung (``"name @ size"``)."""
+    def draw(self, rows: list[Row], training_curve: tuple[Any, Any] | None = None,
+             measure: str = "bytes_per_token", reference: str | None = None) -> None:
+        """Bars of ``measure`` (a key of `MEASURES`; the premium over the row ``reference``),
+        or the ladder when every row is a rung (``"name @ size"``)."""
         self.clear()
         self.legend.clear()
-        self.training_line = None
+        self.training_line = self.parity_line = None
+        self.bars = {}
         if rows and all(" @ " in r.tokenizer for r in rows):
+            self.setLabel("left", MEASURES["bytes_per_token"][1])
             self._draw_ladder(rows, training_curve)
         else:
-            self._draw_bars(rows)
+            self._draw_bars(rows, measure)
+            if measure == "premium" and reference:
+                self.setLabel("left", f"premium over {reference}")
+
+    def bar_heights(self) -> dict[tuple[str, str], float]:
+        """``{(tokenizer, source): height}`` of every bar drawn."""
+        heights: dict[tuple[str, str], float] = {}
+        for name, bars in self.bars.items():
+            for source, height in zip(bars.sources, bars.opts["height"]):  # type: ignore[attr-defined]
+                heights[(name, source)] = float(height)
+        return heights
 
     def _legend_rows(self) -> int:
         """Lay the legend's entries out in as many columns as the chart's width holds; the rows."""
@@ -96,22 +123,33 @@ class EvaluateChart(pg.PlotWidget):
         share = min((rows * 22 + 14) / max(self.height() - 60, 100), 0.6) if rows else 0.05
         self.setYRange(low, low + (high - low) / (1 - share), padding=0)
 
-    def _draw_bars(self, rows: list[Row]) -> None:
+    def _draw_bars(self, rows: list[Row], measure: str) -> None:
         self.setLabel("bottom", "")
+        self.setLabel("left", MEASURES[measure][1])
         sources = list(dict.fromkeys(r.source for r in rows))
         names = list(dict.fromkeys(r.tokenizer for r in rows))
         width = 0.8 / max(len(names), 1)
+        top = 0.0
         for k, name in enumerate(names):
-            values = {r.source: r.bytes_per_token for r in rows if r.tokenizer == name}
+            values = {r.source: float(v) for r in rows if r.tokenizer == name
+                      and (v := getattr(r, measure)) is not None}
+            shown = [s for s in sources if s in values]
             xs = [i + (k - (len(names) - 1) / 2) * width for i, s in enumerate(sources) if s in values]
-            heights = [values[s] for s in sources if s in values]
+            heights = [values[s] for s in shown]
+            top = max([top, *heights])
             color = COLORS[k % len(COLORS)]
             bars = pg.BarGraphItem(x=xs, height=heights, width=width, brush=color, pen=pg.mkPen("w"), name=name)
+            bars.sources = shown  # type: ignore[attr-defined]  # which row each bar is (`bar_heights`)
             self.addItem(bars)  # named: the legend lists it
+            self.bars[name] = bars
+        if measure == "premium" and self.bars:  # parity with the reference row
+            self.parity_line = pg.InfiniteLine(1.0, angle=0, pen=pg.mkPen(PARITY_LINE, width=1,
+                                                                           style=Qt.PenStyle.DashLine))
+            self.addItem(self.parity_line)
         labels = source_labels(sources)
         self.getAxis("bottom").setTicks([[(i, labels[s]) for i, s in enumerate(sources)]])
         self.setXRange(-0.6, len(sources) - 0.4, padding=0)
-        self._fit_y(0, max((r.bytes_per_token for r in rows), default=1.0))
+        self._fit_y(0, top or 1.0)
 
     def _draw_ladder(self, rows: list[Row], training_curve: tuple[Any, Any] | None) -> None:
         self.setLabel("bottom", "vocabulary size")

@@ -4,8 +4,12 @@ Tokenizers are files or folders added by the user, plus the one just trained or 
 ("current"). Sources are files or folders (one row per file; a JSONL file one row, or one
 per value of the group-by field). Run measures them in a `ThreadJob` (`core.evaluate.
 evaluate_steps`: a progress step per row, cancellable between rows; `work.py`); the table
-and the chart of bytes per token follow (`chart.py`); Export writes CSV or JSON. Health,
-the language model and Shrink act on the first tokenizer listed, and name it.
+and the chart follow (`chart.py`); Export writes CSV or JSON. The Reference (a row's name:
+a file's stem such as ``en``, or a group value; ``en`` by default when there is one) gives
+each row's premium over it; the table adds each row's Rényi efficiency and each
+tokenizer's Gini coefficient over its rows (docs/evaluate.md), and the chart draws bytes
+per token, the premium or the tokens per row, one bar series per tokenizer. Health, the
+language model and Shrink act on the first tokenizer listed, and name it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -30,24 +35,37 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bpe_studio.app.evaluate.chart import EvaluateChart
+from bpe_studio.app.evaluate.chart import MEASURES, EvaluateChart, source_labels
 from bpe_studio.app.evaluate.health_lm import HealthView, LmPanel
-from bpe_studio.app.evaluate.work import evaluation_work, shrink_work
+from bpe_studio.app.evaluate.work import DEFAULT_REFERENCE, evaluation_work, reference_names, shrink_work
 from bpe_studio.app.widgets.elided_label import OneLineLabel
+from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from bpe_studio.app.workers.thread_job import ThreadJob
 from core.evaluate.measures import Evaluation, Row, rows_csv, rows_json
 
 CURRENT = "current"
+NONE = "(none)"
 HEADERS = ("tokenizer", "source", "vocab", "tokens", "bytes/tok", "chars/tok", "tok/word", "distinct",
-           "vocab used", "vs base")
+           "vocab used", "vs base", "Rényi", "premium", "Gini")
+HEADER_TIPS = {
+    "Rényi": "Rényi efficiency (order 2.5): how evenly the row's tokens use the vocabulary, 0..1",
+    "premium": "This row's tokens over the reference row's, for the same tokenizer: on parallel text, what the "
+               "same content costs in this language (1: as much as the reference)",
+    "Gini": "The tokenizer's Gini coefficient over its rows' token counts: 0 when every row (language) costs "
+            "the same tokens, towards 1 when one pays for all",
+}
+PREMIUM, GINI = HEADERS.index("premium"), HEADERS.index("Gini")
 
 
-def _cells(row: Row) -> list[str]:
-    base = "" if row.vs_baseline is None else f"{row.vs_baseline:.3f}"
-    return [row.tokenizer, row.source, f"{row.vocab_size:,}", f"{row.tokens:,}", f"{row.bytes_per_token:.3f}",
+def _figure(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def _cells(row: Row, source: str) -> list[str]:
+    return [row.tokenizer, source, f"{row.vocab_size:,}", f"{row.tokens:,}", f"{row.bytes_per_token:.3f}",
             f"{row.chars_per_token:.3f}", f"{row.fertility:.3f}", f"{row.distinct:,}", f"{100 * row.vocab_used:.2f}%",
-            base]
+            _figure(row.vs_baseline), _figure(row.renyi_efficiency), _figure(row.premium), _figure(row.gini)]
 
 
 class EvaluatePanel(QWidget):
@@ -67,20 +85,34 @@ class EvaluatePanel(QWidget):
         self.training_curve: tuple[Any, Any] | None = None
         self.job: ThreadJob | None = None
         self.result: Evaluation | None = None
+        self._shown: list[Row] = []  # the rows in the table and the chart
+        self._measured_against: str | None = None  # the reference of the run going or last done
 
         self.tokenizer_list = QListWidget()
         self.source_list = QListWidget()
         for widget in (self.tokenizer_list, self.source_list):
-            widget.setMaximumHeight(90)
+            widget.setMaximumHeight(widget.fontMetrics().height() * 4 + 10)  # four entries: the measures get the height
         self.add_tokenizer_button = QPushButton("Add tokenizer…")
         self.add_source_button = QPushButton("Add file…")
         self.add_folder_button = QPushButton("Add folder…")
         self.remove_button = QPushButton("Remove selected")
+        self.remove_button.setToolTip("Remove the tokenizers and sources selected in the lists")
         self.group_by = QLineEdit()
         self.group_by.setPlaceholderText("field, e.g. lang")
         self.baseline = QComboBox()
+        self.baseline.setMinimumContentsLength(8)  # a long tokenizer name must not squeeze the fields beside it
+        self.baseline.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.reference = QComboBox()
+        self.reference.setEditable(True)  # a JSONL group's value is only listed once read: it can be typed
+        self.reference.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.reference.setMinimumContentsLength(6)
+        self.reference.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self._reference_auto = True  # not chosen by the user: follows the sources (en when there is one)
+        self.reference.currentTextChanged.connect(self._on_reference_chosen)
         self.sizes = QLineEdit()
         self.sizes.setPlaceholderText("1k,2k,4k or auto")
+        for edit in (self.group_by, self.sizes):
+            edit.setMinimumWidth(edit.fontMetrics().horizontalAdvance(edit.placeholderText()[:10]) + 16)
         self.run_button = QPushButton("Evaluate")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
@@ -94,15 +126,33 @@ class EvaluatePanel(QWidget):
         self.shrink_job: ThreadJob | None = None
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setHorizontalHeaderLabels(list(HEADERS))
+        for column, header in enumerate(HEADERS):
+            header_item = self.table.horizontalHeaderItem(column)
+            if header in HEADER_TIPS and header_item is not None:
+                header_item.setToolTip(HEADER_TIPS[header])
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        rows = self.table.verticalHeader()  # compact rows: at 1024×700 sixteen languages still show several
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.chart = EvaluateChart()
+        self.measure = QComboBox()
+        for key, (title, _axis) in MEASURES.items():
+            self.measure.addItem(title, key)
+        self.measure.setToolTip("What the bars show for each row: one bar series per tokenizer")
+        self.measure.currentIndexChanged.connect(self._redraw)
+        self.gini_label = OneLineLabel("")
+        self.gini_label.setObjectName("hint")
+        self.gini_label.setToolTip(HEADER_TIPS["Gini"])
 
         lists = QHBoxLayout()
         left = QVBoxLayout()
         left.addWidget(QLabel("Tokenizers"))
         left.addWidget(self.tokenizer_list)
-        left.addWidget(self.add_tokenizer_button)
+        tokenizer_buttons = QHBoxLayout()
+        tokenizer_buttons.addWidget(self.add_tokenizer_button)
+        tokenizer_buttons.addWidget(self.remove_button)
+        left.addLayout(tokenizer_buttons)
         right = QVBoxLayout()
         right.addWidget(QLabel("Held-out sources"))
         right.addWidget(self.source_list)
@@ -113,11 +163,12 @@ class EvaluatePanel(QWidget):
         lists.addLayout(left)
         lists.addLayout(right)
         options = QHBoxLayout()
-        options.addWidget(self.remove_button)
         for text, box, tip in (
             ("&Group by", self.group_by, "One row per value of this JSONL/Parquet field (bpe-studio eval --group-by)"),
             ("&Baseline", self.baseline, "The tokenizer the others are compared to (“vs base”); in a size ladder, "
                                          "its largest size"),
+            ("&Reference", self.reference, "The row each row's premium is over: a file's stem (en for dev/en.txt) "
+                                           "or a group value (bpe-studio eval --reference)"),
             ("Size &ladder", self.sizes, "Measure each tokenizer cut to these sizes (bpe-studio eval --sizes)"),
         ):
             label = QLabel(text)
@@ -141,8 +192,21 @@ class EvaluatePanel(QWidget):
         measures = QWidget()
         measures_layout = QVBoxLayout(measures)
         measures_layout.setContentsMargins(0, 0, 0, 0)
-        measures_layout.addWidget(self.table, 2)
-        measures_layout.addWidget(self.chart, 1)
+        chart_box = QWidget()
+        chart_layout = QVBoxLayout(chart_box)
+        chart_layout.setContentsMargins(0, 0, 0, 0)
+        chart_bar = QHBoxLayout()
+        chart_label = QLabel("&Chart")
+        chart_label.setBuddy(self.measure)
+        chart_bar.addWidget(chart_label)
+        chart_bar.addWidget(self.measure)
+        chart_bar.addWidget(self.gini_label, 1)
+        chart_layout.addLayout(chart_bar)
+        chart_layout.addWidget(self.chart, 1)
+        # The user shares the height between the table and the chart (a row per language and
+        # tokenizer can be many rows).
+        measures_layout.addWidget(splitter(Qt.Orientation.Vertical, [self.table, chart_box], stretch=[1, 1],
+                                           sizes=[300, 300], collapsible=False), 1)
         self.health_view = HealthView()
         self.lm_panel = LmPanel()
         self.views = QTabWidget()
@@ -164,6 +228,7 @@ class EvaluatePanel(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.export_csv_button.clicked.connect(lambda: self._export_dialog("csv"))
         self.export_json_button.clicked.connect(lambda: self._export_dialog("json"))
+        self._refresh_references()
         self._update_buttons()
         guard_wheel(self)
 
@@ -190,6 +255,7 @@ class EvaluatePanel(QWidget):
 
     def add_source(self, path: str) -> None:
         self.source_list.addItem(str(path))
+        self._refresh_references()
         self._update_buttons()
 
     def tokenizers(self) -> dict[str, Any]:
@@ -209,10 +275,34 @@ class EvaluatePanel(QWidget):
     def sources(self) -> list[str]:
         return [self.source_list.item(i).text() for i in range(self.source_list.count())]
 
+    def reference_name(self) -> str | None:
+        """The chosen reference row (None: no premium)."""
+        text = self.reference.currentText().strip()
+        return None if text in ("", NONE) else text
+
+    def _refresh_references(self) -> None:
+        """The rows' names as reference choices: ``en`` chosen when there is one and the user
+        chose nothing (else none), the user's choice kept."""
+        rows = self.result.rows if self.result is not None else []
+        names = reference_names(self.sources(), rows)
+        chosen = self.reference.currentText().strip()
+        self.reference.blockSignals(True)
+        self.reference.clear()
+        self.reference.addItem(NONE)
+        self.reference.addItems(names)
+        if not self._reference_auto:
+            self.reference.setCurrentText(chosen)
+        else:
+            self.reference.setCurrentText(DEFAULT_REFERENCE if DEFAULT_REFERENCE in names else NONE)
+        self.reference.blockSignals(False)
+
+    def _on_reference_chosen(self, _text: str) -> None:
+        self._reference_auto = False  # (the panel's own changes block the signal)
+
     def _refresh_baselines(self) -> None:
         chosen = self.baseline.currentText()
         self.baseline.clear()
-        self.baseline.addItem("(none)")
+        self.baseline.addItem(NONE)
         names = list(self.tokenizers())
         self.baseline.addItems(names)
         if chosen in names:
@@ -244,6 +334,7 @@ class EvaluatePanel(QWidget):
                     self.current = None
                 widget.takeItem(widget.row(item))
         self._refresh_baselines()
+        self._refresh_references()
 
     def _update_buttons(self) -> None:
         running = self.job is not None and self.job.running
@@ -262,9 +353,10 @@ class EvaluatePanel(QWidget):
             return
         baseline = self.baseline.currentText()
         group_by = self.group_by.text().strip() or None
+        self._measured_against = self.reference_name()
         job = ThreadJob(evaluation_work, self.tokenizers(), self.sources(), group_by,
-                        None if baseline in ("", "(none)") else baseline, self.sizes.text().strip().lower() or None,
-                        what="evaluation", name="bpe-studio-evaluate", interval_ms=50)
+                        None if baseline in ("", NONE) else baseline, self.sizes.text().strip().lower() or None,
+                        self._measured_against, what="evaluation", name="bpe-studio-evaluate", interval_ms=50)
         job.yielded.connect(self._on_progress)
         job.returned.connect(self._on_result)
         job.failed.connect(self._on_failed)
@@ -351,8 +443,15 @@ class EvaluatePanel(QWidget):
 
     def _on_result(self, result: Evaluation) -> None:
         self.result = result
-        self.show_rows(result.rows)
-        self.status.setText(f"{len(result.rows)} rows.")
+        self._refresh_references()  # a JSONL file's group values are known now
+        premium = any(row.premium is not None for row in result.rows)
+        if premium != (self.measure.currentData() == "premium"):  # the premium when there is one
+            self.measure.blockSignals(True)
+            self.measure.setCurrentIndex(self.measure.findData("premium" if premium else "bytes_per_token"))
+            self.measure.blockSignals(False)
+        self.show_rows(result.rows, result.gini)
+        against = f"; premium over {self._measured_against}" if premium else ""
+        self.status.setText(f"{len(result.rows)} rows{against}.")
 
     def _on_failed(self, message: str) -> None:
         self.status.setText(message)
@@ -368,17 +467,32 @@ class EvaluatePanel(QWidget):
 
     # -- results ---------------------------------------------------------------------------------
 
-    def show_rows(self, rows: list[Row]) -> None:
+    def show_rows(self, rows: list[Row], ginis: dict[str, float] | None = None) -> None:
+        """The table and the chart of ``rows`` (``ginis``: each tokenizer's Gini, said under the table)."""
+        self._shown = rows
         self.table.setRowCount(len(rows))
+        labels = source_labels(list(dict.fromkeys(row.source for row in rows)))  # the full path in the tooltip
         for r, row in enumerate(rows):
-            for c, text in enumerate(_cells(row)):
+            for c, text in enumerate(_cells(row, labels[row.source])):
                 item = QTableWidgetItem(text)
                 if c >= 2:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if c == 1:
+                    item.setToolTip(row.source)
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
-        self.chart.draw(rows, self.training_curve)
+        self.gini_label.setText("Gini of the rows' tokens: " + " · ".join(f"{name} {value:.3f}"
+                                                                          for name, value in ginis.items())
+                                if ginis and rows else "")
+        self.measure.setEnabled(bool(rows) and not all(" @ " in r.tokenizer for r in rows))
+        self._redraw()
         self._update_buttons()
+
+    def _redraw(self, *_args: object) -> None:
+        """The chart of the rows shown, in the chosen measure."""
+        measure = self.measure.currentData()
+        self.chart.draw(self._shown, self.training_curve, measure if measure in MEASURES else "bytes_per_token",
+                        self._measured_against)
 
     @property
     def training_line(self) -> Any:

@@ -3,8 +3,8 @@
 A *session* is everything the window needs to show a training result again without
 retraining: the settings it was trained with (named sources with their names), the
 vocabulary and merges, the pair count of each merge (and, with named sources, each
-source's), the compression after each merge, summary figures, and whether the run was
-cancelled (``partial``). Token bytes are stored base64-encoded, so any byte sequence
+source's; trained parity-aware, the language each merge was made for), the compression
+after each merge, summary figures, and whether the run was cancelled (``partial``). Token bytes are stored base64-encoded, so any byte sequence
 survives. Writes are atomic (`core.formats.atomic`), with the same permissions as every
 other file the application writes. No Qt.
 
@@ -113,8 +113,17 @@ def settings_to_json(settings: TrainSettings) -> dict[str, Any]:
 
 
 def variant_to_json(variant: Any) -> dict[str, Any] | None:
-    """A training variant as JSON: ``{"name": "picky", "threshold": 0.9}``; None for plain BPE."""
-    return None if variant is None else {"name": variant.name, **variant.parameters()}
+    """A training variant as JSON: ``{"name": "picky", "threshold": 0.9}``; None for plain BPE.
+
+    Parity-aware BPE's development files are kept as paths (``"dev": {"en": "dev/en.txt"}``),
+    not only their names (its `parameters`), so that the run can be made again."""
+    if variant is None:
+        return None
+    parameters = variant.parameters()
+    dev = getattr(variant, "dev", None)
+    if variant.name == "parity" and dev is not None and all(isinstance(p, (str, os.PathLike)) for p in dev.values()):
+        parameters["dev"] = {name: os.fspath(path) for name, path in dev.items()}
+    return {"name": variant.name, **parameters}
 
 
 def variant_from_json(raw: Any) -> Any:
@@ -127,11 +136,15 @@ def variant_from_json(raw: Any) -> Any:
         return None
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise ValueError(f"a variant should be an object with its name, not {_short(raw)}")
-    from core.variants import VARIANTS
+    from core.variants import VARIANTS, ParityAware, Variant
 
     parameters = dict(raw)
     name = parameters.pop("name")
-    for cls in VARIANTS:
+    if name == ParityAware.name and isinstance(parameters.get("dev"), list):
+        raise ValueError("the parity-aware run's development files are not named in the session (only their "
+                         "languages); train it again")
+    known: tuple[type[Variant], ...] = (*VARIANTS, ParityAware)
+    for cls in known:
         if cls.name == name:
             return cls(**parameters)
     raise ValueError(f"unknown training variant {name!r}")
@@ -193,6 +206,9 @@ class Session:
             (``len(sources)`` values a merge: `core.MergeBatch.per_source`).
         source_bytes: with ``sources``, each one's pre-token bytes (where its bytes-per-token
             line starts), or empty if unknown.
+        chosen: parity-aware BPE's choices: for each merge, the index in ``sources`` of the
+            language it was made for (-1: a global merge, chosen by all together);
+            empty for other runs (`core.MergeBatch.chosen`).
     """
 
     settings: TrainSettings
@@ -206,6 +222,7 @@ class Session:
     sources: tuple[str, ...] = ()
     per_source: Sequence[int] = field(default_factory=list)
     source_bytes: list[int] = field(default_factory=list)
+    chosen: Sequence[int] = field(default_factory=list)
 
     def merge_counts_by_id(self) -> dict[int, int]:
         """Token id -> pair count at the merge that created it."""
@@ -258,6 +275,7 @@ def session_to_json(session: Session) -> dict[str, Any]:
         "sources": list(session.sources),
         "per_source": list(session.per_source),
         "source_bytes": list(session.source_bytes),
+        **({"chosen": list(session.chosen)} if len(session.chosen) else {}),
     }
 
 
@@ -292,6 +310,7 @@ def session_from_json(data: Any, source: str = "session") -> Session:
         sources = tuple(str(name) for name in data.get("sources", []))
         per_source = [int(c) for c in data.get("per_source", [])]
         source_bytes = [int(c) for c in data.get("source_bytes", [])]
+        chosen = [int(c) for c in data.get("chosen", [])]
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise SessionError(f"{source} is damaged ({type(e).__name__}: {str(e)[:200]}); save the session again") from e
     _check_merges(vocab, merges, source, removed={split.token for split in splits})
@@ -299,8 +318,11 @@ def session_from_json(data: Any, source: str = "session") -> Session:
     if source_bytes and len(source_bytes) != len(sources):
         raise SessionError(f"{source} is damaged: source_bytes holds {len(source_bytes)} sizes for "
                            f"{len(sources)} sources; save the session again")
+    if chosen and (len(chosen) != len(merges) or not all(-1 <= c < len(sources) for c in chosen)):
+        raise SessionError(f"{source} is damaged: chosen should hold one source number (or -1) per merge; "
+                           "save the session again")
     return Session(settings, vocab, merges, merge_counts, corpus_tokens, partial, stats, splits, sources, per_source,
-                   source_bytes)
+                   source_bytes, chosen)
 
 
 def _check_sources(settings: TrainSettings, sources: tuple[str, ...], per_source: list[int], merges: int,
@@ -459,6 +481,9 @@ def _check_fields(data: dict[str, Any], source: str) -> None:
         bad = next((n for n, v in enumerate(values) if not _is_int(v)), None)
         if bad is not None:
             raise damaged(f"{key}[{bad}]", values[bad], "a count")
+    chosen = data.get("chosen", [])
+    if not isinstance(chosen, list) or not all(isinstance(c, int) and not isinstance(c, bool) for c in chosen):
+        raise damaged("chosen", chosen, "a list of whole numbers")
     splits = data.get("splits", [])
     if not isinstance(splits, list):
         raise damaged("splits", splits, "a list")

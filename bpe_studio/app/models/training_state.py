@@ -7,7 +7,9 @@ this object from their own timers and repaint. It also turns the run into progre
 (stage, MB/s, merges/s, ETA) and, at the end or on cancel, into a `Session` that can be
 browsed, exported or saved. With named sources it keeps each merge's pair count per source
 (provenance) and, from each source's pre-token bytes (`SourceBytes`), each source's tokens
-after each merge (`bpe_studio.app.models.provenance.source_tokens`).
+after each merge (`bpe_studio.app.models.provenance.source_tokens`); trained parity-aware, the
+language each merge was made for (`core.MergeBatch.chosen`), and a run that stops when the
+chosen language has no pair left ends as a normal finish that says so.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress,
 from core.progress import (
     RateMeter, bytes_progress, format_duration, merges_progress, stopped_early, training_summary,
 )
+
+PARITY = "parity"
+"""The name of parity-aware BPE (`core.variants.ParityAware.name`), which trains on named sources."""
 
 RATE_WINDOW_SECONDS = 3.0
 ETA_SETTLE_SECONDS = 1.0
@@ -113,7 +118,8 @@ class TrainingState:
     merge of stage 2, or None), with named sources ``sources`` (their names), ``per_source``
     (each merge's pair count per source, merge after merge), ``source_bytes`` (their pre-token
     bytes, once counted) and ``source_tokens`` (each source's tokens after each merge, as
-    floats, merge after merge), and ``version``, which
+    floats, merge after merge), parity-aware BPE's ``chosen`` (for each merge, the index of
+    the source it was made for, -1 for a global merge), and ``version``, which
     grows with every change so a view can skip repainting when nothing changed. A new run
     replaces the columns (a view can tell by identity). A numpy view of a column must not
     outlive the call that made it: the next batch could not be appended (``BufferError``).
@@ -146,9 +152,11 @@ class TrainingState:
         self.transition: int | None = None
         # Named sources are known from the settings (CountingDone confirms them), so the views
         # make room for them as the run starts, not as the first merges stream in.
-        plain = getattr(getattr(settings, "options", None), "variant", None) is None
-        self.sources: tuple[str, ...] = tuple(getattr(settings, "names", ())) if plain else ()
+        variant = getattr(getattr(settings, "options", None), "variant", None)
+        named = variant is None or getattr(variant, "named_sources", False)  # (parity-aware BPE)
+        self.sources: tuple[str, ...] = tuple(getattr(settings, "names", ())) if named else ()
         self.per_source = array("q")
+        self.chosen = array("q")
         self.source_bytes: tuple[int, ...] = ()
         self.source_tokens = array("d")
         self._source_tokens_now: np.ndarray | None = None  # each source's tokens after the last merge
@@ -203,6 +211,7 @@ class TrainingState:
             self.transition = stage1 if stage1 < len(session.merges) else None
         self.sources = tuple(session.sources)
         self.per_source = array("q", session.per_source)
+        self.chosen = array("q", session.chosen)
         if self.sources and len(session.source_bytes) == len(self.sources):
             self.source_bytes = tuple(session.source_bytes)
             self._extend_source_tokens(0, int(session.stats.get("corpus_bytes", 0)))
@@ -264,6 +273,8 @@ class TrainingState:
         if batch.per_source is not None and self.sources:
             known_merges = len(self.per_source) // len(self.sources)
             self.per_source.extend(batch.per_source)
+            if batch.chosen is not None:
+                self.chosen.extend(batch.chosen)
             self._extend_source_tokens(known_merges, self._corpus_bytes())
         self.splits += batch.splits
         if batch.stage:
@@ -375,6 +386,9 @@ class TrainingState:
             if self.splits:
                 return Progress(stage.value, f"{k:,} merges, {len(self.splits):,} tokens removed in "
                                 f"{format_duration(elapsed)}", 1.0, elapsed)
+            if k < max_merges and self.parity:  # the chosen language ran out of pairs: the rules stop there
+                return Progress(stage.value, f"{self.parity_stop(k, max_merges)} in {format_duration(elapsed)}", 1.0,
+                                elapsed)
             if k < max_merges:  # the corpus ran out of pairs
                 return Progress(stage.value, f"{stopped_early(k, max_merges)} in {format_duration(elapsed)}", 1.0, elapsed)
             return Progress(stage.value, f"{k:,} merges in {format_duration(elapsed)}", 1.0, elapsed)
@@ -441,6 +455,26 @@ class TrainingState:
         tokens = tokens[rows] if rows is not None else tokens.copy()  # a copy either way: no view outlives the call
         return np.asarray(self.source_bytes, dtype=np.float64)[None, :] / np.maximum(tokens, 1.0)
 
+    @property
+    def parity(self) -> bool:
+        """Whether the run is parity-aware BPE's (each merge made for one language)."""
+        variant = getattr(getattr(self.settings, "options", None), "variant", None)
+        return getattr(variant, "name", None) == PARITY
+
+    def chosen_source(self, rank: int) -> int | None:
+        """The index of the source the merge at ``rank`` was made for (-1: a global merge), or
+        None (not a parity-aware run, or not known)."""
+        return self.chosen[rank] if 0 <= rank < len(self.chosen) else None
+
+    def parity_stop(self, merges: int, planned: int) -> str:
+        """Why a parity-aware run made fewer merges than planned, in words: ``"stopped after 4,379
+        of 31,743 merges: the language whose turn it was had no pair left (the last merge was
+        for hi)"``. The trainer does not say which language that was; the last merge's is a strong hint."""
+        last = self.chosen[-1] if self.chosen else -1
+        hint = f" (the last merge was for {self.sources[last]})" if 0 <= last < len(self.sources) else ""
+        return (f"stopped after {merges:,} of {planned:,} merges: the language whose turn it was had no pair "
+                f"left{hint}")
+
     def provenance(self, rank: int) -> tuple[int, ...] | None:
         """Each source's pair count at the merge of ``rank`` (None without named sources)."""
         n = len(self.sources)
@@ -469,7 +503,7 @@ class TrainingState:
         longest = None
         if session.merges and len(self.lengths) == len(session.merges):  # the lengths kept: no pass in Python
             longest = session.merges[int(np.argmax(np.frombuffer(self.lengths, dtype=np.int64)))]
-        return training_summary(
+        rows = training_summary(
             seconds=float(stats.get("elapsed", 0.0)),
             vocab_size=len(session.vocab),
             merges=session.merges,
@@ -484,6 +518,11 @@ class TrainingState:
             planned=session.settings.max_merges,
             longest=longest,
         )
+        planned = session.settings.max_merges
+        if self.parity and not session.partial and len(session.merges) < planned:
+            rows[0] = ("Result", f"stopped early ({len(session.merges):,} of {planned:,} merges): the language "
+                                 "whose turn it was had no pair left")
+        return rows
 
     def _make_session(self, partial: bool, merges: list[tuple[bytes, bytes]] | None = None) -> Session | None:
         """The run as a session; ``merges``: the trainer's own list (the `Finished` event's,
@@ -524,5 +563,6 @@ class TrainingState:
             sources=self.sources,
             per_source=array("q", self.per_source),  # a copy at C speed: as a list, millions of ints held the GUI thread
             source_bytes=list(self.source_bytes),
+            chosen=array("q", self.chosen),
         )
 

@@ -16,7 +16,9 @@ through the removals' row numbers (a bisection, only when there are removals).
 Trained on named sources, a From column shows each merge's provenance: a stacked bar,
 one colour per source, its segments as wide as each source's count of the pair
 (`bpe_studio.app.train.share_bar`), each count and share in its tooltip. The column is
-hidden for one unnamed corpus.
+hidden for one unnamed corpus. Trained parity-aware, a dot in the chosen language's colour
+before each bar says which language the merge was made for (a grey ring: a global merge),
+and the tooltip names it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from core.readable import gpt2_form, hex_form, readable
 from bpe_studio.app.models.training_state import TrainingState
-from bpe_studio.app.train.share_bar import SHARES_ROLE, ShareBarDelegate, share_tooltip
+from bpe_studio.app.train.share_bar import (
+    CHOSEN_ROLE, DOT, SHARES_ROLE, ShareBarDelegate, chosen_tooltip, share_tooltip,
+)
 from core.events import SplitEvent
 
 REFRESH_MS = 100
@@ -40,6 +44,8 @@ SOURCES_COLUMN = 5
 SOURCES_WIDTH = 46
 """The share bar's column ("From"): a 5% segment still two pixels wide, and narrow, as the
 token columns make room for it."""
+PARITY_WIDTH = SOURCES_WIDTH + DOT + 3
+"""The From column of a parity-aware run: the chosen language's dot, then the same bar."""
 RAW_BYTES_ROLE = Qt.ItemDataRole.UserRole
 TOKEN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -60,6 +66,7 @@ _TOKEN_ID = int(TOKEN_ID_ROLE)
 _KIND = int(KIND_ROLE)
 _BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
 _SHARES = int(SHARES_ROLE)
+_CHOSEN = int(CHOSEN_ROLE)
 _RIGHT_ALIGNED = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 Index = QModelIndex | QPersistentModelIndex
@@ -95,6 +102,9 @@ class MergesModel(QAbstractTableModel):
         self.sources: tuple[str, ...] = state.sources
         """The named sources of the run (``()``: one unnamed corpus, no From column)."""
         self._per_source = state.per_source
+        self._chosen = state.chosen
+        self.parity = state.parity
+        """Whether the merges were each made for one language (parity-aware BPE)."""
         self.inherited = state.settings.inherited_merges if state.settings else 0
         """Rows before this are the continued tokenizer's own merges."""
 
@@ -145,7 +155,8 @@ class MergesModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == SOURCES_COLUMN:
-            return "Which sources the merged pair came from: each source's share of its count, in the legend's colours"
+            tip = "Which sources the merged pair came from: each source's share of its count, in the legend's colours"
+            return tip + ("; the dot: the language the merge was made for" if self.parity else "")
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
@@ -199,14 +210,27 @@ class MergesModel(QAbstractTableModel):
         """The From cell of the merge at ``rank``: its counts per source (the bar), their tooltip."""
         if role in (_SHARES, _RAW):
             return self._shares(rank)
+        if role == _CHOSEN:
+            return self.chosen(rank)
         if role == _TOOLTIP:
-            counts = self._shares(rank)
-            return share_tooltip(self.sources, counts, rank) if counts else None
+            counts, chosen = self._shares(rank), self.chosen(rank)
+            tip = share_tooltip(self.sources, counts, rank) if counts else None
+            return tip + "\n" + chosen_tooltip(self.sources, chosen) if tip and chosen is not None else tip
         if role == _KIND:
             return ("merge", self._state.stage_of(rank))
         if role == _TOKEN_ID:
             return self._token_ids[rank]
         return None
+
+    def chosen(self, rank: int) -> int | None:
+        """The index of the source the merge at ``rank`` was made for (-1: a global merge);
+        None unless the run is parity-aware."""
+        return self._chosen[rank] if 0 <= rank < len(self._chosen) and self.sources else None
+
+    def chosen_name(self, rank: int) -> str | None:
+        """The name of the source the merge at ``rank`` was made for (None: a global merge, or not parity-aware)."""
+        chosen = self.chosen(rank)
+        return self.sources[chosen] if chosen is not None and 0 <= chosen < len(self.sources) else None
 
     def _shares(self, rank: int) -> tuple[int, ...] | None:
         """Each source's pair count at the merge of ``rank`` (None without named sources)."""
@@ -274,7 +298,6 @@ class MergesTable(QTableView):
         for column in _TOKEN_COLUMNS:
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(SOURCES_COLUMN, QHeaderView.ResizeMode.Fixed)
-        self.setColumnWidth(SOURCES_COLUMN, max(SOURCES_WIDTH, metrics.horizontalAdvance(COLUMNS[SOURCES_COLUMN]) + 16))
         self.setItemDelegateForColumn(SOURCES_COLUMN, ShareBarDelegate(self))
         self.setColumnHidden(SOURCES_COLUMN, True)
         # Each token column keeps room for READABLE_CHARACTERS characters: at 1024 px the
@@ -289,17 +312,21 @@ class MergesTable(QTableView):
         self._timer.start()
 
     def _fit_columns(self) -> None:
-        """The From column shown with named sources only. The minimum width stays: the
-        token columns give the bar its room, so a named run never widens the window."""
+        """The From column shown with named sources only (wider by the chosen language's dot
+        for a parity-aware run). The minimum width stays: the token columns give the bar its
+        room, so a named run never widens the window."""
         self.setColumnHidden(SOURCES_COLUMN, not self.merges_model.sources)
+        metrics = self.fontMetrics()
+        width = PARITY_WIDTH if self.merges_model.parity else SOURCES_WIDTH
+        self.setColumnWidth(SOURCES_COLUMN, max(width, metrics.horizontalAdvance(COLUMNS[SOURCES_COLUMN]) + 16))
         self.setMinimumWidth(sum(self.columnWidth(c) for c in (0, 4)) + 3 * self._readable_width + 24)
 
     def refresh(self) -> None:
         bar = self.verticalScrollBar()
         following = bar.value() >= bar.maximum() - 2
-        named = bool(self.merges_model.sources)
+        shown = (bool(self.merges_model.sources), self.merges_model.parity)
         added = self.merges_model.sync()
-        if bool(self.merges_model.sources) != named:
+        if (bool(self.merges_model.sources), self.merges_model.parity) != shown:
             self._fit_columns()
         if added and following:
             self.scrollToBottom()

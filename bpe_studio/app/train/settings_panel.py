@@ -38,7 +38,8 @@ from bpe_studio.app.train.named_sources import NamedSources
 from bpe_studio.app.train.recent_files import RecentFiles
 from bpe_studio.app.train.separator_hint import SEPARATOR, find_separator, suggestion
 from bpe_studio.app.train.trainer_options import InitialInfo, TrainerOptions
-from bpe_studio.app.train.variant_options import VariantOptions, WrappedHint
+from bpe_studio.app.train.variant_options import VariantOptions
+from bpe_studio.app.widgets.wrapped_hint import WrappedHint
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings, split_sources
 from bpe_studio.app.widgets.wheel_guard import guard_wheel
@@ -168,6 +169,7 @@ class SettingsPanel(QWidget):
         form.addRow("", self.regex_status)
         self.variant_options = VariantOptions(self)
         self.variant_options.add_rows(form)
+        self.named_sources.changed.connect(self._update_variant_sources)
         form.addRow("Workers", self.workers_spin)
         self.trainer_options = TrainerOptions(self)
         self.trainer_options.initialRead.connect(self._on_initial_read)
@@ -228,6 +230,7 @@ class SettingsPanel(QWidget):
         """Show ``settings`` (e.g. those of an opened session)."""
         self.set_corpus(settings.corpus)
         self.named_sources.set_names(settings.sources, settings.names)
+        self._update_variant_sources()
         self.vocab_spin.setValue(settings.vocab_size)
         self.specials_edit.setPlainText("\n".join(settings.special_tokens))
         self._set_pattern(settings.pattern)
@@ -261,6 +264,8 @@ class SettingsPanel(QWidget):
             return "The tokenizer to continue is still being read; train again in a moment."
         if (naming := self.named_sources.problem()) is not None:
             return naming
+        if (lacking := self.variant_options.problem()) is not None:  # parity-aware BPE: named sources, dev files
+            return lacking
         try:
             validate_special_tokens(self.special_tokens())
             core.resolve_pattern(self.pattern())
@@ -345,8 +350,13 @@ class SettingsPanel(QWidget):
             self.corpus_info.setText(describe(path))
         self.corpus_options.update_for(path)
         self.named_sources.set_paths(split_sources(path))
+        self._update_variant_sources()
         self._suggest_specials(path)
         self.corpusChanged.emit(path)
+
+    def _update_variant_sources(self) -> None:
+        """Parity-aware BPE's ratio table and check follow the sources' names."""
+        self.variant_options.set_sources(self.named_sources.names(), self.named_sources.check.isChecked())
 
     def _suggest_specials(self, corpus: str) -> None:
         """``<|endoftext|>`` between the corpus's documents: the field starts with it, and says why."""
@@ -452,6 +462,7 @@ class SettingsPanel(QWidget):
         self.variant_options.restore(s)
         self.corpus_options.restore(s)
         self.named_sources.restore(s)
+        self._update_variant_sources()
 
     def _on_initial_read(self, info: InitialInfo | None) -> None:
         """A continued tokenizer's special tokens come first, and its pattern is the run's."""

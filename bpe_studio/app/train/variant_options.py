@@ -1,11 +1,13 @@
-"""The training variant in the settings panel: Plain BPE, SuperBPE or Picky BPE, with its parameters.
+"""The training variant in the settings panel: Plain BPE, SuperBPE, Picky BPE or parity-aware BPE, with its parameters.
 
 Widgets the settings panel adds to its form with `add_rows`: a combo listing the variants
-(`core.variants.VARIANTS`, the one list the command line uses too), the chosen variant's
-parameters (the other variant's rows are hidden) and its one-line ``summary`` as a hint.
-`variant` turns the choice into the variant object `core.TrainOptions(variant=...)` takes
-(None: plain BPE). SuperBPE's transition follows the vocabulary size (80% of the merges to
-make) until the user sets a number of their own.
+(`core.variants.VARIANTS`, the one list the command line uses too, then parity-aware BPE,
+`core.variants.ParityAware`, which that list leaves out: it needs named sources and a
+development set, `ParityOptions`), the chosen variant's parameters (the other variants'
+rows are hidden) and its one-line ``summary`` as a hint. `variant` turns the choice into
+the variant object `core.TrainOptions(variant=...)` takes (None: plain BPE). SuperBPE's
+transition follows the vocabulary size (80% of the merges to make) until the user sets a
+number of their own.
 
     options = VariantOptions(); options.add_rows(form); options.set_max_merges(1744)
     options.variant()   # -> None, Picky(threshold=0.9) or SuperBPE(transition=1395, max_words=4)
@@ -16,10 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject, QSettings, Signal
-from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QSpinBox, QWidget
 
-from core.variants import VARIANTS
+from bpe_studio.app.train.parity_options import ParityOptions
+from bpe_studio.app.widgets.wrapped_hint import WrappedHint
+from core.variants import VARIANTS, ParityAware, Variant
+
+CHOICES: tuple[type[Variant], ...] = (*VARIANTS, ParityAware)
+"""The chooser's variants after plain BPE: the command line's list, then parity-aware BPE."""
 
 PLAIN = ("plain", "Plain BPE", "the merge loop of GPT-2: the most frequent pair, merged, until the vocabulary is full")
 """(name, title, summary) of training without a variant."""
@@ -36,22 +42,6 @@ def default_transition(max_merges: int) -> int:
     return int(max_merges * DEFAULT_TRANSITION_SHARE)
 
 
-class WrappedHint(QLabel):
-    """A word-wrapped hint that keeps the height its lines need at its width: in the settings
-    form (inside a scroll area) a plain wrapped label was squeezed and its lines cut off."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("hint")
-        self.setWordWrap(True)  # a long summary must not widen the settings column
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        needed = self.heightForWidth(self.width())
-        if needed > 0 and needed != self.minimumHeight():
-            self.setMinimumHeight(needed)
-
-
 class VariantOptions(QObject):
     """The variant chooser, its parameters and its explanation.
 
@@ -63,11 +53,11 @@ class VariantOptions(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._classes = {cls.name: cls for cls in VARIANTS}
+        self._classes = {cls.name: cls for cls in CHOICES}
         self._max_merges = 0
         self.combo = QComboBox()
         self.combo.addItem(PLAIN[1], PLAIN[0])
-        for cls in VARIANTS:
+        for cls in CHOICES:
             self.combo.addItem(cls.title, cls.name)
         self.combo.setToolTip("How the merges are learned")
 
@@ -90,6 +80,8 @@ class VariantOptions(QObject):
         self.max_words_spin.setValue(DEFAULT_MAX_WORDS)
         self.max_words_spin.setToolTip("At most this many words in a token of stage 2")
         self.summary = WrappedHint()
+        self.parity = ParityOptions(self)
+        self.parity.changed.connect(self.changed)
 
         # name -> the parameter widgets shown for it
         self._rows: dict[str, list[QWidget]] = {
@@ -108,12 +100,13 @@ class VariantOptions(QObject):
         form.addRow("Threshold", self.threshold_spin)
         form.addRow("Transition", self.transition_spin)
         form.addRow("Max words", self.max_words_spin)
+        self.parity.add_rows(form)
         self._on_choice()
 
     # -- values --------------------------------------------------------------------------
 
     def name(self) -> str:
-        """The chosen variant's name (``"plain"``, ``"picky"``, ``"superbpe"``)."""
+        """The chosen variant's name (``"plain"``, ``"picky"``, ``"superbpe"``, ``"parity"``)."""
         return str(self.combo.currentData())
 
     def set_max_merges(self, merges: int) -> None:
@@ -138,7 +131,18 @@ class VariantOptions(QObject):
             return cls(threshold=round(self.threshold_spin.value(), 4))
         if cls.name == "superbpe":
             return cls(transition=self.transition(), max_words=self.max_words_spin.value() or None)
+        if cls is ParityAware:
+            return self.parity.variant()
         return cls()
+
+    def problem(self) -> str | None:
+        """What the chosen variant lacks to train on these sources (parity-aware BPE: named
+        sources and their development files), or None."""
+        return self.parity.problem() if self.name() == ParityAware.name else None
+
+    def set_sources(self, names: tuple[str, ...], named: bool) -> None:
+        """The corpus's source names and whether they are named (parity-aware BPE checks them)."""
+        self.parity.set_sources(names, named)
 
     def set_variant(self, variant: Any) -> None:
         """Show ``variant`` (a variant object, or None for plain BPE), e.g. an opened session's."""
@@ -149,10 +153,13 @@ class VariantOptions(QObject):
         elif name == "superbpe":
             self.transition_spin.setValue(int(variant.transition))
             self.max_words_spin.setValue(variant.max_words or 0)
+        elif isinstance(variant, ParityAware):
+            self.parity.set_variant(variant)
 
     def set_running(self, running: bool) -> None:
         for widget in (self.combo, self.threshold_spin, self.transition_spin, self.max_words_spin):
             widget.setEnabled(not running)
+        self.parity.set_running(running)
 
     # -- persistence ---------------------------------------------------------------------------
 
@@ -161,6 +168,7 @@ class VariantOptions(QObject):
         s.setValue("train/picky_threshold", self.threshold_spin.value())
         s.setValue("train/superbpe_transition", self.transition_spin.value())
         s.setValue("train/superbpe_max_words", self.max_words_spin.value())
+        self.parity.save(s)
 
     def restore(self, s: QSettings) -> None:
         self.combo.setCurrentIndex(max(self.combo.findData(str(s.value("train/variant", PLAIN[0]))), 0))
@@ -171,6 +179,7 @@ class VariantOptions(QObject):
                 spin.setValue(kind(s.value(key, spin.value())))  # type: ignore[arg-type]
             except (TypeError, ValueError):
                 pass
+        self.parity.restore(s)
 
     # -- showing the choice ------------------------------------------------------------------
 
@@ -182,4 +191,5 @@ class VariantOptions(QObject):
             for variant, widgets in self._rows.items():
                 for widget in widgets:
                     self._form.setRowVisible(widget, variant == name)
+        self.parity.set_visible(name == ParityAware.name)
         self.changed.emit()

@@ -7,7 +7,7 @@ a 3 MB run froze the window for up to 0.9 s at a time. In a child process the tr
 its own GIL and the GUI thread never waits for it.
 
 The child (spawn context: safe with Qt, works from a console script) iterates the run
-``core.train`` returns for the settings' options (named sources: `NamedRun`, the same
+``core.train`` returns for the settings' options (named sources, plain or parity-aware: `NamedRun`, the same
 training with each source's pre-token bytes sent once they are counted), checks a cancel flag between events, and sends the events as
 they are (pickled dataclasses) over a pipe, in lists at most every ~50 ms; the merges held
 back meanwhile go as one columnar `core.MergeBatch` (five arrays, however many merges), which
@@ -143,6 +143,8 @@ class NamedRun:
         options = settings.options
         sources = settings.named_sources
         assert sources is not None
+        if options.variant is not None:  # parity-aware BPE: its languages are the sources, checked before reading
+            options.variant.check_sources(tuple(sources))
         specials = list(options.special_tokens) if options.initial is None else merge_options(options)[1]
         named = check_named_counting(sources, specials, options.compiled_pattern, options.workers, None,
                                      settings.read)
@@ -178,8 +180,10 @@ def _open_run(settings: TrainSettings) -> core.TrainRun | NamedRun:
     if paths is None:
         if named is None:
             return core.train(settings.sources, settings.options, read=settings.read)
-        if variant is not None:  # the variant's own counting (two cuts for SuperBPE); no provenance yet
+        if variant is not None and not variant.named_sources:  # its own counting (two cuts for SuperBPE)
             return core.train(named, settings.options, read=settings.read)
+        # plain or parity-aware BPE: each source's bytes, then the merges with their provenance
+        # (and the language each parity-aware merge was made for)
         return NamedRun.of(settings)
     _check_counts_settings(paths, settings)
     if named is None:
@@ -190,7 +194,7 @@ def _open_run(settings: TrainSettings) -> core.TrainRun | NamedRun:
         except TypeError as e:  # a file of named sources' counts given a name of its own
             raise ValueError(f"{e}: a counts file of named sources already names its sources; train on it "
                              "without naming it") from None
-    if isinstance(counts, NamedCounts) and variant is None:
+    if isinstance(counts, NamedCounts) and (variant is None or variant.named_sources):
         return NamedRun(_counted(counts), settings.options)
     return core.train(counts, settings.options)
 

@@ -43,12 +43,14 @@ def test_the_chooser_lists_every_variant_with_its_parameters_and_summary(qtbot, 
     corpus.write_text(SAMPLE_TEXT, encoding="utf-8")
     window = make_window(corpus, 500)
     panel, options = window.settings_panel, window.settings_panel.variant_options
-    assert [options.combo.itemData(i) for i in range(options.combo.count())] == ["plain", *(v.name for v in VARIANTS)]
+    assert [options.combo.itemData(i) for i in range(options.combo.count())] == [
+        "plain", *(v.name for v in VARIANTS), "parity"]  # parity-aware BPE is not in VARIANTS: it needs named sources
     assert options.combo.itemText(0) == "Plain BPE"
     assert panel.settings().options.variant is None
     choose(panel, "picky")
     assert options.summary.text() == Picky.summary
     assert options.threshold_spin.isVisibleTo(panel) and not options.transition_spin.isVisibleTo(panel)
+    assert not options.parity.mode_combo.isVisibleTo(panel)
     assert panel.settings().options.variant == Picky(threshold=0.9)
     choose(panel, "superbpe")
     assert options.summary.text() == SuperBPE.summary
