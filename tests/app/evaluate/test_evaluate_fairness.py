@@ -15,7 +15,7 @@ from core.evaluate.measures import evaluate, row_names
 from core.formats import save_tokenizer
 from core.variants import ParityAware
 
-from tests.app.train.test_parity import TEXTS
+from tests.app.train.test_parity_window import TEXTS
 
 RENYI = HEADERS.index("Rényi")
 
