@@ -23,7 +23,7 @@ import core
 from core.corpus.named_counts import NamedCounts
 from core.pretokenize.patterns import resolve_pattern
 from core.training.provenance import provenance_tsv
-from provenance import per_source_counts
+from tests.provenance import per_source_counts
 
 EOT = "<|endoftext|>"
 pieces = st.sampled_from(["low", " lower", " newest", " wid", "est", " the", "aaaa", " é", "日本", " 42", "\n",

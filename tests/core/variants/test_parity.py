@@ -22,7 +22,7 @@ import core
 from core.pretokenize.patterns import resolve_pattern
 from core.variants import ParityAware
 from core.variants.parity_reference import parity_reference
-from provenance import per_source_counts
+from tests.provenance import per_source_counts
 
 WORDS = ["the", " lower", " newest", " low", " wid", "est", " καλη", "μέρα", " κόσμε", "日本", "語", " 42", "aaaa",
          "\n", "!!"]
