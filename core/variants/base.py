@@ -10,7 +10,10 @@ A variant is a frozen dataclass of its parameters (checked when made) that subcl
   merge live here, in the variant's module.
 - `tokenizer`: the `core.Tokenizer` that encodes as the variant specifies.
 
-`core.variants.VARIANTS` lists them for the command line and the window (one place).
+A variant that trains on named sources (parity-aware BPE: one per language) sets
+``named_sources`` and checks their names in `check_sources`; one that reads the training
+options in `merge` gets them through `bound`. `core.variants.VARIANTS` lists the variants
+the command line's ``--variant`` and the window's chooser offer by default.
 """
 
 from __future__ import annotations
