@@ -753,7 +753,7 @@ static void PickyState_dealloc(PickyState *s)
 static PyMethodDef PickyState_methods[] = {
     {"step", (PyCFunction)PickyState_step, METH_VARARGS,
      "step(max_merges, vocab_size, seconds=0.0) -> (left_ids, right_ids, new_ids, counts, tokens_removed,\n"
-     "restored, splits): see core/variants/_picky_kernel.pyi."},
+     "restored, splits): see PickyState.step in the typed stub beside this file."},
     {NULL, NULL, 0, NULL},
 };
 
