@@ -22,16 +22,13 @@ from enum import Enum
 
 import numpy as np
 
-from bpe_studio.app.models.provenance import source_tokens
+from bpe_studio.app.models.source_state import SourceBytes, SourcesState
 from bpe_studio.app.models.session import Session, TrainSettings
 from bpe_studio.app.models.vocab_sizes import vocabulary_sizes
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress, SplitEvent, initial_token_bytes
 from core.progress import (
     RateMeter, bytes_progress, format_duration, merges_progress, stopped_early, training_summary,
 )
-
-PARITY = "parity"
-"""The name of parity-aware BPE (`core.variants.ParityAware.name`), which trains on named sources."""
 
 RATE_WINDOW_SECONDS = 3.0
 ETA_SETTLE_SECONDS = 1.0
@@ -49,21 +46,6 @@ class TrainerStarted:
     """The first event of every run, sent by the training process once it is up: the window
     can then tell "starting the process" from "opening the corpus", and notice a process
     that never starts or goes silent."""
-
-
-@dataclass(frozen=True)
-class SourceBytes:
-    """Each named source's pre-token bytes (special tokens left out, as in
-    `core.CountingDone.corpus_bytes`), sent by the training process once the sources are
-    counted: where each source's bytes-per-token line starts (1 byte per token).
-
-    Attributes:
-        names: the sources, in order.
-        sizes: their pre-token bytes, in the same order.
-    """
-
-    names: tuple[str, ...]
-    sizes: tuple[int, ...]
 
 
 def thin_log(n: int, max_points: int = FREQUENCY_POINTS) -> np.ndarray:
@@ -107,7 +89,7 @@ class Progress:
     elapsed: float
 
 
-class TrainingState:
+class TrainingState(SourcesState):
     """Everything known about the current (or last) training run.
 
     Attributes read by views: ``stage``, ``settings``, ``bytes_done``/``bytes_total``,
@@ -282,29 +264,6 @@ class TrainingState:
             if batch.stage == 2 and self.transition is None:
                 self.transition = batch.first_rank
 
-    def _extend_source_tokens(self, first: int, corpus_bytes: int) -> None:
-        """Each source's tokens after the merges from rank ``first`` on (whose columns are
-        in already), when the sources' bytes are known; vectorised, a batch at a time."""
-        n = len(self.sources)
-        if not n or len(self.source_bytes) != n or not corpus_bytes:
-            return
-        merges = min(len(self.per_source) // n, len(self.counts), len(self.corpus_tokens))
-        if first >= merges or len(self.source_tokens) != first * n:
-            return
-        if first == 0:
-            self._source_tokens_now = np.asarray(self.source_bytes, dtype=np.float64)
-            self._tokens_now = corpus_bytes
-        assert self._source_tokens_now is not None
-        columns = {name: np.frombuffer(getattr(self, name), dtype=np.int64)[first:merges]
-                   for name in ("counts", "corpus_tokens", "left_ids", "right_ids")}
-        per_source = np.frombuffer(self.per_source, dtype=np.int64)[first * n:merges * n].reshape(-1, n)
-        tokens = source_tokens(self._source_tokens_now, self._tokens_now, per_source, columns["counts"],
-                               columns["corpus_tokens"], columns["left_ids"] == columns["right_ids"])
-        del columns, per_source  # numpy views: the arrays must grow again
-        self.source_tokens.frombytes(tokens.tobytes())
-        self._source_tokens_now = tokens[-1].copy()
-        self._tokens_now = self.corpus_tokens[merges - 1]
-
     def _extend_sizes(self, batch: MergeBatch, known: int) -> None:
         self.sizes.extend(vocabulary_sizes(batch, known, self.sizes[-1] if self.sizes else known, self._removed))
 
@@ -443,44 +402,6 @@ class TrainingState:
         else:  # an opened session: one token per merge
             sizes = np.arange(len(tokens), dtype=np.float64) + (self.token_ids[0] + 1)
         return sizes, corpus_bytes / np.maximum(tokens, 1.0)
-
-    def source_bytes_per_token(self, rows: np.ndarray | None = None) -> np.ndarray | None:
-        """Each source's bytes per token after each merge (or after the merges ``rows`` only:
-        a chart's thinned points), a merges × sources array for the compression chart's
-        per-source lines, beside `bytes_per_token`'s; None without them."""
-        n = len(self.sources)
-        if not n or not self.source_tokens:
-            return None
-        tokens = np.frombuffer(self.source_tokens, dtype=np.float64).reshape(-1, n)
-        tokens = tokens[rows] if rows is not None else tokens.copy()  # a copy either way: no view outlives the call
-        return np.asarray(self.source_bytes, dtype=np.float64)[None, :] / np.maximum(tokens, 1.0)
-
-    @property
-    def parity(self) -> bool:
-        """Whether the run is parity-aware BPE's (each merge made for one language)."""
-        variant = getattr(getattr(self.settings, "options", None), "variant", None)
-        return getattr(variant, "name", None) == PARITY
-
-    def chosen_source(self, rank: int) -> int | None:
-        """The index of the source the merge at ``rank`` was made for (-1: a global merge), or
-        None (not a parity-aware run, or not known)."""
-        return self.chosen[rank] if 0 <= rank < len(self.chosen) else None
-
-    def parity_stop(self, merges: int, planned: int) -> str:
-        """Why a parity-aware run made fewer merges than planned, in words: ``"stopped after 4,379
-        of 31,743 merges: the language whose turn it was had no pair left (the last merge was
-        for hi)"``. The trainer does not say which language that was; the last merge's is a strong hint."""
-        last = self.chosen[-1] if self.chosen else -1
-        hint = f" (the last merge was for {self.sources[last]})" if 0 <= last < len(self.sources) else ""
-        return (f"stopped after {merges:,} of {planned:,} merges: the language whose turn it was had no pair "
-                f"left{hint}")
-
-    def provenance(self, rank: int) -> tuple[int, ...] | None:
-        """Each source's pair count at the merge of ``rank`` (None without named sources)."""
-        n = len(self.sources)
-        if not n or (rank + 1) * n > len(self.per_source):
-            return None
-        return tuple(self.per_source[rank * n:(rank + 1) * n])
 
     def _corpus_bytes(self) -> int:
         if self.counting is not None:
