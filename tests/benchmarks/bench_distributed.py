@@ -98,7 +98,7 @@ def main() -> int:
           f"(the final table); .bpc file {local[0]['file'] / 1e6:.1f} MB")
     per = local[0]["file"] / max(distinct, 1)
     print(f"merge machine: the .bpc holds {per:.1f} bytes per distinct pre-token; training holds them as Python "
-          f"bytes + ints plus the merge state — see README 'Past one machine' for the scaling note")
+          f"bytes + ints plus the merge state — see docs/distributed.md for the scaling note")
     return 0
 
 
