@@ -3,7 +3,8 @@
 
 Adds `tokenizer_json_dict`/`save_tokenizer_json`/`load_tokenizer_json`, and
 `oniguruma_source` (a ``regex`` pattern as HF's Oniguruma must read it). GPT-2's pattern is
-HF's own ``ByteLevel`` regex; any other travels as a ``Split`` before a ``ByteLevel``;
+HF's own ``ByteLevel`` regex; any other travels as a ``Split`` before a ``ByteLevel``
+(every ``Split`` behaviour, with or without ``invert``, is read: `core.formats.hf_split`);
 special tokens are added tokens with all their fields.
 
 A ``tokenizer.json`` is read only if this tokenizer encodes exactly as Hugging Face would
@@ -39,6 +40,7 @@ from core.formats.base import (
     load_json,
     pattern_of,
 )
+from core.formats.hf_split import SplitError, split_node, split_source
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
 
 __all__ = ["SUPPORTED_VERSION", "check_supported", "is_tokenizer_json", "load_tokenizer_json", "oniguruma_source",
@@ -105,9 +107,10 @@ def _checked_skeleton(
         pre_tokenizer: dict[str, Any] = {**byte_level, "use_regex": True}
     else:
         # "Removed" + invert keeps exactly the matches, like findall (text no alternative
-        # matches is dropped); for patterns that match everything it equals "Isolated".
-        split = {"type": "Split", "pattern": {"Regex": oniguruma_source(pat.source)},
-                 "behavior": "Removed", "invert": True}
+        # matches is dropped); for patterns that match everything it equals "Isolated". A
+        # pattern read from a Split is written as that Split (`core.formats.hf_split`).
+        split = split_node(pat.source) or {"type": "Split", "pattern": {"Regex": oniguruma_source(pat.source)},
+                                           "behavior": "Removed", "invert": True}
         pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, {**byte_level, "use_regex": False}]}
     added: list[dict[str, Any]] = [
         {
@@ -298,25 +301,36 @@ def _pattern_from_pre_tokenizer(pre: Any, where: str) -> Pattern:
         if pre.get("add_prefix_space"):
             raise FormatError(f"{where}: key pre_tokenizer.add_prefix_space=true is not supported")
         return resolve_pattern("gpt2")
-    if isinstance(pre, dict) and pre.get("type") == "Sequence":
-        steps = pre.get("pretokenizers")
-        if (
-            isinstance(steps, list)
-            and len(steps) == 2
-            and isinstance(steps[0], dict)
-            and steps[0].get("type") == "Split"
-            and (steps[0].get("behavior"), steps[0].get("invert", False)) in (("Isolated", False), ("Removed", True))
-            and byte_level(steps[1])
-            and not steps[1].get("use_regex", True)
-        ):
-            regex_node = steps[0].get("pattern")
-            if isinstance(regex_node, dict) and isinstance(regex_node.get("Regex"), str):
-                source = regex_node["Regex"]
-                builtin = {oniguruma_source(s): name for name, s in BUILTIN_PATTERNS.items()}
-                try:
-                    return resolve_pattern(builtin.get(source, source))
-                except ValueError as e:
-                    raise FormatError(f"{where}: key pre_tokenizer.pretokenizers[0].pattern: {e}") from e
+    steps = pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else None
+    if (
+        isinstance(steps, list)
+        and len(steps) == 2
+        and isinstance(steps[0], dict)
+        and steps[0].get("type") == "Split"
+        and byte_level(steps[1])
+        and not steps[1].get("use_regex", True)
+    ):
+        if steps[1].get("add_prefix_space"):
+            raise FormatError(f"{where}: key pre_tokenizer.pretokenizers[1].add_prefix_space=true is not supported")
+        split = steps[0]
+        regex_node = split.get("pattern")
+        # our own export (and HF's Isolated split of a pattern that leaves no gap) of a built-in pattern
+        if isinstance(regex_node, dict) and isinstance(regex_node.get("Regex"), str) and (
+            split.get("behavior"), split.get("invert", False)
+        ) in (("Isolated", False), ("Isolated", True), ("Removed", True)):
+            builtin = {oniguruma_source(s): name for name, s in BUILTIN_PATTERNS.items()}
+            if regex_node["Regex"] in builtin:
+                return resolve_pattern(builtin[regex_node["Regex"]])
+        try:
+            return resolve_pattern(split_source(split))
+        except (SplitError, ValueError) as e:
+            raise FormatError(f"{where}: key pre_tokenizer.pretokenizers[0]: this Split cannot be followed "
+                              f"exactly, so the tokenizer is not opened: {e}") from e
+    if isinstance(steps, list) and sum(isinstance(s, dict) and s.get("type") == "Split" for s in steps) > 1:
+        raise FormatError(
+            f"{where}: key pre_tokenizer: a Sequence of several Split pre-tokenizers is not supported "
+            "(only one Split followed by ByteLevel without regex)"
+        )
     raise FormatError(
         f"{where}: key pre_tokenizer: only byte-level tokenizers are supported "
         "(ByteLevel, or Split(Regex) followed by ByteLevel without regex)"

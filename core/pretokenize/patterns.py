@@ -15,6 +15,11 @@ on ``aaaa…ab``): its regex work is bounded by a timeout that grows with the te
 (`PATTERN_TIMEOUT_SECONDS` plus `PATTERN_SECONDS_PER_CHAR` a character, far beyond what
 any reasonable pattern needs), and running past it raises `PatternTimeoutError` instead
 of hanging. The built-in patterns run without one.
+
+`resolve_pattern` is the one check every entry point uses: a name in any case is the
+built-in pattern, a plain word that names none is refused (`pattern_name`), and so is a
+regex that matches the empty string on the empty text or anywhere in `EMPTY_MATCH_PROBE`
+(`check_no_empty_match`).
 """
 
 from __future__ import annotations
@@ -118,16 +123,83 @@ _CUTS = {
 }
 
 
-@lru_cache(maxsize=32)
-def resolve_pattern(pattern: str = "gpt2") -> Pattern:
-    """Turn a built-in name (``"gpt2"``, ``"gpt4"``) or a regex string into a `Pattern`.
+_NAME_LIKE = regex.compile(r"[A-Za-z0-9_-]+")
+
+EMPTY_MATCH_PROBE = (
+    "Hello, World! It's 3.14 — don't we'll I'M\tfine;\n\r\n  x__y-z 123456 ¿Qué? naïve "
+    "Ünïcödé ΑΒΓ αβγ Привет 日本語テキスト 한국어 ٣٤ e\u0301 😀👍🏽 "
+    "<|tag|> a\x00b\u2028 \u00a0end.  "
+)
+"""The text on which a pattern must never match the empty string (`resolve_pattern`):
+letters of several scripts and cases, digits, spaces, tabs, line breaks, punctuation,
+contractions, marks and symbols, so that each kind of boundary occurs."""
+
+
+def pattern_name(pattern: str) -> str | None:
+    """The built-in name ``pattern`` spells (any case, surrounding spaces ignored), or None:
+    ``pattern_name(" GPT4 ") -> "gpt4"``.
 
     Raises:
-        InvalidPatternError: the regex does not compile, or matches the empty string
-            (which would make pre-tokenization loop forever).
+        InvalidPatternError: ``pattern`` is a plain word (letters, digits, ``-``, ``_``) that
+            names no built-in pattern (``"gpt3"``, ``"cl100k"``): taken as a regex it would
+            keep only that word and drop the rest of the text.
     """
-    if pattern in BUILTIN_PATTERNS:
-        source, name = BUILTIN_PATTERNS[pattern], pattern
+    word = pattern.strip()
+    if word.lower() in BUILTIN_PATTERNS:
+        return word.lower()
+    if _NAME_LIKE.fullmatch(word):
+        names = ", ".join(repr(n) for n in BUILTIN_PATTERNS)
+        raise InvalidPatternError(
+            f"pattern={pattern!r} is not a known pattern name; the names are {names} (any case). "
+            "A regex made only of letters, digits, '-' and '_' would keep just that word and drop "
+            "the rest of the text, so it is refused"
+        )
+    return None
+
+
+def check_no_empty_match(compiled: regex.Pattern[str], source: str) -> None:
+    """Refuse a pattern that matches the empty string: on the empty text, or at any position
+    of `EMPTY_MATCH_PROBE` (``(?=a)``, ``\\b``, ``x*``). An empty pre-token carries no text
+    and makes the search loop on the spot, so every match must consume a character.
+
+    Raises:
+        InvalidPatternError: with the position and what follows it.
+    """
+    try:
+        if compiled.fullmatch("", timeout=PATTERN_TIMEOUT_SECONDS) is not None:
+            where = "on the empty text"
+        else:
+            where = ""
+            for pos in range(len(EMPTY_MATCH_PROBE) + 1):
+                m = compiled.match(EMPTY_MATCH_PROBE, pos, timeout=PATTERN_TIMEOUT_SECONDS)
+                if m is not None and m.end() == m.start():
+                    where = f"before {EMPTY_MATCH_PROBE[pos:pos + 12]!r}" if pos < len(EMPTY_MATCH_PROBE) \
+                        else "at the end of a text"
+                    break
+    except TimeoutError as e:
+        raise InvalidPatternError(
+            f"the pre-tokenization pattern {source!r} takes too long on a short test text; it "
+            "backtracks catastrophically: simplify it (avoid nested or overlapping repeats such as (a|a)+)"
+        ) from e
+    if where:
+        raise InvalidPatternError(
+            f"the pre-tokenization pattern {source!r} matches the empty string ({where}); "
+            "every match must consume at least one character (a lookaround, \\b or a repeat such as "
+            "x* alone matches nothing)"
+        )
+
+
+@lru_cache(maxsize=32)
+def resolve_pattern(pattern: str = "gpt2") -> Pattern:
+    """Turn a built-in name (``"gpt2"``, ``"gpt4"``, any case) or a regex string into a `Pattern`.
+
+    Raises:
+        InvalidPatternError: a plain word that is no built-in name (`pattern_name`), a regex
+            that does not compile, or one that matches the empty string (`check_no_empty_match`).
+    """
+    name = pattern_name(pattern) if isinstance(pattern, str) else None
+    if name is not None:
+        source = BUILTIN_PATTERNS[name]
     else:
         source, name = pattern, "custom"
         if source == GPT2_PATTERN:
@@ -142,10 +214,7 @@ def resolve_pattern(pattern: str = "gpt2") -> Pattern:
         compiled = regex.compile(source)
     except regex.error as e:
         raise InvalidPatternError(f"invalid pre-tokenization pattern {source!r}: {e}") from e
-    if compiled.fullmatch("") is not None:
-        raise InvalidPatternError(
-            f"the pre-tokenization pattern {source!r} matches the empty string; "
-            "every alternative must consume at least one character"
-        )
+    if name == "custom":
+        check_no_empty_match(compiled, source)
     cut = regex.compile(_CUTS[name]) if name in _CUTS else None
     return Pattern(name=name, source=source, compiled=compiled, cut_before=cut)
