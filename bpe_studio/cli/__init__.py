@@ -5,6 +5,7 @@
     bpe-studio encode TOKENIZER SOURCE ... --out ids.npy [...]
     bpe-studio count SOURCE ... --out counts.bpc [--dask ADDRESS | --dask-local N] [...]
     bpe-studio eval TOKENIZER ... --on SOURCE ...  (and shrink, health, lm)
+    bpe-studio docs [PAGE]                        the documentation (README, docs/*.md)
     bpe-studio --help | --version
 
 A tokenizer is given the same way everywhere: the first positional argument, TOKENIZER
@@ -15,7 +16,9 @@ A user mistake (missing file, bad option, vocabulary too small) prints one line,
 ``bpe-studio: error: ...``, on stderr and exits with status 2; nothing is written. So
 does running out of memory. Ctrl+C, SIGTERM and SIGHUP stop a command cleanly (workers
 stopped, temporary files removed; `bpe_studio.cli.stopping`): exit status 130, or 128 plus
-the signal's number.
+the signal's number. Output that cannot be shown (stdout closed, a pipe whose reader
+stopped, ``| head -1``) is dropped and the status is the command's own (0 on success);
+characters the terminal cannot show are escaped (`bpe_studio.cli.terminal.guarded_streams`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from typing import NoReturn
 PROG = "bpe-studio"
 EXIT_USAGE = 2
 EVALUATE_COMMANDS = ("eval", "shrink", "health", "lm")
-COMMANDS = ("train", "encode", "count", *EVALUATE_COMMANDS)
+COMMANDS = ("train", "encode", "count", *EVALUATE_COMMANDS, "docs")
 
 
 class UsageError(Exception):
@@ -54,8 +57,10 @@ class _TopParser(_Parser):
         lines = [f"  {PROG} [CORPUS]".ljust(28) + "open the window (with CORPUS chosen)"]
         for name, summary in command_summaries():
             lines.append(f"  {PROG} {name}".ljust(28) + summary)
+        from bpe_studio.cli.docs import docs_pointer
+
         return (super().format_help().rstrip("\n") + "\n\ncommands:\n" + "\n".join(lines)
-                + f"\n\n'{PROG} COMMAND --help' tells more about each.\n")
+                + f"\n\n'{PROG} COMMAND --help' tells more about each.\n\n{docs_pointer()}\n")
 
 
 def version() -> str:
@@ -89,6 +94,7 @@ def command_summaries() -> list[tuple[str, str]]:
 
 def _command_parser() -> argparse.ArgumentParser:
     from bpe_studio.cli.count import add_count_parser
+    from bpe_studio.cli.docs import PointerFormatter, add_docs_parser, docs_pointer
     from bpe_studio.cli.encode import add_encode_parser
     from bpe_studio.cli.evaluate import add_evaluate_parsers
     from bpe_studio.cli.train import add_train_parser
@@ -99,15 +105,34 @@ def _command_parser() -> argparse.ArgumentParser:
     add_count_parser(commands)
     add_encode_parser(commands)
     add_evaluate_parsers(commands)
+    add_docs_parser(commands)
+    pointer = docs_pointer()
+    for command in commands.choices.values():  # every COMMAND --help ends by saying where the docs are
+        command.epilog = f"{command.epilog}\n\n{pointer}" if command.epilog else pointer
+        command.formatter_class = PointerFormatter
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    from bpe_studio.cli.terminal import guarded_streams
+
+    with guarded_streams():  # stdout closed, piped into head, or ASCII-only: no traceback
+        status, args = _run(args_list)
+    if status is not None:
+        return status
+    from bpe_studio.app.application import run_app
+
+    return run_app(corpus=args.corpus, vocab_size=args.vocab_size)
+
+
+def _run(args_list: list[str]) -> tuple[int | None, argparse.Namespace]:
+    """Run a subcommand (its exit status), or parse the window's options (status None)."""
     from bpe_studio.cli.stopping import Stopped, stop_signals_raise
 
     out: str | None = None
+    args = argparse.Namespace()
     try:
         if args_list and args_list[0] in COMMANDS:
             with stop_signals_raise():
@@ -117,25 +142,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                     finish(args)
                 out = getattr(args, "out", None)
                 with _no_empty_output_folder(out):
-                    return int(args.run(args))
+                    return int(args.run(args)), args
         args = _gui_parser().parse_args(args_list)
         if args.vocab_size is not None and args.vocab_size < 256:
             raise UsageError(f"--vocab-size must be at least 256, got {args.vocab_size}")
     except (UsageError, ValueError, OSError) as e:
-        return _fail(_disk_full(e, out))
+        return _fail(_disk_full(e, out)), args
     except MemoryError:
         return _fail(MemoryError(
             "out of memory; try a smaller corpus, fewer --workers, or a machine with more memory"
-        ))
+        )), args
     except Stopped as e:
         _say(f"{PROG}: stopped by {e.name}")
-        return 128 + e.signum
+        return 128 + e.signum, args
     except KeyboardInterrupt:
         _say(f"{PROG}: cancelled")
-        return 130
-    from bpe_studio.app.application import run_app
-
-    return run_app(corpus=args.corpus, vocab_size=args.vocab_size)
+        return 130, args
+    return None, args
 
 
 @contextlib.contextmanager
@@ -168,7 +191,9 @@ def _disk_full(error: BaseException, out: str | None) -> BaseException:
 
 
 def _fail(error: BaseException) -> int:
-    message = str(error) or type(error).__name__
+    from bpe_studio.cli.checks import in_cli_words
+
+    message = in_cli_words(str(error) or type(error).__name__)
     if isinstance(error, OSError) and error.filename and str(error.filename) not in message:
         message = f"{message}: {error.filename}"
     _say(f"{PROG}: error: {message}".splitlines()[0])

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from bpe_studio.cli.checks import (
     TOKENIZER_HELP,
     add_field_option,
+    capped_workers,
     check_output_file,
     field_of,
     non_empty,
@@ -23,7 +24,12 @@ from bpe_studio.cli.checks import (
 from core.corpus.sources import resolve_paths
 from core.evaluate.measures import Row, evaluate, load_tokenizers, rows_csv, rows_json
 
-__all__ = ["add_evaluate_parsers", "format_table", "parse_sizes"]
+__all__ = ["MAX_SAMPLES", "MAX_SAMPLE_TOKENS", "add_evaluate_parsers", "format_table", "parse_sizes"]
+
+# ``lm`` samples are lines for a person to read, and each sampled token costs one pass over
+# the whole vocabulary: the bounds keep a mistyped number from running for days.
+MAX_SAMPLE_TOKENS = 1_000
+MAX_SAMPLES = 100
 
 
 def add_evaluate_parsers(commands: Any) -> None:
@@ -93,8 +99,10 @@ def add_evaluate_parsers(commands: Any) -> None:
     lm.add_argument("--train", nargs="+", required=True, metavar="SOURCE", help="the text the model is counted on")
     lm.add_argument("--on", nargs="+", required=True, metavar="SOURCE", help="held-out text")
     add_field_option(lm)
-    lm.add_argument("--samples", type=int, default=2, metavar="N", help="sampled lines per tokenizer (default: 2)")
-    lm.add_argument("--sample-tokens", type=int, default=30, metavar="N", help="tokens per sample (default: 30)")
+    lm.add_argument("--samples", type=int, default=2, metavar="N",
+                    help=f"sampled lines per tokenizer, 0 to {MAX_SAMPLES} (default: 2)")
+    lm.add_argument("--sample-tokens", type=int, default=30, metavar="N",
+                    help=f"tokens per sample, 1 to {MAX_SAMPLE_TOKENS:,} (default: 30)")
     lm.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the sampled lines (default: 0)")
     lm.set_defaults(run=run_lm)
 
@@ -155,8 +163,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
     """Run ``bpe-studio eval``; user mistakes raise ValueError/OSError (the caller prints them)."""
     out = stream or sys.stdout
     errs = err or sys.stderr
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    workers = capped_workers(args.workers)
     if args.csv is not None and args.json is not None and Path(args.csv).absolute() == Path(args.json).absolute():
         raise ValueError(f"--csv and --json are the same file ({args.csv}); give each its own")
     outputs = [(option, path) for option, path in (("--csv", args.csv), ("--json", args.json)) if path is not None]
@@ -183,7 +190,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
             errs.flush()
 
     result = evaluate(tokenizers, args.on, field=_field(args, args.on, on_files), group_by=args.group_by,
-                      baseline=baseline, reference=args.reference, progress=progress, workers=args.workers)
+                      baseline=baseline, reference=args.reference, progress=progress, workers=workers)
     if errs.isatty():
         errs.write("\r" + " " * 80 + "\r")
     out.write(format_table(result.rows) + "\n")
@@ -260,8 +267,13 @@ def run_lm(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO |
         if errs.isatty():  # the steps take seconds each: say what runs (nothing in pipes and logs)
             errs.write(f"\r{text[:78]:<78}" if text else "\r" + " " * 78 + "\r")
             errs.flush()
-    if args.samples < 0 or args.sample_tokens < 1:
-        raise ValueError("--samples must be at least 0 and --sample-tokens at least 1")
+    if not 0 <= args.samples <= MAX_SAMPLES:
+        raise ValueError(f"--samples must be from 0 to {MAX_SAMPLES}, got {args.samples:,}")
+    if not 1 <= args.sample_tokens <= MAX_SAMPLE_TOKENS:
+        raise ValueError(f"--sample-tokens must be from 1 to {MAX_SAMPLE_TOKENS:,} (a sample is a line to read), "
+                         f"got {args.sample_tokens:,}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be at least 0, got {args.seed:,}")
     field = _field(args, [*args.train, *args.on])
     tokenizers = load_tokenizers(args.tokenizers)
     lines = [("tokenizer", "vocab", "train tokens", "held-out tokens", "bits/token", "bits/byte")]

@@ -1,7 +1,13 @@
-"""A one-line progress display for the terminal, redrawn at most ten times a second.
+"""A one-line progress display for the terminal, redrawn at most ten times a second, and
+standard streams that never fail a command.
 
 On a terminal the line is redrawn in place (``\\r``); when stderr is a file or a pipe
 only stage changes and the final state are written, one line each, so logs stay short.
+
+`guarded_streams` is the one place the CLI deals with odd standard streams: a closed
+stream (``>&-``), a closed pipe (``| head -1``) or one that cannot show some characters
+(``PYTHONIOENCODING=ascii``). Output then goes nowhere or is escaped; the command goes on
+and exits as it would have (0 on success): its files are what the exit status reports.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ import io
 import os
 import sys
 import time
-from typing import TextIO
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 
 def bar(fraction: float, width: int = 24) -> str:
@@ -115,3 +122,58 @@ def _silence(stream: TextIO) -> None:
         os.close(devnull)
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         pass
+
+
+class SafeStream:
+    """A standard stream whose writes never raise: text it cannot encode is escaped
+    (backslashreplace), and once it fails (closed pipe) it drops everything."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if self.stream is not None:
+            try:
+                try:
+                    self.stream.write(text)
+                except UnicodeEncodeError:
+                    encoding = getattr(self.stream, "encoding", None) or "ascii"
+                    self.stream.write(text.encode(encoding, "backslashreplace").decode(encoding, "replace"))
+            except (OSError, ValueError):
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if self.stream is not None:
+            try:
+                self.stream.flush()
+            except (OSError, ValueError):
+                self._drop()
+
+    def isatty(self) -> bool:
+        try:
+            return self.stream is not None and self.stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def _drop(self) -> None:
+        if self.stream is not None:
+            _silence(self.stream)
+        self.stream = None
+
+    def __getattr__(self, name: str) -> Any:  # encoding, fileno, ...: those of the real stream
+        return getattr(self.stream if self.stream is not None else _Discard(), name)
+
+
+@contextlib.contextmanager
+def guarded_streams() -> Iterator[None]:
+    """Within the block, ``sys.stdout`` and ``sys.stderr`` are `SafeStream` s."""
+    saved = sys.stdout, sys.stderr
+    guards = SafeStream(sys.stdout), SafeStream(sys.stderr)
+    sys.stdout, sys.stderr = guards  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for guard in guards:
+            guard.flush()
+        sys.stdout, sys.stderr = saved

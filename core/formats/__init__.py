@@ -24,6 +24,7 @@ from core.formats.base import (
     CONFIG_NAME,
     MERGES_NAME,
     TOKENIZER_JSON_NAME,
+    UNUSED_IDS_ALLOWED,
     VOCAB_NAME,
     FormatError,
     check_writable_special_tokens,
@@ -96,7 +97,9 @@ def save_tokenizer(
     """Write every format into ``out_dir``: vocab.json, merges.txt, tokenizer_config.json,
     tokenizer.json, tokenizer.tiktoken.
 
-    Nothing is replaced unless all five files could be written.
+    Nothing is replaced unless all five files could be written. Ids may have gaps (ids no
+    token has): every file loads back to the same ids, within the loaders' bound
+    (`core.formats.base.UNUSED_IDS_ALLOWED` unused ids); ids beyond it are refused here.
 
     Args:
         out_dir: the directory (created if missing).
@@ -110,13 +113,15 @@ def save_tokenizer(
 
     Raises:
         FormatError: the tokenizer cannot be written (a merge or special token that is not
-            in the vocabulary, two tokens that would get the same text).
+            in the vocabulary, two tokens that would get the same text, ids the files could
+            not be read back with).
         OSError: the directory cannot be written.
     """
     out = Path(out_dir)
     pat = pattern_of(pattern)
     specials = list(special_tokens or [])
     check_writable_special_tokens(specials)
+    _check_ids_load_back(vocab)
     special_ids = find_special_ids(vocab, merges, specials)
     missing = [t for t in specials if t not in special_ids]
     if missing:
@@ -129,6 +134,22 @@ def save_tokenizer(
         (out / TIKTOKEN_NAME, tiktoken_chunks(vocab, special_ids)),
     ]
     return write_atomically(texts)
+
+
+def _check_ids_load_back(vocab: Vocab) -> None:
+    """Refuse ids no loader would read back: negative, or leaving more than
+    `UNUSED_IDS_ALLOWED` ids unused (every loader's bound on a file's ids)."""
+    if not vocab:
+        return
+    lowest, highest = min(vocab), max(vocab)
+    limit = len(vocab) + UNUSED_IDS_ALLOWED
+    if lowest < 0 or highest >= limit:
+        bad = lowest if lowest < 0 else highest
+        raise FormatError(
+            f"vocab: the token {vocab[bad][:60]!r} has id {bad:,}, but a vocabulary of {len(vocab):,} tokens "
+            f"needs ids from 0 to {limit - 1:,} (at most {UNUSED_IDS_ALLOWED:,} left unused) for its files to "
+            "be read back; number the tokens closer together"
+        )
 
 
 def check_save_tokenizer(out_dir: str | os.PathLike[str], special_tokens: Sequence[str] | None) -> None:

@@ -256,7 +256,8 @@ def load_tiktoken_tokenizer(
     (``cl100k_base.tiktoken``). Without a pattern from any of them the file is refused.
 
     Raises:
-        FormatError: a malformed line (named), ranks with a gap or given twice, a token
+        FormatError: a malformed line (named), ranks given twice or (special tokens
+            given without ids) with a gap they do not fill, a token
             that no two lower-ranked tokens make, or no pattern to be found.
     """
     p = Path(path)
@@ -274,7 +275,8 @@ def load_tiktoken_tokenizer(
         config_specials, config_pattern = load_tokenizer_config(config)
         pattern = config_pattern if pattern is None else pattern
         if specials is None:
-            specials = load_special_token_ids(config) or config_specials
+            config_ids = load_special_token_ids(config)  # {} when the export had none: ids known, none special
+            specials = config_ids if config_ids is not None else config_specials
     if pattern is None:
         names = ", ".join(KNOWN_ENCODINGS)
         raise FormatError(
@@ -290,7 +292,7 @@ def load_tiktoken_tokenizer(
         source = "the special_tokens argument" if special_tokens is not None else str(config)
         for token, token_id in specials.items():
             ids.check(token, token_id, source)
-    special_ids = place_special_tokens(ranks, specials or [], str(p))
+    special_ids = place_special_tokens(ranks, specials if specials is not None else [], str(p))
     merges = merges_from_ranks(ranks, str(p))
     vocab = vocab_from_ranks(ranks, special_ids)
     return TokenizerFiles(vocab, merges, list(special_ids), resolve_tiktoken_pattern(pattern))

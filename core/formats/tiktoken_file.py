@@ -12,11 +12,13 @@ byte-level BPE tokenizer. A rank file holds no merges and no pattern:
   from the caller, or from a known encoding name (`KNOWN_ENCODINGS`: ``cl100k_base``,
   ``o200k_base``, ``r50k_base``, ``p50k_base``, the constants tiktoken itself uses).
 
-Ranks must be distinct and, together with the special tokens' ids, cover every id up to
-the last rank without a gap (a gap would be an id no token has); special ids beyond the
-last rank may leave some unused, as ``cl100k_base``'s do (100256, 100261-100275). Special tokens whose ids are not given
-take the gaps first, in order, then the ids after the last rank — exactly the ids a BPE
-Studio export gives them (256, 257, ...).
+Ranks must be distinct. When the special tokens' ids are given (a ``tokenizer_config.json``
+beside the file, as an export writes, a known encoding, or a dict), ids that no token has
+are allowed, as in ``vocab.json`` (within `TokenIds`' bound): ``cl100k_base`` leaves
+100256 and 100261-100275 unused, and a vocabulary with gaps saves and loads back to the
+same ids. Special tokens whose ids are not given take the gaps first, in order, then the
+ids after the last rank (the ids a BPE Studio export gives them: 256, 257, ...); a gap
+they leave is refused, since nothing says which token it was for.
 """
 
 from __future__ import annotations
@@ -173,14 +175,14 @@ def place_special_tokens(
     special_tokens: Sequence[str] | Mapping[str, int],
     where: str,
 ) -> dict[str, int]:
-    """Ids of the special tokens of a rank file; with the ranks they must cover ``0..last rank``.
+    """Ids of the special tokens of a rank file.
 
-    A mapping gives the ids; a sequence puts the tokens, in order, into the gaps of the
-    ranks, then after the last rank: ranks ``0..255, 258..`` and ``["<a>", "<b>"]`` ->
-    ``{"<a>": 256, "<b>": 257}``.
+    A mapping gives the ids (other ids may stay unused); a sequence puts the tokens, in
+    order, into the gaps of the ranks, then after the last rank, and must fill every gap:
+    ranks ``0..255, 258..`` and ``["<a>", "<b>"]`` -> ``{"<a>": 256, "<b>": 257}``.
 
     Raises:
-        FormatError: a special id that is also a rank or repeats, or a gap left over.
+        FormatError: a special id that is also a rank or repeats, or (a sequence) a gap left over.
     """
     taken = set(ranks.values())
     if isinstance(special_tokens, Mapping):
@@ -190,6 +192,7 @@ def place_special_tokens(
                 raise FormatError(f"{where}: the special token {token!r} has id {token_id}, which is also a rank in the file")
         if len(set(ids.values())) != len(ids):
             raise FormatError(f"{where}: two special tokens have the same id")
+        return ids  # ids no token has are unused, as a vocab.json may leave them
     else:
         if len(set(special_tokens)) != len(special_tokens):
             raise FormatError(f"{where}: a special token is given twice")

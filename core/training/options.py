@@ -2,7 +2,8 @@
 
 `TrainOptions` says what to train — vocabulary size, special tokens, pattern, max token
 length, min frequency, an initial tokenizer, workers — and refuses a bad value when it is
-made, with one error naming the argument. The exact rules of the trainer options
+made, with one error naming the argument. Special tokens the result could not be saved
+with are refused here too, not after training (`_check_savable_specials`). The exact rules of the trainer options
 (docs/semantics.md, "Trainer options"):
 
 - ``max_token_length`` L: a pair whose merged token would be longer than L bytes is
@@ -29,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Union
 
-from core.errors import InvalidPatternError
+from core.errors import InvalidPatternError, InvalidSpecialTokensError
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
 
@@ -64,7 +65,8 @@ class TrainOptions:
     Raises:
         TypeError, ValueError: a value of the wrong type or out of range (the message names
             the argument); InvalidSpecialTokensError, InvalidPatternError: bad special
-            tokens or pattern.
+            tokens or pattern (empty, given twice, not UTF-8, or text the saved files
+            could not tell apart from an ordinary token's).
 
     Example: ``TrainOptions(10_000, ["<|endoftext|>"], pattern="gpt4")``.
     """
@@ -113,11 +115,47 @@ class TrainOptions:
                 raise TypeError(f"variant must be a core.variants variant (Picky, SuperBPE) or None, "
                                 f"got {type(self.variant).__name__}")
             self.variant.check(self)
+        pattern = self.compiled_pattern
+        _check_savable_specials(self.special_tokens, self.variant.cuts(pattern) if self.variant else (pattern,))
 
     @property
     def compiled_pattern(self) -> Pattern:
         """The pattern, resolved (`core.pretokenize.patterns.resolve_pattern`)."""
         return resolve_pattern(self.pattern)
+
+
+def _check_savable_specials(special_tokens: Sequence[str], cuts: Sequence[Pattern]) -> None:
+    """Refuse a special token the trained tokenizer could not be saved with.
+
+    vocab.json writes a special token as its text and every other token in GPT-2's byte
+    map, so a special token that reads, in that map, as other bytes would be written like
+    the ordinary token of those bytes: a single byte's (``"a"``, ``"Ġ"``: always in the
+    vocabulary, `check_writable_special_tokens`), or one training can learn because it is
+    one pre-token of a pattern in ``cuts`` (``"Ġthe"`` spells ``" the"``). ``" "``,
+    ``"\\n"`` and the like are outside the map's alphabet and save as themselves;
+    ``"<|Ġ|>"`` spells ``"<| |>"``, which no pre-token holds, so it is never learned.
+    """
+    from core.formats.base import check_writable_special_tokens  # only here: no file code to train
+    from core.formats.bytes_unicode import unicode_to_bytes
+
+    check_writable_special_tokens(special_tokens)
+    table = unicode_to_bytes()
+    for token in special_tokens:
+        if not all(char in table for char in token):
+            continue
+        spelled = bytes(table[char] for char in token)
+        if spelled == token.encode("utf-8"):
+            continue  # its own bytes: the text is cut at the special token, never learned
+        try:
+            ordinary = spelled.decode("utf-8")
+        except UnicodeDecodeError:  # only a corpus that is not UTF-8 could hold it: save says so then
+            continue
+        if any(cut.findall(ordinary) == [ordinary] for cut in cuts):
+            raise InvalidSpecialTokensError(
+                f"the special token {token!r} is how vocab.json writes the ordinary token {ordinary!r} "
+                "(GPT-2's byte map), so the two could not be told apart if training learns it; "
+                "give the special token as plain text, such as '<|sep|>'"
+            )
 
 
 def _check_int(name: str, value: object) -> None:
