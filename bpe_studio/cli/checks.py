@@ -1,5 +1,7 @@
 """Checks of command-line values that need no corpus, run before any long work.
 
+- `pattern_option`: ``--pattern`` is checked as it is read (an unknown name such as
+  ``gpt3``, a regex that matches the empty string), the error naming the flag.
 - `check_text_option`: a value given as text (a special token, a pattern) must be text:
   bytes that are not UTF-8 reach Python as lone surrogates (``$'\\xff\\xfe'`` becomes
   ``'\\udcff\\udcfe'``), which no file can hold; the error names the option.
@@ -18,6 +20,8 @@
   it is not used (a file of JSON lines named ``.txt`` is read as plain text, JSON and all).
 - `corpus_files`: the files ``train``, ``count`` and ``encode`` read, with both of the
   above.
+- `in_cli_words`: the library names its arguments in messages (``field=``); the command
+  line says its flags instead (``--field``).
 - `TOKENIZER_HELP`: every subcommand names its tokenizer the same way, a positional
   ``TOKENIZER`` first, with this help.
 """
@@ -34,7 +38,8 @@ from pathlib import Path
 from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
 
 __all__ = ["TOKENIZER_HELP", "add_field_option", "capped_workers", "check_output_file", "check_text_option",
-           "corpus_files", "field_of", "named_sources", "non_empty", "note_field_unused", "sources_without_output"]
+           "corpus_files", "field_of", "in_cli_words", "named_sources", "non_empty", "note_field_unused", "pattern_option",
+           "sources_without_output"]
 
 TOKENIZER_HELP = ("a tokenizer: a folder (vocab.json + merges.txt, tokenizer.json or tokenizer.tiktoken) "
                   "or one of those files")
@@ -44,6 +49,13 @@ def add_field_option(parser: argparse.ArgumentParser) -> None:
     """``--field NAME``: ``None`` when not given (`field_of` gives the default)."""
     parser.add_argument("--field", metavar="NAME",
                         help="the JSONL field / Parquet column holding the text (default: text)")
+
+
+def add_skip_unreadable_option(parser: argparse.ArgumentParser) -> None:
+    """``--skip-unreadable``: leave out what a folder's walk cannot read, with a warning."""
+    parser.add_argument("--skip-unreadable", action="store_true",
+                        help="leave out folders inside a SOURCE that cannot be read (no permission, links in a "
+                        "loop), with a warning listing them (default: an error)")
 
 
 def field_of(args: argparse.Namespace) -> str:
@@ -74,6 +86,23 @@ def non_empty(what: str) -> Callable[[str], str]:
 
     check.__name__ = "non-empty value"
     return check
+
+
+def pattern_option(text: str) -> str:
+    """The argparse ``type`` of ``--pattern``: a built-in name (any case) or a regex, checked
+    by `core.resolve_pattern` before any work (``gpt3`` or ``(?=a)`` is refused, with why)."""
+    from core.pretokenize.patterns import resolve_pattern
+
+    text = non_empty("gpt2, gpt4 or a regex")(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text  # check_text_option names the bytes
+    try:
+        resolve_pattern(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).replace(f"pattern={text!r} ", f"{text!r} ", 1)) from None
+    return text
 
 
 def check_text_option(option: str, value: str) -> None:
@@ -132,13 +161,26 @@ def check_output_file(option: str, path: str, inputs: Iterable[str | os.PathLike
                                  "so give another file name")
 
 
-def sources_without_output(sources: list[str], out: str) -> list[Path]:
+def sources_without_output(sources: list[str], out: str, skip_unreadable: bool = False) -> list[Path]:
     """The files of ``sources`` (resolved once, here), but ``out`` and any file under it (a
-    note on stderr says how many were left out)."""
-    from core.corpus.sources import resolve_paths
+    note on stderr says how many were left out); what cannot be read is an error naming
+    ``--skip-unreadable``, or with it a warning listing what was skipped."""
+    import warnings
+
+    from core.corpus.sources import UnreadableError, UnreadableSkipped, resolve_paths
 
     output = Path(out).absolute()
-    files = resolve_paths(sources)
+    with warnings.catch_warnings(record=True) as skipped:
+        warnings.simplefilter("always", UnreadableSkipped)
+        try:
+            files = resolve_paths(sources, skip_unreadable=skip_unreadable)
+        except UnreadableError as e:
+            raise UnreadableError(e.unreadable, option="--skip-unreadable") from None
+    for warning in skipped:
+        if issubclass(warning.category, UnreadableSkipped):
+            print(f"bpe-studio: warning: {warning.message}", file=sys.stderr)
+        else:  # not ours: as it would have been shown
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     kept = [file for file in files if output != file.absolute() and output not in file.absolute().parents]
     if not kept:
         raise FileNotFoundError(f"the sources hold only the output of an earlier run ({out}); give the corpus")
@@ -154,11 +196,12 @@ def corpus_files(args: argparse.Namespace) -> list[Path] | dict[str, list[Path]]
     with a note if ``--field`` is not used (`note_field_unused`); named sources
     (``NAME=SOURCE``, `named_sources`) as a mapping from each name to its files."""
     named = named_sources(args.corpus)
+    skip = getattr(args, "skip_unreadable", False)
     if named is None:
-        files = sources_without_output(args.corpus, args.out)
+        files = sources_without_output(args.corpus, args.out, skip)
         note_field_unused(args.field, files)
         return files
-    by_name = {name: sources_without_output(sources, args.out) for name, sources in named.items()}
+    by_name = {name: sources_without_output(sources, args.out, skip) for name, sources in named.items()}
     note_field_unused(args.field, [file for files in by_name.values() for file in files])
     return by_name
 
@@ -187,3 +230,17 @@ def named_sources(sources: list[str]) -> dict[str, list[str]] | None:
         assert match is not None
         named.setdefault(match.group(1), []).append(match.group(2))
     return named
+
+
+LIBRARY_ARGUMENTS = {"field": "--field", "sample": "--sample", "max_bytes": "--max-bytes", "out": "--out",
+                     "doc_separator": "--doc-separator", "pattern": "--pattern", "special_tokens": "--special-token",
+                     "workers": "--workers", "seed": "--seed", "doc_max_chars": "--doc-max-chars"}
+"""The library's arguments that have a flag of the same meaning."""
+
+_ARGUMENT = re.compile(r"\b(" + "|".join(LIBRARY_ARGUMENTS) + r")=(?=[\s),;:.]|$)")
+
+
+def in_cli_words(message: str) -> str:
+    """A library message in the command line's words: an argument named alone (``field=``,
+    not ``field='body'``) becomes its flag (``--field``)."""
+    return _ARGUMENT.sub(lambda m: LIBRARY_ARGUMENTS[m.group(1)], message)

@@ -17,6 +17,7 @@ fits, else ``uint32``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any, TextIO
 from bpe_studio.cli.checks import (
     TOKENIZER_HELP,
     add_field_option,
+    add_skip_unreadable_option,
     capped_workers,
     corpus_files,
     field_of,
@@ -55,6 +57,7 @@ def add_encode_parser(commands: Any) -> None:
                         help="the .npy file to write")
     parser.add_argument("--workers", type=int, metavar="K", help="encoding workers: threads with the native encoder, else processes (default: all cores)")
     add_field_option(parser)
+    add_skip_unreadable_option(parser)
     separator = parser.add_mutually_exclusive_group()
     separator.add_argument("--doc-separator", metavar="TOKEN", default=True,
                            help="the token whose id follows each document (default: <|endoftext|> if the "
@@ -79,17 +82,19 @@ def _tokenizer_then_sources(args: argparse.Namespace) -> None:
 def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run ``bpe-studio encode``; user mistakes raise ValueError/OSError (the caller prints them)."""
     out = stream if stream is not None else sys.stdout
+    started = time.monotonic()  # the summary's time: all of it, checking many small files included
     workers = capped_workers(args.workers)
     if not str(args.out).endswith(".npy"):
         raise ValueError(f"--out {args.out} must end in .npy")
     # the corpus and output before the (slower) tokenizer load: the same checks as training
-    read = ReadOptions(field_of(args))
+    read = ReadOptions(field_of(args), skip_unreadable=args.skip_unreadable)
     corpus = corpus_files(args)
     if isinstance(corpus, dict):
         from bpe_studio.cli import UsageError
 
         raise UsageError("encode reads plain SOURCEs; NAME=SOURCE names sources for training and counting")
-    files = open_corpus(corpus, read, purpose="encode").files
+    checked = open_corpus(corpus, read, purpose="encode")  # checked once, here
+    files = checked.files
     check_output(Path(args.out))
     tokenizer = Tokenizer.load(args.tokenizer)
     several = len(files) > 1 or any(file.kind != "text" for file in files)
@@ -97,11 +102,10 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         print(f"bpe-studio: note: the tokenizer has no {DEFAULT_SEPARATOR}, so the documents' ids follow one "
               "another with nothing between them; --doc-separator TOKEN puts one of its tokens there",
               file=sys.stderr)
-    events = encode_corpus_events(corpus, tokenizer, args.out, read=read,
+    events = encode_corpus_events(checked, tokenizer, args.out, read=read,
                                   doc_separator=args.doc_separator, workers=workers)
     progress = ProgressLine(err)
     finished: EncodeFinished | None = None
-    started = time.monotonic()
     try:
         for event in events:
             if isinstance(event, EncodeProgress):
@@ -118,5 +122,5 @@ def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: Text
         events.close()  # type: ignore[attr-defined]
         progress.close()
     assert finished is not None
-    write_result(out, finished.summary() + "\n")
+    write_result(out, dataclasses.replace(finished, seconds=time.monotonic() - started).summary() + "\n")
     return 0

@@ -31,11 +31,13 @@ from core.variants import VARIANTS, ParityAware, Picky, SuperBPE, Variant
 from core.formats.hf_json import regex_only_syntax
 from bpe_studio.cli.checks import (
     add_field_option,
+    add_skip_unreadable_option,
     capped_workers,
     check_text_option,
     corpus_files,
     field_of,
     non_empty,
+    pattern_option,
 )
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import bytes_progress, merges_progress, training_summary
@@ -62,7 +64,7 @@ def add_train_parser(commands: Any) -> None:
     parser.add_argument("--out", required=True, type=non_empty("the folder to write the tokenizer into"),
                         metavar="DIR", help="directory to write the tokenizer files into")
     parser.add_argument("--workers", type=int, metavar="K", help="pre-tokenization workers: threads on text and JSONL, processes for Parquet and custom patterns (default: all cores)")
-    parser.add_argument("--pattern", type=non_empty("gpt2, gpt4 or a regex"), metavar="gpt2|gpt4|REGEX",
+    parser.add_argument("--pattern", type=pattern_option, metavar="gpt2|gpt4|REGEX",
                         help="pre-tokenization pattern (default: gpt2, or --init's)")
     add_source_options(parser)
     options = parser.add_argument_group("trainer options (docs/semantics.md)")
@@ -99,7 +101,7 @@ def add_train_parser(commands: Any) -> None:
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
     """--field (`add_field_option`, as every command reading a corpus), --max-bytes, --sample, --seed,
-    --doc-max-chars."""
+    --doc-max-chars, --skip-unreadable (`add_skip_unreadable_option`)."""
     add_field_option(parser)
     parser.add_argument("--max-bytes", type=_size, metavar="SIZE",
                         help="read at most this much text, e.g. 500MB or 2GiB")
@@ -107,6 +109,7 @@ def add_source_options(parser: argparse.ArgumentParser) -> None:
                         help="keep this fraction of the documents, e.g. 0.1 (reproducible with --seed)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default: 0)")
     parser.add_argument("--doc-max-chars", type=_positive, metavar="N", help="cut each document after N characters")
+    add_skip_unreadable_option(parser)
 
 
 def _size(text: str) -> int:
@@ -163,7 +166,8 @@ def read_options(args: argparse.Namespace) -> core.ReadOptions:
     """The `core.ReadOptions` of the source options (`add_source_options`)."""
     try:
         return core.ReadOptions(field=field_of(args), sample=args.sample, seed=args.seed,
-                                doc_max_chars=args.doc_max_chars, max_bytes=args.max_bytes)
+                                doc_max_chars=args.doc_max_chars, max_bytes=args.max_bytes,
+                                skip_unreadable=args.skip_unreadable)
     except ValueError as e:
         raise _as_flags(e) from None
 

@@ -43,7 +43,7 @@ def check_regular_file(path: Path) -> os.stat_result:
         CorpusError: a FIFO, socket or device.
     """
     try:
-        info = path.stat()
+        info = os.stat(path)
     except FileNotFoundError:
         if path.is_symlink():
             raise FileNotFoundError(f"{path} is a link to {os.readlink(path)}, which does not exist; "

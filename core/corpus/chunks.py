@@ -31,17 +31,26 @@ MAX_UNCUT_BYTES = 64 << 20
 """Text with no exact boundary (or a JSONL line) longer than this is refused, not held whole."""
 
 
-def uncut_error(path: str | os.PathLike[str], offset: int, kind: str, pattern: Pattern) -> CorpusError:
-    """The error for `MAX_UNCUT_BYTES` of text without a boundary from ``offset`` of ``path``."""
+def uncut_error(path: str | os.PathLike[str], offset: int, kind: str, pattern: Pattern,
+                line: int | None = None) -> CorpusError:
+    """The error for `MAX_UNCUT_BYTES` of text without a boundary from ``offset`` of ``path``
+    (for JSONL: the line ``line``, which starts there)."""
     size = f"{MAX_UNCUT_BYTES >> 20} MiB"
     if kind == "jsonl":
-        return CorpusError(f"{os.fspath(path)}: the line at byte {offset:,} of its text is longer than {size}; "
-                           "split the record, or leave the file out")
+        return long_line_error(path, line, offset)
     why = ("the custom pattern can only be cut at special tokens, and there is none"
            if pattern.cut_before is None else "one pre-token runs on")
     return CorpusError(f"{os.fspath(path)}: from byte {offset:,} of its text, {size} hold no pre-token boundary "
                        f"({why}); such text cannot be counted in bounded memory: leave the file out, cap it with "
-                       "--max-bytes, or split the text")
+                       "max_bytes=, or split the text")
+
+
+def long_line_error(path: str | os.PathLike[str], line: int | None, offset: int) -> CorpusError:
+    """The error for a JSONL line longer than `MAX_UNCUT_BYTES`: line ``line``, from byte
+    ``offset`` of the (decompressed) text."""
+    where = f"line {line:,} (from byte {offset:,} of its text)" if line is not None else f"the line at byte {offset:,}"
+    return CorpusError(f"{os.fspath(path)}, {where}: longer than {MAX_UNCUT_BYTES >> 20} MiB; split the record, "
+                       "or leave the file out")
 
 
 def _char_start(data: bytes | bytearray, i: int) -> int:
@@ -141,6 +150,8 @@ def plan_chunks(
 
     A custom pattern in a file without special tokens has no safe cut point: one chunk.
     """
+    if size <= chunk_size:  # one chunk: nothing to open (a folder of many small files)
+        return [(0, size)]
     bounds = [0]
     with path.open("rb") as f:
         while bounds[-1] + chunk_size < size:

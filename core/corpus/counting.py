@@ -32,6 +32,7 @@ from typing import NamedTuple
 from core.corpus.documents import (
     Block,
     FileRange,
+    Files,
     LazyTasks,
     Part,
     Task,
@@ -114,8 +115,7 @@ def worker_threads_suit(pattern: Pattern, task: Task, count_data: CountData) -> 
     return (
         count_data is count_chunk_bytes
         and scanner_for(pattern) is not None
-        and isinstance(task, (FileRange, Block))
-        and task.file.kind in ("text", "jsonl")
+        and (isinstance(task, Files) or isinstance(task, (FileRange, Block)) and task.file.kind in ("text", "jsonl"))
     )
 
 
@@ -306,8 +306,8 @@ def check_text_counted(documents: int, any_text: bool, options: ReadOptions) -> 
     tokenizer of the 256 bytes would be no answer."""
     if documents == 0 and options.sample is not None and options.sample < 1:
         raise CorpusError(f"sampling kept no document (sample={options.sample:g}); give a larger fraction "
-                          "(--sample) or a larger corpus")
+                          "(sample=) or a larger corpus")
     if not any_text:
         found = (f"its {documents:,} documents are all empty" if documents > 1 else "its one document is empty"
                  if documents else f"no record has text in the field {options.field!r}")
-        raise CorpusError(f"the corpus holds no text: {found}; check the files and the field (--field)")
+        raise CorpusError(f"the corpus holds no text: {found}; check the files and the field (field=)")

@@ -5,6 +5,8 @@ A `Corpus` (`core.corpus.sources`) or an iterable of strings becomes a lazy stre
 
 - `FileRange`: a byte range of an uncompressed file, read by the worker itself — a plain
   file cut at exact pre-token boundaries (`core.corpus.chunks`), a JSONL file at line ends;
+- `Files`: small plain files, whole, one after another (each a document), so that a
+  folder of many small files is not one task per file;
 - `Block`: text this process read from a stream (a compressed file, decompressed once, in
   order) and hands over — cut the same way;
 - `RowGroup`: one row group of a Parquet file, read by the worker in batches;
@@ -40,8 +42,8 @@ from core.pretokenize.patterns import Pattern
 from core.pretokenize.specials import special_token_regex
 
 __all__ = [
-    "Block", "FileRange", "LazyTasks", "RowGroup", "Task", "Texts", "check_unchanged", "cut_bytes", "encode_text",
-    "plan_tasks", "read_documents", "separator_for", "text_tasks",
+    "Block", "FileRange", "Files", "LazyTasks", "RowGroup", "Task", "Texts", "check_unchanged", "cut_bytes",
+    "encode_text", "line_of", "plan_tasks", "read_documents", "separator_for", "text_tasks",
 ]
 
 SEPARATORS = ("\x00", "\x01", "\x02", "\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3", "\ufdd4")
@@ -97,13 +99,25 @@ class Texts:
 
 
 @dataclass(frozen=True, slots=True)
+class Files:
+    """Whole uncompressed plain files, each a document, read by the worker (or kept in
+    ``SourceFile.data`` by their check)."""
+
+    files: tuple[SourceFile, ...]
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(file.size for file in self.files)
+
+
+@dataclass(frozen=True, slots=True)
 class Skipped:
     """A plain file left out by sampling (it still counts as read, for progress)."""
 
     input_bytes: int
 
 
-Task = FileRange | Block | RowGroup | Texts | Skipped
+Task = FileRange | Block | RowGroup | Texts | Files | Skipped
 
 
 # --------------------------------------------------------------------------- sampling and cuts
@@ -178,6 +192,10 @@ def read_documents(task: Task, options: ReadOptions, specials: Sequence[str]) ->
     if isinstance(task, RowGroup):
         yield from _read_row_group(task, options, specials)
         return
+    if isinstance(task, Files):  # as documents given as text (invalid bytes escaped: counted as themselves)
+        docs = [_file_bytes(file).decode("utf-8", errors="surrogateescape") for file in task.files]
+        yield docs, len(docs)
+        return
     data, offset = _task_bytes(task)
     if task.file.kind == "text":
         yield data, int(offset == 0)
@@ -185,9 +203,16 @@ def read_documents(task: Task, options: ReadOptions, specials: Sequence[str]) ->
     yield from _read_jsonl(task, data, offset, options, specials)
 
 
+def _file_bytes(file: SourceFile) -> bytes:
+    """A whole file's bytes: kept by its check, or read now."""
+    return file.data if file.data is not None else _task_bytes(FileRange(file, 0, file.size))[0]
+
+
 def _task_bytes(task: FileRange | Block) -> tuple[bytes, int]:
     if isinstance(task, Block):
         return task.data, task.offset
+    if task.file.data is not None and task.start == 0 and task.end == task.file.size:
+        return task.file.data, 0
     with task.file.path.open("rb") as f:
         if task.file.changed(os.fstat(f.fileno())):  # another file put in its place, or rewritten
             raise CorpusError(changed_message(task.file.path))
@@ -234,7 +259,7 @@ def _read_jsonl(task: FileRange | Block, data: bytes, offset: int, options: Read
         try:
             text = json_text(line, options.field, file.path, number + 1)
         except CorpusError:
-            first = task.first_line if isinstance(task, Block) else _line_of(file, offset)
+            first = task.first_line if isinstance(task, Block) else line_of(file, offset)
             json_text(line, options.field, file.path, first + number)  # raises with the real line
             raise
         if text is None:
@@ -245,7 +270,7 @@ def _read_jsonl(task: FileRange | Block, data: bytes, offset: int, options: Read
     yield docs, len(docs)
 
 
-def _line_of(file: SourceFile, offset: int) -> int:
+def line_of(file: SourceFile, offset: int) -> int:
     """The line number (from 1) at byte ``offset`` of an uncompressed file (for messages)."""
     newlines = 0
     with file.path.open("rb") as f:
@@ -354,7 +379,9 @@ class LazyTasks(Sequence[JobT]):
 
 
 def text_tasks(texts: Iterable[str], chunk_size: int) -> Iterator[Texts]:
-    """An iterable of strings as `Texts` tasks of about ``chunk_size`` bytes."""
+    """An iterable of strings as `Texts` tasks of about ``chunk_size`` bytes. A lone
+    surrogate in a text is U+FFFD, a surrogate pair the character it stands for: the rule
+    of `Tokenizer.encode` (`tiktoken_text`), so training counts what encoding will see."""
     batch: list[str] = []
     size = first = 0
     for i, text in enumerate(texts):
@@ -363,10 +390,21 @@ def text_tasks(texts: Iterable[str], chunk_size: int) -> Iterator[Texts]:
         batch.append(text)
         size += len(text)
         if size >= chunk_size:
-            yield Texts(batch, first, len(encode_text("".join(batch))))
+            yield _texts(batch, first)
             first, batch, size = i + 1, [], 0
     if batch:
-        yield Texts(batch, first, len(encode_text("".join(batch))))
+        yield _texts(batch, first)
+
+
+def _texts(batch: list[str], first: int) -> Texts:
+    try:
+        size = len("".join(batch).encode("utf-8"))
+    except UnicodeEncodeError:  # a surrogate somewhere (rare): each text as the encoder takes it
+        from core.encode.engine import tiktoken_text
+
+        batch = [tiktoken_text(text) for text in batch]
+        size = len("".join(batch).encode("utf-8"))
+    return Texts(batch, first, size)
 
 
 def check_unchanged(corpus: Corpus) -> None:

@@ -1,8 +1,9 @@
 """Planning a corpus's tasks, in this process: files cut into ranges, streams read into blocks.
 
 `plan_tasks` turns a checked `Corpus` into the lazy stream of tasks of
-`core.corpus.documents`: an uncompressed plain file cut into byte ranges at exact
-pre-token boundaries (`core.corpus.chunks`), an uncompressed JSONL file at line ends, a
+`core.corpus.documents`: small plain files gathered whole into one task (`Files`), a
+larger uncompressed plain file cut into byte ranges at exact pre-token boundaries
+(`core.corpus.chunks`), an uncompressed JSONL file at line ends, a
 Parquet file by row group, a stream (compressed, or cut to ``doc_max_chars``) read once,
 in order, into blocks cut the same way.
 
@@ -23,11 +24,21 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterator
 
-from core.corpus.chunks import MAX_UNCUT_BYTES, find_cut_in_buffer, plan_chunks, uncut_error
-from core.corpus.documents import Block, FileRange, RowGroup, Skipped, Task, cut_text, encode_text, kept
+from core.corpus.chunks import MAX_UNCUT_BYTES, find_cut_in_buffer, long_line_error, plan_chunks, uncut_error
+from core.corpus.documents import (
+    Block,
+    FileRange,
+    Files,
+    RowGroup,
+    Skipped,
+    Task,
+    cut_text,
+    encode_text,
+    kept,
+    line_of,
+)
 from core.corpus.sources import Corpus, ReadOptions, SourceFile, require_pyarrow
 from core.corpus.streams import STREAM_BLOCK, open_stream
-from core.errors import CorpusError
 from core.pretokenize.patterns import Pattern
 
 __all__ = ["cap_margin", "plan_tasks"]
@@ -56,13 +67,31 @@ class _Budget:
             self.left = 0 if text_bytes >= self.left + self.margin else self.left - text_bytes
 
 
+GROUP_FILES = 4096
+"""Small plain files in one `Files` task at most (and about ``chunk_size`` bytes)."""
+
+
 def plan_tasks(corpus: Corpus, pattern: Pattern, specials: list[str], chunk_size: int) -> Iterator[Task]:
     """The corpus's tasks, in order, produced lazily (streams are read as tasks are taken)."""
     options = corpus.options
     budget = _Budget(options, specials)
+    group: list[SourceFile] = []
+    grouped = 0
     for file in corpus.files:
         if budget.spent():  # the cap is in the plain text planned: nothing after it is read
-            return
+            break
+        small = (file.kind == "text" and not file.streamed and file.size < chunk_size and options.max_bytes is None
+                 and options.doc_max_chars is None)
+        if small and kept(options, file.index, 0):  # whole small files: one task for many
+            group.append(file)
+            grouped += file.size
+            if grouped >= chunk_size or len(group) >= GROUP_FILES:
+                yield Files(tuple(group))
+                group, grouped = [], 0
+            continue
+        if group:
+            yield Files(tuple(group))
+            group, grouped = [], 0
         if file.kind == "parquet":
             yield from _plan_parquet(file)
         elif file.kind == "text" and not kept(options, file.index, 0):
@@ -77,6 +106,8 @@ def plan_tasks(corpus: Corpus, pattern: Pattern, specials: list[str], chunk_size
             budget.take(end)
         else:
             yield from _plan_lines(file, chunk_size)
+    if group:
+        yield Files(tuple(group))
 
 
 def _plan_lines(file: SourceFile, chunk_size: int) -> Iterator[FileRange]:
@@ -84,13 +115,14 @@ def _plan_lines(file: SourceFile, chunk_size: int) -> Iterator[FileRange]:
     start = 0
     with file.path.open("rb") as f:
         while start < file.size:
-            f.seek(min(start + chunk_size, file.size))
+            at = min(start + chunk_size, file.size)
+            f.seek(at)
             if f.tell() < file.size:
                 line = f.readline(MAX_UNCUT_BYTES + 1)
-                if len(line) > MAX_UNCUT_BYTES:
-                    raise CorpusError(f"{file.path}: a line near byte {min(start + chunk_size, file.size):,} is "
-                                      f"longer than {MAX_UNCUT_BYTES >> 20} MiB; split the record, or leave the "
-                                      "file out")
+                if len(line) > MAX_UNCUT_BYTES:  # named by its number and start, found again (rare)
+                    f.seek(start)
+                    line_start = start + f.read(at - start).rfind(b"\n") + 1
+                    raise long_line_error(file.path, line_of(file, line_start), line_start)
             end = min(f.tell(), file.size) if f.tell() > start else file.size
             yield FileRange(file, start, end)
             start = end
@@ -143,7 +175,7 @@ def _plan_stream(file: SourceFile, pattern: Pattern, specials: list[str], chunk_
                     cut = find_cut_in_buffer(buffer, chunk_size, pattern, specials)
                 if cut is None:  # no boundary yet (a very long line or no cut point): read on, up to a limit
                     if len(buffer) >= MAX_UNCUT_BYTES:
-                        raise uncut_error(file.path, offset, file.kind, pattern)
+                        raise uncut_error(file.path, offset, file.kind, pattern, line)
                     threshold = min(2 * len(buffer), MAX_UNCUT_BYTES)
                     break
                 threshold = 2 * chunk_size

@@ -11,7 +11,10 @@ told by its name:
 - any of them (but Parquet, which compresses itself) as ``.gz``, ``.bz2``, ``.xz`` or ``.zst``.
 
 Each JSONL record, Parquet row and plain file is a *document* (`core.corpus.documents`
-reads them). Every file is checked before any work: a regular, non-empty file; plain text
+reads them). Finding the files is `core.corpus.paths` (`resolve_paths`, re-exported here):
+what a folder's walk cannot read is an error, or with ``ReadOptions.skip_unreadable`` a
+warning listing it. Every file is checked before any work: a regular file (an empty one among
+others is an empty document; a corpus of empty files holds no text, an error); plain text
 not binary; a JSONL file's first record parses and has the field; a Parquet file has the
 column. So a bad shard among good ones is refused before anything is counted or written;
 what can only be seen deeper (line 90,000 is not JSON) stops the run with the file and line.
@@ -20,34 +23,35 @@ Decompressing is `core.corpus.streams` (`open_stream`, re-exported here).
 
 from __future__ import annotations
 
-import fnmatch
-import glob
 import json
 import os
 import re
-from collections.abc import Iterable
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from core.corpus.check import BINARY_SAMPLE_BYTES, check_regular_file, check_sample
+from core.corpus.paths import _glob  # noqa: F401 - re-exported (its tests take it from here)
+from core.corpus.paths import Source, UnreadableError, UnreadableSkipped, resolve_paths
 from core.corpus.streams import STREAM_BLOCK, corrupt_error, open_stream
 from core.errors import CorpusError
 
 __all__ = [
-    "STREAM_BLOCK", "Corpus", "ReadOptions", "Source", "SourceFile", "corpus_file_kind", "corrupt_error", "json_text",
-    "open_corpus", "open_stream",
+    "STREAM_BLOCK", "Corpus", "ReadOptions", "Source", "SourceFile", "UnreadableError", "UnreadableSkipped",
+    "corpus_file_kind", "corrupt_error", "json_text", "open_corpus", "open_stream",
     "parse_size", "require_pyarrow", "resolve_paths", "text_fields",
 ]
-
-Source = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
-"""A corpus: a path, a directory, a glob pattern, or a list of them."""
 
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 PARQUET_SUFFIX = ".parquet"
 SHARD_SAMPLE_BYTES = 1 << 16
 """How much of each file's start is checked when the corpus has many files."""
+KEPT_FILE_BYTES = 1 << 12
+KEPT_BYTES = 32 << 20
+"""A plain file of at most `KEPT_FILE_BYTES`, read whole by its check, keeps its bytes
+(``SourceFile.data``, up to `KEPT_BYTES` in all) and is not opened again to be counted:
+a folder of many small files costs one open each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +60,7 @@ class SourceFile:
     ``None`` or a `COMPRESSIONS` value; ``size``/``mtime_ns`` and ``identity`` (``(st_dev,
     st_ino)``: another file put in its place, by a rename, has another) as checked (a change
     during the run is an error); ``index`` its place in the corpus (part of each document's
-    position)."""
+    position); ``data``: the bytes of a small plain file, read by its check (`KEPT_FILE_BYTES`)."""
 
     path: Path
     kind: str
@@ -65,6 +69,7 @@ class SourceFile:
     mtime_ns: int
     index: int
     identity: tuple[int, int]
+    data: bytes | None = field(default=None, compare=False, repr=False)
 
     def changed(self, info: os.stat_result) -> bool:
         """Whether ``info`` (a stat of the file now) says the file is not the one checked."""
@@ -93,6 +98,9 @@ class ReadOptions:
         max_bytes: stop after this many bytes of (UTF-8) text; the document during which
             the cap is reached is cut there, at a character boundary (and, as above,
             never inside a special token).
+        skip_unreadable: leave out what a folder's walk cannot read (a folder without
+            permission, a link in a loop) with an `UnreadableSkipped` warning, instead of
+            raising `UnreadableError`.
     """
 
     field: str = "text"
@@ -101,6 +109,7 @@ class ReadOptions:
     seed: int = 0
     doc_max_chars: int | None = None
     max_bytes: int | None = None
+    skip_unreadable: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.field, str) or not self.field:
@@ -114,6 +123,8 @@ class ReadOptions:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.skip_unreadable, bool):
+            raise TypeError(f"skip_unreadable must be True or False, got {self.skip_unreadable!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,99 +163,6 @@ def parse_size(text: str) -> int:
     return size
 
 
-def _is_hidden(name: str) -> bool:
-    return name.startswith(".")
-
-
-def _walk(folder: Path) -> list[Path]:
-    """The files under ``folder``, recursively, in sorted path order; hidden ones skipped."""
-    found: list[Path] = []
-    for root, dirs, names in os.walk(folder):  # linked folders are not followed (no cycles)
-        dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
-        found += [Path(root) / n for n in names if not _is_hidden(n)]
-    return sorted(found)
-
-
-def _glob(pattern: str) -> list[str]:
-    """``glob.glob(pattern, recursive=True)``, except that ``**`` does not go into linked
-    folders, as a folder's walk does not: ``glob`` follows them, so a link to a parent
-    folder repeated files (``a.txt``, ``l/a.txt``, ``l/l/a.txt`` ...) and two such links
-    never ended. Without ``**`` the depth is the pattern's, and ``glob`` serves."""
-    parts = pattern.split(os.sep)
-    if "**" not in parts:
-        return glob.glob(pattern)
-    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
-    top = os.sep.join(parts[:first]) or (os.sep if pattern.startswith(os.sep) else "")
-    wanted = [part for part in parts[first:] if part]  # ("a/**/" as "a/**")
-    hidden_wanted = any(part.startswith(".") for part in wanted)
-    start = top or "."
-    if not os.path.isdir(start):
-        return []
-    matches = []
-    for root, dirs, names in os.walk(start):  # links to folders are listed, not entered
-        dirs[:] = sorted(d for d in dirs if hidden_wanted or not _is_hidden(d))
-        below = os.path.relpath(root, start).split(os.sep) if root != start else []
-        folders = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
-        for name, folder in [(d, True) for d in folders] + [(n, False) for n in names]:
-            if _glob_match(below + [name], wanted, folder):
-                matches.append(os.path.join(top, *below, name))
-    return matches
-
-
-def _glob_match(names: list[str], parts: list[str], folder: bool) -> bool:
-    """Whether the path ``names`` (a folder or not) matches the glob ``parts`` as `glob`
-    matches: ``**`` any number of folders, ``*`` and the like within one name, neither a
-    hidden name unless the part itself starts with a dot, and a name that more parts
-    follow a folder."""
-    if not parts:
-        return not names
-    if parts[0] == "**":
-        return any(_glob_match(names[skip:], parts[1:], folder) for skip in range(len(names) + 1)
-                   if not any(_is_hidden(name) for name in names[:skip]))
-    if not names or (_is_hidden(names[0]) and not parts[0].startswith(".")):
-        return False
-    if len(names) == 1 and len(parts) > 1 and not folder:
-        return False
-    return fnmatch.fnmatchcase(names[0], parts[0]) and _glob_match(names[1:], parts[1:], folder)
-
-
-def resolve_paths(source: Source) -> list[Path]:
-    """The files ``source`` names, in order: each path as given, each directory's files
-    (recursive, sorted, hidden skipped), each glob's files (in path order, each once;
-    ``**`` recurses, not into links to folders: `_glob`).
-
-    Raises:
-        FileNotFoundError: a path that does not exist, a glob matching nothing, a folder
-            holding no file, or no source at all.
-    """
-    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-    files: list[Path] = []
-    for item in items:
-        if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(f"a corpus source must be a path, a directory or a glob, got {item!r}")
-        text = os.fspath(item)
-        path = Path(text)
-        if os.path.isdir(path):
-            found = _walk(path)
-            if not found:
-                links = any(os.path.islink(os.path.join(root, d)) for root, dirs, _ in os.walk(path) for d in dirs)
-                raise FileNotFoundError(f"the folder {path} holds no files to read (hidden files are skipped"
-                                        f"{', and links to folders are not followed' if links else ''})")
-            files += found
-        elif os.path.lexists(path) or not glob.has_magic(text):
-            files.append(path)  # checked (and reported if missing) by `check_regular_file`
-        else:
-            matched: dict[Path, None] = {}  # each file once ("a/**" matches a folder and its files)
-            for match in sorted(map(Path, _glob(text))):  # in path order, as a folder's files
-                matched.update(dict.fromkeys(_walk(match) if match.is_dir() else [match]))
-            if not matched:
-                raise FileNotFoundError(f"no file matches {text} (hidden files are skipped); check the pattern")
-            files += matched
-    if not files:
-        raise FileNotFoundError("no corpus given; name a file, a folder or a glob pattern")
-    return files
-
-
 def corpus_file_kind(path: Path) -> tuple[str, str | None]:
     """``(kind, compression)`` of a corpus file, by its name (see `SourceFile`): ``"jsonl"``
     for ``.jsonl``/``.ndjson``, ``"parquet"`` for ``.parquet``, else ``"text"``."""
@@ -277,22 +195,41 @@ def open_corpus(
             (and line, field or columns) and saying what to do.
     """
     options = options or ReadOptions()
-    files = []
-    paths = resolve_paths(source)
+    paths = resolve_paths(source, skip_unreadable=options.skip_unreadable)
     # A folder of thousands of shards: check the start of each, not a whole MB of each.
     sample = BINARY_SAMPLE_BYTES if len(paths) <= 16 else SHARD_SAMPLE_BYTES
-    for index, path in enumerate(paths):
-        info = check_regular_file(path)
-        kind, compression = corpus_file_kind(path)
-        if info.st_size == 0:
-            raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
-        file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index, (info.st_dev, info.st_ino))
-        if kind == "parquet":
-            _check_parquet(path, options.field, purpose)
-        else:
-            _check_start(file, options.field, purpose, sample)
+    files = []
+    kept = 0
+    for index, path in enumerate(paths):  # in order: the first bad file is the one reported
+        file = _check_file(path, index, options.field, purpose, sample, len(paths) == 1)
+        if file.data is not None:
+            if kept + file.size > KEPT_BYTES:  # enough kept: this one is read again when counted
+                file = SourceFile(file.path, file.kind, None, file.size, file.mtime_ns, file.index, file.identity)
+            kept += len(file.data or b"")
         files.append(file)
+    if not any(file.size for file in files):
+        raise CorpusError(f"the {len(files):,} files of the corpus are all empty; there is nothing to {purpose}")
     return Corpus(tuple(files), options)
+
+
+def _check_file(path: Path, index: int, field: str, purpose: str, sample: int, alone: bool) -> SourceFile:
+    """One file checked (see the module docstring); a small plain file keeps its bytes."""
+    info = check_regular_file(path)
+    kind, compression = corpus_file_kind(path)
+    if info.st_size == 0 and alone:
+        raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
+    identity = (info.st_dev, info.st_ino)
+    if kind == "text" and compression is None:  # the common case, without a stream's layers
+        data = _check_text_start(path, sample, purpose) if info.st_size else None  # (empty: an empty document)
+        if data is not None and not len(data) == info.st_size <= KEPT_FILE_BYTES:
+            data = None
+        return SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index, identity, data)
+    file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index, identity)
+    if kind == "parquet":
+        _check_parquet(path, field, purpose)
+    elif info.st_size:
+        _check_start(file, field, purpose, sample, not alone)
+    return file
 
 
 def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | None:
@@ -317,13 +254,13 @@ def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | No
     if field not in record:
         fields = ", ".join(record) or "none"
         raise CorpusError(f"{path}, line {line_number}: no field {field!r} (its fields: {fields}); "
-                          "choose the text field (--field)")
+                          "choose the text field (field=)")
     text = record[field]
     if text is None:
         return None
     if not isinstance(text, str):
         raise CorpusError(f"{path}, line {line_number}: the field {field!r} holds a "
-                          f"{type(text).__name__}, not a string; choose a text field (--field)")
+                          f"{type(text).__name__}, not a string; choose a text field (field=)")
     if not text.isascii() and _SURROGATE_ESCAPE.search(line):
         # a lone surrogate escaped in JSON ("\ud83d") is no character: U+FFFD, as
         # Tokenizer.encode (and tiktoken) give it, not the bytes a file's invalid bytes are
@@ -335,11 +272,22 @@ def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | No
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _check_start(file: SourceFile, field: str, purpose: str, limit: int) -> None:
+def _check_text_start(path: Path, limit: int, purpose: str) -> bytes:
+    """The start of an uncompressed plain file (at most ``limit`` bytes), checked: not binary."""
+    with open(path, "rb", buffering=0) as raw:
+        sample: bytes = raw.read(limit)
+    check_sample(path, sample, purpose=purpose)
+    return sample
+
+
+def _check_start(file: SourceFile, field: str, purpose: str, limit: int, empty_ok: bool = False) -> None:
     """Read the start of a text or JSONL file (decompressed, at most ``limit`` bytes): not
-    empty, not binary, and for JSONL the first record parses and has the field."""
+    empty (unless ``empty_ok``: one among others), not binary, and for JSONL the first
+    record parses and has the field."""
     with open_stream(file) as (stream, _):
         sample = stream.read(limit)
+        if not sample and empty_ok:
+            return
         check_sample(file.path, sample, purpose=purpose)
         if file.kind == "jsonl":
             lines = sample.split(b"\n")
@@ -384,10 +332,10 @@ def _check_parquet(path: Path, field: str, purpose: str = "train on") -> None:
         raise CorpusError(f"{path} is not a valid Parquet file ({e}); check the file") from None
     if field not in schema.names:
         raise CorpusError(f"{path}: no column {field!r} (its columns: {', '.join(schema.names) or 'none'}); "
-                          "choose the text column (--field)")
+                          "choose the text column (field=)")
     if field not in _string_columns(schema):
         raise CorpusError(f"{path}: the column {field!r} holds {schema.field(field).type}, not strings; "
-                          f"choose a text column (--field): {', '.join(_string_columns(schema)) or 'none'}")
+                          f"choose a text column (field=): {', '.join(_string_columns(schema)) or 'none'}")
     if rows == 0:
         raise CorpusError(f"{path} holds no rows; there is nothing to {purpose}")
 

