@@ -2,7 +2,8 @@
 
 ``bpe-studio [CORPUS] [--vocab-size N]`` (bpe_studio.cli) calls `run_app`. Without a
 display, or when Qt's platform plugin cannot load, it prints what to do and exits with
-status 1 — Qt itself would abort the process (SIGABRT, a core dump) after one line.
+status 1 — Qt itself would abort the process (SIGABRT, a core dump) after one line. Once
+the application runs, Qt's messages go to a log and the status bar (`QtMessages`), not stderr.
 """
 
 from __future__ import annotations
@@ -71,16 +72,20 @@ def run_app(corpus: str | None = None, vocab_size: int | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from bpe_studio.app.main_window import MainWindow
+    from bpe_studio.app.qt_messages import QtMessages
 
     previous = qInstallMessageHandler(_hint_when_the_platform_fails)
     try:
         app = QApplication.instance() or QApplication(sys.argv[:1])
     finally:
         qInstallMessageHandler(previous)
+    messages = QtMessages()  # no parent: Qt may still speak while the application is torn down
+    messages.install()
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName(APPLICATION)
     app.setWindowIcon(QIcon(str(resource("icon.svg"))))
     window = MainWindow(corpus=corpus, vocab_size=vocab_size)
+    messages.warning.connect(window.statusBar().showMessage)
     window.show()
     return app.exec()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
 from PySide6.QtWidgets import QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
@@ -32,7 +32,7 @@ from bpe_studio.app.encode.encode_dialog import EncodeDialog
 from bpe_studio.app.encode.encode_strip import EncodeStrip
 from bpe_studio.app.evaluate.evaluate_panel import EvaluatePanel
 from bpe_studio.app.explore.explore_panel import ExplorePanel
-from bpe_studio.app.file_dialogs import FileDialogs
+from bpe_studio.app.file_dialogs import FileDialogs, default_qsettings
 from bpe_studio.app.help_menu import add_help_menu
 from bpe_studio.app.menus import build_menus
 from bpe_studio.app.models.current_tokenizer import CurrentTokenizer, trained_title
@@ -52,13 +52,6 @@ from core.errors import FormatError
 SESSION_FILTER = f"BPE Studio sessions (*{SESSION_SUFFIX});;All files (*)"
 DEFAULT_SIZE = (1360, 860)
 APP_NAME = "BPE Studio"
-
-
-def default_qsettings() -> QSettings:
-    """The application's QSettings (INI file under the user's config folder)."""
-    org = QCoreApplication.organizationName() or "BPE Studio"
-    app = QCoreApplication.applicationName() or "BPE Studio"
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, org, app)
 
 
 class MainWindow(QMainWindow):
@@ -135,8 +128,9 @@ class MainWindow(QMainWindow):
         panel.cancelClicked.connect(self.cancel_training)
         panel.corpusChanged.connect(self._update_title)
         panel.corpusChanged.connect(self.summary_panel.set_chosen_corpus)
-        self.summary_panel.exportClicked.connect(self.export_dialog)
-        self.summary_panel.saveClicked.connect(self.save_session_dialog)
+        # The Result panel's buttons act on the result it shows, even with another tokenizer current.
+        self.summary_panel.exportClicked.connect(lambda: self.export_dialog(self.current_tokenizer.trained))
+        self.summary_panel.saveClicked.connect(lambda: self.save_session_dialog(self.current_tokenizer.trained))
         self.progress_panel.statusChanged.connect(self.statusBar().showMessage)
         training.started.connect(self._on_started)
         training.ended.connect(self._show_end)
@@ -229,7 +223,9 @@ class MainWindow(QMainWindow):
         self.export_action.setText(f"&Export {name}…")
         self.encode_action.setText(f"Encode a &corpus to .npy with {name}…")
         self.save_session_action.setText(f"Sa&ve session of {name}…" if current.session else "Sa&ve session…")
-        self.summary_panel.export_button.setToolTip(f"Write {name}'s vocab.json, merges.txt and tokenizer.json (Ctrl+E)")
+        trained = self.current_tokenizer.trained
+        if trained.exists:
+            self.summary_panel.export_button.setToolTip(f"Write “{trained.title}”'s vocab.json, merges.txt and tokenizer.json")
         self._update_encode_action()
         # The trained tokenizer: its training corpus's bytes per token as the vocabulary grew.
         sizes, bpt = self.state.bytes_per_token() if current.session is not None else ((), ())
@@ -295,8 +291,9 @@ class MainWindow(QMainWindow):
 
     # -- writing: export, session, encoding (the controllers run them off the GUI thread) --------
 
-    def export_dialog(self) -> None:
-        current = self.current
+    def export_dialog(self, current: CurrentTokenizer | None = None) -> None:
+        """Ask for a folder and export ``current`` (default: the current tokenizer) into it."""
+        current = self.current if current is None else current
         problem = self.exports.refusal(current, allow_empty=True)
         if problem:
             self.banner.show_error(problem)
@@ -305,31 +302,36 @@ class MainWindow(QMainWindow):
             return
         folder = self.dialogs.choose_folder(f"Export “{current.title}” to folder", "paths/export_folder")
         if folder:
-            self.export_to(folder, allow_empty=current.empty_partial)
+            self.export_to(folder, allow_empty=current.empty_partial, current=current)
 
-    def export_to(self, folder: str | os.PathLike[str], *, allow_empty: bool = False) -> ThreadJob | None:
-        """Write the current tokenizer's files into ``folder`` in the background; the banner
-        shows the result. Returns the job (None if refused: the banner says why)."""
+    def export_to(self, folder: str | os.PathLike[str], *, allow_empty: bool = False,
+                  current: CurrentTokenizer | None = None) -> ThreadJob | None:
+        """Write ``current``'s files (default: the current tokenizer's) into ``folder`` in the
+        background; the banner shows the result. Returns the job (None if refused: the banner says why)."""
+        current = self.current if current is None else current
         self.banner.clear()
-        job = self.exports.export(folder, self.current, allow_empty=allow_empty)
+        job = self.exports.export(folder, current, allow_empty=allow_empty)
         if job is not None:
-            self.statusBar().showMessage(f"Exporting “{self.current.title}” to {folder}…")
+            self.statusBar().showMessage(f"Exporting “{current.title}” to {folder}…")
         return job
 
-    def save_session_dialog(self) -> None:
-        session = self.current.session
+    def save_session_dialog(self, current: CurrentTokenizer | None = None) -> None:
+        """Ask for a file and save ``current``'s session (default: the current tokenizer's)."""
+        current = self.current if current is None else current
+        session = current.session
         if session is None:
-            self.save_session_to("")  # the banner says why there is none
+            self.save_session_to("", current=current)  # the banner says why there is none
             return
         name = (Path(session.settings.corpus).stem or "tokenizer") + SESSION_SUFFIX
         path = self.dialogs.save_file("Save session", "paths/session_folder", name, SESSION_FILTER)
         if path:
-            self.save_session_to(path)
+            self.save_session_to(path, current=current)
 
-    def save_session_to(self, path: str | os.PathLike[str]) -> ThreadJob | None:
-        """Save the current tokenizer's training result in the background (the banner shows the
-        result, or why there is none). Returns the job, or None."""
-        job = self.sessions.save(path, self.current)
+    def save_session_to(self, path: str | os.PathLike[str], *,
+                        current: CurrentTokenizer | None = None) -> ThreadJob | None:
+        """Save ``current``'s training result (default: the current tokenizer's) in the background
+        (the banner shows the result, or why there is none). Returns the job, or None."""
+        job = self.sessions.save(path, self.current if current is None else current)
         if job is not None:
             self.statusBar().showMessage(f"Saving the session to {path}…")
         return job

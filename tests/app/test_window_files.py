@@ -11,6 +11,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 import core
+from bpe_studio.app import file_dialogs
 from bpe_studio.app.main_window import MainWindow
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import load_session
@@ -188,7 +189,7 @@ def test_keyboard_shortcuts(qtbot, make_window, make_corpus, tmp_path, monkeypat
     assert window.state.stage is Stage.CANCELLED
 
     out = tmp_path / "via-ctrl-e"
-    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(out))
+    monkeypatch.setattr(file_dialogs, "ask_folder", lambda *a, **k: str(out))  # the Export folder dialog
     QTest.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: not window.exports.busy, timeout=30_000)  # written off the GUI thread
     assert (out / "merges.txt").is_file()

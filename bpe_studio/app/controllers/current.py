@@ -4,7 +4,8 @@ Adds `CurrentController`. A training result (finished, cancelled, or a session o
 becomes current at once, named ``"Trained on pydocs.txt (…)"``, and its `core.Tokenizer`
 is built in the background (`TokenizerBuilder`); a tokenizer opened from files in Explore
 becomes current when Explore shows it. Export, Save session and Encode all act on
-`current`, so a message can never name one tokenizer and write another.
+`current`, so a message can never name one tokenizer and write another. The Result panel's
+own Export and Save session act on `trained`, the result it shows, whatever is current.
 
     current = CurrentController(); current.changed.connect(rename_actions)
     current.publish(session)          # -> changed(…), then ready(tokenizer, merge_counts, title)
@@ -39,6 +40,7 @@ class CurrentController(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.current = CurrentTokenizer()
+        self.trained = CurrentTokenizer()  # the training result (or session) last published
         self.tokenizer: Any = None  # the latest trained one
         self.merge_counts: dict[int, int] | None = None
         self.origins: SourceOrigins | None = None  # its merged tokens' provenance (named sources)
@@ -49,7 +51,8 @@ class CurrentController(QObject):
     def publish(self, session: Session, prebuilt: object | None = None) -> None:
         """A training result exists: it becomes current; its tokenizer is built in the
         background (``prebuilt``: the training process's, if it made one)."""
-        self._set(CurrentTokenizer(None, trained_title(session), session))
+        self.trained = CurrentTokenizer(None, trained_title(session), session)
+        self._set(self.trained)
         self.builder.build(session, prebuilt)
 
     def show_opened(self, tokenizer: Any, title: str) -> None:
@@ -66,6 +69,9 @@ class CurrentController(QObject):
 
     def _on_built(self, tokenizer: Any, merge_counts: dict[int, int]) -> None:
         self.tokenizer, self.merge_counts, self.origins = tokenizer, merge_counts, self.builder.origins
+        trained = self.trained
+        if trained.session is not None:
+            self.trained = CurrentTokenizer(tokenizer, trained.title, trained.session)
         if self.current.session is not None:
-            self._set(CurrentTokenizer(tokenizer, self.current.title, self.current.session))
-        self.ready.emit(tokenizer, merge_counts, self.current.title)
+            self._set(self.trained)
+        self.ready.emit(tokenizer, merge_counts, self.trained.title)

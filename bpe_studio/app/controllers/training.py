@@ -5,7 +5,8 @@ there is one source of truth), starts a `TrainJob`, applies its event batches to
 and says when the *state* ends — `ended` goes out in the same call that applies the
 trainer's `Finished` (or the failure, or the cancel), not when the job's thread has wound
 down a moment later, so whatever listens can make every view say "Finished" at once.
-A cancel before the first merge of a new run shows the previous result again.
+A cancel before the first merge of a new run, or a failure, shows the previous result again
+(after a failure the state says FAILED, with the error, over that result).
 
     training = TrainingController()
     training.ended.connect(window.show_end); training.result.connect(window.publish)
@@ -31,7 +32,8 @@ class TrainingController(QObject):
     Signals:
         started(): a run began (the state was reset for it).
         ended(Stage): the state reached FINISHED, CANCELLED or FAILED — every view may show the end now.
-        failed(str): the run stopped on an error (one line for the user).
+        failed(str): the run stopped on an error (one line for the user); the previous result, if
+            any, is the state's session again.
         restored(Session): a cancel came before the first merge: the previous result is shown again.
         result(Session, object): a result to show and build a tokenizer for, after the job ended
             (the object is the training process's finished tokenizer, or None).
@@ -112,8 +114,19 @@ class TrainingController(QObject):
 
     def _on_failed(self, message: str) -> None:
         if self.sender() is self.job:
-            self._apply(self.state.fail, message)
+            self._apply(self._fail, message)
             self.failed.emit(message)
+
+    def _fail(self, message: str) -> None:
+        """The run failed: the previous result (if any) is shown again, under the failure."""
+        state, previous = self.state, self._previous
+        if previous is None or state.session is not None:
+            state.fail(message)
+            return
+        took = state.elapsed()
+        state.load(previous)
+        state.fail(message)
+        state.started = (state.ended or 0.0) - took  # the failed run's time, not the result's
 
     def _on_stopped(self, cancelled: bool) -> None:
         job = self.sender()
@@ -132,10 +145,11 @@ class TrainingController(QObject):
                 self.ended.emit(self.state.stage)
         elif self.state.stage.running:  # never left running: the views would show Cancel forever
             message = "The training stopped without finishing (its process sent no result)."
-            self._apply(self.state.fail, message)
+            self._apply(self._fail, message)
             self.failed.emit(message)
         self.stopped.emit(cancelled)
-        if self.state.session is not None and not self.state.stage.running:
+        session = self.state.session
+        if session is not None and session is not self._previous and not self.state.stage.running:
             prebuilt = job.tokenizer if not cancelled else None  # type: ignore[union-attr]
             self.result.emit(self.state.session, prebuilt)
         pending, self._pending = self._pending, None

@@ -20,7 +20,6 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -38,6 +37,7 @@ from PySide6.QtWidgets import (
 from bpe_studio.app.evaluate.chart import MEASURES, EvaluateChart, source_labels
 from bpe_studio.app.evaluate.health_lm import HealthView, LmPanel
 from bpe_studio.app.evaluate.work import DEFAULT_REFERENCE, evaluation_work, reference_names, shrink_work
+from bpe_studio.app.file_dialogs import dialogs_for
 from bpe_studio.app.widgets.elided_label import OneLineLabel
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.widgets.wheel_guard import guard_wheel
@@ -312,18 +312,18 @@ class EvaluatePanel(QWidget):
         self._update_buttons()
 
     def _add_tokenizer_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Add a tokenizer", "",
-                                              "Tokenizers (*.json *.txt *.tiktoken *.model);;All files (*)")
+        path = dialogs_for(self).open_file("Add a tokenizer", "paths/tokenizer_folder",
+                                           "Tokenizers (*.json *.txt *.tiktoken *.model);;All files (*)")
         if path:
             self.add_tokenizer(path)
 
     def _add_source_dialog(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add held-out text", "")
+        paths = dialogs_for(self).open_files("Add held-out text", "paths/heldout_folder")
         for path in paths:
             self.add_source(path)
 
     def _add_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Add a folder of held-out text")
+        path = dialogs_for(self).existing_folder("Add a folder of held-out text", "paths/heldout_folder")
         if path:
             self.add_source(path)
 
@@ -406,7 +406,8 @@ class EvaluatePanel(QWidget):
         size, ok = QInputDialog.getInt(self, *prompt, 4096, 257, 10_000_000)
         if not ok:
             return
-        out_dir = QFileDialog.getExistingDirectory(self, f"Folder for {prompt[0][7:]} cut to {size:,} tokens")
+        out_dir = dialogs_for(self).choose_folder(f"Folder for {prompt[0][7:]} cut to {size:,} tokens",
+                                                  "paths/export_folder")
         if out_dir:
             self.shrink_to(size, out_dir)
 
@@ -500,8 +501,8 @@ class EvaluatePanel(QWidget):
         return self.chart.training_line
 
     def _export_dialog(self, kind: str) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, f"Export the table as {kind.upper()}", f"evaluation.{kind}",
-                                              f"{kind.upper()} (*.{kind})")
+        path = dialogs_for(self).save_file(f"Export the table as {kind.upper()}", "paths/table_folder",
+                                           f"evaluation.{kind}", f"{kind.upper()} (*.{kind})")
         if path:
             self.export(path, kind)
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bpe_studio.app.file_dialogs import dialogs_for
 from bpe_studio.app.widgets.token_view import TokenView
 from bpe_studio.app.workers.thread_job import ThreadJob
 from core.readable import readable
@@ -165,7 +165,7 @@ class LmPanel(QWidget):
         self.browse_button.clicked.connect(self._browse)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Training text for the model", "")
+        path = dialogs_for(self).open_file("Training text for the model", "paths/heldout_folder")
         if path:
             self.train_edit.setText(path)
 

@@ -1,6 +1,7 @@
 """The summary of a finished or cancelled run: time, pre-tokens, vocabulary, longest token,
 bytes per token; a clear "partial" notice after a cancel; Export and Save session buttons.
 Each value is one line, elided to the panel's width with the full value in its tooltip.
+A run that fails leaves the previous result here, with a notice above it that says so.
 """
 
 from __future__ import annotations
@@ -10,10 +11,20 @@ import os
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from bpe_studio.app.models.training_state import TrainingState
+from bpe_studio.app.models.training_state import Stage, TrainingState
 from bpe_studio.app.widgets.elided_label import ElidedLabel
 
 REFRESH_MS = 200
+NOTICE_CHARS = 200
+
+
+def _breakable(message: str) -> str:
+    """The first line of ``message``, shortened, with break points after path separators so a
+    long path wraps instead of widening the panel."""
+    line = message.strip().splitlines()[0] if message.strip() else "no reason given"
+    if len(line) > NOTICE_CHARS:
+        line = line[:NOTICE_CHARS - 1] + "…"
+    return line.replace("/", "/\u200b").replace("\\", "\\\u200b")
 
 
 class SummaryPanel(QGroupBox):
@@ -30,6 +41,10 @@ class SummaryPanel(QGroupBox):
         super().__init__("Result", parent)
         self._state = state
         self._version = -1
+        self.failed_label = QLabel()  # a failed run: the result below is the one before it
+        self.failed_label.setObjectName("partialNotice")
+        self.failed_label.setWordWrap(True)
+        self.failed_label.hide()
         self.partial_label = QLabel()
         self.partial_label.setObjectName("partialNotice")
         self.partial_label.setWordWrap(True)
@@ -45,7 +60,7 @@ class SummaryPanel(QGroupBox):
         self._form = QFormLayout()
         self._form.setLabelAlignment(Qt.AlignmentFlag.AlignLeft)
         self.export_button = QPushButton("Export…")
-        self.export_button.setToolTip("Write vocab.json, merges.txt and tokenizer.json (Ctrl+E)")
+        self.export_button.setToolTip("Write this result's vocab.json, merges.txt and tokenizer.json")
         self.export_button.clicked.connect(self.exportClicked)
         self.save_button = QPushButton("Save session…")
         self.save_button.setToolTip("Save the whole result to reopen it later without training (Ctrl+S)")
@@ -54,6 +69,7 @@ class SummaryPanel(QGroupBox):
         buttons.addWidget(self.export_button)
         buttons.addWidget(self.save_button)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.failed_label)
         layout.addWidget(self.empty_label)
         layout.addWidget(self.partial_label)
         layout.addWidget(self.stale_label)
@@ -104,6 +120,12 @@ class SummaryPanel(QGroupBox):
         self.empty_label.setVisible(not has_result)
         self.export_button.setEnabled(has_result)
         self.save_button.setEnabled(has_result)
+        failed = has_result and state.stage is Stage.FAILED
+        if failed:
+            self.failed_label.setText(f"The last run failed: {_breakable(state.error)}\nThe result below is the "
+                                      "previous one; it can still be browsed, exported and saved.")
+            self.failed_label.setToolTip(state.error)
+        self.failed_label.setVisible(failed)
         if session is not None and session.partial and has_result:
             self.partial_label.setText(
                 f"Partial result: training was cancelled after {len(session.merges):,} of "
