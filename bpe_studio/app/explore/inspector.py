@@ -6,7 +6,10 @@ UTF-8 bytes, bytes and characters per token), a round-trip indicator
 (decode(encode(text)) == text, with the first difference when it fails) and a detail
 line for the token under the mouse or clicked. Re-encodes 250 ms after typing stops;
 long texts are encoded in a background job (`LatestJob`: the latest text wins) and only
-the first tokens are drawn. An encoding error is shown in the panel's error line.
+the first tokens are drawn. A text too long to edit (a paste, a drop or a file past
+`LONG_CHARS`) is shown in part: the editor holds its start, read-only; its first tokens
+are drawn as soon as they are known while the rest is encoded in a stream (`long_text`),
+and a note says so. An encoding error is shown in the panel's error line.
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bpe_studio.app.explore.long_text import encode_long
 from bpe_studio.app.models.sample_text import SAMPLE_TEXT
 from bpe_studio.app.widgets.splitters import splitter
 from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob, failure_message
 from core.readable import readable_text
 from bpe_studio.app.widgets.messages import as_sentence
+from bpe_studio.app.widgets.text_editor import TextEditor
 from bpe_studio.app.widgets.token_view import TokenView
 
 ENCODING = "encoding the text"  # for messages: "encoding the text failed unexpectedly (…)"
@@ -42,6 +47,8 @@ HOVER_HINT = "Hover or click a token to see its id, bytes and merge rank."
 BACKGROUND_CHARS = 20_000  # longer texts are encoded off the GUI thread
 MAX_IDS_SHOWN = 2_000  # the ids pane shows this many (as many as the tokens drawn); Copy copies them all
 MAX_FILE_BYTES = 20_000_000
+LONG_CHARS = 1_000_000  # longer texts are shown in part, read-only, and encoded in a stream
+PREVIEW_CHARS = 100_000  # the editor shows this much of such a text
 
 
 def round_trip_report(text: str, decoded: str) -> str | None:
@@ -80,7 +87,7 @@ class InspectorPanel(QWidget):
         self._encoding.failed.connect(self._on_encode_failed)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        self.editor = QPlainTextEdit()
+        self.editor = TextEditor(LONG_CHARS)
         self.editor.setPlaceholderText("Type or paste text here, or open a text file…")
         self.editor.setFont(mono)
         self.token_view = TokenView()
@@ -98,6 +105,19 @@ class InspectorPanel(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
+        self.long_note = QLabel()  # what of a long text is shown, edited and coloured
+        self.long_note.setWordWrap(True)
+        self.long_note.setStyleSheet("color: #b26a00;")
+        self.edit_start_button = QPushButton("Edit the start only")
+        self.edit_start_button.setToolTip("Keep the characters the editor shows, drop the rest, and edit them.")
+        long_row = QWidget()
+        long_layout = QHBoxLayout(long_row)
+        long_layout.setContentsMargins(0, 0, 0, 0)
+        long_layout.addWidget(self.long_note, 1)
+        long_layout.addWidget(self.edit_start_button)
+        self._long_row = long_row
+        long_row.hide()
+        self._long_text: str | None = None  # the whole text, while it is too long for the editor
         self.detail_label = QLabel(HOVER_HINT)
         self.detail_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail_label.setFont(mono)
@@ -133,6 +153,7 @@ class InspectorPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.error_label)
+        layout.addWidget(long_row)
         layout.addWidget(outer, 1)
         layout.addWidget(self.figures_label)
         layout.addWidget(self.detail_label)
@@ -142,6 +163,8 @@ class InspectorPanel(QWidget):
         self._debounce.setInterval(DEBOUNCE_MS)
         self._debounce.timeout.connect(self.encode_now)
         self.editor.textChanged.connect(self._debounce.start)
+        self.editor.too_long.connect(self.set_text)
+        self.edit_start_button.clicked.connect(lambda: self.set_text(self.editor.toPlainText()))
         self.open_button.clicked.connect(self._open_file_dialog)
         self.sample_button.clicked.connect(lambda: self.set_text(SAMPLE_TEXT))
         self.copy_button.clicked.connect(self.copy_ids)
@@ -163,11 +186,28 @@ class InspectorPanel(QWidget):
         self.encode_now()
 
     def set_text(self, text: str) -> None:
-        self.editor.setPlainText(text)
+        """Show ``text``: in the editor, or past `LONG_CHARS` its start, read-only."""
+        long = len(text) > LONG_CHARS
+        self._long_text = text if long else None
+        self.editor.setReadOnly(long)
+        self.editor.setPlainText(text[:PREVIEW_CHARS] if long else text)
+        self._long_row.setVisible(long)
+        if long:
+            self.long_note.setText(
+                f"This text is {len(text):,} characters long: the editor shows the first "
+                f"{PREVIEW_CHARS:,}, read-only; the figures, ids and round trip cover all of it, and "
+                f"the first {self.token_view.limit:,} tokens are coloured."
+            )
         self.encode_now()
 
     def text(self) -> str:
-        return self.editor.toPlainText()
+        """The text being inspected (all of it, also when the editor shows only its start)."""
+        return self.editor.toPlainText() if self._long_text is None else self._long_text
+
+    @property
+    def long(self) -> bool:
+        """True while the text is too long for the editor (shown in part, encoded in a stream)."""
+        return self._long_text is not None
 
     def load_file(self, path: str | Path) -> str | None:
         """Load a text file into the editor; returns an error message or None."""
@@ -200,6 +240,12 @@ class InspectorPanel(QWidget):
         if self._tokenizer is None:
             return
         text, tokenizer = self.text(), self._tokenizer
+        if self.long:
+            self.figures_label.setText(f"Encoding {len(text):,} characters…")
+            generation = self._encoding.generation + 1
+            job = self._encoding.start(encode_long, tokenizer, text)
+            job.yielded.connect(lambda value: self._on_long_progress(generation, value))
+            return
         if len(text) >= BACKGROUND_CHARS:
             self.figures_label.setText(f"Encoding {len(text):,} characters…")
             self._encoding.start(encode_text, tokenizer, text)
@@ -217,11 +263,28 @@ class InspectorPanel(QWidget):
         encoding = self._encoding.shutdown(timeout_ms)
         return self.token_view.shutdown(timeout_ms) and encoding
 
+    def _on_long_progress(self, generation: int, value: dict[str, Any]) -> None:
+        """The start of a long text's encoding (drawn at once), or how far it has got."""
+        if generation != self._encoding.generation:
+            return  # a superseded text's
+        if "head" in value:
+            self.error_label.hide()
+            self.token_view.set_encoding(value["head"], value["spans"], self._tokenizer, total=None)
+            return
+        total = len(self.text())
+        self.figures_label.setText(
+            f"Encoding… {value['chars']:,} of {total:,} characters · {value['tokens']:,} tokens so far"
+        )
+
     def _on_encoded(self, result: dict[str, Any]) -> None:
         text = result["text"]
         self.result = result
         self.error_label.hide()
-        self.token_view.set_encoding(text, result["spans"], self._tokenizer)
+        if "head" in result:
+            if self.token_view.spans is not result["spans"]:  # drawn already, as it came
+                self.token_view.set_encoding(result["head"], result["spans"], self._tokenizer, total=None)
+        else:
+            self.token_view.set_encoding(text, result["spans"], self._tokenizer)
         report = result["round_trip"]
         self._set_round_trip(report is None, report or "")
         self._show_figures(text)
@@ -256,7 +319,9 @@ class InspectorPanel(QWidget):
         text = self.text() if text is None else text
         tokens = len(self.result["ids"])
         chars = len(text)
-        nbytes = len(text.encode("utf-8", errors="surrogatepass"))
+        nbytes = self.result.get("bytes")
+        if nbytes is None or self.result.get("text") is not text:
+            nbytes = len(text.encode("utf-8", errors="surrogatepass"))
         per = (lambda x: f"{x / tokens:.2f}") if tokens else (lambda x: "–")
         self.figures = {"tokens": tokens, "chars": chars, "bytes": nbytes}
         self.figures_label.setText(
@@ -267,9 +332,10 @@ class InspectorPanel(QWidget):
     # -- ids --------------------------------------------------------------------------
     def ids_text(self, limit: int | None = None) -> str:
         ids = self.result["ids"] if limit is None else self.result["ids"][:limit]
+        ids = ids if isinstance(ids, list) else ids.tolist()  # a long text's are an array
         if self.ids_format.currentData() == "json":
             return json.dumps(ids, separators=(",", ":"))
-        return repr(list(ids))
+        return repr(ids)
 
     def _show_ids(self) -> None:
         ids = self.result["ids"]

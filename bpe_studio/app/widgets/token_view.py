@@ -31,25 +31,33 @@ SYNC_TOKENS = 300
 """Up to this many tokens are drawn at once; more are laid out in the background."""
 
 
-def left_out_note(limit: int, total: int) -> str:
-    """The note under a drawing cut at ``limit`` tokens ("" when nothing was left out)."""
-    left_out = total - min(total, limit)
+def left_out_note(limit: int, total: int | None, drawn: int | None = None) -> str:
+    """The note under a drawing cut at ``limit`` tokens ("" when nothing was left out).
+
+    ``total``: the text's tokens (None: not known here; the owner says what is drawn);
+    ``drawn``: the tokens at hand (the start of a long text), when fewer than ``limit``.
+    """
+    shown = limit if drawn is None else min(limit, drawn)
+    if total is None:
+        return ""
+    left_out = total - min(total, shown)
     if left_out <= 0:
         return ""
     return (
-        f"<p style='color:#b26a00'>… showing the first {limit:,} of {total:,} tokens "
+        f"<p style='color:#b26a00'>… showing the first {shown:,} of {total:,} tokens "
         f"({left_out:,} more not drawn; the figures count them all).</p>"
     )
 
 
 def build_document(
-    text: str, spans: Sequence[Any], total: int, token_bytes: Any, options: RenderOptions, font: QFont, width: int
+    text: str, spans: Sequence[Any], total: int | None, token_bytes: Any, options: RenderOptions, font: QFont,
+    width: int,
 ) -> tuple[str, QTextDocument]:
     """The pane's HTML and its document for the first ``options.limit`` of ``total`` tokens,
     parsed, ``width`` pixels wide (runs in a worker thread; the document is handed over to
     the GUI thread)."""
     with collections_paused():
-        body = render_tokens(text, spans, token_bytes, options) + left_out_note(options.limit, total)
+        body = render_tokens(text, spans, token_bytes, options) + left_out_note(options.limit, total, len(spans))
     document = QTextDocument()
     document.setDefaultFont(font)
     document.setHtml(body)  # Qt releases the GIL while it parses
@@ -80,6 +88,7 @@ class TokenView(QTextBrowser):
         self.limit = limit
         self._text = ""
         self._spans: Sequence[Any] = ()
+        self._total: int | None = 0  # the text's tokens, when ``_spans`` cover only its start
         self._tokenizer: Any = None
         self._options = RenderOptions(limit=limit)
         self._hovered = -1
@@ -111,11 +120,15 @@ class TokenView(QTextBrowser):
         return self._pending
 
     def set_encoding(
-        self, text: str, spans: Sequence[Any], tokenizer: Any, *, differing: Collection[int] | None = None
+        self, text: str, spans: Sequence[Any], tokenizer: Any, *, differing: Collection[int] | None = None,
+        total: int | None | bool = False,
     ) -> None:
         """Show ``text`` cut into ``spans`` (from ``tokenizer.encode_with_spans``); ``differing``:
-        compare mode's tokens cut differently (see `set_differing`), in the same drawing."""
+        compare mode's tokens cut differently (see `set_differing`), in the same drawing.
+        ``total``: when ``text`` is the start of a longer text, that text's tokens for the
+        note under the drawing (None: no note; the owner says what is drawn)."""
         self._text, self._spans, self._tokenizer = text, spans, tokenizer
+        self._total = len(spans) if total is False else total
         self._options = RenderOptions(
             highlight_id=self._options.highlight_id,
             limit=self.limit,
@@ -179,13 +192,13 @@ class TokenView(QTextBrowser):
         if min(len(self._spans), self.limit) > SYNC_TOKENS:
             self._pending = True
             # Only the drawn tokens go to the worker (a slice, a copy: later edits cannot touch it).
-            self._renders.start(build_document, self._text, self._spans[: self.limit], len(self._spans),
+            self._renders.start(build_document, self._text, self._spans[: self.limit], self._total,
                                 self._tokenizer.token_bytes, self._options, QFont(self.font()),
                                 self.viewport().width())
             return
         self._renders.cancel()  # an older, longer drawing must not replace this one
         body = render_tokens(self._text, self._spans, self._tokenizer.token_bytes, self._options)
-        body += left_out_note(self.limit, len(self._spans))
+        body += left_out_note(self.limit, self._total, len(self._spans))
         self._show(body, None)
 
     def _on_built(self, built: tuple[str, QTextDocument]) -> None:
