@@ -1,15 +1,19 @@
 """The README and docs/ stay true to the code and to CI.
 
-CI (`.ci/run`) runs the README's test command word for word; docs/semantics.md quotes the
-built-in patterns and the tie-break order the trainer implements; every ``docs/*.md`` that
-the README or a docstring points to exists; docs/architecture.md lists every module of the
-tree once and names nothing that is not there; the README's library example shows every
-name of ``core.__all__``.
+CI (`.ci/run`) runs the README's test command word for word, and that command installs only
+when there is no environment yet; the README is short (at most 200 lines) and names no
+absolute path, nor does any command in docs/; docs/semantics.md quotes the built-in patterns
+and the tie-break order the trainer implements; every ``docs/*.md`` that the README or a
+docstring points to exists; docs/architecture.md lists every module of the tree once and
+names nothing that is not there; the README's ten-line library example runs as written, and
+docs/library.md's shows every name of ``core.__all__``.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN
@@ -17,7 +21,7 @@ from core.training.reference import best_pair
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_COMMAND = (
-    'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && '
+    '[ -x .venv/bin/pytest ] || (python3 -m venv .venv && .venv/bin/pip install -e ".[test]") && '
     "QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest"
 )
 
@@ -27,6 +31,57 @@ def test_ci_runs_the_readme_test_command() -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert f"    {TEST_COMMAND}\n" in readme
     assert ci.rstrip().endswith(TEST_COMMAND)
+    assert "rm -rf .venv\n" in ci  # CI always starts from a fresh environment
+
+
+def _run_test_command(folder: Path) -> list[str]:
+    """Run the README's test command in ``folder`` with ``python3`` and the venv's programs
+    replaced by stubs that log their arguments; returns the log."""
+    stubs = folder / "stubs"
+    stubs.mkdir(exist_ok=True)
+    log = folder / "log"
+    scripts = {
+        "python3": f'echo "python3 $*" >> {log}\nmkdir -p .venv/bin\n'
+                   f"cp {stubs}/venv-python .venv/bin/python\ncp {stubs}/venv-pip .venv/bin/pip\n",
+        "venv-python": f'echo "venv-python $*" >> {log}\n',
+        "venv-pip": f'echo "pip $*" >> {log}\ntouch .venv/bin/pytest\nchmod +x .venv/bin/pytest\n',
+    }
+    for name, body in scripts.items():
+        (stubs / name).write_text("#!/bin/sh\n" + body)
+        (stubs / name).chmod(0o755)
+    env = {**os.environ, "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["bash", "-c", TEST_COMMAND], cwd=folder, env=env, check=True, timeout=60)
+    lines = log.read_text().splitlines()
+    log.unlink()
+    return lines
+
+
+def test_the_readme_test_command_installs_only_the_first_time(tmp_path: Path) -> None:
+    first = _run_test_command(tmp_path)
+    assert first == ["python3 -m venv .venv", 'pip install -e .[test]', "venv-python -m pytest"]
+    again = _run_test_command(tmp_path)  # the environment is there: no new venv, no reinstall
+    assert again == ["venv-python -m pytest"]
+
+
+def test_the_readme_is_short_and_says_how_the_data_driven_tests_behave() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    flat = " ".join(readme.split())
+    assert "../shared/" in flat and "skipped" in flat and "`CI=true`" in flat
+    assert "![" in readme and (REPO / "resources" / "screenshot.png").is_file()
+
+
+ABSOLUTE = re.compile(r"(?:^|[\s=(])/(?:tmp|work|home|root|mnt|opt|Users|var)/")
+
+
+def test_no_absolute_machine_paths_in_the_readme_or_the_commands_of_docs() -> None:
+    found = []
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            command = page.name == "README.md" or line.startswith("    ")
+            if command and ABSOLUTE.search(line):
+                found.append(f"{page.name}:{number}: {line.strip()}")
+    assert found == []
 
 
 def test_semantics_page_quotes_the_patterns_and_the_tie_break() -> None:
@@ -118,18 +173,36 @@ def test_architecture_names_only_what_exists() -> None:
     assert _resolves("core.encode.corpus.separator_id") and not _resolves("core.encode.corpus.no_such_name")
 
 
-def test_readme_library_section_shows_the_whole_api() -> None:
+def test_library_page_shows_the_whole_api() -> None:
     import core
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Library", 1)[1].split("\n## ", 1)[0]
+    page = (REPO / "docs" / "library.md").read_text(encoding="utf-8")
+    section = page.split("## The whole API", 1)[1].split("\n## ", 1)[0]
     example = section.split("```python", 1)[1].split("```", 1)[0]
     assert [name for name in core.__all__ if not re.search(rf"\b{name}\b", example)] == []
     assert len(example.strip().splitlines()) <= 20
 
 
-def test_the_readme_tiktoken_snippet_loads_an_export_again_after_retraining(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    """The README's tiktoken code, run as written on an export, gives the library's ids; run
+def test_the_readme_library_example_runs_in_ten_lines(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    import numpy as np
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The library in ten lines", 1)[1].split("\n## ", 1)[0]
+    example = section.split("```python", 1)[1].split("```", 1)[0]
+    assert len([line for line in example.splitlines() if line.strip()]) <= 10
+    monkeypatch.chdir(tmp_path)
+    text = (REPO / "resources" / "sample_corpus.txt").read_text(encoding="utf-8")[:30_000]
+    (tmp_path / "corpus.txt").write_text(text, encoding="utf-8")
+    scope: dict[str, object] = {}
+    exec(example, scope)  # noqa: S102 - the README's own code
+    assert (tmp_path / "tok" / "tokenizer.json").is_file()
+    ids = np.load(tmp_path / "ids.npy")
+    assert ids.size > 0 and scope["tok"].decode(ids.tolist()).replace("<|endoftext|>", "") == text.replace(  # type: ignore[attr-defined]
+        "<|endoftext|>", "")
+
+
+def test_the_library_page_tiktoken_snippet_loads_an_export_again_after_retraining(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """docs/library.md's tiktoken code, run as written on an export, gives the library's ids; run
     again after a retraining into the same folder, the new ones (tiktoken's own loader kept
     the first file's ranks in its cache, under the same path)."""
     import pytest
@@ -139,8 +212,8 @@ def test_the_readme_tiktoken_snippet_loads_an_export_again_after_retraining(tmp_
     from core.formats import save_tokenizer
     from core.training.reference import train_bpe_reference
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    snippet = next(block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "tiktoken.Encoding(" in block)
+    page = (REPO / "docs" / "library.md").read_text(encoding="utf-8")
+    snippet = next(block for block in re.findall(r"```python\n(.*?)```", page, re.S) if "tiktoken.Encoding(" in block)
     monkeypatch.chdir(tmp_path)
     text = "Hello there, general Kenobi! " * 20 + "<|endoftext|>" + "low lower lowest newer wider " * 20
     sizes = []

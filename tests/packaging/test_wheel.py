@@ -5,7 +5,9 @@ cannot see what a wheel leaves out (a sub-package, the sample corpus, the style 
 Here the wheel is built from a copy of the sources, installed with ``--no-deps`` into a
 new venv, and run from a folder outside the repository: the ``bpe-studio`` console script
 trains, the packages and compiled kernels load from the new venv, the resources are
-inside it, and the main window opens (offscreen) with the sample corpus preselected.
+inside it, and the main window opens (offscreen) with the sample corpus preselected. The
+documentation comes with it: ``bpe-studio docs`` and every ``--help`` point to the copy
+inside the venv, and Help › Documentation shows it.
 
 Kept fast and offline: no build isolation (the build backend comes from the ``test``
 extra) and ``--no-index``, so nothing is downloaded; the new venv reaches numpy, regex,
@@ -20,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +35,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCES = ("pyproject.toml", "README.md", "core", "bpe_studio", "resources")
+SOURCES = ("pyproject.toml", "README.md", "core", "bpe_studio", "resources", "docs")
 RESOURCES = ("icon.svg", "sample_corpus.txt", "style.qss")  # what the application opens
 KERNELS = ("core.training._merge_kernel", "core.encode._bpe_kernel", "core.variants._picky_kernel")
 # Checked only where they were built: without a C compiler the install succeeds without them.
@@ -127,7 +130,10 @@ def test_wheel_holds_every_module_the_resources_and_the_kernels(installed: Insta
 
     assert "core/py.typed" in names
     resources = sorted(n.removeprefix("bpe_studio/resources/") for n in names if n.startswith("bpe_studio/resources/"))
-    assert resources == sorted(RESOURCES)  # not screenshot.png, which is only for the README
+    assert resources == sorted(RESOURCES)  # the screenshot goes with the documentation
+    docs = sorted(n.removeprefix("bpe_studio/docs/") for n in names if n.startswith("bpe_studio/docs/"))
+    pages = sorted(f"docs/{p.name}" for p in (installed.sources / "docs").glob("*.md"))
+    assert docs == sorted(["README.md", *pages, "resources/screenshot.png"])
     assert not [n for n in names if n.endswith(".c")]
     for kernel in BUILT_KERNELS:
         prefix = kernel.replace(".", "/") + "."
@@ -175,6 +181,12 @@ PROBE = textwrap.dedent(
     window.show()
     app.processEvents()
     shown = {"corpus": window.settings_panel.corpus(), "style_sheet": window.styleSheet()}
+    from bpe_studio.app.help_menu import DocsWindow, about_text
+    window.help_actions["docs"].trigger()
+    docs = window.findChild(DocsWindow)
+    shown["docs"] = {"path": str(docs.current_path()), "text": docs.browser.toPlainText()[:2000],
+                     "pages": docs.page_list.count()}
+    shown["about"] = about_text(window)
     window.close()
 
     print(json.dumps({
@@ -216,3 +228,26 @@ def test_installed_app_loads_from_the_fresh_venv(installed: Installed) -> None:
     assert found["window"]["corpus"] == str(sample)
     assert found["window"]["style_sheet"].strip()
     assert found["window"]["style_sheet"] == (REPO / "resources" / "style.qss").read_text(encoding="utf-8")
+
+    # Help › Documentation shows the README shipped inside the venv; About says where things are.
+    docs = found["window"]["docs"]
+    assert inside_venv(docs["path"]) and Path(docs["path"]).name == "README.md", docs["path"]
+    assert "pip install" in docs["text"] and docs["pages"] == 1 + len(list((installed.sources / "docs").glob("*.md")))
+    about = found["window"]["about"]
+    assert str(Path(found["packages"]["bpe_studio"]).parent) in about
+    assert str(Path(docs["path"])) in about and str(installed.workdir / "settings.ini") in about
+
+
+def test_installed_help_points_to_docs_that_are_there(installed: Installed) -> None:
+    for args in ([], ["train"], ["eval"], ["docs"]):
+        stdout = _check(_run([installed.script, *args, "--help"], cwd=installed.workdir), f"{args} --help")
+        match = re.search(r"^README\.md and docs/\*\.md are in (.+)$", stdout, re.M)  # on a line of its own
+        assert match, stdout
+        folder = Path(match.group(1))
+        assert folder.resolve().is_relative_to(installed.site_packages.resolve()), folder
+        assert (folder / "README.md").is_file() and (folder / "docs" / "semantics.md").is_file()
+
+    listing = _check(_run([installed.script, "docs"], cwd=installed.workdir), "bpe-studio docs")
+    assert "formats" in listing and str(folder / "docs" / "formats.md") in listing
+    page = _check(_run([installed.script, "docs", "semantics"], cwd=installed.workdir), "bpe-studio docs semantics")
+    assert page == (installed.sources / "docs" / "semantics.md").read_text(encoding="utf-8")
