@@ -29,6 +29,7 @@
 #define BPE_COUNT_TABLE_H
 
 #include "_ascii_cut.h"
+#include "_byte_map.h"
 
 typedef struct {
     uint64_t word;  /* a key of <= 8 bytes: its bytes, the first lowest, zero above; of 9

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <stdlib.h>
 #include "_count_io.h"
+#include "_specials.h"
 
 typedef struct {
     PyObject_HEAD

@@ -15,6 +15,10 @@
 #ifndef BPE_UTF8_VALID_H
 #define BPE_UTF8_VALID_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include "_simd.h"
+
 #if defined(BPE_AVX2)
 
 #define BPE_U8_TOO_SHORT (1 << 0)  /* 11______ 0_______ or 11______ 11______ */
