@@ -63,9 +63,9 @@ def every_dialog(window) -> list[object]:
         window.settings_panel.variant_options.parity.browse,
         window.open_counts_dialog,
         window.open_session_dialog,
-        evaluate._add_tokenizer_dialog,
-        evaluate._add_source_dialog,
-        evaluate._add_folder_dialog,
+        evaluate.inputs.add_tokenizer_dialog,
+        evaluate.inputs.add_source_dialog,
+        evaluate.inputs.add_folder_dialog,
         lambda: evaluate._export_dialog("csv"),
         evaluate.lm_panel._browse,
     ]
@@ -101,7 +101,7 @@ def test_the_last_folder_is_shared_by_the_dialogs_and_kept(qtbot, make_window, h
     window.close()
     again = make_window()
     starts.clear()
-    again.evaluate_panel._add_source_dialog()
+    again.evaluate_panel.inputs.add_source_dialog()
     assert starts == [str(texts)]
 
 

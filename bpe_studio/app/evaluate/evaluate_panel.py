@@ -1,10 +1,9 @@
 """The Evaluate tab: tokenizers measured on held-out sources, as a table and a chart.
 
-Tokenizers are files or folders added by the user, plus the one just trained or opened
-("current"). Sources are files or folders (one row per file; a JSONL file one row, or one
-per value of the group-by field). Run measures them in a `ThreadJob` (`core.evaluate.
+What is measured: the tokenizers and held-out sources of `inputs.py` (one row per file;
+a JSONL file one row, or one per value of the group-by field). Run measures them in a `ThreadJob` (`core.evaluate.
 evaluate_steps`: a progress step per row, cancellable between rows; `work.py`); the table
-and the chart follow (`chart.py`); Export writes CSV or JSON. The Reference (a row's name:
+(`results_table.py`) and the chart (`chart.py`) follow; Export writes CSV or JSON. The Reference (a row's name:
 a file's stem such as ``en``, or a group value; ``en`` by default when there is one) gives
 each row's premium over it; the table adds each row's Rényi efficiency and each
 tokenizer's Gini coefficient over its rows (docs/evaluate.md), and the chart draws bytes
@@ -21,14 +20,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
-    QListWidget,
     QProgressBar,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -36,6 +31,8 @@ from PySide6.QtWidgets import (
 
 from bpe_studio.app.evaluate.chart import MEASURES, EvaluateChart, source_labels
 from bpe_studio.app.evaluate.health_lm import HealthView, LmPanel
+from bpe_studio.app.evaluate.inputs import EvaluateInputs
+from bpe_studio.app.evaluate.results_table import HEADER_TIPS, ResultsTable
 from bpe_studio.app.evaluate.work import DEFAULT_REFERENCE, evaluation_work, reference_names, shrink_work
 from bpe_studio.app.file_dialogs import dialogs_for
 from bpe_studio.app.widgets.elided_label import OneLineLabel
@@ -44,28 +41,7 @@ from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from bpe_studio.app.workers.thread_job import ThreadJob
 from core.evaluate.measures import Evaluation, Row, rows_csv, rows_json
 
-CURRENT = "current"
 NONE = "(none)"
-HEADERS = ("tokenizer", "source", "vocab", "tokens", "bytes/tok", "chars/tok", "tok/word", "distinct",
-           "vocab used", "vs base", "Rényi", "premium", "Gini")
-HEADER_TIPS = {
-    "Rényi": "Rényi efficiency (order 2.5): how evenly the row's tokens use the vocabulary, 0..1",
-    "premium": "This row's tokens over the reference row's, for the same tokenizer: on parallel text, what the "
-               "same content costs in this language (1: as much as the reference)",
-    "Gini": "The tokenizer's Gini coefficient over its rows' token counts: 0 when every row (language) costs "
-            "the same tokens, towards 1 when one pays for all",
-}
-PREMIUM, GINI = HEADERS.index("premium"), HEADERS.index("Gini")
-
-
-def _figure(value: float | None) -> str:
-    return "" if value is None else f"{value:.3f}"
-
-
-def _cells(row: Row, source: str) -> list[str]:
-    return [row.tokenizer, source, f"{row.vocab_size:,}", f"{row.tokens:,}", f"{row.bytes_per_token:.3f}",
-            f"{row.chars_per_token:.3f}", f"{row.fertility:.3f}", f"{row.distinct:,}", f"{100 * row.vocab_used:.2f}%",
-            _figure(row.vs_baseline), _figure(row.renyi_efficiency), _figure(row.premium), _figure(row.gini)]
 
 
 class EvaluatePanel(QWidget):
@@ -81,22 +57,15 @@ class EvaluatePanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.current: object | None = None
         self.training_curve: tuple[Any, Any] | None = None
         self.job: ThreadJob | None = None
         self.result: Evaluation | None = None
         self._shown: list[Row] = []  # the rows in the table and the chart
         self._measured_against: str | None = None  # the reference of the run going or last done
 
-        self.tokenizer_list = QListWidget()
-        self.source_list = QListWidget()
-        for widget in (self.tokenizer_list, self.source_list):
-            widget.setMaximumHeight(widget.fontMetrics().height() * 4 + 10)  # four entries: the measures get the height
-        self.add_tokenizer_button = QPushButton("Add tokenizer…")
-        self.add_source_button = QPushButton("Add file…")
-        self.add_folder_button = QPushButton("Add folder…")
-        self.remove_button = QPushButton("Remove selected")
-        self.remove_button.setToolTip("Remove the tokenizers and sources selected in the lists")
+        self.inputs = EvaluateInputs()
+        self.tokenizer_list = self.inputs.tokenizer_list
+        self.inputs.changed.connect(self._on_inputs_changed)
         self.group_by = QLineEdit()
         self.group_by.setPlaceholderText("field, e.g. lang")
         self.baseline = QComboBox()
@@ -124,17 +93,7 @@ class EvaluatePanel(QWidget):
         self.shrink_button = QPushButton("Shrink…")
         self.shrink_button.setToolTip("Write the first tokenizer cut to a smaller vocabulary (= trained at that size)")
         self.shrink_job: ThreadJob | None = None
-        self.table = QTableWidget(0, len(HEADERS))
-        self.table.setHorizontalHeaderLabels(list(HEADERS))
-        for column, header in enumerate(HEADERS):
-            header_item = self.table.horizontalHeaderItem(column)
-            if header in HEADER_TIPS and header_item is not None:
-                header_item.setToolTip(HEADER_TIPS[header])
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        rows = self.table.verticalHeader()  # compact rows: at 1024×700 sixteen languages still show several
-        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        rows.setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        self.table = ResultsTable()
         self.chart = EvaluateChart()
         self.measure = QComboBox()
         for key, (title, _axis) in MEASURES.items():
@@ -145,23 +104,6 @@ class EvaluatePanel(QWidget):
         self.gini_label.setObjectName("hint")
         self.gini_label.setToolTip(HEADER_TIPS["Gini"])
 
-        lists = QHBoxLayout()
-        left = QVBoxLayout()
-        left.addWidget(QLabel("Tokenizers"))
-        left.addWidget(self.tokenizer_list)
-        tokenizer_buttons = QHBoxLayout()
-        tokenizer_buttons.addWidget(self.add_tokenizer_button)
-        tokenizer_buttons.addWidget(self.remove_button)
-        left.addLayout(tokenizer_buttons)
-        right = QVBoxLayout()
-        right.addWidget(QLabel("Held-out sources"))
-        right.addWidget(self.source_list)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.add_source_button)
-        buttons.addWidget(self.add_folder_button)
-        right.addLayout(buttons)
-        lists.addLayout(left)
-        lists.addLayout(right)
         options = QHBoxLayout()
         for text, box, tip in (
             ("&Group by", self.group_by, "One row per value of this JSONL/Parquet field (bpe-studio eval --group-by)"),
@@ -185,7 +127,7 @@ class EvaluatePanel(QWidget):
         exports.addWidget(self.export_json_button)
         exports.addWidget(self.shrink_button)
         layout = QVBoxLayout(self)
-        layout.addLayout(lists)
+        layout.addWidget(self.inputs)
         layout.addLayout(options)
         layout.addLayout(exports)
         layout.addWidget(self.status)
@@ -219,10 +161,6 @@ class EvaluatePanel(QWidget):
         self.lm_panel.run_button.clicked.connect(self.run_lm)
         self.lm_panel.error.connect(self.error)
 
-        self.add_tokenizer_button.clicked.connect(self._add_tokenizer_dialog)
-        self.add_source_button.clicked.connect(self._add_source_dialog)
-        self.add_folder_button.clicked.connect(self._add_folder_dialog)
-        self.remove_button.clicked.connect(self._remove_selected)
         self.shrink_button.clicked.connect(self._shrink_dialog)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
@@ -240,40 +178,29 @@ class EvaluatePanel(QWidget):
         ``training_curve``: (vocabulary sizes, bytes per token) on its training corpus when
         it is the trained one; the size ladder draws it as a dashed "training corpus" line.
         """
-        self.current = tokenizer
         self.training_curve = training_curve if tokenizer is not None else None
-        items = [self.tokenizer_list.item(i).text() for i in range(self.tokenizer_list.count())]
-        if tokenizer is not None and CURRENT not in items:
-            self.tokenizer_list.insertItem(0, CURRENT)
-        elif tokenizer is None and CURRENT in items:
-            self.tokenizer_list.takeItem(items.index(CURRENT))
-        self._refresh_baselines()
+        self.inputs.set_current(tokenizer)
+
+    @property
+    def current(self) -> object | None:
+        return self.inputs.current
 
     def add_tokenizer(self, path: str) -> None:
-        self.tokenizer_list.addItem(str(path))
-        self._refresh_baselines()
+        self.inputs.add_tokenizer(path)
 
     def add_source(self, path: str) -> None:
-        self.source_list.addItem(str(path))
-        self._refresh_references()
-        self._update_buttons()
+        self.inputs.add_source(path)
 
     def tokenizers(self) -> dict[str, Any]:
-        from core.evaluate.measures import _name
-
-        out: dict[str, Any] = {}
-        for i in range(self.tokenizer_list.count()):
-            text = self.tokenizer_list.item(i).text()
-            spec: Any = self.current if text == CURRENT else text
-            name = CURRENT if text == CURRENT else _name(text, i)
-            unique, n = name, 2
-            while unique in out:
-                unique, n = f"{name} ({n})", n + 1
-            out[unique] = spec
-        return out
+        return self.inputs.tokenizers()
 
     def sources(self) -> list[str]:
-        return [self.source_list.item(i).text() for i in range(self.source_list.count())]
+        return self.inputs.sources()
+
+    def _on_inputs_changed(self) -> None:
+        self._refresh_baselines()
+        self._refresh_references()
+        self._update_buttons()
 
     def reference_name(self) -> str | None:
         """The chosen reference row (None: no premium)."""
@@ -311,34 +238,9 @@ class EvaluatePanel(QWidget):
             self.baseline.setCurrentText(names[-1])
         self._update_buttons()
 
-    def _add_tokenizer_dialog(self) -> None:
-        path = dialogs_for(self).open_file("Add a tokenizer", "paths/tokenizer_folder",
-                                           "Tokenizers (*.json *.txt *.tiktoken *.model);;All files (*)")
-        if path:
-            self.add_tokenizer(path)
-
-    def _add_source_dialog(self) -> None:
-        paths = dialogs_for(self).open_files("Add held-out text", "paths/heldout_folder")
-        for path in paths:
-            self.add_source(path)
-
-    def _add_folder_dialog(self) -> None:
-        path = dialogs_for(self).existing_folder("Add a folder of held-out text", "paths/heldout_folder")
-        if path:
-            self.add_source(path)
-
-    def _remove_selected(self) -> None:
-        for widget in (self.tokenizer_list, self.source_list):
-            for item in widget.selectedItems():
-                if widget is self.tokenizer_list and item.text() == CURRENT:
-                    self.current = None
-                widget.takeItem(widget.row(item))
-        self._refresh_baselines()
-        self._refresh_references()
-
     def _update_buttons(self) -> None:
         running = self.job is not None and self.job.running
-        ready = self.tokenizer_list.count() > 0 and self.source_list.count() > 0
+        ready = self.inputs.ready()
         self.run_button.setEnabled(ready and not running)
         self.cancel_button.setEnabled(running)
         has_rows = self.result is not None and bool(self.result.rows)
@@ -471,17 +373,7 @@ class EvaluatePanel(QWidget):
     def show_rows(self, rows: list[Row], ginis: dict[str, float] | None = None) -> None:
         """The table and the chart of ``rows`` (``ginis``: each tokenizer's Gini, said under the table)."""
         self._shown = rows
-        self.table.setRowCount(len(rows))
-        labels = source_labels(list(dict.fromkeys(row.source for row in rows)))  # the full path in the tooltip
-        for r, row in enumerate(rows):
-            for c, text in enumerate(_cells(row, labels[row.source])):
-                item = QTableWidgetItem(text)
-                if c >= 2:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if c == 1:
-                    item.setToolTip(row.source)
-                self.table.setItem(r, c, item)
-        self.table.resizeColumnsToContents()
+        self.table.show_rows(rows, source_labels(list(dict.fromkeys(row.source for row in rows))))
         self.gini_label.setText("Gini of the rows' tokens: " + " · ".join(f"{name} {value:.3f}"
                                                                           for name, value in ginis.items())
                                 if ginis and rows else "")

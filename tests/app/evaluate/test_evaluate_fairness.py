@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 import core
-from bpe_studio.app.evaluate.evaluate_panel import CURRENT, GINI, HEADERS, NONE, PREMIUM, EvaluatePanel
+from bpe_studio.app.evaluate.evaluate_panel import NONE, EvaluatePanel
+from bpe_studio.app.evaluate.inputs import CURRENT
+from bpe_studio.app.evaluate.results_table import GINI, HEADERS, PREMIUM
 from core.evaluate.measures import evaluate, row_names
 from core.formats import save_tokenizer
 from core.variants import ParityAware

@@ -10,7 +10,8 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from bpe_studio.app.evaluate.evaluate_panel import CURRENT, EvaluatePanel  # noqa: E402
+from bpe_studio.app.evaluate.evaluate_panel import EvaluatePanel  # noqa: E402
+from bpe_studio.app.evaluate.inputs import CURRENT  # noqa: E402
 from core.encode.tokenizer import Tokenizer  # noqa: E402
 from core.formats import save_tokenizer  # noqa: E402
 from core.training.reference import train_bpe_reference  # noqa: E402

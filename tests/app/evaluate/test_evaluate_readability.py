@@ -13,7 +13,8 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel
 
-from bpe_studio.app.evaluate.evaluate_panel import CURRENT, EvaluatePanel
+from bpe_studio.app.evaluate.evaluate_panel import EvaluatePanel
+from bpe_studio.app.evaluate.inputs import CURRENT
 from tests.app.evaluate.test_evaluate_panel import HELD, TEXT, _setup
 
 
