@@ -37,7 +37,7 @@ from bpe_studio.app.help_menu import add_help_menu
 from bpe_studio.app.menus import build_menus
 from bpe_studio.app.models.current_tokenizer import CurrentTokenizer, trained_title
 from bpe_studio.app.models.session import Session
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 from bpe_studio.app.resources import resource, style_sheet
 from bpe_studio.app.train.corpus_picker import join_sources
 from bpe_studio.app.train.train_tab import TrainTab

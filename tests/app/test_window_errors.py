@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 
 
 def train_and_wait(qtbot, window) -> None:

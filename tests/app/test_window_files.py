@@ -15,7 +15,7 @@ from bpe_studio.app import file_dialogs
 from bpe_studio.app.main_window import MainWindow
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import load_session
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 from core.encode.tokenizer import Tokenizer
 
 EOT = "<|endoftext|>"

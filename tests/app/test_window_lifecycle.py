@@ -13,7 +13,7 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QToolButton
 
 from bpe_studio.app.help_menu import app_version, shortcut_rows
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 
 EOT = "<|endoftext|>"
 

@@ -11,7 +11,8 @@ import os
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from bpe_studio.app.models.training_state import Stage, TrainingState
+from bpe_studio.app.models.run_progress import Stage
+from bpe_studio.app.models.training_state import TrainingState
 from bpe_studio.app.widgets.elided_label import ElidedLabel
 
 REFRESH_MS = 200

@@ -22,7 +22,7 @@ from bpe_studio.app.controllers.sessions import SessionController
 from bpe_studio.app.controllers.training import TrainingController
 from bpe_studio.app.models.current_tokenizer import CurrentTokenizer
 from bpe_studio.app.models.session import TrainSettings, load_session
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 from core.encode.tokenizer import Tokenizer
 
 EOT = "<|endoftext|>"

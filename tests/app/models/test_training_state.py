@@ -17,7 +17,8 @@ import pytest
 from core import TrainOptions
 import core
 from bpe_studio.app.models.session import TrainSettings
-from bpe_studio.app.models.training_state import Stage, TrainingState
+from bpe_studio.app.models.run_progress import Stage
+from bpe_studio.app.models.training_state import TrainingState
 from bpe_studio.app.workers.train_process import _joined
 from core.events import MergeBatch, MergeEvent
 from core.progress import training_summary

@@ -3,7 +3,7 @@ result is never exported without asking."""
 
 from __future__ import annotations
 
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 
 
 def test_cancel_during_pretokenization_keeps_the_previous_result(qtbot, make_window, make_corpus, tmp_path, export_and_wait):

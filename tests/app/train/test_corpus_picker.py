@@ -15,7 +15,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
 import core
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 from bpe_studio.app.train.corpus_picker import describe
 
 EOT = "<|endoftext|>"

@@ -15,7 +15,7 @@ import pytest
 
 import core
 from bpe_studio.app.models.session import load_session
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 from bpe_studio.app.train.merges_table import SOURCES_COLUMN
 from bpe_studio.app.train.share_bar import CHOSEN_ROLE, SHARES_ROLE
 from core.variants import ParityAware

@@ -3,7 +3,7 @@ charts fit the data the run has."""
 
 from __future__ import annotations
 
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 
 
 def test_a_run_out_of_pairs_says_stopped_early_and_the_charts_fit(qtbot, make_window, tmp_path):

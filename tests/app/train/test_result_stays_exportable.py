@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import core
 from bpe_studio.app.models.session import load_session
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 from core.formats import load_tokenizer_json, save_tokenizer
 
 

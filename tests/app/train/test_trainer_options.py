@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from core import TrainOptions
 import core
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 from bpe_studio.app.train.merges_table import RAW_BYTES_ROLE
 from core.formats import save_tokenizer
 from core.training.reference import train_bpe_reference

@@ -13,7 +13,7 @@ from PySide6.QtCore import QTimer
 import core
 from bpe_studio.app.train.merges_table import RAW_BYTES_ROLE, TOKEN_ID_ROLE
 from core.readable import readable
-from bpe_studio.app.models.training_state import Stage
+from bpe_studio.app.models.run_progress import Stage
 
 EOT = "<|endoftext|>"
 

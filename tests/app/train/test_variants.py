@@ -9,7 +9,8 @@ from array import array
 import core
 from bpe_studio.app.explore.vocab_model import TOKEN_ID_ROLE as VOCAB_TOKEN_ID_ROLE
 from bpe_studio.app.models.session import load_session, save_session
-from bpe_studio.app.models.training_state import Stage, TrainingState
+from bpe_studio.app.models.run_progress import Stage
+from bpe_studio.app.models.training_state import TrainingState
 from bpe_studio.app.models.vocab_data import VocabData
 from bpe_studio.app.train.merges_table import KIND_ROLE, RAW_BYTES_ROLE, TOKEN_ID_ROLE, MergesModel
 from bpe_studio.app.train.variant_options import default_transition

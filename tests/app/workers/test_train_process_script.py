@@ -12,7 +12,8 @@ import time
 
 from core import TrainOptions
 from bpe_studio.app.models.session import TrainSettings
-from bpe_studio.app.models.training_state import SILENCE_SECONDS, TrainingState
+from bpe_studio.app.models.run_progress import SILENCE_SECONDS
+from bpe_studio.app.models.training_state import TrainingState
 from bpe_studio.app.train.progress_panel import ProgressPanel
 
 SCRIPT = textwrap.dedent(
