@@ -29,7 +29,7 @@ from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import bytes_progress, format_bytes, read_summary
-from bpe_studio.cli.checks import capped_workers, check_text_option, corpus_files, non_empty
+from bpe_studio.cli.checks import capped_workers, check_text_option, corpus_files, non_empty, pattern_option
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from bpe_studio.cli.train import add_source_options, read_options
 
@@ -47,21 +47,21 @@ def add_count_parser(commands: Any) -> None:
                         help="the counts file to write (e.g. counts.bpc)")
     parser.add_argument("--special-token", action="append", default=[], metavar="TOK", dest="special_tokens",
                         help="a special token (repeat for several), e.g. '<|endoftext|>'")
-    parser.add_argument("--pattern", default="gpt2", type=non_empty("gpt2, gpt4 or a regex"), metavar="gpt2|gpt4|REGEX",
+    parser.add_argument("--pattern", default="gpt2", type=pattern_option, metavar="gpt2|gpt4|REGEX",
                         help="pre-tokenization pattern (default: gpt2)")
     parser.add_argument("--workers", type=int, metavar="K", help="local counting workers: threads on text and JSONL, processes for Parquet and custom patterns (default: all cores)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--dask", metavar="ADDRESS", help="count on the Dask cluster at ADDRESS (tcp://host:8786)")
     where.add_argument("--dask-local", type=int, metavar="N", help="count on a Dask cluster of N local processes")
     parser.add_argument("--dask-timeout", type=float, default=60.0, metavar="SECONDS",
-                        help="with --dask: seconds to wait for a first worker on a scheduler that has none "
-                        "(default: 60)")
+                        help="with --dask: seconds to wait to reach the scheduler, then for a first worker "
+                        "on a scheduler that has none (default: 60)")
     add_source_options(parser)
     parser.set_defaults(run=run_count)
 
 
 def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
-    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.usage import UsageError
 
     out = stream if stream is not None else sys.stdout
     started = time.monotonic()
@@ -95,7 +95,7 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                 dist.require_distributed()
             except ImportError as e:
                 raise UsageError(str(e)) from None
-            client = stack.enter_context(_dask_client(args.dask, args.dask_local))
+            client = stack.enter_context(_dask_client(args.dask, args.dask_local, args.dask_timeout))
             if isinstance(corpus, dict):  # named sources: one after another
                 events = _named_on_cluster(corpus, lambda files: dist.count_on_cluster_events(
                     files, specials, client=client, pattern=pattern.source, read=read,
@@ -117,7 +117,7 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     counts.save(target)
     rows = [
         ("Counted", f"{len(counts):,} distinct pre-tokens, {counts.total:,} in all"),
-        ("Read", read_summary(counts.documents, _text_bytes(counts), counts.input_bytes)),
+        ("Read", read_summary(counts.documents, counts.total_bytes, counts.input_bytes)),
         ("Invalid UTF-8 bytes", f"{counts.invalid_bytes:,}"),
         ("Time", f"{time.monotonic() - started:.1f} s"),
         ("Wrote", f"{target} ({format_bytes(os.path.getsize(target))})"),
@@ -127,12 +127,12 @@ def run_count(args: argparse.Namespace, stream: TextIO | None = None) -> int:
 
 
 @contextlib.contextmanager
-def _dask_client(address: str | None, local: int | None) -> Iterator[Any]:
+def _dask_client(address: str | None, local: int | None, timeout: float) -> Iterator[Any]:
     import distributed
 
     if address is not None:
-        try:
-            client = distributed.Client(address, timeout="20s")
+        try:  # reaching the scheduler is bounded by --dask-timeout too
+            client = distributed.Client(address, timeout=f"{timeout}s")
         except OSError as e:
             raise ConnectionError(f"--dask {address}: cannot reach the Dask scheduler ({e})") from None
         with client:
@@ -141,12 +141,6 @@ def _dask_client(address: str | None, local: int | None) -> Iterator[Any]:
     with distributed.LocalCluster(n_workers=local, processes=True, threads_per_worker=1,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         yield client
-
-
-def _text_bytes(counts: PretokenCounts) -> int:
-    """The bytes of text counted (every pre-token's length times its count), as `train` reports."""
-    lengths, occurrences = counts.lengths_and_counts()
-    return int(lengths @ occurrences)
 
 
 def _named_on_cluster(

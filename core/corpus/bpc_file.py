@@ -11,6 +11,10 @@ Reading checks, in this order and before the body is read: the path is a regular
 version, a metadata length that fits in the file. Then the body: its lengths add up, every
 count is at least 1, no pre-token is empty, and the counts' corpus bytes fit in 63 bits
 (what training computes in), then the checksum.
+
+Writing (`write_file`) streams: each table's body is handed over a block at a time (a
+native table sorted in place, `core.pretokenize.counting.SortedBody`), the checksum
+computed as it goes; `PretokenCounts.save` checks the counts fit before it opens the file.
 """
 
 from __future__ import annotations
@@ -23,15 +27,17 @@ import sys
 import zlib
 from array import array
 from itertools import accumulate
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from core.errors import FormatError
 from core.pretokenize.counting import ChunkCounts
 from core.pretokenize.native import native_module
 
-__all__ = ["MAGIC", "MAX_CORPUS_BYTES", "NAMED_VERSION", "VERSION", "VERSIONS", "decode", "encode", "encode_named",
-           "open_counts_file", "pack", "read_file", "read_header", "sorted_body"]
+__all__ = ["MAGIC", "MAX_CORPUS_BYTES", "NAMED_VERSION", "VERSION", "VERSIONS", "Body", "BytesBody", "decode",
+           "open_counts_file", "pack", "read_file", "read_header", "read_info", "sorted_body", "write_file"]
 
 MAGIC = b"BPECOUNT"
 VERSION = 1
@@ -41,6 +47,54 @@ VERSIONS = (VERSION, NAMED_VERSION)
 HEADER = struct.Struct("<8sII")  # magic, version, metadata length
 MAX_CORPUS_BYTES = (1 << 63) - 1
 """The largest sum of count × length training computes with (int64): more is refused."""
+
+
+class Body(Protocol):
+    """One table's part of the file, written a block at a time (`BytesBody`, or
+    `core.pretokenize.counting.SortedBody`, which sorts a native table without copying it)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def write(self, write: Callable[[bytes], object]) -> None: ...
+
+
+@dataclass(frozen=True)
+class BytesBody:
+    """A body already made (`sorted_body`, or the body of a file loaded)."""
+
+    data: bytes
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def write(self, write: Callable[[bytes], object]) -> None:
+        view = memoryview(self.data)
+        for at in range(0, len(view), 1 << 20):
+            write(view[at:at + (1 << 20)])  # type: ignore[arg-type]
+
+
+def write_file(f: IO[bytes], version: int, bodies: list[Body], meta: dict[str, Any]) -> None:
+    """Write the file to ``f`` as it is made: header, metadata, each body, the checksum
+    (no copy of the counts). Version 2 (``meta["sources"]``, one body each): each source's
+    ``body_bytes`` is filled in."""
+    if version == NAMED_VERSION:
+        meta = {**meta, "sources": [{**source, "body_bytes": body.size}
+                                    for source, body in zip(meta["sources"], bodies)]}
+    meta_bytes = json.dumps(meta, ensure_ascii=False).encode()
+    f.write(HEADER.pack(MAGIC, version, len(meta_bytes)))
+    f.write(meta_bytes)
+    crc = zlib.crc32(meta_bytes)
+
+    def put(block: bytes) -> None:
+        nonlocal crc
+        crc = zlib.crc32(block, crc)
+        f.write(block)
+
+    for body in bodies:
+        body.write(put)
+    f.write(struct.pack("<I", crc))
 
 
 def pack(words: list[bytes], counts: list[int], invalid: int, order: str) -> bytes:
@@ -55,29 +109,10 @@ def pack(words: list[bytes], counts: list[int], invalid: int, order: str) -> byt
     return b"".join((head, numbers.tobytes(), lengths.tobytes(), *words))
 
 
-def encode(words: list[bytes], counts: list[int], invalid: int, meta: dict[str, Any]) -> bytes:
-    """The file's bytes for these counts (sorted here) and metadata."""
-    return _file(VERSION, [sorted_body(words, counts, invalid)], meta)
-
-
-def encode_named(bodies: list[bytes], meta: dict[str, Any]) -> bytes:
-    """The file's bytes for one table per named source (`sorted_body` each), in the order of
-    ``meta["sources"]``, whose ``body_bytes`` this fills in."""
-    meta = {**meta, "sources": [{**source, "body_bytes": len(body)} for source, body in zip(meta["sources"], bodies)]}
-    return _file(NAMED_VERSION, bodies, meta)
-
-
 def sorted_body(words: list[bytes], counts: list[int], invalid: int) -> bytes:
     """One table packed little-endian, sorted by pre-token bytes (equal tables, equal bytes)."""
     order = sorted(range(len(words)), key=words.__getitem__)
     return pack([words[i] for i in order], [counts[i] for i in order], invalid, "little")
-
-
-def _file(version: int, bodies: list[bytes], meta: dict[str, Any]) -> bytes:
-    body = b"".join(bodies)
-    meta_bytes = json.dumps(meta, ensure_ascii=False).encode()
-    return b"".join((HEADER.pack(MAGIC, version, len(meta_bytes)), meta_bytes, body,
-                     struct.pack("<I", zlib.crc32(body, zlib.crc32(meta_bytes)))))
 
 
 def open_counts_file(path: str | os.PathLike[str]) -> tuple[IO[bytes], int]:
@@ -199,3 +234,18 @@ def read_file(path: str | os.PathLike[str]) -> tuple[list[ChunkCounts], dict[str
         f.seek(0)
         data = f.read(size)
     return decode(data, str(Path(path)))
+
+
+def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The metadata of the counts file at ``path``, from its header alone (cheap whatever
+    its size); `FormatError` if it is not one (`read_file` checks the rest)."""
+    f, size = open_counts_file(path)
+    with f:
+        raw = read_header(f, size, str(path))
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        meta = None
+    if not isinstance(meta, dict) or not {"pattern", "special_tokens"} <= meta.keys():
+        raise FormatError(f"{path} is not a readable pre-token counts file (its header is damaged)")
+    return meta

@@ -12,14 +12,15 @@ merge loop also tells, per merge, each source's count of the merged pair (proven
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from typing import Any
 
 from core.corpus import bpc_file
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import ReadOptions
-from core.errors import FormatError
+from core.errors import FormatError, OptionsError, OptionsTypeError
 from core.pretokenize.counting import ChunkCounts
 
 __all__ = ["NamedCounts", "check_source_names"]
@@ -38,13 +39,13 @@ def check_source_names(names: Iterable[object]) -> tuple[str, ...]:
     checked: list[str] = []
     for name in names:
         if not isinstance(name, str):
-            raise TypeError(f"a source's name must be a string, got {name!r}")
+            raise OptionsTypeError(f"a source's name must be a string, got {name!r}")
         if not name or len(name) > MAX_NAME or any(c in name for c in "\t\r\n"):
-            raise ValueError(f"a source's name must be 1 to {MAX_NAME} characters without tabs or line breaks, "
-                             f"got {name!r}")
+            raise OptionsError(f"a source's name must be 1 to {MAX_NAME} characters without tabs or line breaks, "
+                               f"got {name!r}")
         checked.append(name)
     if not checked:
-        raise ValueError("named sources need at least one name and source, e.g. {'en': 'data/en.txt'}")
+        raise OptionsError("named sources need at least one name and source, e.g. {'en': 'data/en.txt'}")
     return tuple(checked)
 
 
@@ -59,10 +60,13 @@ class NamedCounts(PretokenCounts):
         self.sources = check_source_names(shares)
         parts = list(shares.values())
         if not all(isinstance(part, PretokenCounts) and not isinstance(part, NamedCounts) for part in parts):
-            raise TypeError("each named source's counts must be PretokenCounts of one source")
+            raise OptionsTypeError("each named source's counts must be PretokenCounts of one source")
         total = PretokenCounts.add_all(parts)
-        super().__init__(total.chunk(), pattern=total.pattern, special_tokens=total.special_tokens,
+        super().__init__(pattern=total.pattern, special_tokens=total.special_tokens,
                          documents=total.documents, input_bytes=total.input_bytes, read=total.read)
+        # the sum's forms taken over as they are (a native table stays one: no packed copy)
+        self._chunk, self._table, self._columns, self._arrays = total._chunk, total._table, total._columns, total._arrays
+        self.invalid_bytes = total.invalid_bytes
         self._shares = dict(zip(self.sources, parts))
 
     def source(self, name: str) -> PretokenCounts:
@@ -83,8 +87,8 @@ class NamedCounts(PretokenCounts):
         """The sum of named counts, source by source (a name in several parts adds up; the
         names in the order they first come)."""
         if not all(isinstance(part, NamedCounts) for part in parts):
-            raise ValueError("cannot add counts of named sources to counts of one unnamed corpus; "
-                             "count every part with the same source names")
+            raise OptionsError("cannot add counts of named sources to counts of one unnamed corpus; "
+                               "count every part with the same source names")
         by_name: dict[str, list[PretokenCounts]] = {}
         for part in parts:
             assert isinstance(part, NamedCounts)
@@ -102,19 +106,29 @@ class NamedCounts(PretokenCounts):
 
     # -- the file (version 2: one table per source) ---------------------------------------------
 
-    def to_bytes(self) -> bytes:
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[object]:
+        with contextlib.ExitStack() as stack:
+            for part in (self, *self.shares()):
+                stack.enter_context(part._lock)
+            yield self
+
+    def _file_parts(self) -> tuple[int, list[bpc_file.Body], dict[str, Any]]:
+        total, corpus_bytes = self._totals()
+        self._check_fits(corpus_bytes)
         bodies, sources = [], []
         for name, share in zip(self.sources, self.shares()):
-            words, counts = share.columns()
-            bodies.append(bpc_file.sorted_body(words, counts, share.invalid_bytes))
+            share_total, _ = share._totals()
+            body, distinct = share._body()
+            bodies.append(body)
             sources.append({"name": name, "documents": share.documents, "input_bytes": share.input_bytes,
-                            "distinct": len(words), "total": sum(counts),
+                            "distinct": distinct, "total": share_total,
                             **({"read": asdict(share.read)} if share.read is not None else {})})
-        return bpc_file.encode_named(bodies, {
+        return bpc_file.NAMED_VERSION, bodies, {
             "pattern": self.pattern, "special_tokens": list(self.special_tokens), "documents": self.documents,
             "input_bytes": self.input_bytes, "invalid_bytes": self.invalid_bytes, "distinct": len(self),
-            "total": self.total, "sources": sources,
-        })
+            "total": total, "sources": sources,
+        }
 
     @classmethod
     def from_file(cls, chunks: list[ChunkCounts], meta: dict[str, Any], name: str) -> NamedCounts:
@@ -129,3 +143,6 @@ class NamedCounts(PretokenCounts):
             return cls(shares)
         except (KeyError, TypeError, ValueError) as e:
             raise FormatError(f"{name} is not a readable pre-token counts file (its metadata is damaged: {e})") from None
+
+
+PretokenCounts._read_named = NamedCounts.from_file  # PretokenCounts.load reads named files with it

@@ -87,7 +87,7 @@ def _grouped(file: SourceFile, text_field: str, group_by: str | None) -> list[Gr
             continue
         if not isinstance(text, str):
             raise CorpusError(f"{file.path}, record {number}: field {text_field!r} is a "
-                              f"{type(text).__name__}, not a string; choose the text field (--field)")
+                              f"{type(text).__name__}, not a string; choose the text field (field=)")
         value: str | None = None
         if group_by is not None:
             raw = record.get(group_by)
@@ -117,7 +117,7 @@ def read_groups(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
             continue
         groups = _grouped(file, field, group_by)
         if not groups:
-            raise CorpusError(f"{file.path} has no text in field {field!r}; choose the text field (--field)")
+            raise CorpusError(f"{file.path} has no text in field {field!r}; choose the text field (field=)")
         for group in groups:
             yield group.label, group.documents, file
 

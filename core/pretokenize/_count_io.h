@@ -19,8 +19,8 @@
 #define BPE_ADD_AHEAD 16
 
 /* Ask for the slot of the e-th key (if any) and its ext: in first-seen order the slots come
- * at random, each a cache miss in a large table (adding 700 K keys of web text this way:
- * 0.10 -> 0.07 s); ext is asked for whatever the key's length, which the slot holds. */
+ * at random, each a cache miss in a large table; ext is asked for whatever the key's length,
+ * which the slot holds. */
 static inline void bpe_ct_prefetch_nth(const BpeCounts *c, size_t e)
 {
     if (e < c->n) {
@@ -340,18 +340,16 @@ static size_t bpe_ct_bytes_before(const BpeCounts *c, size_t e)
  * the GIL, in two threads.
  *
  * What training reads of the sum of the last two tables counted, without making it: adding
- * other (2.9 M keys of a 1 GB corpus to c's 2.9 M) grew c and put in every key it lacked,
- * 0.25 s of the 0.35 s of the add, with both cores idle but one. Other's keys are looked up
+ * other to c would grow c and put in every key it lacks, most of the add's time, in one
+ * thread while the other core idles. Other's keys are looked up
  * first, in its slots' order (c's are read in order too), their counts put beside c's
  * slots, half the slots in each thread. Then the columns are written: c's keys [0, m) by
  * one thread, the rest and other's new keys after them by the other, m a multiple of
  * BPE_CT_MARK, where c's marks say how many bytes the keys before it take; m is chosen
  * for the two to take as long, a new key of other's costing about 4/5 of one of c's and
- * each of other's keys 1/20 for the look at absent (measured on 300 MB and 1 GB of
- * web-like text). (c's keys in one thread and other's new ones
- * in the other took 1.3x as long, the first taking three times the second's time: the two
- * halves of 300 MB of web-like text, 1.7 M keys each, 185 -> 150 ms; one table of 2.3 M
- * keys, 96 -> 67 ms.) */
+ * each of other's keys 1/20 for the look at absent (measured on web-like text). Splitting
+ * by table instead (c's keys in one thread, other's new ones in the other) leaves the
+ * threads unequal, the first with about three times the second's work. */
 static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned char *keys, int64_t *lengths,
                           int64_t *counts, size_t *n, size_t *bytes)
 {
@@ -396,6 +394,262 @@ static int bpe_ct_columns(const BpeCounts *c, const BpeCounts *other, unsigned c
     *n = other ? fresh.at : c->n;
     *bytes = other ? (size_t)(fresh.keys - keys) : c->key_bytes;
     return 0;
+}
+
+
+/* -- Sorted by key bytes, for the counts file (core/corpus/bpc_file.py) ------------------------
+ *
+ * A table is written sorted without a copy of its keys: an array of its slot indices (4
+ * bytes a key) is sorted by the keys' bytes, then walked once per section of the packed
+ * layout (counts, lengths, keys), a block at a time. Two tables (a CountTable's first and
+ * the sum of those after it) are each sorted and walked together, a key in both written
+ * once with the sum of its counts: their sum is never made. */
+
+/* The first 8 bytes of a key of at most 16 bytes as a number that orders as the bytes do. */
+static inline uint64_t bpe_ct_order_word(uint64_t word)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_bswap64(word); /* (the word holds the first byte lowest, see BpeSlot) */
+#else
+    uint64_t w = 0;
+    for (int b = 0; b < 8; b++)
+        w = w << 8 | ((word >> (8 * b)) & 0xFF);
+    return w;
+#endif
+}
+
+/* <0, 0, >0 as the key of slot a of c sorts before, with or after the key of slot b of d
+ * (bytes compared as unsigned, a key before any longer key it starts). */
+static int bpe_ct_key_cmp(const BpeCounts *c, uint32_t a, const BpeCounts *d, uint32_t b)
+{
+    const BpeSlot *sa = &c->slots[a], *sb = &d->slots[b];
+    size_t la = sa->meta & 0xFF, lb = sb->meta & 0xFF;
+    if (la <= BPE_CT_MID && lb <= BPE_CT_MID) { /* both in their words (zero after the key) */
+        uint64_t wa = bpe_ct_order_word(sa->word), wb = bpe_ct_order_word(sb->word);
+        if (wa == wb && (la > 8 || lb > 8)) {
+            wa = bpe_ct_order_word(c->ext[a]);
+            wb = bpe_ct_order_word(d->ext[b]);
+        }
+        if (wa != wb)
+            return wa < wb ? -1 : 1;
+        return (la > lb) - (la < lb);
+    }
+    unsigned char ba[32], bb[32];
+    size_t na, nb;
+    const unsigned char *ka = bpe_ct_key(c, sa, ba, &na), *kb = bpe_ct_key(d, sb, bb, &nb);
+    int r = memcmp(ka, kb, na < nb ? na : nb);
+    return r ? r : (na > nb) - (na < nb);
+}
+
+/* Ask for the slot of index v and its ext (each key's place is random: the sort and the
+ * walks ask for those they will compare BPE_SORT_AHEAD places on, so that the misses overlap). */
+#define BPE_SORT_AHEAD 24
+static inline void bpe_ct_prefetch_slot(const BpeCounts *c, uint32_t v)
+{
+    bpe_prefetch(&c->slots[v]);
+    bpe_prefetch(&c->ext[v]);
+}
+
+static void bpe_ct_sift(const BpeCounts *c, uint32_t *v, size_t root, size_t n)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n)
+            return;
+        if (child + 1 < n && bpe_ct_key_cmp(c, v[child], c, v[child + 1]) < 0)
+            child++;
+        if (bpe_ct_key_cmp(c, v[root], c, v[child]) >= 0)
+            return;
+        uint32_t t = v[root];
+        v[root] = v[child];
+        v[child] = t;
+        root = child;
+    }
+}
+
+/* Sort slot indices v[0:n] of c by their keys: quicksort (median of three, the smaller side
+ * first), heapsort past a depth that only a hostile order reaches, insertion sort below 16. */
+static void bpe_ct_sort(const BpeCounts *c, uint32_t *v, size_t n, int depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) {
+            for (size_t i = n / 2; i-- > 0;)
+                bpe_ct_sift(c, v, i, n);
+            for (size_t end = n - 1; end > 0; end--) {
+                uint32_t t = v[0];
+                v[0] = v[end];
+                v[end] = t;
+                bpe_ct_sift(c, v, 0, end);
+            }
+            return;
+        }
+        size_t mid = n / 2;
+        uint32_t a = v[0], b = v[mid], z = v[n - 1], pivot;
+        if (bpe_ct_key_cmp(c, a, c, b) < 0)
+            pivot = bpe_ct_key_cmp(c, b, c, z) < 0 ? b : bpe_ct_key_cmp(c, a, c, z) < 0 ? z : a;
+        else
+            pivot = bpe_ct_key_cmp(c, a, c, z) < 0 ? a : bpe_ct_key_cmp(c, b, c, z) < 0 ? z : b;
+        size_t i = 0, j = n - 1;
+        for (;;) { /* Hoare's partition: [0, j] <= pivot <= [j + 1, n) */
+            while (bpe_ct_prefetch_slot(c, v[i + BPE_SORT_AHEAD < n ? i + BPE_SORT_AHEAD : n - 1]),
+                   bpe_ct_key_cmp(c, v[i], c, pivot) < 0)
+                i++;
+            while (bpe_ct_prefetch_slot(c, v[j >= BPE_SORT_AHEAD ? j - BPE_SORT_AHEAD : 0]),
+                   bpe_ct_key_cmp(c, v[j], c, pivot) > 0)
+                j--;
+            if (i >= j)
+                break;
+            uint32_t t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+            i++;
+            j--;
+        }
+        size_t left = j + 1;
+        if (left < n - left) {
+            bpe_ct_sort(c, v, left, depth);
+            v += left;
+            n -= left;
+        } else {
+            bpe_ct_sort(c, v + left, n - left, depth);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint32_t t = v[i];
+        size_t j = i;
+        for (; j > 0 && bpe_ct_key_cmp(c, v[j - 1], c, t) > 0; j--)
+            v[j] = v[j - 1];
+        v[j] = t;
+    }
+}
+
+/* c's slot indices sorted by key into v (c->n of them). */
+static void bpe_ct_sorted_slots(const BpeCounts *c, uint32_t *v)
+{
+    int depth = 2;
+    memcpy(v, c->order, c->n * sizeof(uint32_t));
+    for (size_t k = c->n; k > 1; k >>= 1)
+        depth += 2;
+    bpe_ct_sort(c, v, c->n, depth);
+}
+
+/* One walk over two sorted tables (b may have none), a key in both met once. */
+typedef struct {
+    const BpeCounts *a, *b;
+    const uint32_t *va, *vb; /* sorted slot indices */
+    size_t i, j;
+} BpeSortedWalk;
+
+/* The next key of the walk: its table and slot, and its count (the sum where both have
+ * it); 0 at the end. */
+static inline int bpe_ct_walk_next(BpeSortedWalk *w, const BpeCounts **c, const BpeSlot **slot, int64_t *count)
+{
+    size_t na = w->a->n, nb = w->b ? w->b->n : 0;
+    if (w->i + BPE_SORT_AHEAD < na)
+        bpe_ct_prefetch_slot(w->a, w->va[w->i + BPE_SORT_AHEAD]);
+    if (w->j + BPE_SORT_AHEAD < nb)
+        bpe_ct_prefetch_slot(w->b, w->vb[w->j + BPE_SORT_AHEAD]);
+    int r = w->i >= na ? 1 : w->j >= nb ? -1 : bpe_ct_key_cmp(w->a, w->va[w->i], w->b, w->vb[w->j]);
+    if (w->i >= na && w->j >= nb)
+        return 0;
+    if (r <= 0) {
+        *c = w->a;
+        *slot = &w->a->slots[w->va[w->i++]];
+        *count = bpe_ct_count(w->a, *slot);
+        if (r == 0) {
+            const BpeSlot *other = &w->b->slots[w->vb[w->j++]];
+            *count += bpe_ct_count(w->b, other);
+        }
+    } else {
+        *c = w->b;
+        *slot = &w->b->slots[w->vb[w->j++]];
+        *count = bpe_ct_count(w->b, *slot);
+    }
+    return 1;
+}
+
+/* The keys and key bytes of the sum of the walk's tables. */
+static void bpe_ct_walk_size(BpeSortedWalk w, size_t *n, size_t *bytes)
+{
+    const BpeCounts *c;
+    const BpeSlot *slot;
+    int64_t count;
+    unsigned char buf[32];
+    *n = *bytes = 0;
+    while (bpe_ct_walk_next(&w, &c, &slot, &count)) {
+        size_t len;
+        (void)bpe_ct_key(c, slot, buf, &len);
+        ++*n;
+        *bytes += len;
+    }
+}
+
+/* A walk written out as one section of the packed layout (0: the counts, int64; 1: the key
+ * lengths, uint32; 2: the keys), little-endian, a block at a time. */
+typedef struct {
+    BpeSortedWalk walk;
+    int section;
+    int has;                 /* a key taken from the walk and not all written yet: */
+    const BpeCounts *c;
+    const BpeSlot *slot;
+    int64_t count;
+    size_t partial;          /* of its bytes, those written (a key longer than a block) */
+} BpeSortedWriter;
+
+/* The next bytes of the section into out (`room` bytes, a multiple of 8): how many, 0 at the end. */
+static size_t bpe_ct_writer_fill(BpeSortedWriter *w, unsigned char *out, size_t room)
+{
+    size_t used = 0;
+    unsigned char buf[32];
+    while (used < room) {
+        if (!w->has) {
+            if (!bpe_ct_walk_next(&w->walk, &w->c, &w->slot, &w->count))
+                break;
+            w->has = 1;
+            w->partial = 0;
+        }
+        size_t len;
+        const unsigned char *key = bpe_ct_key(w->c, w->slot, buf, &len);
+        if (w->section == 2) {
+            size_t take = len - w->partial < room - used ? len - w->partial : room - used;
+            memcpy(out + used, key + w->partial, take);
+            used += take;
+            w->partial += take;
+            w->has = w->partial < len;
+            continue;
+        }
+        size_t size = w->section == 0 ? 8 : 4;
+        if (room - used < size)
+            break;
+        uint64_t v = w->section == 0 ? (uint64_t)w->count : (uint64_t)len;
+        for (size_t b = 0; b < size; b++)
+            out[used + b] = (unsigned char)(v >> (8 * b));
+        used += size;
+        w->has = 0;
+    }
+    return used;
+}
+
+/* (the sum of the counts, the sum of each key's length times its count), each saturated at
+ * UINT64_MAX: what the counts file and training can hold is checked against them. */
+static void bpe_ct_totals(const BpeCounts *c, uint64_t *total, uint64_t *corpus_bytes)
+{
+    unsigned char buf[32];
+    *total = *corpus_bytes = 0;
+    for (size_t h = 0; h <= c->mask; h++) { /* (the slots in order: no cache miss to wait for) */
+        const BpeSlot *s = &c->slots[h];
+        if (!s->meta)
+            continue;
+        size_t len = s->meta & 0xFF;
+        if (len == BPE_CT_LONG)
+            (void)bpe_ct_key(c, s, buf, &len);
+        int64_t count = bpe_ct_count(c, s);
+        uint64_t n = count < 0 ? 0 : (uint64_t)count;
+        *total = n > UINT64_MAX - *total ? UINT64_MAX : *total + n;
+        uint64_t bytes = len && n > UINT64_MAX / len ? UINT64_MAX : n * len;
+        *corpus_bytes = bytes > UINT64_MAX - *corpus_bytes ? UINT64_MAX : *corpus_bytes + bytes;
+    }
 }
 
 #endif

@@ -20,10 +20,18 @@
  *   class_flags() -> bytes                         the table's flags of every code point
  *   tables_info() -> (regex version, digest)       where the tables came from
  *
+ *     .totals() -> (total, corpus bytes)           sum of the counts, of length x count
+ *     .sort_slots() -> bytes                       the slots sorted by key (uint32 each)
+ *     .sorted_size(slots, other=None, other_slots=None) -> (n, key bytes)   of the sum
+ *     .write_sorted(write, section, slots, other=None, other_slots=None, block=1 MiB)
+ *                                                  one section of the sum's packed layout,
+ *                                                  sorted by key, little-endian, in blocks
+ *
  * packed(): int64 n, int64 invalid, int64 n counts, uint32 n key lengths, the keys.
- * A table is one thread's at a time: scan() and add() release the GIL, and columns()
- * releases it to read two tables in two threads of its own, so the tables are busy
- * meanwhile, and any use of them from another thread raises RuntimeError (no crash).
+ * scan(), add() and add_packed() change a table (scan and add without the GIL): meanwhile
+ * any other use of it raises RuntimeError (no crash). columns(), sort_slots() and
+ * write_sorted() (and add(), of its argument) read tables without the GIL: any number of
+ * threads may read one at once, and only a change is refused meanwhile.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -36,16 +44,27 @@ typedef struct {
     PyObject_HEAD
     BpeCounts map;
     int64_t invalid;
-    int busy; /* scanned or read without the GIL: set and tested only with the GIL held */
+    int writing; /* changed without the GIL (scan, add) */
+    int reading; /* read without the GIL by this many calls (both set and tested with the GIL held) */
 } Counts;
 
-/* -1 with RuntimeError set if the table is in use by another thread (scan, add, columns). */
-static int check_idle(Counts *self)
+static int in_use(void)
 {
-    if (!self->busy) return 0;
     PyErr_SetString(PyExc_RuntimeError,
                     "this Counts table is in use by another thread; give each thread its own table");
     return -1;
+}
+
+/* -1 with RuntimeError set if another thread is changing the table (scan, add). */
+static int check_readable(Counts *self)
+{
+    return self->writing ? in_use() : 0;
+}
+
+/* -1 with RuntimeError set if another thread is changing or reading the table. */
+static int check_writable(Counts *self)
+{
+    return self->writing || self->reading ? in_use() : 0;
 }
 
 static int check_pattern(int pattern)
@@ -112,7 +131,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
     int nspecials = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*i|nnO", kwlist, &view, &pattern, &start, &end, &specials_arg))
         return NULL;
-    if (check_pattern(pattern) < 0 || check_idle(self) < 0)
+    if (check_pattern(pattern) < 0 || check_writable(self) < 0)
         goto fail;
     if (specials_arg) {
         specials_seq = PySequence_Fast(specials_arg, "specials must be a sequence of bytes");
@@ -128,7 +147,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
     const unsigned char *s = (const unsigned char *)view.buf + start;
     ptrdiff_t n = end - start;
     int failed = 0;
-    self->busy = 1;
+    self->writing = 1;
     Py_BEGIN_ALLOW_THREADS
     BpeSpecialCut cut;
     ptrdiff_t from, to;
@@ -139,7 +158,7 @@ Counts_scan(Counts *self, PyObject *args, PyObject *kwds)
         failed = bpe_count(&self->map, pattern, s + from, to - from) < 0;
     }
     Py_END_ALLOW_THREADS
-    self->busy = 0;
+    self->writing = 0;
     Py_XDECREF(specials_seq);
     PyBuffer_Release(&view);
     if (failed)
@@ -154,7 +173,7 @@ fail:
 static PyObject *
 Counts_packed(Counts *self, PyObject *Py_UNUSED(ignored))
 {
-    if (check_idle(self) < 0) return NULL;
+    if (check_readable(self) < 0) return NULL;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bpe_ct_packed_size(&self->map));
     if (out)
         bpe_ct_pack(&self->map, self->invalid, (unsigned char *)PyBytes_AS_STRING(out));
@@ -165,7 +184,7 @@ static PyObject *
 Counts_add_packed(Counts *self, PyObject *arg)
 {
     Py_buffer view;
-    if (check_idle(self) < 0) return NULL;
+    if (check_writable(self) < 0) return NULL;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
     int failed = bpe_ct_add_packed(&self->map, (const unsigned char *)view.buf, (size_t)view.len, &self->invalid);
@@ -189,15 +208,17 @@ Counts_add(Counts *self, PyObject *arg)
         PyErr_SetString(PyExc_TypeError, "add() takes a Counts");
         return NULL;
     }
-    if (check_idle(self) < 0 || check_idle((Counts *)arg) < 0) return NULL;
     Counts *other = (Counts *)arg;
+    if (check_writable(self) < 0 || check_readable(other) < 0) return NULL;
     int failed;
-    /* without the GIL: the counting threads go on meanwhile (an add of 0.07 s held them) */
-    self->busy = other->busy = 1;
+    /* without the GIL: the counting threads go on meanwhile (a large add would hold them) */
+    self->writing = 1;
+    other->reading += other != self;
     Py_BEGIN_ALLOW_THREADS
     failed = bpe_ct_add_table(&self->map, &other->map) < 0;
     Py_END_ALLOW_THREADS
-    self->busy = other->busy = 0;
+    self->writing = 0;
+    other->reading -= other != self;
     if (failed)
         return PyErr_NoMemory(); /* the counts added so far stay: the table is to be dropped */
     self->invalid += other->invalid;
@@ -218,7 +239,7 @@ Counts_columns(Counts *self, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "columns() takes a Counts or None");
         return NULL;
     }
-    if (check_idle(self) < 0 || check_idle(with) < 0) return NULL;
+    if (check_readable(self) < 0 || check_readable(with) < 0) return NULL;
     const BpeCounts *m = &self->map, *other = other_arg == Py_None ? NULL : &with->map;
     size_t most = m->n + (other ? other->n : 0), n, bytes;
     /* (16 bytes to spare: a key of up to 16 is stored as its two words whole) */
@@ -228,12 +249,14 @@ Counts_columns(Counts *self, PyObject *args)
     if (!keys || !lengths || !counts)
         goto fail;
     int failed;
-    self->busy = with->busy = 1;
+    self->reading++;
+    with->reading++;
     Py_BEGIN_ALLOW_THREADS
     failed = bpe_ct_columns(m, other, (unsigned char *)PyBytes_AS_STRING(keys), (int64_t *)PyBytes_AS_STRING(lengths),
                             (int64_t *)PyBytes_AS_STRING(counts), &n, &bytes) < 0;
     Py_END_ALLOW_THREADS
-    self->busy = with->busy = 0;
+    self->reading--;
+    with->reading--;
     if (failed) {
         PyErr_NoMemory();
         goto fail;
@@ -255,7 +278,7 @@ fail:
 static PyObject *
 Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
 {
-    if (check_idle(self) < 0) return NULL;
+    if (check_readable(self) < 0) return NULL;
     const BpeCounts *m = &self->map;
     PyObject *lengths = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
     PyObject *counts = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(m->n * sizeof(int64_t)));
@@ -274,7 +297,7 @@ Counts_arrays(Counts *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Counts_items(Counts *self, PyObject *Py_UNUSED(ignored))
 {
-    if (check_idle(self) < 0) return NULL;
+    if (check_readable(self) < 0) return NULL;
     const BpeCounts *m = &self->map;
     unsigned char buf[32];
     PyObject *words = PyList_New((Py_ssize_t)m->n), *counts = PyList_New((Py_ssize_t)m->n);
@@ -303,14 +326,144 @@ fail:
 
 static Py_ssize_t Counts_len(Counts *self)
 {
-    if (check_idle(self) < 0) return -1;
+    if (check_readable(self) < 0) return -1;
     return (Py_ssize_t)self->map.n;
 }
 
 static PyObject *Counts_get_invalid(Counts *self, void *closure)
 {
-    if (check_idle(self) < 0) return NULL;
+    if (check_readable(self) < 0) return NULL;
     return PyLong_FromLongLong(self->invalid);
+}
+
+
+static PyObject *
+Counts_totals(Counts *self, PyObject *Py_UNUSED(ignored))
+{
+    uint64_t total, corpus_bytes;
+    if (check_readable(self) < 0) return NULL;
+    bpe_ct_totals(&self->map, &total, &corpus_bytes);
+    return Py_BuildValue("(KK)", (unsigned long long)total, (unsigned long long)corpus_bytes);
+}
+
+/* The table's slot indices sorted by their keys' bytes, as uint32 bytes (4 a key). */
+static PyObject *
+Counts_sort_slots(Counts *self, PyObject *Py_UNUSED(ignored))
+{
+    if (check_readable(self) < 0) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(self->map.n * sizeof(uint32_t)));
+    if (!out)
+        return NULL;
+    self->reading++;
+    Py_BEGIN_ALLOW_THREADS
+    bpe_ct_sorted_slots(&self->map, (uint32_t *)PyBytes_AS_STRING(out));
+    Py_END_ALLOW_THREADS
+    self->reading--;
+    return out;
+}
+
+/* A sorted walk over self and other (or None) from their sort_slots(); -1 with an exception. */
+static int
+sorted_walk(Counts *self, Py_buffer *slots, PyObject *other_arg, Py_buffer *other_slots, BpeSortedWalk *walk)
+{
+    memset(walk, 0, sizeof(*walk));
+    walk->a = &self->map;
+    walk->va = (const uint32_t *)slots->buf;
+    if ((size_t)slots->len != self->map.n * sizeof(uint32_t))
+        goto bad;
+    if (other_arg != Py_None) {
+        if (!PyObject_TypeCheck(other_arg, &CountsType) || other_arg == (PyObject *)self) {
+            PyErr_SetString(PyExc_TypeError, "other must be another Counts or None");
+            return -1;
+        }
+        if (check_readable((Counts *)other_arg) < 0)
+            return -1;
+        walk->b = &((Counts *)other_arg)->map;
+        walk->vb = (const uint32_t *)other_slots->buf;
+        if ((size_t)other_slots->len != walk->b->n * sizeof(uint32_t))
+            goto bad;
+    }
+    for (size_t k = 0; k < walk->a->n; k++) /* (a slot past the table would be read out of bounds) */
+        if (walk->va[k] > walk->a->mask)
+            goto bad;
+    for (size_t k = 0; walk->b && k < walk->b->n; k++)
+        if (walk->vb[k] > walk->b->mask)
+            goto bad;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "slots must be the table's sort_slots()");
+    return -1;
+}
+
+static PyObject *
+Counts_sorted_size(Counts *self, PyObject *args)
+{
+    Py_buffer slots, other_slots = {0};
+    PyObject *other = Py_None, *result = NULL;
+    BpeSortedWalk walk;
+    if (!PyArg_ParseTuple(args, "y*|Oy*", &slots, &other, &other_slots))
+        return NULL;
+    if (check_readable(self) == 0 && sorted_walk(self, &slots, other, &other_slots, &walk) == 0) {
+        size_t n, bytes;
+        bpe_ct_walk_size(walk, &n, &bytes);
+        result = Py_BuildValue("(nn)", (Py_ssize_t)n, (Py_ssize_t)bytes);
+    }
+    PyBuffer_Release(&slots);
+    if (other_slots.obj)
+        PyBuffer_Release(&other_slots);
+    return result;
+}
+
+/* One section of the sum's packed layout, sorted, handed to write() block by block. */
+static PyObject *
+Counts_write_sorted(Counts *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"write", "section", "slots", "other", "other_slots", "block", NULL};
+    Py_buffer slots, other_slots = {0};
+    PyObject *write, *other = Py_None, *result = NULL;
+    int section;
+    Py_ssize_t block = 1 << 20;
+    BpeSortedWriter w;
+    memset(&w, 0, sizeof(w));
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "Oiy*|Oy*n", kwlist, &write, &section, &slots, &other,
+                                     &other_slots, &block))
+        return NULL;
+    if (section < 0 || section > 2 || block < 8 || block % 8) {
+        PyErr_SetString(PyExc_ValueError, "section must be 0, 1 or 2 and block a positive multiple of 8");
+        goto done;
+    }
+    if (check_readable(self) < 0 || sorted_walk(self, &slots, other, &other_slots, &w.walk) < 0)
+        goto done;
+    w.section = section;
+    Counts *with = other == Py_None ? self : (Counts *)other;
+    self->reading++;
+    with->reading++;
+    for (;;) {
+        PyObject *out = PyBytes_FromStringAndSize(NULL, block);
+        if (!out)
+            break;
+        size_t used = bpe_ct_writer_fill(&w, (unsigned char *)PyBytes_AS_STRING(out), (size_t)block);
+        if (used == 0) {
+            Py_DECREF(out);
+            result = Py_None;
+            Py_INCREF(result);
+            break;
+        }
+        if (used < (size_t)block && _PyBytes_Resize(&out, (Py_ssize_t)used) < 0)
+            break;
+        PyObject *r = PyObject_CallOneArg(write, out);
+        Py_DECREF(out);
+        if (!r)
+            break;
+        Py_DECREF(r);
+    }
+    self->reading--;
+    with->reading--;
+done:
+    PyBuffer_Release(&slots);
+    if (other_slots.obj)
+        PyBuffer_Release(&other_slots);
+    return result;
 }
 
 static PyMethodDef Counts_methods[] = {
@@ -325,6 +478,14 @@ static PyMethodDef Counts_methods[] = {
     {"columns", (PyCFunction)Counts_columns, METH_VARARGS,
      "(keys, lengths, counts): every pre-token's bytes, and lengths and counts as int64 bytes, in the order of items();"
      " columns(other): of the sum with another table"},
+    {"totals", (PyCFunction)Counts_totals, METH_NOARGS,
+     "(sum of the counts, sum of length x count), each at most 2**64 - 1"},
+    {"sort_slots", (PyCFunction)Counts_sort_slots, METH_NOARGS, "the table's slots sorted by key, uint32 bytes"},
+    {"sorted_size", (PyCFunction)Counts_sorted_size, METH_VARARGS,
+     "sorted_size(slots, other=None, other_slots=None) -> (distinct keys, key bytes) of the sum"},
+    {"write_sorted", (PyCFunction)(void (*)(void))Counts_write_sorted, METH_VARARGS | METH_KEYWORDS,
+     "write_sorted(write, section, slots, other=None, other_slots=None, block=1 MiB): section 0 (counts), "
+     "1 (lengths) or 2 (keys) of the sum's packed layout sorted by key, little-endian, to write() in blocks"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,6 +1,6 @@
 """Types of the native pre-tokenizer (``_native.c``), optional: `core.pretokenize.native` says when it is used."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 GPT2: int
 GPT4: int
@@ -32,6 +32,18 @@ class Counts:
         lengths and counts as int64 bytes, in the order of `items`; with ``other``, of the
         sum of the two (this table's pre-tokens first, then the other's new ones), neither
         changed."""
+    def totals(self) -> tuple[int, int]:
+        """``(sum of the counts, sum of each pre-token's length times its count)``, each at most 2**64 - 1."""
+    def sort_slots(self) -> bytes:
+        """The table's slots sorted by their pre-tokens' bytes (uint32 each), for `write_sorted`."""
+    def sorted_size(self, slots: bytes, other: Counts | None = None, other_slots: bytes | None = None) -> tuple[int, int]:
+        """``(distinct pre-tokens, their bytes)`` of this table (plus ``other``)."""
+    def write_sorted(
+        self, write: Callable[[bytes], object], section: int, slots: bytes, other: Counts | None = None,
+        other_slots: bytes | None = None, block: int = ...,
+    ) -> None:
+        """Section ``section`` (0: counts, 1: lengths, 2: keys) of the packed layout of this
+        table (plus ``other``), sorted by pre-token bytes, little-endian, to ``write`` in blocks."""
     def __len__(self) -> int: ...
 
 def pretokenize(data: bytes, pattern: int) -> list[bytes]:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -36,8 +37,8 @@ from core.pretokenize.specials import NATIVE_MAX_SPECIALS, special_bytes_regex, 
 if TYPE_CHECKING:
     from core.pretokenize._native import Counts
 
-__all__ = ["ChunkCounts", "CountTable", "NativeTally", "count_chunk", "count_chunk_bytes", "count_invalid_bytes",
-           "count_with_regex", "pack_counts"]
+__all__ = ["ChunkCounts", "CountTable", "NativeTally", "SortedBody", "chunk_totals", "count_chunk", "count_chunk_bytes",
+           "count_invalid_bytes", "count_with_regex", "pack_counts"]
 
 PIECE_CACHE_ENTRIES = 1 << 18
 """At most this many distinct pieces are kept in a `count_with_regex` cache (tens of MB)."""
@@ -61,6 +62,58 @@ class ChunkCounts:
     counts: dict[bytes, int] | None
     invalid: int
     table: Counts | None = field(default=None, compare=False, repr=False)
+
+
+def chunk_totals(chunk: ChunkCounts) -> tuple[int, int]:
+    """``(pre-tokens, bytes of pre-tokens)`` of a packed or dict chunk: the sum of its counts
+    and of each pre-token's length times its count (exact), with no object per pre-token
+    for packed counts."""
+    if chunk.table is not None:
+        total, corpus_bytes = chunk.table.totals()
+        return int(total), int(corpus_bytes)
+    total = corpus_bytes = 0
+    if chunk.packed is not None:
+        import numpy as np  # only here: counting alone does not load numpy
+
+        n, _, key_bytes = struct.unpack_from("=qqq", chunk.packed)
+        counts = np.frombuffer(chunk.packed, np.int64, n, 24)
+        lengths = np.frombuffer(chunk.packed, np.uint32, n, 24 + 8 * n)
+        most = int(counts.max()) if n else 0
+        if most * max(n, key_bytes) < 1 << 63:  # no int64 sum can overflow
+            total, corpus_bytes = int(counts.sum()), int(np.dot(counts, lengths.astype(np.int64)))
+        else:
+            total, corpus_bytes = sum(counts.tolist()), sum(map(int.__mul__, counts.tolist(), lengths.tolist()))
+    for key, count in (chunk.counts or {}).items():
+        total += count
+        corpus_bytes += len(key) * count
+    return total, corpus_bytes
+
+
+@dataclass
+class SortedBody:
+    """A native table's counts sorted by pre-token bytes in the packed layout, little-endian
+    (the counts file's body, `core.corpus.bpc_file`), written a block at a time: the table's
+    slots sorted (4 bytes a pre-token), its keys never copied. Of a `CountTable` kept as
+    two tables, their sum, which is never made. The tables must not change meanwhile."""
+
+    distinct: int
+    key_bytes: int
+    invalid: int
+    tables: tuple[Counts, bytes, Counts | None, bytes | None]
+
+    @property
+    def size(self) -> int:
+        return 24 + 12 * self.distinct + self.key_bytes
+
+    def write(self, write: Callable[[bytes], object]) -> None:
+        """Hand the body to ``write``, a block at a time."""
+        first, slots, other, other_slots = self.tables
+        write(struct.pack("<qqq", self.distinct, self.invalid, self.key_bytes))
+        for section in (0, 1, 2):  # the counts, the lengths, the keys
+            if other is None:
+                first.write_sorted(write, section, slots)
+            else:
+                first.write_sorted(write, section, slots, other, other_slots)
 
 
 def count_chunk(
@@ -161,9 +214,8 @@ class CountTable:
     the sum of those after it: a new table is added to that sum when the sum is at least as
     large, else the sum is added to the first and the new table takes its place. Then
     `packed_words` (what training reads) reads the two as their sum without making it
-    (anything else makes it first). On 1 GB of web-like text counted by two threads, the
-    second thread's table was added to the first's (0.35-0.5 s with one core idle), then
-    the small shares stolen at the end.
+    (anything else makes it first), so the second thread's large table is never added to
+    the first's while one core idles; only the small shares stolen at the end are added.
     """
 
     def __init__(self) -> None:
@@ -228,6 +280,34 @@ class CountTable:
         made in C — or None unless every count is in the native table."""
         return self._settled().arrays() if self._native is not None and not self._dict else None
 
+    def totals(self) -> tuple[int, int] | None:
+        """``(pre-tokens, bytes of pre-tokens)`` (`chunk_totals`), read in C — or None unless
+        every count is in the native table."""
+        if self._native is None or self._dict:
+            return None
+        sums = [table.totals() for table in (self._native, self._last) if table is not None]
+        return sum(int(t) for t, _ in sums), sum(int(b) for _, b in sums)
+
+    def sorted_body(self) -> SortedBody | None:
+        """The counts sorted for the counts file, to write (`SortedBody`) — or None unless
+        every count is in the native table."""
+        if self._native is None or self._dict:
+            return None
+        if self._last is None:
+            slots = self._native.sort_slots()
+            distinct, key_bytes = self._native.sorted_size(slots)
+            return SortedBody(distinct, key_bytes, self.invalid, (self._native, slots, None, None))
+        last, sorted_last = self._last, []  # the two sorted at once (each without the GIL)
+        helper = threading.Thread(target=lambda: sorted_last.append(last.sort_slots()), daemon=True)
+        helper.start()
+        slots = self._native.sort_slots()
+        helper.join()
+        if not sorted_last:
+            raise MemoryError("sorting the pre-token counts failed")
+        last_slots = sorted_last[0]
+        distinct, key_bytes = self._native.sorted_size(slots, self._last, last_slots)
+        return SortedBody(distinct, key_bytes, self.invalid, (self._native, slots, self._last, last_slots))
+
     def items(self) -> tuple[list[bytes], list[int]]:
         """``(pre-tokens, counts)``: every distinct pre-token and its total, in first-seen order."""
         words: list[bytes] = []
@@ -246,7 +326,7 @@ class CountTable:
 def _can_pack() -> bool:
     """Whether counts travel packed: the extension is built and not forced off. (Not
     `native_module`: whether its scanner's Unicode tables match `regex` does not matter to
-    its hash table, and checking that costs a new worker process a quarter of a second.)"""
+    its hash table, and checking that slows the start of every new worker process.)"""
     from core.pretokenize import native
 
     return native._native is not None and not python_forced()
