@@ -90,7 +90,7 @@ def test_a_jsonl_line_beyond_the_limit_is_one_clear_error(tmp_path: Path) -> Non
     record = json.dumps({"text": "a" * (80 * MB)}).encode() + b"\n"
     path.write_bytes(zstandard.ZstdCompressor(level=3).compress(record))
     result, _seconds, peak = _run("count", path, "--out", tmp_path / "c.bpc")
-    assert result.returncode == 2 and "is longer than 64 MiB" in result.stderr, result.stderr[-2000:]
+    assert result.returncode == 2 and "longer than 64 MiB" in result.stderr and "line 1" in result.stderr, result.stderr[-2000:]
     assert peak < 700
 
 
