@@ -13,7 +13,6 @@ which gives the same ids.
 
 from __future__ import annotations
 
-import array
 import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -79,19 +78,22 @@ class NativeEncoder:
 
     def encode_list(self, data: bytes) -> list[int]:
         """The ids of ``data`` (special tokens are their one id each)."""
-        splitter = self._splitter
-        if splitter is None:
+        if self._splitter is None:
             return self._encoder.encode_text(data, True)
-        ids: list[int] = []
-        pos = 0
-        for m in splitter.finditer(data):
-            if m.start() > pos:
-                ids += self._encoder.encode(data, pos, m.start(), as_list=True)
-            ids.append(self._by_bytes[m.group()])
-            pos = m.end()
-        if pos < len(data):
-            ids += self._encoder.encode(data, pos, as_list=True)
-        return ids
+        return self.encode_many([data])[0]
+
+    def _split_encode(self, data: bytes) -> np.ndarray:
+        """The int64 ids of ``data`` cut at its special tokens by `SpecialMatcher.split`: the
+        stretches between them encoded in one C call, the tokens' ids put in between (no
+        Python step per stretch: text may hold thousands of special tokens)."""
+        assert self._splitter is not None
+        parts = self._splitter.split(data)
+        raw_ids, raw_counts = self._encoder.encode_many(parts[0::2], True)
+        ids = np.frombuffer(raw_ids, np.uint32).astype(np.int64)
+        if len(parts) == 1:
+            return ids
+        ends = np.cumsum(np.frombuffer(raw_counts, np.int64)[:-1])  # where each stretch's ids end
+        return np.insert(ids, ends, [self._by_bytes[t] for t in parts[1::2]])
 
     def encode_text(self, text: str) -> list[int]:
         """`encode_list` of ``text``'s UTF-8, the str read by the C code
@@ -106,19 +108,9 @@ class NativeEncoder:
 
     def encode_array(self, data: bytes) -> np.ndarray:
         """`encode_list` as an int64 numpy array (no Python int per id)."""
-        splitter = self._splitter
-        if splitter is None:
+        if self._splitter is None:
             return np.frombuffer(self._encoder.encode_text(data), np.int64)
-        parts: list[bytes] = []
-        pos = 0
-        for m in splitter.finditer(data):
-            if m.start() > pos:
-                parts.append(self._encoder.encode(data, pos, m.start()))
-            parts.append(array.array("q", (self._by_bytes[m.group()],)).tobytes())
-            pos = m.end()
-        if pos < len(data):
-            parts.append(self._encoder.encode(data, pos))
-        return np.frombuffer(bytearray(b"".join(parts)), np.int64)
+        return self._split_encode(data)
 
     def encode_narrow(self, data: bytes | bytearray | memoryview, dtype: np.dtype[np.unsignedinteger]) -> np.ndarray:
         """`encode_array` as ``dtype`` ids (``uint16`` or ``uint32``: every id must fit), of any
@@ -135,36 +127,18 @@ class NativeEncoder:
             return self._encoder.encode_many(datas)
         # Cut each text at its special tokens; encode all ordinary stretches at once.
         stretches: list[bytes] = []
-        plans: list[list[int | None] | None] = []  # None: the text is one stretch
+        plans: list[list[int]] = []  # each text's special tokens' ids: one more stretch than ids
         for data in datas:
-            if splitter.search(data) is None:
-                stretches.append(data)
-                plans.append(None)
-                continue
-            steps: list[int | None] = []  # a special token's id, or None for the next stretch
-            pos = 0
-            for m in splitter.finditer(data):
-                if m.start() > pos:
-                    stretches.append(data[pos : m.start()])
-                    steps.append(None)
-                steps.append(self._by_bytes[m.group()])
-                pos = m.end()
-            if pos < len(data):
-                stretches.append(data[pos:])
-                steps.append(None)
-            plans.append(steps)
+            parts = splitter.split(data)
+            stretches += parts[0::2]
+            plans.append([self._by_bytes[t] for t in parts[1::2]])
         encoded = iter(self._encoder.encode_many(stretches))
         out: list[list[int]] = []
-        for plan in plans:
-            if plan is None:
-                out.append(next(encoded))
-                continue
-            ids: list[int] = []
-            for item in plan:
-                if item is None:
-                    ids += next(encoded)
-                else:
-                    ids.append(item)
+        for special_ids in plans:
+            ids = next(encoded)
+            for special_id in special_ids:
+                ids.append(special_id)
+                ids += next(encoded)
             out.append(ids)
         return out
 
