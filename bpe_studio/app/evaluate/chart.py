@@ -7,7 +7,8 @@ reference costs) or the tokens themselves (`MEASURES`). Ladder: one line per tok
 source, bytes per token against vocabulary size — the colour says the tokenizer, the
 marker and dash say the source, and the legend lists each tokenizer and each source once.
 The legend sits in head room kept above the data (as many rows as it needs), in dark text
-on white, so it never covers a bar or a line.
+on white, so it never covers a bar or a line; tick labels that would overlap are dropped
+(`SpacedAxis`: many long source names under the bars).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from bpe_studio.app.widgets.spaced_axis import SpacedAxis
 from core.evaluate.measures import Row
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -64,9 +66,10 @@ class EvaluateChart(pg.PlotWidget):
     """The chart; `draw(rows, training_curve)` replaces what it shows."""
 
     def __init__(self) -> None:
-        super().__init__(background="w")
+        super().__init__(background="w", axisItems={"left": SpacedAxis("left"), "bottom": SpacedAxis("bottom")})
         self.setLabel("left", "bytes per token")
         self.setMinimumHeight(150)  # at 1024×700 the table above keeps a few rows
+        self.getPlotItem().setContentsMargins(0, 8, 8, 0)  # the top and last tick labels were cut at the edge
         for name in ("left", "bottom"):
             self.getAxis(name).setTextPen("#303030")  # the default grey is faint on white
             self.getAxis(name).setPen("#808080")

@@ -5,7 +5,9 @@ the readable form, the GPT-2 form or the hex bytes; "Spans spaces" for the token
 cross a word boundary, as SuperBPE's do), a "Show:" choice (all tokens, a health list,
 or — trained on named sources — the tokens mostly from one source: that source held the
 largest share of the pairs of the merge that made them), a "shown of total" count, an inline
-error for an invalid regex, and the table. Typing is debounced (150 ms) and the work is
+error for an invalid regex, and the table. The filter field is never narrower than
+`MIN_FILTER_WIDTH`: where the bar has no room for it on one line (a 1024-pixel window) the
+options go to a second line. Typing is debounced (150 ms) and the work is
 done by `VocabData` inside the model, so it stays fast at 200k tokens.
 """
 
@@ -14,7 +16,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, QModelIndex, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -23,6 +26,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -34,6 +38,9 @@ from bpe_studio.app.workers.thread_job import LatestJob
 from core.evaluate.health import Health, health
 
 DEBOUNCE_MS = 150
+MIN_FILTER_WIDTH = 160
+"""Room to type a filter in; below `ONE_LINE_FILTER_WIDTH` the options take a line of their own."""
+ONE_LINE_FILTER_WIDTH = 260
 _SCOPES = (("Readable", "readable"), ("GPT-2 form", "gpt2"), ("Hex bytes", "hex"))
 # The "Show:" choices: a `core.evaluate.health.Health` list each (None: every token).
 HEALTH_FILTERS = (("All tokens", None), ("Unreachable", "unreachable"),
@@ -59,6 +66,7 @@ class VocabBrowser(QWidget):
         self.filter_edit = QLineEdit()
         self.filter_edit.setPlaceholderText("Filter tokens…  (e.g. \" the\" or ·the, ing↵, E2 80; regex \\sthe)")
         self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setMinimumWidth(MIN_FILTER_WIDTH)
         self.regex_box = QCheckBox("Regex")
         self.case_box = QCheckBox("Match case")
         self.scope_combo = QComboBox()
@@ -79,15 +87,19 @@ class VocabBrowser(QWidget):
         self.error_label.setWordWrap(True)
         self.error_label.hide()
 
-        bar = QHBoxLayout()
-        bar.addWidget(self.filter_edit, 1)
-        bar.addWidget(QLabel("in"))
-        bar.addWidget(self.scope_combo)
-        bar.addWidget(self.regex_box)
-        bar.addWidget(self.case_box)
-        bar.addWidget(self.spans_box)
-        bar.addWidget(QLabel("Show:"))
-        bar.addWidget(self.show_combo)
+        self._bar = QHBoxLayout()  # the filter, and the options when they fit beside it
+        self._bar.addWidget(self.filter_edit, 1)
+        self._bar.addWidget(QLabel("in"))
+        self._bar.addWidget(self.scope_combo)
+        self._options = QWidget()
+        self._options.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        options = QHBoxLayout(self._options)
+        options.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.regex_box, self.case_box, self.spans_box, QLabel("Show:"), self.show_combo):
+            options.addWidget(widget)
+        self._second_line = QHBoxLayout()  # the options, when the filter needs the whole first line
+        self._second_line.addStretch(1)
+        self._bar.addWidget(self._options)
 
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -116,7 +128,11 @@ class VocabBrowser(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(bar)
+        layout.addLayout(self._bar)
+        layout.addLayout(self._second_line)
+        # The minimum is the two-line bar's (`minimumSizeHint`), wherever the options are now:
+        # on one line they must not hold the window wider than a 1024-pixel screen.
+        layout.setSizeConstraint(QVBoxLayout.SizeConstraint.SetNoConstraint)
         layout.addWidget(self.error_label)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.count_label)
@@ -142,6 +158,33 @@ class VocabBrowser(QWidget):
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self._selected_id: int | None = None
         self._update_count()
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        if self._bar.indexOf(self._options) < 0:
+            return hint
+        options = self._options.minimumSizeHint()
+        width = max(hint.width() - options.width() - self._bar.spacing(), options.width())
+        return QSize(width, hint.height() + options.height() + self.layout().spacing())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_options(event.size().width())
+
+    def _place_options(self, width: int) -> None:
+        """The options beside the filter when it keeps `ONE_LINE_FILTER_WIDTH` there, else below it."""
+        bar = self._bar
+        beside = sum(bar.itemAt(k).sizeHint().width() for k in range(1, bar.count()) if bar.itemAt(k).widget()
+                     is not self._options)
+        needed = ONE_LINE_FILTER_WIDTH + beside + self._options.sizeHint().width() + bar.count() * bar.spacing()
+        one_line = width >= needed
+        if one_line == (bar.indexOf(self._options) >= 0):
+            return
+        (self._second_line if one_line else bar).removeWidget(self._options)
+        if one_line:
+            bar.addWidget(self._options)
+        else:
+            self._second_line.insertWidget(0, self._options)
 
     def set_vocab(self, data: VocabData | None, tokenizer: Any = None) -> None:
         """Show ``data`` (None empties the table); the current filter applies to it.

@@ -12,8 +12,10 @@ repaints never add up in one stretch of the GUI thread.
 Axes stay put while the data grows: the ranges are set by the panel (the planned merges and
 vocabulary size on x, "round" ends such as 1.5, 2, 2.5, 3 × 10^k on y), not auto-ranged on
 every update, and each axis is painted from a cached pixmap. A moved axis costs pyqtgraph a
-re-layout of its ticks, labels and grid (~10 ms a chart, ~4x the curve itself); now that
-happens a few times per run instead of at every update.
+re-layout of its ticks, labels and grid, several times the cost of the curve itself: this
+way it happens a few times per run instead of at every update. Each axis title names its
+unit, and tick labels that would run into each other are dropped (`SpacedAxis`). A new run
+starts from empty charts: no curve, marker line or axis range of the last one stays.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QWidget
 
 from bpe_studio.app.models.provenance import source_colour
 from bpe_studio.app.models.training_state import TrainingState
+from bpe_studio.app.widgets.spaced_axis import SpacedAxis
 
 REFRESH_MS = 150
 MAX_POINTS = 2000
@@ -56,7 +59,7 @@ def thin(n: int, max_points: int = MAX_POINTS) -> np.ndarray:
     if n <= max_points:
         return np.arange(n)
     idx = np.linspace(0, n - 1, max_points).astype(np.int64)
-    return idx[np.concatenate(([True], idx[1:] != idx[:-1]))]  # np.unique's first call imports numpy.ma: 30-80 ms
+    return idx[np.concatenate(([True], idx[1:] != idx[:-1]))]  # not np.unique: its first call imports numpy.ma
 
 
 def round_up(value: float) -> float:
@@ -72,7 +75,7 @@ def round_up(value: float) -> float:
     return 10 * scale
 
 
-class CompactAxis(pg.AxisItem):
+class CompactAxis(SpacedAxis):
     """An axis whose thousands read "2k", "40k", "1.5M": in a chart 170 pixels wide (a
     1024-pixel window) "2000 4000 6000 8000" ran together."""
 
@@ -97,7 +100,8 @@ def _decades(value: float) -> float:
 
 
 def _plot(title: str, x_label: str, y_label: str, background: QColor, foreground: QColor) -> pg.PlotWidget:
-    widget = pg.PlotWidget(background=background, axisItems={"bottom": CompactAxis("bottom")})
+    widget = pg.PlotWidget(background=background,
+                           axisItems={"bottom": CompactAxis("bottom"), "left": SpacedAxis("left")})
     item = widget.getPlotItem()
     item.setTitle(title, color=foreground.name(), size="10pt")
     for name, label in (("bottom", x_label), ("left", y_label)):
@@ -133,7 +137,7 @@ class ChartsPanel(QWidget):
         bg = palette.color(QPalette.ColorRole.Base)
         fg = palette.color(QPalette.ColorRole.Text)
 
-        self.pair_plot = _plot("Pair count", "merge rank", "pair count", bg, fg)
+        self.pair_plot = _plot("Pair count", "rank (merges)", "occurrences", bg, fg)
         self.pair_plot.setLogMode(x=False, y=True)
         _label_decades_only(self.pair_plot, "left")
         self.pair_curve = self.pair_plot.plot(pen=pg.mkPen(ACCENT, width=2))
@@ -143,19 +147,19 @@ class ChartsPanel(QWidget):
         self.kept_line.setVisible(False)
         self.pair_plot.addItem(self.kept_line)
 
-        self.freq_plot = _plot("Pre-token counts", "rank", "count", bg, fg)
+        self.freq_plot = _plot("Pre-token counts", "rank (pre-tokens)", "occurrences", bg, fg)
         self.freq_plot.setLogMode(x=True, y=True)
         _label_decades_only(self.freq_plot, "left")
         _label_decades_only(self.freq_plot, "bottom")
         self.freq_curve = self.freq_plot.plot(pen=pg.mkPen(ACCENT_2, width=2))
 
         self.length_plot = _plot("Token length", "length (bytes)", "tokens", bg, fg)
-        # A filled step curve, not a BarGraphItem: that one repaints through a QPicture, ~5 ms a frame.
+        # A filled step curve, not a BarGraphItem: that one repaints through a slow QPicture every frame.
         self.length_bars = self.length_plot.plot(
             stepMode="center", fillLevel=0, brush=ACCENT_3, pen=pg.mkPen(ACCENT_3)
         )
 
-        self.bpt_plot = _plot("Bytes per token", "vocabulary size", "bytes per token", bg, fg)
+        self.bpt_plot = _plot("Bytes per token", "vocabulary (tokens)", "bytes per token", bg, fg)
         self.bpt_plot.setToolTip(COMPRESSION_TIP)
         self.source_curves: list[pg.PlotDataItem] = []
         """A bytes-per-token line per named source (made as a run needs them; the unused hidden)."""
@@ -235,14 +239,14 @@ class ChartsPanel(QWidget):
     def _refresh_pairs(self) -> None:
         counts = self._state.counts
         n = len(counts)
+        settings = self._state.settings
+        kept = settings.inherited_merges if settings else 0
+        self.kept_line.setVisible(kept > 0)  # (a new run from scratch hides the last one's line)
+        self.kept_line.setPos(kept)
         if not n:  # axes for the run to come (or a neutral 1-1000), not 0.2-0.8 or the last run's
             self.pair_curve.setData([], [])
             self._set_range(self.pair_plot, (0.0, float(self._planned_merges() or 1000)), (0.0, 3.0))
             return
-        settings = self._state.settings
-        kept = settings.inherited_merges if settings else 0
-        self.kept_line.setVisible(kept > 0)
-        self.kept_line.setPos(kept)
         idx = thin(n)
         y = np.maximum(np.asarray(counts, dtype=np.float64)[idx], 1.0)
         self.pair_curve.setData(idx.astype(np.float64), y)

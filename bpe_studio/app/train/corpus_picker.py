@@ -19,7 +19,6 @@ from PySide6.QtCore import QSettings, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bpe_studio.app.file_dialogs import dialogs_for
 from bpe_studio.app.models.session import SOURCE_SEPARATOR, TrainSettings, split_sources
 from core.corpus.sources import text_fields
 from core.progress import format_bytes
@@ -206,7 +206,7 @@ class CorpusOptions(QWidget):
     # -- folder ----------------------------------------------------------------------------------
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Train on a folder")
+        folder = dialogs_for(self).existing_folder("Train on a folder", "paths/corpus_folder")
         if folder:
             self.folderChosen.emit(folder)
 

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QHeaderView,
@@ -40,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bpe_studio.app.file_dialogs import dialogs_for
 from bpe_studio.app.widgets.wrapped_hint import WrappedHint
 from core.variants import ParityAware
 
@@ -256,8 +256,8 @@ class ParityOptions(QObject):
         self._show_rows()
 
     def browse(self) -> None:
-        start = self.dev_folder() or os.path.expanduser("~")
-        folder = QFileDialog.getExistingDirectory(self.dev_button, "Development folder (one file per language)", start)
+        folder = dialogs_for(self.dev_button).existing_folder("Development folder (one file per language)",
+                                                              "paths/dev_folder", self.dev_folder())
         if folder:
             self.dev_edit.setText(folder)
 

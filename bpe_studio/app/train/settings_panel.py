@@ -2,10 +2,11 @@
 
 The corpus is chosen by typing a path, a file dialog, the recent-files menu or the embedded
 sample corpus; its files or folders can each be given a name (`NamedSources`: training on
-named sources, with each merge's provenance). A custom pre-tokenization regex is validated as you type (by
-``core.resolve_pattern``). The Train button turns into Cancel while a run is going. The
-panel saves and restores its values in QSettings; it does not train anything itself, it
-emits `trainClicked` / `cancelClicked`.
+named sources, with each merge's provenance); the line under the path follows the files on
+disk (`CorpusInfo`). The pattern is a `PatternField`. The Train button turns into Cancel
+while a run is going; the panel makes it, its owner places it (the Train tab pins it below
+the scrolling settings, in view at 1024×700). The panel saves and restores its values in
+QSettings; it does not train anything itself, it emits `trainClicked` / `cancelClicked`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ import os
 from PySide6.QtCore import QSettings, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QComboBox,
-    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMenu,
     QPlainTextEdit,
@@ -33,8 +31,11 @@ from PySide6.QtWidgets import (
 )
 
 import core
-from bpe_studio.app.train.corpus_picker import CorpusOptions, describe, join_sources, sources_exist
+from bpe_studio.app.file_dialogs import dialogs_for
+from bpe_studio.app.train.corpus_info import CorpusInfo
+from bpe_studio.app.train.corpus_picker import CorpusOptions, join_sources, sources_exist
 from bpe_studio.app.train.named_sources import NamedSources
+from bpe_studio.app.train.pattern_field import PatternField
 from bpe_studio.app.train.recent_files import RecentFiles
 from bpe_studio.app.train.separator_hint import SEPARATOR, find_separator, suggestion
 from bpe_studio.app.train.trainer_options import InitialInfo, TrainerOptions
@@ -44,13 +45,11 @@ from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
 from bpe_studio.app.models.session import TrainSettings, split_sources
 from bpe_studio.app.widgets.wheel_guard import guard_wheel
 from core.pretokenize.specials import validate_special_tokens
-from core.progress import format_bytes
 
 DEFAULT_VOCAB_SIZE = 2000
 DEFAULT_SPECIAL_TOKENS: tuple[str, ...] = ()
 """None, as in `bpe-studio train` (each ``--special-token`` adds one): the same corpus and size
 give the same tokenizer in the window and on the command line."""
-PATTERN_CHOICES = [("GPT-2", "gpt2"), ("GPT-4 (cl100k)", "gpt4"), ("Custom regex", "custom")]
 CORPUS_FILTER = (
     "Corpora (*.txt *.text *.md *.jsonl *.ndjson *.parquet *.gz *.bz2 *.xz *.zst *.csv *.tsv);;All files (*)"
 )
@@ -90,9 +89,7 @@ class SettingsPanel(QWidget):
         self.recent_menu = QMenu(self.recent_button)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.recent_button.setMenu(self.recent_menu)
-        self.corpus_info = QLabel()
-        self.corpus_info.setObjectName("hint")
-        self.corpus_info.setWordWrap(True)
+        self.corpus_info = CorpusInfo()  # size and files, read again as they change on disk
         self.corpus_options = CorpusOptions()
         self.corpus_options.folderChosen.connect(self._on_folder)
         self.named_sources = NamedSources()
@@ -107,9 +104,7 @@ class SettingsPanel(QWidget):
         self.vocab_spin.setValue(DEFAULT_VOCAB_SIZE)
         self.vocab_spin.setToolTip("256 byte tokens + special tokens + merges")
         self.vocab_spin.valueChanged.connect(self._update_merges_hint)
-        self.merges_hint = QLabel()
-        self.merges_hint.setObjectName("hint")
-        self.merges_hint.setWordWrap(True)  # "too small: …" must not widen the column and shift the charts
+        self.merges_hint = WrappedHint()  # "too small: …" must not widen the column and shift the charts
 
         self.specials_edit = QPlainTextEdit("\n".join(DEFAULT_SPECIAL_TOKENS))
         self.specials_edit.setPlaceholderText("none (as on the command line) — e.g. <|endoftext|>, one per line")
@@ -123,16 +118,9 @@ class SettingsPanel(QWidget):
         self.specials_hint = WrappedHint()  # three lines: a plain label was squeezed and cut
         self.specials_hint.hide()
 
-        self.pattern_combo = QComboBox()
-        for label, value in PATTERN_CHOICES:
-            self.pattern_combo.addItem(label, value)
-        self.pattern_combo.currentIndexChanged.connect(self._on_pattern_choice)
-        self.regex_edit = QLineEdit()
-        self.regex_edit.setPlaceholderText(r"a regex, e.g. \p{L}+|\p{N}+|\s+|[^\s\p{L}\p{N}]+")
-        self.regex_edit.textChanged.connect(self._validate_regex)
-        self.regex_status = QLabel()
-        self.regex_status.setObjectName("hint")
-        self.regex_status.setWordWrap(True)
+        self.pattern_field = PatternField(self)
+        field = self.pattern_field
+        self.pattern_combo, self.regex_edit, self.regex_status = field.combo, field.regex_edit, field.regex_status
 
         self.workers_spin = QSpinBox()
         cores = os.cpu_count() or 1
@@ -140,7 +128,7 @@ class SettingsPanel(QWidget):
         self.workers_spin.setSpecialValueText(f"all cores ({cores})")
         self.workers_spin.setToolTip("Processes for pre-tokenization")
 
-        self.train_button = QPushButton("Train")
+        self.train_button = QPushButton("Train", self)  # not in this layout: the owner places it
         self.train_button.setObjectName("trainButton")
         self.train_button.setToolTip("Start training (Ctrl+Enter)")
         self.train_button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -164,9 +152,7 @@ class SettingsPanel(QWidget):
         form.addRow("", self.merges_hint)
         form.addRow("Special tokens", self.specials_edit)
         form.addRow("", self.specials_hint)
-        form.addRow("Pattern", self.pattern_combo)
-        form.addRow("", self.regex_edit)
-        form.addRow("", self.regex_status)
+        self.pattern_field.add_rows(form)
         self.variant_options = VariantOptions(self)
         self.variant_options.add_rows(form)
         self.named_sources.changed.connect(self._update_variant_sources)
@@ -179,9 +165,8 @@ class SettingsPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(corpus_box)
         layout.addWidget(form_box)
-        layout.addWidget(self.train_button)
 
-        self._on_pattern_choice()
+        self.pattern_field.on_choice()
         self._update_merges_hint()
         guard_wheel(self)  # scrolling the panel over a setting must not change it
 
@@ -204,8 +189,7 @@ class SettingsPanel(QWidget):
         return [line for line in self.specials_edit.toPlainText().split("\n") if line.strip()]
 
     def pattern(self) -> str:
-        choice = self.pattern_combo.currentData()
-        return self.regex_edit.text() if choice == "custom" else str(choice)
+        return self.pattern_field.pattern()
 
     def settings(self) -> TrainSettings:
         workers = self.workers_spin.value()
@@ -287,16 +271,17 @@ class SettingsPanel(QWidget):
         self.train_button.style().unpolish(self.train_button)
         self.train_button.style().polish(self.train_button)
         for widget in (self.corpus_edit, self.browse_button, self.recent_button, self.vocab_spin,
-                       self.specials_edit, self.pattern_combo, self.regex_edit, self.workers_spin,
-                       self.corpus_options):
+                       self.specials_edit, self.workers_spin, self.corpus_options):
             widget.setEnabled(not running)
+        self.pattern_field.set_running(running)
         self.named_sources.set_running(running)
         self.trainer_options.set_running(running)
         self.variant_options.set_running(running)
-        if not running:
-            self._on_pattern_choice()
+        self.corpus_info.set_watching(not running)  # a run reads the files: no need to look meanwhile
 
     def _on_train_button(self) -> None:
+        if not self._running:
+            self.corpus_info.refresh()  # what the run will read, not what was there a moment ago
         (self.cancelClicked if self._running else self.trainClicked).emit()
 
     # -- corpus ------------------------------------------------------------------------------
@@ -305,8 +290,8 @@ class SettingsPanel(QWidget):
         """Choose the corpus with a file dialog, starting in the last folder used."""
         if self._running:
             return
-        start = str(self._qsettings.value("paths/last_folder", "") or os.path.dirname(self.corpus()))
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open corpus (one or several files)", start, CORPUS_FILTER)
+        paths = dialogs_for(self).open_files("Open corpus (one or several files)", "paths/corpus_folder",
+                                             CORPUS_FILTER, start=next(iter(split_sources(self.corpus())), ""))
         if paths:
             self.set_corpus(join_sources(paths))
 
@@ -339,15 +324,10 @@ class SettingsPanel(QWidget):
     def _on_corpus_text(self, text: str) -> None:
         path = text.strip()
         self.corpus_edit.setToolTip(path)
-        if not path:
-            self.corpus_info.setText("No corpus chosen.")
-        elif os.path.isfile(path):
-            size = format_bytes(os.path.getsize(path))
-            sample = os.path.abspath(path) == str(SAMPLE_CORPUS_PATH)
-            self.corpus_info.setText(f"{size} · the built-in sample corpus" if sample else size)
+        self.corpus_info.set_corpus(path)
+        if path and os.path.isfile(path) and os.path.abspath(path) != str(SAMPLE_CORPUS_PATH):
+            # (the sample's folder is inside the application: no dialog starts there)
             self._qsettings.setValue("paths/last_folder", os.path.dirname(os.path.abspath(path)))
-        else:
-            self.corpus_info.setText(describe(path))
         self.corpus_options.update_for(path)
         self.named_sources.set_paths(split_sources(path))
         self._update_variant_sources()
@@ -376,39 +356,8 @@ class SettingsPanel(QWidget):
             self.specials_hint.hide()
         self._specials_auto = False
 
-    # -- pattern -------------------------------------------------------------------------------
-
     def _set_pattern(self, pattern: str) -> None:
-        builtin = [value for _, value in PATTERN_CHOICES]
-        if pattern in builtin:
-            self.pattern_combo.setCurrentIndex(builtin.index(pattern))
-        else:
-            self.pattern_combo.setCurrentIndex(builtin.index("custom"))
-            self.regex_edit.setText(pattern)
-
-    def _on_pattern_choice(self) -> None:
-        custom = self.pattern_combo.currentData() == "custom"
-        self.regex_edit.setVisible(custom)
-        self.regex_status.setVisible(custom)
-        self.regex_edit.setEnabled(custom and not self._running)
-        self._validate_regex()
-
-    def _validate_regex(self) -> None:
-        if self.pattern_combo.currentData() != "custom":
-            self.regex_edit.setProperty("invalid", False)
-            return
-        try:
-            core.resolve_pattern(self.regex_edit.text())
-        except core.InvalidPatternError as e:
-            message, ok = str(e), False
-        else:
-            message, ok = "✓ valid pattern", True
-        self.regex_status.setText(message)
-        self.regex_status.setProperty("invalid", not ok)
-        self.regex_edit.setProperty("invalid", not ok)
-        for widget in (self.regex_edit, self.regex_status):
-            widget.style().unpolish(widget)
-            widget.style().polish(widget)
+        self.pattern_field.set_pattern(pattern)
 
     def _update_merges_hint(self) -> None:
         minimum = self.minimum_vocab_size()

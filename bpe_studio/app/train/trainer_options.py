@@ -15,7 +15,6 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 from PySide6.QtWidgets import (
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from bpe_studio.app.file_dialogs import dialogs_for
 from bpe_studio.app.workers.thread_job import LatestJob
 from core import TrainOptions
 
@@ -161,17 +161,15 @@ class TrainerOptions(QObject):
                 self.initialRead.emit(None)
 
     def choose_initial(self) -> None:
-        start = str(Path(self.initial() or "").parent) if self.initial() else ""
-        path, _ = QFileDialog.getOpenFileName(
-            self.initial_button.window(), "Continue training a tokenizer", start, TOKENIZER_FILTER
-        )
+        path = dialogs_for(self.initial_button).open_file("Continue training a tokenizer", "paths/tokenizer_folder",
+                                                          TOKENIZER_FILTER, start=self.initial())
         if path:
             self.set_initial(path)
 
     def choose_initial_folder(self) -> None:
-        start = str(Path(self.initial() or "").parent) if self.initial() else ""
-        path = QFileDialog.getExistingDirectory(self.initial_button.window(), "Continue training a tokenizer: its folder",
-                                                start, QFileDialog.Option.ShowDirsOnly)
+        start = str(Path(self.initial()).parent) if self.initial() else ""
+        path = dialogs_for(self.initial_button).existing_folder("Continue training a tokenizer: its folder",
+                                                                "paths/tokenizer_folder", start)
         if path:
             self.set_initial(path)
 

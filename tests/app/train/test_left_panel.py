@@ -54,9 +54,14 @@ def test_left_panel_controls_are_never_cut(qtbot, make_window, size):
     while not isinstance(area, QScrollArea):
         area = area.parentWidget()
     for widget in (panel.corpus_edit, panel.browse_button, panel.recent_button, panel.vocab_spin,
-                   panel.workers_spin, panel.pattern_combo, panel.train_button,
+                   panel.workers_spin, panel.pattern_combo,
                    summary.export_button, summary.save_button):
         assert fully_visible(widget, area), (widget, widget.geometry(), area.viewport().width())
+    # Train is pinned below the scrolling settings, across the same column.
+    column = area.parentWidget()
+    button = panel.train_button
+    assert column.rect().contains(QRect(button.mapTo(column, QPoint(0, 0)), button.size()))
+    assert button.width() >= button.minimumSizeHint().width()
     # The long value is shortened to fit, with the whole of it in the tooltip.
     field = next(summary._form.itemAt(i, summary._form.ItemRole.FieldRole).widget()
                  for i in range(summary._form.rowCount())
@@ -66,7 +71,7 @@ def test_left_panel_controls_are_never_cut(qtbot, make_window, size):
     assert field.toolTip() == field.full_text()
     assert fully_visible(field, area)
     # The splitter cannot squeeze the panel below what its controls need.
-    splitter = area.parentWidget()
+    splitter = column.parentWidget()
     splitter.setSizes([50, 2000])
     qtbot.wait(20)
     assert fully_visible(panel.browse_button, area) and fully_visible(summary.save_button, area)
