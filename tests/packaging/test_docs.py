@@ -4,7 +4,7 @@ CI (`.ci/run`) runs the README's test command word for word, and that command in
 when there is no environment yet; the README is short (at most 200 lines) and names no
 absolute path, nor does any command in docs/; docs/semantics.md quotes the built-in patterns
 and the tie-break order the trainer implements; every ``docs/*.md`` that the README or a
-docstring points to exists; docs/architecture.md lists every module of the tree once and
+docstring points to exists; docs/modules.md lists every module of the tree once and
 names nothing that is not there; the README's ten-line library example runs as written, and
 docs/library.md's shows every name of ``core.__all__``.
 """
@@ -15,6 +15,8 @@ import os
 import re
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN
 from core.training.reference import best_pair
@@ -107,16 +109,17 @@ def test_docs_pages_referred_to_exist() -> None:
 
 
 ARCHITECTURE = REPO / "docs" / "architecture.md"
+MODULES = REPO / "docs" / "modules.md"
 LAYOUT_ROOTS = ("core", "bpe_studio", "tools")
 
 
 def _layout_entries() -> list[str]:
-    """The files that architecture.md's package layout lists, as paths from the repository root.
+    """The files that modules.md's package layout lists, as paths from the repository root.
 
     The layout is the indented block under "## The packages": a name ending in ``/`` opens a
     folder, deeper lines are inside it; a file is its first word (``merge.py``).
     """
-    page = ARCHITECTURE.read_text(encoding="utf-8")
+    page = MODULES.read_text(encoding="utf-8")
     block = page.split("## The packages", 1)[1]
     entries: list[str] = []
     folders: list[tuple[int, str]] = []  # (indent, name) of the open folders
@@ -164,8 +167,17 @@ def _resolves(dotted: str) -> bool:
     return False
 
 
-def test_architecture_names_only_what_exists() -> None:
+def test_architecture_fits_two_pages_and_says_where_ideas_go() -> None:
     page = ARCHITECTURE.read_text(encoding="utf-8")
+    assert len(page.splitlines()) <= 130 and max(map(len, page.splitlines())) <= 100
+    where = page.split("## Where each idea lives", 1)[1].split("\n## ", 1)[0]
+    assert all(f"**{idea}" in where for idea in ("A training variant", "A file format", "A measure"))
+    assert "## Running work" in page
+
+
+@pytest.mark.parametrize("doc", [ARCHITECTURE, MODULES], ids=lambda p: p.name)
+def test_architecture_names_only_what_exists(doc: Path) -> None:
+    page = doc.read_text(encoding="utf-8")
     paths = set(re.findall(r"\b((?:core|bpe_studio|tools|tests)/[\w/]+\.(?:py|c|h))\b", page))
     assert sorted(p for p in paths if not (REPO / p).is_file()) == []
     dotted = set(re.findall(r"`((?:core|bpe_studio)(?:\.\w+)+)", page))
