@@ -229,3 +229,29 @@ def save_session_and_wait(qtbot) -> Callable[..., Path | None]:
 def answer_message_box(qtbot) -> Callable[[str], None]:
     """``answer_message_box("Yes")``: click that button in the next modal message box."""
     return lambda button_text: _answer_message_box(qtbot, button_text)
+
+
+def _message_box_text(action) -> str:  # noqa: ANN001 - a QAction
+    """Trigger ``action``, read the modal message box it opens, close it; its text."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    shown: list[str] = []
+
+    def read_and_close() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(10, read_and_close)
+            return
+        shown.append(box.text())
+        box.accept()
+
+    QTimer.singleShot(0, read_and_close)
+    action.trigger()
+    return shown[0]
+
+
+@pytest.fixture
+def message_box_text() -> Callable[[object], str]:
+    """``message_box_text(action)``: trigger it and read the message box it opens (then closed)."""
+    return _message_box_text

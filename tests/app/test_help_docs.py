@@ -11,8 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import bpe_studio
-from PySide6.QtCore import QTimer, QUrl
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QUrl
 
 from bpe_studio.app.help_menu import DocsWindow
 
@@ -52,21 +51,9 @@ def test_links_between_pages_open_here_and_other_files_are_said(qtbot, make_wind
     assert "not part of the documentation" in docs.status.text()
 
 
-def test_about_shows_the_version_and_where_the_files_are(qtbot, make_window, settings_file):
+def test_about_shows_the_version_and_where_the_files_are(qtbot, make_window, settings_file, message_box_text):
     window = make_window()
-    shown: list[str] = []
-
-    def read_and_close() -> None:
-        box = QApplication.activeModalWidget()
-        if not isinstance(box, QMessageBox):
-            QTimer.singleShot(10, read_and_close)
-            return
-        shown.append(box.text())
-        box.accept()
-
-    QTimer.singleShot(0, read_and_close)
-    window.help_actions["about"].trigger()
-    text = shown[0]
+    text = message_box_text(window.help_actions["about"])
     assert version("bpe-studio") in text
     assert str(Path(bpe_studio.__file__).resolve().parent) in text
     assert window.qsettings.fileName() in text and Path(window.qsettings.fileName()).name.endswith(".ini")
