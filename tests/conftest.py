@@ -78,3 +78,45 @@ def load_gpt2_merges(path: Path) -> list[tuple[bytes, bytes]]:
 def gpt2_files() -> tuple[Callable[..., dict[int, bytes]], Callable[[Path], list[tuple[bytes, bytes]]]]:
     """``(load_vocab, load_merges)`` for GPT-2 format files, decoded independently of core."""
     return load_gpt2_vocab, load_gpt2_merges
+
+
+# The modules holding the suite's longest tests, longest first. They run first: the test
+# processes share the work by handing each other tests from the end of their queues, so a
+# long test left for the end would keep one process busy while the other waits.
+SLOW_FIRST = (
+    "tests/packaging/test_wheel.py",
+    "tests/core/pretokenize/test_native_scanner.py",
+    "tests/reliability/test_signals.py",
+    "tests/reliability/test_memory.py",
+    "tests/reliability/test_workers_cap.py",
+    "tests/app/controllers/test_controllers.py",
+    "tests/reliability/test_hostile_files.py",
+    "tests/core/test_typing.py",
+    "tests/app/test_window_files.py",
+    "tests/reliability/test_export_set.py",
+    "tests/app/explore/test_vocab_model.py",
+    "tests/core/encode/test_long_pretokens.py",
+    "tests/app/explore/test_no_freeze.py",
+    "tests/app/models/test_session.py",
+    "tests/core/encode/test_tokenizer_tiktoken.py",
+    "tests/core/training/test_conformance_cs336.py",
+    "tests/app/test_window_errors.py",
+)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own grouping by fixture, which keeps modules whole
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the modules of `SLOW_FIRST` first, in that order; the others keep their order."""
+    root = config.rootpath
+
+    def rank(item: pytest.Item) -> int:
+        module = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+        return SLOW_FIRST.index(module) if module in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)  # stable
+
+
+@pytest.fixture(scope="session")
+def slow_first() -> tuple[str, ...]:
+    """The modules the suite runs first (`SLOW_FIRST`)."""
+    return SLOW_FIRST

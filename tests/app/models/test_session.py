@@ -116,7 +116,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_damage_is_a_session_error_naming_the_file(tmp_path, data) -> None:  # noqa: ANN001
     """Type swaps, deletions and deep nesting anywhere: a `SessionError` naming the file,

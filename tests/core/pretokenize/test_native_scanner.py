@@ -3,9 +3,10 @@
 The oracle is `regex` itself: the text's bytes are decoded as the trainer decodes a file
 (``surrogateescape``), the pattern's ``findall`` cuts it, and the pre-tokens are encoded
 back to bytes; the scanner gets the raw bytes. Checked for every code point (the tables,
-and each code point in contexts that reach every alternative of both patterns), and on
-generated text drawing from every general category, every White_Space character,
-combining marks, digits of every script, invalid bytes, encoded lone surrogates and long runs.
+and each code point, one in 61 in the unassigned planes 4 to 13, in contexts that reach
+every alternative of both patterns), and on generated text drawing from every general
+category, every White_Space character, combining marks, digits of every script, invalid
+bytes, encoded lone surrogates and long runs.
 """
 
 from __future__ import annotations
@@ -66,11 +67,18 @@ AROUND = [template.split("{c}") for template in TEMPLATES]  # c.join(around) fil
 # Every code point, in slices of 2**17 (one test each, so parallel test processes share
 # them); each piece of text is built once and checked with both patterns.
 SLICE = 1 << 17
+# A slice whose code points all have the same classes (planes 4 to 13, where nothing is
+# assigned) is checked one code point in STRIDE: 61 is prime to 64, so every value of
+# every byte of their UTF-8 still occurs. The tables' test covers each code point's classes.
+STRIDE = 61
 
 
 @pytest.mark.parametrize("first", range(0, CODE_POINTS, SLICE), ids=lambda first: f"U+{first:06X}")
 def test_every_code_point_in_every_context(first: int) -> None:
-    points = [chr(cp) for cp in range(first, min(first + SLICE, CODE_POINTS)) if not 0xD800 <= cp < 0xE000]
+    end = min(first + SLICE, CODE_POINTS)
+    uniform = 0x40000 <= first and end <= 0xE0000 and len(set(class_flags()[first:end])) == 1
+    codes = [*range(first, end, STRIDE), end - 1] if uniform else range(first, end)
+    points = [chr(cp) for cp in codes if not 0xD800 <= cp < 0xE000]
     step = 1 << 15
     for start in range(0, len(points), step):
         text = "".join([c.join(around) for c in points[start : start + step] for around in AROUND])
@@ -120,7 +128,7 @@ fragments = st.one_of(
 texts = st.lists(fragments, max_size=60).map(b"".join)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(data=texts, name=st.sampled_from(list(NAMES)))
 def test_scanner_equals_regex_on_generated_text(data: bytes, name: str) -> None:
     assert scan(data, name) == oracle(data, name)
@@ -255,7 +263,7 @@ utf8_pieces = st.sampled_from([
 ])
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(lead=st.integers(0, 40), pieces=st.lists(st.one_of(utf8_pieces, st.binary(max_size=3)), max_size=60),
        valid_run=st.integers(0, 3))
 def test_invalid_bytes_across_blocks_equal_python(lead: int, pieces: list[bytes], valid_run: int) -> None:
@@ -290,7 +298,7 @@ words = st.lists(
 ).map(lambda parts: "".join(parts).encode("utf-8"))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(data=st.one_of(words, st.tuples(words, st.binary(max_size=3), words).map(b"".join)),
        name=st.sampled_from(list(NAMES)))
 def test_mostly_ascii_words_equal_regex(data: bytes, name: str) -> None:
@@ -410,7 +418,7 @@ ascii_texts = st.lists(
 ).map(lambda parts: "".join(parts).encode("utf-8", "surrogateescape"))
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(data=ascii_texts, name=st.sampled_from(list(NAMES)))
 def test_long_ascii_text_counts_equal_regex_in_first_seen_order(data: bytes, name: str) -> None:
     """Counting cuts GPT-2 pre-tokens 64 bytes of ASCII at a time (_ascii_cut.h) where 80
