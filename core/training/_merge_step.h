@@ -19,6 +19,11 @@ neighbour_key(int32_t t, int side)
     return 2 * t + side;
 }
 
+/* How many touched neighbours ahead flush_neighbours asks for their map slots ... */
+#define FLUSH_PREFETCH 8
+/* ... when the map is larger than a core's cache (a smaller one is read from the cache anyway). */
+#define FLUSH_PREFETCH_BYTES ((size_t)1 << 20)
+
 /* Apply the pending changes of merge (a, b) -> z: for each touched neighbour, its
  * delta off the old pair and onto the new one, then the pending words as holders of the
  * new pairs, in the order the merge met them (skipping an immediate repeat, as
@@ -30,7 +35,15 @@ flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
     if (map_reserve(&s->map, 2 * (size_t)s->ntouched) < 0) {
         return -1;
     }
+    int ask_ahead = s->map.cap * sizeof(PairEntry) > FLUSH_PREFETCH_BYTES;
     for (Py_ssize_t k = 0; k < s->ntouched; k++) {
+        if (ask_ahead && k + FLUSH_PREFETCH < s->ntouched) { /* the map's slots are random and far apart: ask ahead */
+            int32_t ahead = s->touched[k + FLUSH_PREFETCH];
+            int32_t u = ahead >> 1;
+            int ahead_left = (ahead & 1) == 0;
+            __builtin_prefetch(&s->map.slots[home_slot(hash_key(ahead_left ? pair_key(u, a) : pair_key(b, u)), s->map.cap)], 1);
+            __builtin_prefetch(&s->map.slots[home_slot(hash_key(ahead_left ? pair_key(u, z) : pair_key(z, u)), s->map.cap)], 1);
+        }
         int32_t key = s->touched[k];
         Neighbour *nb = &s->neighbours[key];
         int32_t t = key >> 1;
