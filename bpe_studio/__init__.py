@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 # The application does no linear algebra worth a thread, but numpy's OpenBLAS starts one
-# that spins for about 0.1 s of CPU when numpy is imported (and after each BLAS call): on
+# that spins for a while when numpy is imported (and after each BLAS call): on
 # the core a second worker thread needs just then. Set before anything imports numpy; a
 # value the user set is kept. (The `core` library leaves its users' BLAS alone.)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -16,10 +16,12 @@ The API (`__all__`; each name loads on first use, so ``import core`` is light an
                     client=None) -> PretokenCounts   # a Mapping[bytes, int]; a + b; .save / .load
     resolve_pattern(name_or_regex) -> Pattern (checked); GPT2_PATTERN, GPT4_PATTERN
     Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
-        .encode / .encode_iterable / .encode_with_spans -> a sequence of TokenSpan / .decode
+        .encode (str or bytes) / .encode_batch / .encode_iterable / .encode_with_spans -> TokenSpans
+        .encode_to_array -> an int64 array / .decode
     save_tokenizer(out_dir, vocab, merges, special_tokens, pattern); load_gpt2_files(vocab, merges)
     encode_corpus(sources, tokenizer, out_npy, *, read=None, workers=None, doc_separator=True,
                   progress=None) -> EncodeFinished                           # a corpus -> .npy of ids
+    BpeStudioError: the base of every user mistake `core` raises (`core.errors`)
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ if _typing.TYPE_CHECKING:  # what type checkers see; at run time each name loads
     from core.corpus.sources import ReadOptions
     from core.encode.corpus import EncodeFinished, EncodeProgress, encode_corpus
     from core.encode.tokenizer import Tokenizer, TokenSpan
-    from core.errors import CorpusError, FormatError, InvalidPatternError, InvalidSpecialTokensError, TokenizerError
+    from core.errors import (BpeStudioError, CorpusError, FormatError, InvalidPatternError, InvalidSpecialTokensError,
+                             TokenizerError)
     from core.events import CountingDone, Finished, MergeBatch, MergeEvent, PretokenizeProgress
     from core.formats import load_gpt2_files, save_tokenizer
     from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, resolve_pattern
@@ -50,12 +53,13 @@ _HOMES = {
     "TrainOptions": "core.training.options",
     "ReadOptions": "core.corpus.sources",
     "count_pretokens": "core.corpus.count_run",
-    "PretokenCounts": "core.corpus.pretoken_counts",
+    "PretokenCounts": "core.corpus.named_counts",  # (PretokenCounts, with the reader of named files set)
     "PretokenizeProgress": "core.events",
     "CountingDone": "core.events",
     "MergeBatch": "core.events",
     "MergeEvent": "core.events",
     "Finished": "core.events",
+    "BpeStudioError": "core.errors",
     "CorpusError": "core.errors",
     "FormatError": "core.errors",
     "TokenizerError": "core.errors",
@@ -74,6 +78,7 @@ _HOMES = {
 }
 
 __all__ = [
+    "BpeStudioError",
     "CorpusError",
     "CountingDone",
     "EncodeFinished",

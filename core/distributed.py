@@ -7,7 +7,7 @@
     vocab, merges = core.train(counts, core.TrainOptions(32_000, ["<|endoftext|>"])).result()
 
 The corpus is cut into shards exactly as local training cuts it into tasks
-(`core.corpus.documents.plan_tasks`): a byte range of an uncompressed file (at exact
+(`core.corpus.planning.plan_tasks`): a byte range of an uncompressed file (at exact
 pre-token boundaries, or line ends for JSONL), a Parquet row group, or a block of a
 compressed file (read here, in order, and shipped). Each shard is one Dask task running
 the same counter as a local worker (`core.corpus.counting.count_task`); the partial counts
@@ -31,13 +31,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.corpus.counting import check_text_counted, count_task
-from core.corpus.documents import Task, check_unchanged, plan_tasks
+from core.corpus.documents import Task, check_unchanged
+from core.corpus.planning import plan_tasks
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import ReadOptions, Source, open_corpus
+from core.errors import BpeStudioError, OptionsError, OptionsTypeError
 from core.events import PretokenizeProgress
 from core.pretokenize.counting import count_chunk_bytes
 from core.pretokenize.patterns import resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
+from core.steps import run_steps
 
 __all__ = ["SHARD_BYTES", "WORKER_TIMEOUT", "NoWorkersError", "WaitingForWorkers", "count_on_cluster",
            "count_on_cluster_events", "require_distributed"]
@@ -47,7 +50,7 @@ SHARD_BYTES = 32 << 20
 
 FAN_IN = 4
 """Partial tables added by one task of the reduction: each level re-inserts every entry
-(about 1 µs each), so fewer levels cost less; more would wait longer for stragglers."""
+so fewer levels cost less; more would wait longer for stragglers."""
 
 WORKER_TIMEOUT = 60.0
 """Default seconds to wait for a first worker on a scheduler that has none."""
@@ -75,7 +78,7 @@ class WaitingForWorkers:
     timeout: float
 
 
-class NoWorkersError(TimeoutError):
+class NoWorkersError(BpeStudioError, TimeoutError):
     """No worker joined the scheduler at ``address`` within ``timeout`` seconds."""
 
     def __init__(self, address: str, timeout: float, option: str = "worker_timeout") -> None:
@@ -131,9 +134,9 @@ def count_on_cluster_events(
     specials = validate_special_tokens(special_tokens)
     compiled = resolve_pattern(pattern)
     if shard_bytes is not None and shard_bytes < 1:
-        raise ValueError(f"shard_bytes must be positive, got {shard_bytes}")
+        raise OptionsError(f"shard_bytes must be positive, got {shard_bytes}")
     if not worker_timeout > 0:
-        raise ValueError(f"worker_timeout must be a positive number of seconds, got {worker_timeout}")
+        raise OptionsError(f"worker_timeout must be a positive number of seconds, got {worker_timeout}")
     options = _cluster_read_options(source, read)
     corpus = open_corpus(source, options)
     size = corpus.input_bytes
@@ -193,13 +196,13 @@ def _cluster_read_options(source: object, read: ReadOptions | None) -> ReadOptio
     ):
         read = read if read is not None else ReadOptions()
         if not isinstance(read, ReadOptions):
-            raise TypeError(f"read must be ReadOptions, got {type(read).__name__}")
+            raise OptionsTypeError(f"read must be ReadOptions, got {type(read).__name__}")
         if read.max_bytes is not None:
-            raise ValueError("max_bytes needs the documents in order, which a Dask cluster does not keep; "
-                             "use sample, or count without a client")
+            raise OptionsError("max_bytes needs the documents in order, which a Dask cluster does not keep; "
+                               "use sample, or count without a client")
         return read
-    raise TypeError(f"counting on a Dask cluster needs paths, folders or globs its workers can read, "
-                    f"not {type(source).__name__}")
+    raise OptionsTypeError(f"counting on a Dask cluster needs paths, folders or globs its workers can read, "
+                           f"not {type(source).__name__}")
 
 
 def count_on_cluster(
@@ -222,13 +225,10 @@ def count_on_cluster(
     """
     events = count_on_cluster_events(source, special_tokens, client=client, pattern=pattern, read=read,
                                      shard_bytes=shard_bytes, worker_timeout=worker_timeout)
-    while True:
-        try:
-            event = next(events)
-        except StopIteration as stop:
-            result: PretokenCounts = stop.value
-            return result
+    def warn(event: object) -> None:
         if isinstance(event, WaitingForWorkers):
             logging.getLogger(__name__).warning(
                 "waiting up to %g s for a Dask worker to join the scheduler at %s (it has none)",
                 event.timeout, event.address)
+
+    return run_steps(events, warn)

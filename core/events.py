@@ -16,6 +16,8 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from core.errors import OptionsError
+
 
 @dataclass(frozen=True, slots=True)
 class PretokenizeProgress:
@@ -175,7 +177,7 @@ class MergeBatch:
                 append(token_bytes[left] + token_bytes[right])
             elif (not self.restores or max(token_id, left, right) >= known
                   or token_bytes[token_id] != token_bytes[left] + token_bytes[right]):
-                raise ValueError(
+                raise OptionsError(
                     f"the batch makes token id {token_id}, but the vocabulary holds {len(token_bytes)} "
                     "tokens; extend it with every batch, in order"
                 )
@@ -207,9 +209,9 @@ class MergeBatch:
         splits: list[SplitEvent] = []
         for batch in batches:
             if batch.first_rank != rank:
-                raise ValueError(f"batches are not consecutive: rank {batch.first_rank} follows {rank - 1}")
+                raise OptionsError(f"batches are not consecutive: rank {batch.first_rank} follows {rank - 1}")
             if batch.stage != first.stage:
-                raise ValueError(f"batches of stages {first.stage} and {batch.stage} cannot be joined")
+                raise OptionsError(f"batches of stages {first.stage} and {batch.stage} cannot be joined")
             rank += len(batch)
             splits += batch.splits
             for column, part in zip(columns, (batch.token_ids, batch.left_ids, batch.right_ids,

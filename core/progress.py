@@ -159,7 +159,7 @@ def training_summary(
         documents, input_bytes: documents and bytes (on disk) read (shown when known, with
             ``corpus_bytes`` as the text's bytes: `read_summary`).
         longest: the merge making the longest token (the first of the longest), when the
-            caller knows it; else found here (a pass over ``merges``: ~10 ms per 100k).
+            caller knows it; else found here (a pass over ``merges``).
     """
     if partial:
         result = "partial (cancelled)"

@@ -147,12 +147,10 @@ def shortcut_rows(window: QMainWindow) -> list[tuple[str, str]]:
 
 def about_text(window: QMainWindow) -> str:
     """The version and where this copy's files are: the package, the settings, the documentation."""
-    import bpe_studio
-
     settings = getattr(window, "qsettings", None)
     root = docs_root()
     places = [
-        ("Installed in", str(Path(bpe_studio.__file__).resolve().parent)),
+        ("Installed in", str(Path(__file__).resolve().parents[1])),  # the bpe_studio package
         ("Settings", settings.fileName() if settings is not None else "(none)"),
         ("Documentation", f"{root / 'README.md'} and {root / 'docs'}" if root else f"not found (looked in {expected_root()})"),
     ]

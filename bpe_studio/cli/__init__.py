@@ -12,13 +12,16 @@ A tokenizer is given the same way everywhere: the first positional argument, TOK
 (a folder or a tokenizer file). ``bpe-studio --help`` lists every subcommand, a line each,
 taken from the subcommands' own parsers.
 
-A user mistake (missing file, bad option, vocabulary too small) prints one line,
-``bpe-studio: error: ...``, on stderr and exits with status 2; nothing is written. So
-does running out of memory. Ctrl+C, SIGTERM and SIGHUP stop a command cleanly (workers
-stopped, temporary files removed; `bpe_studio.cli.stopping`): exit status 130, or 128 plus
-the signal's number. Output that cannot be shown (stdout closed, a pipe whose reader
-stopped, ``| head -1``) is dropped and the status is the command's own (0 on success);
-characters the terminal cannot show are escaped (`bpe_studio.cli.terminal.guarded_streams`).
+A user mistake (missing file, bad option, vocabulary too small: `core.errors`' types,
+`UsageError`, a file's ``OSError``) prints one line, ``bpe-studio: error: ...``, on stderr
+and exits with status 2; nothing is written. So does running out of memory. Any other
+exception is a bug: one line says so and where its traceback was logged
+(`bpe_studio.cli.crash`), and the status is 1. Ctrl+C, SIGTERM and SIGHUP stop a command
+cleanly (workers stopped, temporary files removed; `bpe_studio.cli.stopping`): exit
+status 130, or 128 plus the signal's number. Output that cannot be shown (stdout closed, a
+pipe whose reader stopped, ``| head -1``) is dropped and the status is the command's own
+(0 on success); characters the terminal cannot show are escaped
+(`bpe_studio.cli.terminal.guarded_streams`).
 """
 
 from __future__ import annotations
@@ -32,14 +35,13 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
+from bpe_studio.cli.usage import UsageError
+from core.errors import BpeStudioError
+
 PROG = "bpe-studio"
 EXIT_USAGE = 2
 EVALUATE_COMMANDS = ("eval", "shrink", "health", "lm")
 COMMANDS = ("train", "encode", "count", *EVALUATE_COMMANDS, "docs")
-
-
-class UsageError(Exception):
-    """A mistake in the command line; the message is shown as is."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -146,7 +148,7 @@ def _run(args_list: list[str]) -> tuple[int | None, argparse.Namespace]:
         args = _gui_parser().parse_args(args_list)
         if args.vocab_size is not None and args.vocab_size < 256:
             raise UsageError(f"--vocab-size must be at least 256, got {args.vocab_size}")
-    except (UsageError, ValueError, OSError) as e:
+    except (UsageError, BpeStudioError, OSError) as e:
         return _fail(_disk_full(e, out)), args
     except MemoryError:
         return _fail(MemoryError(
@@ -158,6 +160,8 @@ def _run(args_list: list[str]) -> tuple[int | None, argparse.Namespace]:
     except KeyboardInterrupt:
         _say(f"{PROG}: cancelled")
         return 130, args
+    except Exception as e:  # not a user mistake: our bug
+        return _bug(e, args_list), args
     return None, args
 
 
@@ -198,6 +202,20 @@ def _fail(error: BaseException) -> int:
         message = f"{message}: {error.filename}"
     _say(f"{PROG}: error: {message}".splitlines()[0])
     return EXIT_USAGE
+
+
+def _bug(error: Exception, args_list: list[str]) -> int:
+    """Say ``error`` is a bug, its traceback in a log (`bpe_studio.cli.crash`); status 1."""
+    import traceback
+
+    from bpe_studio.cli.crash import EXIT_BUG, report_bug
+
+    line, log = report_bug(error, args_list, version())
+    if log is None and sys.stderr is not None:
+        with contextlib.suppress(OSError, ValueError):
+            traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+    _say(line)
+    return EXIT_BUG
 
 
 def _say(line: str) -> None:

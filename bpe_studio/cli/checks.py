@@ -106,12 +106,14 @@ def pattern_option(text: str) -> str:
 
 
 def check_text_option(option: str, value: str) -> None:
-    """``ValueError`` naming ``option`` if ``value`` holds bytes that are not UTF-8."""
+    """`UsageError` naming ``option`` if ``value`` holds bytes that are not UTF-8."""
+    from bpe_studio.cli.usage import UsageError
+
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as e:
         raw = value.encode("utf-8", "surrogateescape")
-        raise ValueError(
+        raise UsageError(
             f"{option} {raw!r} is not valid UTF-8 text (the shell passed undecodable bytes); "
             "give it as UTF-8 text"
         ) from e
@@ -120,7 +122,9 @@ def check_text_option(option: str, value: str) -> None:
 def capped_workers(workers: int | None) -> int | None:
     """``workers``, lowered to `max_workers` (with a note on stderr) when above it."""
     if workers is not None and workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {workers}")
+        from bpe_studio.cli.usage import UsageError
+
+        raise UsageError(f"--workers must be at least 1, got {workers}")
     limit = max_workers()
     if workers is None or workers <= limit:
         return workers
@@ -141,7 +145,7 @@ def check_output_file(option: str, path: str, inputs: Iterable[str | os.PathLike
     (not below) are inputs, such as a tokenizer's.
 
     Raises:
-        IsADirectoryError, FileNotFoundError, PermissionError, ValueError: saying what to do.
+        IsADirectoryError, FileNotFoundError, PermissionError, UsageError: saying what to do.
     """
     from core.formats.atomic import check_output_dir
 
@@ -157,7 +161,9 @@ def check_output_file(option: str, path: str, inputs: Iterable[str | os.PathLike
         folder = Path(given)
         for file in sorted(folder.iterdir()) if folder.is_dir() else [folder]:
             if file.exists() and os.path.samefile(file, out):
-                raise ValueError(f"{option} {path} is one of the inputs ({file}); writing it would replace it, "
+                from bpe_studio.cli.usage import UsageError
+
+                raise UsageError(f"{option} {path} is one of the inputs ({file}); writing it would replace it, "
                                  "so give another file name")
 
 
@@ -217,7 +223,7 @@ def named_sources(sources: list[str]) -> dict[str, list[str]] | None:
     Raises:
         UsageError: some sources named and some not.
     """
-    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.usage import UsageError
 
     matches = [None if Path(source).exists() else _NAMED.fullmatch(source) for source in sources]
     if not any(matches):

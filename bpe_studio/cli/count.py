@@ -29,6 +29,7 @@ from core.events import PretokenizeProgress
 from core.formats.atomic import check_output_dir
 from core.pretokenize.specials import validate_special_tokens
 from core.progress import bytes_progress, format_bytes, read_summary
+from core.steps import run_steps
 from bpe_studio.cli.checks import capped_workers, check_text_option, corpus_files, non_empty, pattern_option
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from bpe_studio.cli.train import add_source_options, read_options
@@ -155,22 +156,20 @@ def _named_on_cluster(
 
 def _follow(events: Generator[Any, None, PretokenCounts], started: float) -> PretokenCounts:
     progress = ProgressLine()
+
+    def show(event: Any) -> None:
+        if not isinstance(event, PretokenizeProgress):  # core.distributed.WaitingForWorkers
+            progress.discard()
+            print(f"waiting for Dask workers: the scheduler at {event.address} has none; start them "
+                  f"with 'dask worker {event.address}' (giving up after {event.timeout:g} s)",
+                  file=sys.stderr, flush=True)
+            return
+        figures = bytes_progress(event.done, event.total, time.monotonic() - started)
+        progress.update("counting", f"{bar(event.done / max(event.total, 1))} {figures}",
+                        force=event.done == event.total)
+
     try:
-        while True:
-            try:
-                event = next(events)
-            except StopIteration as stop:
-                result: PretokenCounts = stop.value
-                return result
-            if not isinstance(event, PretokenizeProgress):  # core.distributed.WaitingForWorkers
-                progress.discard()
-                print(f"waiting for Dask workers: the scheduler at {event.address} has none; start them "
-                      f"with 'dask worker {event.address}' (giving up after {event.timeout:g} s)",
-                      file=sys.stderr, flush=True)
-                continue
-            figures = bytes_progress(event.done, event.total, time.monotonic() - started)
-            progress.update("counting", f"{bar(event.done / max(event.total, 1))} {figures}",
-                            force=event.done == event.total)
+        return run_steps(events, show)
     except BaseException:
         progress.discard()
         raise

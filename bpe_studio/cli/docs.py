@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import Any
 
+from bpe_studio.cli.usage import UsageError
 from bpe_studio.manual import docs_root, expected_root, find_page, pages
 
 
@@ -47,16 +48,19 @@ def add_docs_parser(commands: Any) -> None:
 
 def run_docs(args: argparse.Namespace) -> int:
     if args.page:
-        page = find_page(args.page)  # a ValueError lists the pages
+        try:
+            page = find_page(args.page)
+        except ValueError as e:  # no such page (the message lists them), or no documentation
+            raise UsageError(str(e)) from None
         try:
             text = page.path.read_text(encoding="utf-8")
         except OSError as e:
-            raise ValueError(f"cannot read {page.path}: {e.strerror or e}") from e
+            raise UsageError(f"cannot read {page.path}: {e.strerror or e}") from e
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return 0
     found = pages()
     if not found:
-        raise ValueError(f"no documentation found in this installation (looked in {expected_root()})")
+        raise UsageError(f"no documentation found in this installation (looked in {expected_root()})")
     width = max(len(p.name) for p in found)
     for page in found:
         print(f"{page.name.ljust(width)}  {page.title}  ({page.path})")

@@ -69,7 +69,7 @@ def add_encode_parser(commands: Any) -> None:
 
 def _tokenizer_then_sources(args: argparse.Namespace) -> None:
     """``TOKENIZER SOURCE ...``, or the older ``SOURCE ... --tokenizer DIR``: the same namespace."""
-    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.usage import UsageError
 
     if args.tokenizer_option is not None:
         args.corpus = [args.tokenizer, *args.corpus]
@@ -80,17 +80,19 @@ def _tokenizer_then_sources(args: argparse.Namespace) -> None:
 
 
 def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run ``bpe-studio encode``; user mistakes raise ValueError/OSError (the caller prints them)."""
+    """Run ``bpe-studio encode``; user mistakes raise UsageError, core.errors' types or OSError (the caller prints them)."""
     out = stream if stream is not None else sys.stdout
     started = time.monotonic()  # the summary's time: all of it, checking many small files included
     workers = capped_workers(args.workers)
     if not str(args.out).endswith(".npy"):
-        raise ValueError(f"--out {args.out} must end in .npy")
+        from bpe_studio.cli.usage import UsageError
+
+        raise UsageError(f"--out {args.out} must end in .npy")
     # the corpus and output before the (slower) tokenizer load: the same checks as training
     read = ReadOptions(field_of(args), skip_unreadable=args.skip_unreadable)
     corpus = corpus_files(args)
     if isinstance(corpus, dict):
-        from bpe_studio.cli import UsageError
+        from bpe_studio.cli.usage import UsageError
 
         raise UsageError("encode reads plain SOURCEs; NAME=SOURCE names sources for training and counting")
     checked = open_corpus(corpus, read, purpose="encode")  # checked once, here

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from bpe_studio.cli.usage import UsageError
+from bpe_studio.sizes import parse_sizes
 from bpe_studio.cli.checks import (
     TOKENIZER_HELP,
     add_field_option,
@@ -107,21 +109,6 @@ def add_evaluate_parsers(commands: Any) -> None:
     lm.set_defaults(run=run_lm)
 
 
-def parse_sizes(text: str) -> list[int]:
-    """``"1k,2k,4096"`` -> ``[1000, 2000, 4096]``; ``ValueError`` for anything else."""
-    sizes = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        scale = 1
-        if part.endswith("k"):
-            part, scale = part[:-1], 1000
-        try:
-            sizes.append(int(float(part) * scale))
-        except ValueError:
-            raise ValueError(f"--sizes: {part!r} is not a size; give sizes such as 1k,2k,4096") from None
-    return sizes
-
-
 def _fmt(value: object) -> str:
     if value is None:
         return ""
@@ -160,12 +147,12 @@ def _write(path: str, text: str) -> None:
 
 
 def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Run ``bpe-studio eval``; user mistakes raise ValueError/OSError (the caller prints them)."""
+    """Run ``bpe-studio eval``; user mistakes raise UsageError, core.errors' types or OSError (the caller prints them)."""
     out = stream or sys.stdout
     errs = err or sys.stderr
     workers = capped_workers(args.workers)
     if args.csv is not None and args.json is not None and Path(args.csv).absolute() == Path(args.json).absolute():
-        raise ValueError(f"--csv and --json are the same file ({args.csv}); give each its own")
+        raise UsageError(f"--csv and --json are the same file ({args.csv}); give each its own")
     outputs = [(option, path) for option, path in (("--csv", args.csv), ("--json", args.json)) if path is not None]
     on_files = resolve_paths(args.on) if outputs else None  # (a missing source is said here too, before any work)
     for option, path in outputs:
@@ -174,7 +161,7 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
         from core.evaluate.ladder import default_sizes, ladder_tokenizers
 
         if len(args.tokenizers) != 1:
-            raise ValueError("--sizes needs exactly one tokenizer (its ladder is measured)")
+            raise UsageError("--sizes needs exactly one tokenizer (its ladder is measured)")
         (name, tokenizer), = load_tokenizers(args.tokenizers).items()
         sizes = default_sizes(tokenizer) if args.sizes == "auto" else parse_sizes(args.sizes)
         tokenizers: Any = {f"{name} @ {size}": t for size, t in ladder_tokenizers(tokenizer, sizes)}
@@ -229,7 +216,7 @@ def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
 
     out = stream or sys.stdout
     if args.rare < 0 or args.min_length < 1 or args.show < 0:
-        raise ValueError("--rare and --show must be at least 0, --min-length at least 1")
+        raise UsageError("--rare and --show must be at least 0, --min-length at least 1")
     (name, tokenizer), = load_tokenizers([args.tokenizer]).items()
     counts = None
     if args.on:
@@ -268,12 +255,12 @@ def run_lm(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO |
             errs.write(f"\r{text[:78]:<78}" if text else "\r" + " " * 78 + "\r")
             errs.flush()
     if not 0 <= args.samples <= MAX_SAMPLES:
-        raise ValueError(f"--samples must be from 0 to {MAX_SAMPLES}, got {args.samples:,}")
+        raise UsageError(f"--samples must be from 0 to {MAX_SAMPLES}, got {args.samples:,}")
     if not 1 <= args.sample_tokens <= MAX_SAMPLE_TOKENS:
-        raise ValueError(f"--sample-tokens must be from 1 to {MAX_SAMPLE_TOKENS:,} (a sample is a line to read), "
+        raise UsageError(f"--sample-tokens must be from 1 to {MAX_SAMPLE_TOKENS:,} (a sample is a line to read), "
                          f"got {args.sample_tokens:,}")
     if args.seed < 0:
-        raise ValueError(f"--seed must be at least 0, got {args.seed:,}")
+        raise UsageError(f"--seed must be at least 0, got {args.seed:,}")
     field = _field(args, [*args.train, *args.on])
     tokenizers = load_tokenizers(args.tokenizers)
     lines = [("tokenizer", "vocab", "train tokens", "held-out tokens", "bits/token", "bits/byte")]
@@ -284,7 +271,7 @@ def run_lm(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO |
         ids, _ = encode_sources(tokenizer, args.train, field=field)
         if len(ids) < 3:
             progress("")
-            raise ValueError(f"{' '.join(args.train)}: too little text to train on (fewer than 3 tokens)")
+            raise UsageError(f"{' '.join(args.train)}: too little text to train on (fewer than 3 tokens)")
         progress(step + f"counting the model on {len(ids):,} tokens…")
         model = train_ngram(ids, max(tokenizer.vocab) + 1)
         progress(step + "measuring the held-out text…")

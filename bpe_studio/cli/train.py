@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import core
-from core.errors import InvalidSpecialTokensError
+from core.errors import BpeStudioError, InvalidSpecialTokensError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.formats import check_save_tokenizer, save_tokenizer
 from core.variants import VARIANTS, ParityAware, Picky, SuperBPE, Variant
@@ -149,9 +149,9 @@ OPTION_FLAGS = {
 """The flag of each `core.TrainOptions` / `core.ReadOptions` field, to name it in an error."""
 
 
-def _as_flags(error: ValueError) -> ValueError:
+def _as_flags(error: BpeStudioError) -> BpeStudioError:
     """``error`` with the option's name spelled as its flag (``max_token_length`` -> ``--max-token-length``)."""
-    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.usage import UsageError
 
     message = str(error)
     if isinstance(error, InvalidSpecialTokensError):
@@ -168,13 +168,13 @@ def read_options(args: argparse.Namespace) -> core.ReadOptions:
         return core.ReadOptions(field=field_of(args), sample=args.sample, seed=args.seed,
                                 doc_max_chars=args.doc_max_chars, max_bytes=args.max_bytes,
                                 skip_unreadable=args.skip_unreadable)
-    except ValueError as e:
+    except BpeStudioError as e:
         raise _as_flags(e) from None
 
 
 def variant_of(args: argparse.Namespace, specials: int) -> Variant | None:
     """The `core.variants` variant of ``--variant`` and its parameters (``None``: plain BPE)."""
-    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.usage import UsageError
 
     given = {"--picky-threshold": args.picky_threshold, "--transition": args.transition, "--max-words": args.max_words,
              "--dev": args.dev, "--ratio": args.ratio, "--global-merges": args.global_merges, "--window": args.window,
@@ -199,7 +199,7 @@ def variant_of(args: argparse.Namespace, specials: int) -> Variant | None:
                                ratio=_ratios(args.ratio) if args.ratio else None,
                                global_merges=args.global_merges or 0, window=args.window,
                                alpha=2.0 if args.alpha is None else args.alpha)
-    except (TypeError, ValueError) as e:
+    except BpeStudioError as e:
         flag = {"threshold": "--picky-threshold", "transition": "--transition", "max_words": "--max-words",
                 "global_merges": "--global-merges", "window": "--window", "alpha": "--alpha", "ratio": "--ratio"}
         message = str(e)
@@ -212,7 +212,7 @@ def variant_of(args: argparse.Namespace, specials: int) -> Variant | None:
 
 def _dev_texts(given: list[str]) -> dict[str, Path]:
     """``--dev``: ``NAME=FILE`` arguments, or one folder whose files are named by language."""
-    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.usage import UsageError
     from bpe_studio.cli.checks import named_sources
 
     if len(given) == 1 and Path(given[0]).is_dir():
@@ -228,7 +228,7 @@ def _dev_texts(given: list[str]) -> dict[str, Path]:
 
 def _ratios(text: str) -> dict[str, float]:
     """``--ratio en=1,hi=1.6``."""
-    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.usage import UsageError
 
     ratios: dict[str, float] = {}
     for part in text.split(","):
@@ -252,7 +252,7 @@ def train_options(args: argparse.Namespace, pattern: str, initial: object | None
             min_frequency=args.min_frequency, initial=initial, workers=workers,
             variant=variant_of(args, len(specials)),
         )
-    except ValueError as e:
+    except BpeStudioError as e:
         raise _as_flags(e) from None
 
 
@@ -260,7 +260,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     out = stream if stream is not None else sys.stdout
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise NotADirectoryError(f"--out {args.out} exists and is not a directory")
-    from bpe_studio.cli import UsageError
+    from bpe_studio.cli.usage import UsageError
 
     started = time.monotonic()
     if bool(args.corpus) == bool(args.from_counts):
@@ -301,7 +301,7 @@ def run_train(args: argparse.Namespace, stream: TextIO | None = None) -> int:
                              "(en=data/en.txt hi=data/hi.txt ...)")
         try:
             options.variant.check_sources(names)
-        except ValueError as e:
+        except BpeStudioError as e:
             raise UsageError(f"--{e}") from None
     run = core.train(counts if counts is not None else corpus, options, read=None if counts is not None else read)
     progress = ProgressLine()

@@ -15,15 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.corpus.counting import count_documents
-from core.corpus.documents import Task, check_unchanged, plan_tasks, text_tasks
+from core.corpus.documents import Task, check_unchanged, text_tasks
 from core.corpus.named_counts import NamedCounts, check_source_names
+from core.corpus.planning import plan_tasks
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import Corpus, ReadOptions, Source, open_corpus
-from core.errors import CorpusError
+from core.errors import CorpusError, OptionsError, OptionsTypeError
 from core.events import PretokenizeProgress
 from core.pretokenize.counting import CountTable, count_chunk_bytes
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
+from core.steps import map_steps, run_steps
 
 __all__ = ["CountingRun", "NamedCountingRun", "check_counting", "check_named_counting", "count_events",
            "count_named_events", "count_pretokens", "split_input"]
@@ -44,7 +46,7 @@ def split_input(input: object) -> tuple[Source | None, Iterator[str] | None]:
     if isinstance(input, (list, tuple)) and all(isinstance(item, (str, os.PathLike)) for item in input):
         return input, None  # a list of texts would be a list of paths: pass iter(texts)
     if input is None or isinstance(input, (bytes, bytearray, memoryview)) or not isinstance(input, Iterable):
-        raise TypeError(
+        raise OptionsTypeError(
             f"the input must be a path, a folder, a glob or a list of them, an iterable of texts, or "
             f"PretokenCounts; got {type(input).__name__}"
         )
@@ -76,11 +78,11 @@ def check_counting(
     source, texts = split_input(input)
     workers = (os.cpu_count() or 1) if workers is None else workers
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be at least 1, got {workers!r}")
+        raise OptionsError(f"workers must be at least 1, got {workers!r}")
     if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        raise OptionsError(f"chunk_size must be positive, got {chunk_size}")
     if not isinstance(read, ReadOptions):
-        raise TypeError(f"read must be ReadOptions, got {type(read).__name__}")
+        raise OptionsTypeError(f"read must be ReadOptions, got {type(read).__name__}")
     corpus: Corpus | Iterator[str]
     if texts is not None:
         corpus, size = texts, 0
@@ -143,8 +145,8 @@ def check_named_counting(
     names = check_source_names(sources)
     for name in names:
         if isinstance(sources[name], PretokenCounts):
-            raise TypeError(f"source {name!r}: give each named source as paths or texts; counts of named "
-                            "sources are NamedCounts({name: counts, ...})")
+            raise OptionsTypeError(f"source {name!r}: give each named source as paths or texts; counts of named "
+                                   "sources are NamedCounts({name: counts, ...})")
     return NamedCountingRun(tuple((name, _named_check(name, sources[name], specials, pattern, workers, chunk_size,
                                                       read)) for name in names))
 
@@ -154,7 +156,7 @@ def _named_check(name: str, input: object, specials: list[str], pattern: Pattern
     try:
         return check_counting(input, specials, pattern, workers, chunk_size, read)
     except TypeError as e:
-        raise TypeError(f"source {name!r}: {e}") from None
+        raise OptionsTypeError(f"source {name!r}: {e}") from None
 
 
 def count_named_events(named: NamedCountingRun) -> Generator[PretokenizeProgress, None, NamedCounts]:
@@ -164,14 +166,12 @@ def count_named_events(named: NamedCountingRun) -> Generator[PretokenizeProgress
     done = documents = 0
     shares: dict[str, PretokenCounts] = {}
     for name, run in named.runs:
-        events = count_events(run)
+        def over_all(progress: PretokenizeProgress, done: int = done, documents: int = documents) -> PretokenizeProgress:
+            return PretokenizeProgress(done + progress.done, max(total, done + progress.total),
+                                       documents + progress.documents)
+
         try:
-            while True:
-                progress = next(events)
-                yield PretokenizeProgress(done + progress.done, max(total, done + progress.total),
-                                          documents + progress.documents)
-        except StopIteration as stop:
-            counts: PretokenCounts = stop.value
+            counts = yield from map_steps(count_events(run), over_all)
         except CorpusError as e:  # (an empty source, say): which one
             raise CorpusError(f"source {name!r}: {e}") from None
         shares[name] = counts
@@ -228,9 +228,4 @@ def count_pretokens(
                                 shard_bytes=chunk_size, worker_timeout=worker_timeout)
     else:
         events = count_events(check_counting(input, specials, compiled, workers, chunk_size, read))
-    while True:
-        try:
-            next(events)
-        except StopIteration as stop:
-            result: PretokenCounts = stop.value
-            return result
+    return run_steps(events)

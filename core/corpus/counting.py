@@ -10,7 +10,7 @@ order. Which workers is decided in one place, `worker_threads_suit`:
   the tables to add up (the part of the work done in one thread) are about one per
   thread, the first taken over whole, and the pre-tokens keep the first-seen order of one
   process counting the whole corpus. (Parsing JSON holds the GIL, but scanning is most of
-  the work: on 91 MB of JSONL two threads took 2.9-3.6 s, two processes 3.8-4.5 s.)
+  the work, so threads beat processes on JSONL too.)
 - anything else (the `regex` path, Parquet): worker processes and this one, each task
   counted with the per-chunk counter it is given
   (`core.pretokenize.counting.count_chunk_bytes`) and sent back packed.
@@ -289,7 +289,7 @@ def _count_into_one_table(lazy: LazyTasks[Job], options: ReadOptions, pattern: P
                           specials: list[str]) -> Iterator[Counted]:
     """One worker, native, no cap: every task counted here into one table, handed over with
     the last task (the others' results are empty), instead of a table per task to pack and
-    add up (a tenth of the time on 44 MB of English)."""
+    add up, which takes far longer."""
     tally = NativeTally(scanner)
     job = lazy.take()
     while job is not None:

@@ -37,13 +37,12 @@ from typing import Any, TypeVar, overload
 
 from core.corpus.sources import Corpus, ReadOptions, SourceFile, json_text, require_pyarrow
 from core.corpus.streams import STREAM_BLOCK
-from core.errors import CorpusError
-from core.pretokenize.patterns import Pattern
+from core.errors import CorpusError, OptionsTypeError
 from core.pretokenize.specials import special_token_regex
 
 __all__ = [
     "Block", "FileRange", "Files", "LazyTasks", "RowGroup", "Task", "Texts", "check_unchanged", "cut_bytes",
-    "encode_text", "line_of", "plan_tasks", "read_documents", "separator_for", "text_tasks",
+    "encode_text", "line_of", "read_documents", "separator_for", "text_tasks",
 ]
 
 SEPARATORS = ("\x00", "\x01", "\x02", "\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3", "\ufdd4")
@@ -237,7 +236,7 @@ def _sampled(texts: Iterable[str | None], options: ReadOptions, file_index: int,
         if text is None or not kept(options, file_index, first + i * step):
             continue
         if not isinstance(text, str):
-            raise TypeError(f"item {first + i} of the texts is a {type(text).__name__}, not a str")
+            raise OptionsTypeError(f"item {first + i} of the texts is a {type(text).__name__}, not a str")
         if options.doc_max_chars is not None:
             text = cut_text(text, options.doc_max_chars, specials)
         out.append(text)
@@ -296,16 +295,6 @@ def _read_row_group(task: RowGroup, options: ReadOptions, specials: Sequence[str
     except Exception as e:  # pyarrow's own errors (ArrowInvalid, OSError) on a damaged page
         raise CorpusError(f"{task.file.path} is corrupt (row group {task.group}, from row {row:,}: "
                           f"{str(e).splitlines()[0] if str(e) else type(e).__name__}); check or rewrite the file") from None
-
-
-# --------------------------------------------------------------------------- planning (this process)
-
-
-def plan_tasks(corpus: Corpus, pattern: Pattern, specials: list[str], chunk_size: int) -> Iterator[Task]:
-    """The corpus's tasks, in order, produced lazily (`core.corpus.planning.plan_tasks`)."""
-    from core.corpus.planning import plan_tasks as plan
-
-    return plan(corpus, pattern, specials, chunk_size)
 
 
 JobT = TypeVar("JobT")
@@ -386,7 +375,7 @@ def text_tasks(texts: Iterable[str], chunk_size: int) -> Iterator[Texts]:
     size = first = 0
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise TypeError(f"item {i} of the texts is a {type(text).__name__}, not a str")
+            raise OptionsTypeError(f"item {i} of the texts is a {type(text).__name__}, not a str")
         batch.append(text)
         size += len(text)
         if size >= chunk_size:

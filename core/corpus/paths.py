@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Union
 
-from core.errors import CorpusError
+from core.errors import CorpusError, OptionsTypeError
 
 __all__ = ["Source", "UnreadableError", "UnreadableSkipped", "resolve_paths"]
 
@@ -152,7 +152,7 @@ def resolve_paths(source: Source, *, skip_unreadable: bool = False) -> list[Path
     unreadable: list[tuple[str, str]] = []
     for item in items:
         if not isinstance(item, (str, os.PathLike)):
-            raise TypeError(f"a corpus source must be a path, a directory or a glob, got {item!r}")
+            raise OptionsTypeError(f"a corpus source must be a path, a directory or a glob, got {item!r}")
         text = os.fspath(item)
         path = Path(text)
         if os.path.isdir(path):

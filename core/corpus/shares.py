@@ -50,9 +50,8 @@ __all__ = ["ShareCounter", "ShareCounts"]
 MAX_SHARE_BYTES = 512 << 20
 """At most this many input bytes in a share taken from the tasks (beyond one task). Each
 share's table is added into the consumer's (a lookup at random per distinct pre-token of
-the share, holding the GIL) and grows from empty, so fewer, larger shares are less work: on
-1 GB of web-like text, shares of 128 MB took 10.9-12.9 s of CPU to count it (two threads)
-and peaked at 465-478 MB; of 500 MB (an equal part per thread), 9.4-10.1 s and 410 MB."""
+the share, holding the GIL) and grows from empty, so fewer, larger shares take less CPU
+time and less memory (see docs/benchmarks.md)."""
 CAPPED_SHARE_BYTES = 128 << 20
 """Under a cap (no ``chain``), at most this many: the share in which the cap falls is counted
 again, a task at a time, in the consumer's thread."""
@@ -296,8 +295,7 @@ class ShareCounter:
                         self._counting -= share.input_bytes
                         # `_order` keeps every share to the end: what a taken one holds (its
                         # table, its tasks' text) goes with its counts. (Kept, the tables of
-                        # all shares were alive at the end of counting: 1 GB of web text, 3.8 M
-                        # distinct pre-tokens, peaked at 1090 MB instead of 640.)
+                        # all shares would be alive at the end of counting, raising the peak.)
                         tally, tasks = share.tally, tuple(share.tasks)
                         share.tally, share.tasks = None, []
                     reported = self._counting

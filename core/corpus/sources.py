@@ -34,7 +34,7 @@ from core.corpus.check import BINARY_SAMPLE_BYTES, check_regular_file, check_sam
 from core.corpus.paths import _glob  # noqa: F401 - re-exported (its tests take it from here)
 from core.corpus.paths import Source, UnreadableError, UnreadableSkipped, resolve_paths
 from core.corpus.streams import STREAM_BLOCK, corrupt_error, open_stream
-from core.errors import CorpusError
+from core.errors import CorpusError, OptionsError, OptionsTypeError
 
 __all__ = [
     "STREAM_BLOCK", "Corpus", "ReadOptions", "Source", "SourceFile", "UnreadableError", "UnreadableSkipped",
@@ -113,18 +113,18 @@ class ReadOptions:
 
     def __post_init__(self) -> None:
         if not isinstance(self.field, str) or not self.field:
-            raise ValueError(f"the text field must be a non-empty string, got {self.field!r}")
+            raise OptionsError(f"the text field must be a non-empty string, got {self.field!r}")
         if self.sample is not None and (isinstance(self.sample, bool) or not isinstance(self.sample, (int, float))
                                         or not 0 < self.sample <= 1):
-            raise ValueError(f"sample must be a fraction in (0, 1], got {self.sample!r}")
+            raise OptionsError(f"sample must be a fraction in (0, 1], got {self.sample!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise TypeError(f"seed must be an integer, got {self.seed!r}")
+            raise OptionsTypeError(f"seed must be an integer, got {self.seed!r}")
         for name in ("doc_max_chars", "max_bytes"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+                raise OptionsError(f"{name} must be a positive integer, got {value!r}")
         if not isinstance(self.skip_unreadable, bool):
-            raise TypeError(f"skip_unreadable must be True or False, got {self.skip_unreadable!r}")
+            raise OptionsTypeError(f"skip_unreadable must be True or False, got {self.skip_unreadable!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +156,10 @@ def parse_size(text: str) -> int:
     m = _SIZE.match(text)
     unit = m.group(2).lower().removesuffix("b") if m else ""
     if m is None or unit not in _UNITS:
-        raise ValueError(f"{text!r} is not a size; write it as e.g. 500MB, 2GiB or 1000000")
+        raise OptionsError(f"{text!r} is not a size; write it as e.g. 500MB, 2GiB or 1000000")
     size = int(float(m.group(1)) * _UNITS[unit])
     if size < 1:
-        raise ValueError(f"the size {text!r} must be at least 1 byte")
+        raise OptionsError(f"the size {text!r} must be at least 1 byte")
     return size
 
 

@@ -87,7 +87,7 @@ class _ZstdReader(io.RawIOBase):
     zstd block of at least 4 bytes gives at most 128 KB, so a piece gives at most
     ``RAW_PIECE / 4 * 128 KB`` (16 MB), however the file was made; and pieces are fed only
     while what was decompressed is used up. (Small pieces cost nothing: the decompressor
-    buffers its input; 1 KB pieces and 64 KB ones both run at about 500 MB/s.)"""
+    buffers its input.)"""
 
     RAW_BLOCK = 1 << 16
     RAW_PIECE = 512

@@ -20,8 +20,7 @@
 /* A table of `size` zeroed bytes for the front cache, aligned to a cache line and, on
  * Linux, in huge pages where the system gives them (transparent huge pages, on request):
  * the front cache is looked up at random over its megabytes, and with 4 KB pages most of
- * those lookups also missed the TLB (one thread on a web-like corpus: 37 -> 48 MB/s with
- * 64 MB of slots). Its pages are mapped as they are first written (2 MB at a time), so an
+ * those lookups also missed the TLB. Its pages are mapped as they are first written (2 MB at a time), so an
  * encoder of a few short texts costs little. Free it with huge_free; NULL when out of
  * memory. */
 static void *
@@ -239,7 +238,7 @@ front_slot(FrontSlot *front, int set_shift, uint64_t lo, uint64_t hi, Py_ssize_t
  * its two most recently used pre-tokens, the newer first. A miss is merged at once, not
  * looked up in that cache: on a web-like corpus, whose long tail of rare words misses
  * both, the cache's probe, its admission and its insertion cost more than merging a short
- * word (28 -> 39 MB/s). A hit is one comparison and four ids copied whatever their count
+ * word. A hit is one comparison and four ids copied whatever their count
  * (the ids past it are overwritten by the next pre-token's, or are past the end): the
  * number of ids varies from one pre-token to the next, and a branch on it was mispredicted. */
 static inline int

@@ -48,15 +48,16 @@ hash_key(const BpeTable *t, uint64_t key)
 /* The compact map of the merges: a pair's slot is left << 44 | right << 24 | rank, and
  * PAIR_EMPTY (no pair's pattern) when free. Half the memory of the Slot map (GPT-2: 1 MB),
  * so more of it stays in the core's cache next to the front cache's traffic: its probes'
- * misses were most of merging a new word's time, and a simulated 2 MB cache (cachegrind)
- * misses 38% less often in the merges of 20 MB of web-like text. Used when every id is
+ * misses were most of merging a new word's time, and a cache simulation (cachegrind) shows
+ * far fewer misses with it. Used when every id is
  * below PAIR_IDS - 1 and every rank below PAIR_RANKS (vocabularies of up to a million
  * tokens). */
 #define PAIR_IDS ((int64_t)1 << 20)
 #define PAIR_RANKS ((int64_t)1 << 24)
 #define PAIR_EMPTY UINT64_MAX
-#define PAIR_LOAD 2 /* slots per pair: at most half full (three quarters full, 512 KB, missed
-                      * less but took 37% more instructions and 40% more first-level misses) */
+#define PAIR_LOAD 2 /* slots per pair: at most half full (three quarters full missed the
+                      * larger caches less but took many more instructions and first-level
+                      * misses) */
 
 static inline size_t
 pair_index(const BpeTable *t, uint64_t pair)
@@ -75,8 +76,7 @@ pair_index(const BpeTable *t, uint64_t pair)
  * branch: the pair is in them, or an empty slot among them says it is nowhere (a probe
  * stops at the first empty slot, so no pair lies past one), all but always. Whether a pair
  * of a new word has a merge is a coin toss to the branch predictor, and the probe loop's
- * branches were mispredicted on it (the merges of 1.8 M words of multilingual text: 13%
- * faster). */
+ * branches were mispredicted on it. */
 static inline int32_t
 rank_of(const BpeTable *t, int64_t left, int64_t right)
 {

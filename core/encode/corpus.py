@@ -5,7 +5,7 @@ display follows; closing it cancels) and `encode_corpus`, which consumes it. Doc
 encoded in order, in parallel, each followed by a separator token's id (by default
 ``<|endoftext|>`` when the tokenizer has it; `separator_id`):
 
-    encode_corpus("corpus.txt", tok, "ids.npy", doc_separator=None)   # == tok.encode_bytes(file's bytes)
+    encode_corpus("corpus.txt", tok, "ids.npy", doc_separator=None)   # == tok.encode(file's bytes)
     encode_corpus(["shards/", "more/*.jsonl.zst"], tok, "ids.npy", read=ReadOptions(field="body"))
 
 A single plain file read whole, with no separator, goes through `core.encode.plain_file`
@@ -36,6 +36,7 @@ from core.encode.pipeline import (
 )
 from core.encode.plain_file import plain_file_events
 from core.encode.tokenizer import Tokenizer
+from core.errors import OptionsError, OptionsTypeError
 from core.formats.atomic import atomic_output, check_output_dir
 
 __all__ = [
@@ -72,8 +73,8 @@ def separator_id(tokenizer: Tokenizer, token: str | None | bool) -> int | None:
     ids = tokenizer.encode(token) if token else []
     if len(ids) != 1:
         specials = ", ".join(tokenizer.special_tokens) or "none"
-        raise ValueError(f"the separator {token!r} (doc_separator=) is not one token of this tokenizer "
-                         f"(its special tokens: {specials}); choose one of them")
+        raise OptionsError(f"the separator {token!r} (doc_separator=) is not one token of this tokenizer "
+                           f"(its special tokens: {specials}); choose one of them")
     return ids[0]
 
 
@@ -117,7 +118,7 @@ def encode_corpus_events(
     out = Path(out_npy)
     read = read if read is not None else ReadOptions()
     if not isinstance(read, ReadOptions):
-        raise TypeError(f"read must be a ReadOptions, got {type(read).__name__}")
+        raise OptionsTypeError(f"read must be a ReadOptions, got {type(read).__name__}")
     sep_id = separator_id(tokenizer, doc_separator)
     corpus = sources if isinstance(sources, Corpus) else open_corpus(sources, read, purpose="encode")
     check_output(out)
@@ -125,7 +126,7 @@ def encode_corpus_events(
     if chunk_bytes is None:
         chunk_bytes = chunk_bytes_for(corpus.input_bytes, workers)
     if start_method not in (None, "fork", "spawn"):
-        raise ValueError(f'start_method must be "fork", "spawn" or None, not {start_method!r}')
+        raise OptionsError(f'start_method must be "fork", "spawn" or None, not {start_method!r}')
     return _encode(corpus, tokenizer, out, sep_id, workers, chunk_bytes, start_method, started)
 
 
@@ -166,7 +167,7 @@ def encode_corpus(
     """Encode ``sources`` into a ``.npy`` of ids; see `encode_corpus_events`.
 
     With ``doc_separator=None`` and one plain file, ``numpy.load(out_npy)`` equals
-    ``tokenizer.encode_bytes(the file's bytes)``.
+    ``tokenizer.encode(the file's bytes)``.
 
     Args:
         progress: called with each `EncodeProgress`.

@@ -29,10 +29,10 @@ from core.corpus.documents import (
     Task,
     cut_bytes,
     encode_text,
-    plan_tasks,
     read_documents,
     separator_for,
 )
+from core.corpus.planning import plan_tasks
 from core.corpus.processes import can_fork
 from core.corpus.scheduler import WorkerPool, results_in_order
 from core.corpus.sources import Corpus, ReadOptions
@@ -63,7 +63,7 @@ def documents_events(corpus: Corpus, tok: Tokenizer, out: NpyOut, sep_id: int | 
     returns (as the generator's value) the bytes of text encoded.
 
     The caller owns ``out`` and checks afterwards that no file changed."""
-    encoder = tok.text_encoder(ENCODE_CACHE_ENTRIES)
+    encoder = tok._text_encoder(ENCODE_CACHE_ENTRIES)
     encoder.pieces.prepare()
     options = corpus.options
     tasks = plan_tasks(corpus, tok.pattern, tok.special_tokens, chunk_bytes)
@@ -102,7 +102,7 @@ def documents_events(corpus: Corpus, tok: Tokenizer, out: NpyOut, sep_id: int | 
             ids, text = result
             task = lazy.handed.popleft()
             if cap is not None and taken + text > cap:  # the cap falls here: encode again, cut
-                fresh = tok.text_encoder(ENCODE_CACHE_ENTRIES)  # ``encoder`` may be a worker thread's
+                fresh = tok._text_encoder(ENCODE_CACHE_ENTRIES)  # ``encoder`` may be a worker thread's
                 ids, text = _encode_documents(fresh, task, options, sep_id, out.dtype.str, cap - taken)
             taken += text
             done += task.input_bytes
@@ -139,7 +139,7 @@ def _encode_documents(encoder: TextEncoder, task: Task, options: ReadOptions, se
             if cap is not None and text_bytes + len(part) > cap:
                 text = cut_bytes(part.decode("utf-8", "surrogateescape"), cap - text_bytes, specials)
                 part = encode_text(text)
-            out.append(encoder.encode_bytes(part))
+            out.append(encoder.encode_to_array(part))
             text_bytes += len(part)
             continue
         if cap is not None:
@@ -150,9 +150,9 @@ def _encode_documents(encoder: TextEncoder, task: Task, options: ReadOptions, se
         sep = separator_for(part, specials)
         if sep:
             joined = TextEncoder(encoder.pieces, {**encoder.special_ids, sep: marker})
-            ids = joined.encode_bytes(encode_text(sep.join(part) + sep))
+            ids = joined.encode_to_array(encode_text(sep.join(part) + sep))
         else:  # every candidate character is in the text: one document at a time
-            ids = np.concatenate([np.append(encoder.encode_bytes(encode_text(doc)), marker) for doc in part])
+            ids = np.concatenate([np.append(encoder.encode_to_array(encode_text(doc)), marker) for doc in part])
         out.append(ids[ids != _DROPPED] if sep_id is None else ids)
         text_bytes += sum(len(encode_text(doc)) for doc in part)
     ends_text_document = (isinstance(task, FileRange) and task.end == task.file.size) or (

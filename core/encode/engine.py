@@ -28,6 +28,7 @@ import numpy as np
 
 from core.encode.native import NativeEncoder
 from core.encode.piece_encoder import EncoderState, PieceEncoder
+from core.errors import OptionsTypeError
 from core.pretokenize.native import python_forced
 from core.pretokenize.pieces import split_pieces
 from core.pretokenize.specials import SpecialMatcher, special_token_regex
@@ -70,17 +71,18 @@ def tiktoken_text(text: str) -> str:
 
 
 def text_bytes(text: object, method: str = "encode") -> bytes:
-    """The UTF-8 bytes ``text`` is encoded as (see `tiktoken_text`); ``TypeError`` naming
-    ``method`` for anything but a str."""
-    if not isinstance(text, str):
-        raise TypeError(
-            f"{method}() takes text (str), got {type(text).__name__}"
-            + (": use encode_bytes() for bytes" if isinstance(text, (bytes, bytearray, memoryview)) else "")
-        )
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return tiktoken_text(text).encode("utf-8")
+    """The bytes ``text`` is encoded as: a str's UTF-8 (see `tiktoken_text`), bytes as they
+    are; ``TypeError`` naming ``method`` for anything else."""
+    if isinstance(text, str):
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            return tiktoken_text(text).encode("utf-8")
+    if isinstance(text, bytes):
+        return text
+    if isinstance(text, (bytearray, memoryview)):
+        return bytes(text)
+    raise OptionsTypeError(f"{method}() takes text (str) or bytes, got {type(text).__name__}")
 
 
 def check_bytes(data: object) -> bytes:
@@ -89,9 +91,9 @@ def check_bytes(data: object) -> bytes:
         return data
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
-    raise TypeError(
-        f"encode_bytes() takes bytes, got {type(data).__name__}"
-        + (": use encode() for text" if isinstance(data, str) else "")
+    raise OptionsTypeError(
+        f"encode_to_array() takes bytes, got {type(data).__name__}"
+        + (": use Tokenizer.encode_to_array() for text" if isinstance(data, str) else "")
     )
 
 
@@ -208,22 +210,22 @@ class Engines:
 
 
 class TextEncoder:
-    """Bytes to ids for encoding corpora (`Tokenizer.text_encoder`), with caches of its own.
+    """Bytes to ids for encoding corpora (`Tokenizer._text_encoder`), with caches of its own.
     Its `state` (numpy arrays; see `core.encode.piece_encoder.EncoderState`) is what a
-    spawned process receives and turns back into an encoder in tens of milliseconds, where
-    pickling and rebuilding a `Tokenizer` takes ~0.2 s."""
+    spawned process receives and turns back into an encoder much faster than it would
+    unpickle and rebuild a whole `Tokenizer`."""
 
     def __init__(self, pieces: PieceEncoder, special_ids: dict[str, int]) -> None:
         self.pieces = pieces
         self.special_ids = dict(special_ids)
         self._engines = Engines(pieces, self.special_ids)
 
-    def encode_bytes(self, data: bytes) -> np.ndarray:
-        """The ids of ``data`` as ``Tokenizer.encode_bytes`` gives them, as an int64 array."""
+    def encode_to_array(self, data: bytes) -> np.ndarray:
+        """The ids of ``data`` as ``Tokenizer.encode_to_array(data)`` gives them (int64)."""
         return self._engines.current().encode_array(check_bytes(data))
 
     def encode_into_dtype(self, data: bytes | bytearray | memoryview, dtype: np.dtype[np.unsignedinteger]) -> np.ndarray:
-        """`encode_bytes` as ``dtype`` ids (``uint16`` or ``uint32``, which every id must fit),
+        """`encode_to_array` as ``dtype`` ids (``uint16`` or ``uint32``, which every id must fit),
         of any buffer: the native engine reads it in place and gives the ids narrowed in C
         (no int64 array, no copy of the text)."""
         engine = self._engines.current()

@@ -1,6 +1,6 @@
 """Encoding bytes on the native pre-tokenizer: special tokens and text in one C call.
 
-`NativeEncoder` is the fast path of `Tokenizer.encode` / `encode_bytes` / `encode_batch` and
+`NativeEncoder` is the fast path of `Tokenizer.encode` / `encode_to_array` / `encode_batch` and
 of corpus encoding for the built-in GPT-2 and GPT-4 patterns. The compiled ``Encoder``
 (``_bpe_kernel.c``) finds the special tokens (up to `NATIVE_MAX_SPECIALS`; more are found here by
 `core.pretokenize.specials.special_bytes_regex`), cuts the stretches between them with the

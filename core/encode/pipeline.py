@@ -33,6 +33,7 @@ from core.corpus.scheduler import WorkerPool
 from core.encode.piece_encoder import CacheSnapshot, EncoderState
 from core.encode.engine import TextEncoder
 from core.encode.tokenizer import Tokenizer
+from core.errors import OptionsError
 from core.progress import encode_summary
 
 __all__ = [
@@ -45,7 +46,7 @@ ENCODE_CACHE_ENTRIES = 1 << 18
 for the pre-tokens longer than 16 bytes; the short ones have a front cache of eight 32-byte
 slots an entry, 64 MB a worker, mapped as it is used): far more than the interactive
 default, so chunks after the first mostly hit the cache (the 11 MB Python docs have 173k
-distinct pieces; on 44 MB, 262k entries encode ~15% faster than 65k)."""
+distinct pieces)."""
 MIN_CHUNK_BYTES = 256 << 10
 MAX_CHUNK_BYTES = 4 << 20
 
@@ -88,7 +89,7 @@ def dtype_for_largest_id(largest_id: int) -> np.dtype[np.unsignedinteger]:
     """The smallest unsigned type that holds every id up to ``largest_id``:
     ``dtype_for_largest_id(65535) -> uint16``, ``dtype_for_largest_id(65536) -> uint32``."""
     if largest_id >= 1 << 32:
-        raise ValueError(f"token id {largest_id} does not fit in 32 bits; a .npy of ids cannot hold it")
+        raise OptionsError(f"token id {largest_id} does not fit in 32 bits; a .npy of ids cannot hold it")
     return np.dtype(np.uint16) if largest_id < 1 << 16 else np.dtype(np.uint32)
 
 
@@ -182,7 +183,7 @@ def thread_encoders(tok: Tokenizer, first: TextEncoder) -> Callable[[], TextEnco
             try:
                 mine = spare.pop()
             except IndexError:
-                mine = tok.text_encoder(ENCODE_CACHE_ENTRIES)
+                mine = tok._text_encoder(ENCODE_CACHE_ENTRIES)
             local.encoder = mine
         return mine
 

@@ -16,7 +16,7 @@ text, exactly). The recipe:
    forked where that is safe (Linux, and this process runs no other thread): they start
    in milliseconds with the encoder already built, one per core, and this process only
    gathers their results. Otherwise they are spawned and rebuild the encoder from its
-   compact state (~0.25 s), and this process encodes chunks too, from the first moment.
+   compact state, and this process encodes chunks too, from the first moment.
 3. Stream the ids, in order, into the ``.npy`` (`core.encode.pipeline.NpyOut`).
 """
 
@@ -71,7 +71,7 @@ def plain_file_events(file: SourceFile, tok: Tokenizer, out: NpyOut, workers: in
             # No cut points (a custom pattern, no special tokens): stream in this process.
             results = (item for task in tasks for item in _stream_chunk(tok, *task))
         else:
-            encoder = tok.text_encoder(ENCODE_CACHE_ENTRIES)
+            encoder = tok._text_encoder(ENCODE_CACHE_ENTRIES)
             encoder.pieces.prepare()  # once, here: forked workers inherit it
             if workers > 1 and len(chunks) > 1 and encoder.native_available():
                 pool = WorkerPool(min(workers, len(chunks)), threads=True)
@@ -98,7 +98,7 @@ def plain_file_events(file: SourceFile, tok: Tokenizer, out: NpyOut, workers: in
 def _plan(file: SourceFile, tok: Tokenizer, chunk_bytes: int, workers: int) -> list[tuple[int, int]]:
     """Chunks of about ``chunk_bytes``, except the first and the last few, a quarter of that.
 
-    The first: this process encodes them while the workers start (~0.25 s), and only hands
+    The first: this process encodes them while the workers start, and only hands
     chunks to a worker between two of its own, so short ones let the workers begin sooner.
     The last: when the work runs out, no process waits long for another's last chunk.
     """
@@ -116,7 +116,7 @@ def _encode_chunk(tok: TextEncoder, path: str, start: int, end: int, dtype: str)
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    return tok.encode_bytes(data).astype(dtype)
+    return tok.encode_to_array(data).astype(dtype)
 
 
 def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -> Iterator[tuple[int, np.ndarray]]:
@@ -137,7 +137,7 @@ def _stream_chunk(tok: Tokenizer, path: str, start: int, end: int, dtype: str) -
         yield decoder.decode(b"", final=True)
 
     # TEXT_ERRORS: the surrogateescape characters back to the bytes they stand for
-    encode = lambda text: tok.encode_bytes(text.encode("utf-8", TEXT_ERRORS), return_numpy=True)  # noqa: E731
+    encode = lambda text: tok.encode_to_array(text.encode("utf-8", TEXT_ERRORS))  # noqa: E731
     for ids in encode_stream(blocks(), SafeCuts(tok.pattern, tok.special_tokens), encode, STREAM_BLOCK_CHARS):
         yield position, ids.astype(dtype)
 

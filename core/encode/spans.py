@@ -5,8 +5,8 @@
 is cut as encoding cuts it (special tokens, pieces, pre-tokens), and each pre-token's ids
 come from the tokenizer's pre-token cache, so the spans' ids are the ids of `encode`.
 The spans of a text are kept as columns (`TokenSpans`), one `TokenSpan` made when asked
-for: 200k characters of text are ~120k tokens, which as objects took 30 MB (5 MB as columns)
-and 14 ms to free, on the GUI thread, each time a new encoding replaced the shown one.
+for: as objects, the spans of a long text take several times the memory, and freeing them
+held the GUI thread each time a new encoding replaced the shown one.
 """
 
 from __future__ import annotations

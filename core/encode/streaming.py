@@ -3,21 +3,24 @@
 Adds `SafeCuts` (the largest prefix of buffered text whose ids no continuation can change)
 and `encode_stream`, which `Tokenizer.encode_iterable` and the corpus pipeline's streamed
 chunks use: text is held back until such a point, so a split anywhere changes nothing.
+`TokenStream` is what `Tokenizer.encode_iterable` gives: its ids, or its arrays.
 Patterns without safe cut points (custom ones) are cut at a pre-token boundary at least
 4,096 characters back once 64K characters are held.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import inspect
+from collections.abc import Callable, Generator, Iterable, Iterator
 
 import numpy as np
 import regex
 
+from core.errors import OptionsError
 from core.pretokenize.patterns import Pattern
 from core.pretokenize.specials import special_token_regex
 
-__all__ = ["ITER_BATCH_CHARS", "SafeCuts", "encode_stream"]
+__all__ = ["ITER_BATCH_CHARS", "SafeCuts", "TokenStream", "encode_stream"]
 
 ITER_BATCH_CHARS = 1 << 12  # encode_iterable collects this much text before cutting
 _FALLBACK_CHARS = 1 << 16  # past this without an exact cut, cut at a pre-token boundary...
@@ -93,3 +96,32 @@ def encode_stream(
     buffer += "".join(pending)
     if buffer:
         yield encode_array(buffer)
+
+
+class TokenStream(Iterator[int]):
+    """The ids of a stream, made lazily: iterate it for ints, or call `arrays` once, before
+    taking any id, for the same ids as int64 arrays (no Python int per id).
+
+    ``list(tok.encode_iterable(["Hello", " world"])) -> [15496, 995]``;
+    ``np.concatenate(list(tok.encode_iterable(lines).arrays()))``
+    """
+
+    def __init__(self, arrays: Iterator[np.ndarray]) -> None:
+        self._arrays = arrays
+        self._ids = self._flat()
+
+    def _flat(self) -> Generator[int, None, None]:
+        for ids in self._arrays:
+            yield from ids.tolist()
+
+    def __iter__(self) -> Iterator[int]:
+        return self._ids  # the generator itself: a for loop runs without a Python call per id
+
+    def __next__(self) -> int:
+        return next(self._ids)
+
+    def arrays(self) -> Iterator[np.ndarray]:
+        """The ids as int64 arrays, one per stretch of text encoded between safe cut points."""
+        if inspect.getgeneratorstate(self._ids) != inspect.GEN_CREATED:
+            raise OptionsError("arrays() gives the whole stream: call it before taking any id")
+        return self._arrays

@@ -19,23 +19,27 @@ With GPT-2's ``vocab.json``/``merges.txt`` the ids equal tiktoken's ``gpt2`` enc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal, overload
 
 import numpy as np
 
 from core import formats
-from core.encode.engine import Engines, TextEncoder, check_bytes, text_bytes
+from core.encode.engine import Engines, TextEncoder, text_bytes
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, PieceEncoder
+from core.encode.replay import ReplayTokenizer
 from core.encode.spans import TokenSpan, TokenSpans, token_spans
-from core.encode.streaming import SafeCuts, encode_stream
-from core.errors import TokenizerError
+from core.encode.streaming import SafeCuts, TokenStream, encode_stream
+from core.errors import OptionsError, OptionsTypeError, TokenizerError
 from core.formats.load import TokenizerFiles, load_gpt2_tokenizer, load_tokenizer_files
+from core.formats.picky_events import EVENTS_NAME
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import special_token_regex, validate_special_tokens
 
-__all__ = ["TEXT_ERRORS", "TextEncoder", "TokenSpan", "TokenSpans", "Tokenizer", "TokenizerError"]
+__all__ = [
+    "TEXT_ERRORS", "PickyTokenizer", "TextEncoder", "TokenSpan", "TokenSpans", "TokenStream", "Tokenizer",
+    "TokenizerError",
+]
 
 
 class Tokenizer:
@@ -165,17 +169,13 @@ class Tokenizer:
         were found; use `from_files` to choose them yourself.
 
         A folder holding ``picky_events.txt`` is a Picky BPE tokenizer
-        (`core.variants.picky_tokenizer.PickyTokenizer`), which replays its events.
+        (`PickyTokenizer`), which replays its events.
 
         Raises:
             FileNotFoundError: nothing loadable is there.
             FormatError: a file is malformed.
         """
-        from core.variants.picky import EVENTS_NAME  # no numpy, no tokenizer: the file name alone
-
         if os.path.isfile(os.path.join(path, EVENTS_NAME)):
-            from core.variants.picky_tokenizer import PickyTokenizer
-
             return PickyTokenizer.load(path)
         return cls._from(load_tokenizer_files(path, encoding=encoding, pattern=pattern, special_tokens=special_tokens))
 
@@ -215,104 +215,71 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ encoding
 
-    @overload
-    def encode(self, text: str, *, return_numpy: Literal[False] = ...) -> list[int]: ...
-    @overload
-    def encode(self, text: str, *, return_numpy: Literal[True]) -> np.ndarray: ...
-
-    def encode(self, text: str, *, return_numpy: bool = False) -> list[int] | np.ndarray:
+    def encode(self, text: str | bytes, *, ordinary: bool = False) -> list[int]:
         """Encode ``text``; each special token becomes its one id.
 
         ``Tokenizer.load("gpt2_dir").encode("Hello world") -> [15496, 995]``. As tiktoken
-        does, a lone surrogate (``"\\udcff"``) is encoded as U+FFFD; raw bytes, invalid
-        UTF-8 included, go through `encode_bytes`. ``return_numpy=True``: an ``int64``
-        array (no Python int per id).
+        does, a lone surrogate (``"\\udcff"``) is encoded as U+FFFD. Bytes are encoded
+        byte-exactly: invalid UTF-8 as itself, as training counts it (``encode(b"caf\\xff")``).
+        ``ordinary=True``: special tokens are plain text.
         """
-        if return_numpy:
-            return self._engines.current().encode_array(text_bytes(text))
-        return self._engines.current().encode_text(text)
+        if isinstance(text, str):
+            return self._engines.current().encode_text(text, not ordinary)
+        return self._engines.current().encode_list(text_bytes(text), not ordinary)
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encode ``text`` with special tokens treated as plain text (tiktoken's name)."""
-        return self._engines.current().encode_text(text, specials=False)
+    def encode_ordinary(self, text: str | bytes) -> list[int]:
+        """``encode(text, ordinary=True)``, under tiktoken's name, which its users expect:
+        ``encode_ordinary("<|endoftext|>")`` gives the ids of the text ``<|endoftext|>``."""
+        return self.encode(text, ordinary=True)
 
-    @overload
-    def encode_bytes(self, data: bytes, *, ordinary: bool = ..., return_numpy: Literal[False] = ...) -> list[int]: ...
-    @overload
-    def encode_bytes(self, data: bytes, *, ordinary: bool = ..., return_numpy: Literal[True]) -> np.ndarray: ...
+    def encode_to_array(self, text: str | bytes, *, ordinary: bool = False) -> np.ndarray:
+        """`encode` as an ``int64`` array, built without a Python int per id.
 
-    def encode_bytes(self, data: bytes, *, ordinary: bool = False, return_numpy: bool = False) -> list[int] | np.ndarray:
-        """Encode raw bytes, byte-exactly: bytes that are not valid UTF-8 are encoded as
-        themselves (as training counts them), e.g. ``encode_bytes(b"caf\\xff")``.
-
-        Args:
-            ordinary: special tokens are plain text (as `encode_ordinary`).
-            return_numpy: an ``int64`` array rather than a list.
+        ``encode_to_array("Hello world") -> array([15496, 995])``; for a stream,
+        ``encode_iterable(...).arrays()``; for a corpus, `core.encode_corpus` (a ``.npy``).
         """
-        data = check_bytes(data)
-        engine = self._engines.current()
-        if return_numpy:
-            return engine.encode_array(data, not ordinary)
-        return engine.encode_list(data, not ordinary)
+        return self._engines.current().encode_array(text_bytes(text, "encode_to_array"), not ordinary)
 
-    @overload
-    def encode_batch(self, texts: Sequence[str], *, workers: int | None = ...,
-                     return_numpy: Literal[False] = ...) -> list[list[int]]: ...
-    @overload
-    def encode_batch(self, texts: Sequence[str], *, workers: int | None = ...,
-                     return_numpy: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
-
-    def encode_batch(
-        self, texts: Sequence[str], *, workers: int | None = None, return_numpy: bool = False
-    ) -> list[list[int]] | tuple[np.ndarray, np.ndarray]:
+    def encode_batch(self, texts: Sequence[str | bytes], *, workers: int | None = None) -> list[list[int]]:
         """`encode` of each text, in ``workers`` threads (default: all cores).
 
         ``tok.encode_batch(["Hello world", "Hi"]) -> [[15496, 995], [17250]]``. With the
         native encoder the threads run at once (it releases the GIL); on the Python path
         the texts are encoded one after another.
-
-        ``return_numpy=True`` gives ``(ids, offsets)`` instead, built without a Python int
-        per id: ``ids`` all texts' ids one after another (``uint32``, whatever the
-        vocabulary's size), ``offsets`` ``int64``, ``len(texts) + 1`` of them, with text
-        i's ids at ``ids[offsets[i]:offsets[i + 1]]``:
-        ``(array([15496, 995, 17250], dtype=uint32), array([0, 2, 3]))``.
         """
+        datas, workers = self._batch(texts, workers)
+        return self._engines.current().encode_batch(datas, workers)
+
+    def _encode_batch_arrays(
+        self, texts: Sequence[str | bytes], *, workers: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`encode_batch` as ``(ids, offsets)``, without a Python int per id: ``ids`` every
+        text's ids one after another (``uint32``), text i's at ``ids[offsets[i]:offsets[i + 1]]``."""
+        datas, workers = self._batch(texts, workers)
+        return self._engines.current().encode_batch_arrays(datas, workers)
+
+    def _batch(self, texts: Sequence[str | bytes], workers: int | None) -> tuple[list[bytes], int]:
         if isinstance(texts, (str, bytes)):
-            raise TypeError("encode_batch() takes a list of texts; use encode() for one text")
-        datas = [text_bytes(t) for t in texts]
+            raise OptionsTypeError("encode_batch() takes a list of texts; use encode() for one text")
+        datas = [text_bytes(t, "encode_batch") for t in texts]
         workers = (os.cpu_count() or 1) if workers is None else workers
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be a positive integer, got {workers!r}")
-        engine = self._engines.current()
-        if return_numpy:
-            return engine.encode_batch_arrays(datas, workers)
-        return engine.encode_batch(datas, workers)
+            raise OptionsError(f"workers must be a positive integer, got {workers!r}")
+        return datas, workers
 
-    @overload
-    def encode_iterable(self, iterable: Iterable[str], *, escaped: bool = ...,
-                        return_numpy: Literal[False] = ...) -> Iterator[int]: ...
-    @overload
-    def encode_iterable(self, iterable: Iterable[str], *, escaped: bool = ...,
-                        return_numpy: Literal[True]) -> Iterator[np.ndarray]: ...
-
-    def encode_iterable(
-        self, iterable: Iterable[str], *, escaped: bool = False, return_numpy: bool = False
-    ) -> Iterator[int] | Iterator[np.ndarray]:
+    def encode_iterable(self, iterable: Iterable[str], *, escaped: bool = False) -> TokenStream:
         """Encode a stream of text (e.g. a file's lines) lazily, in bounded memory.
 
         Gives exactly ``encode("".join(iterable))``: text is held back until a point where
         no special token or pre-token can straddle, so a split anywhere changes nothing
-        (`core.encode.streaming`).
+        (`core.encode.streaming`). ``for i in tok.encode_iterable(open("a.txt"))``; its
+        ``.arrays()`` gives the same ids as ``int64`` arrays.
 
         Args:
             escaped: the text was decoded from bytes with ``surrogateescape`` (a file with
-                invalid UTF-8, say); the bytes it stands for are encoded, as `encode_bytes` does.
-            return_numpy: yield ``int64`` arrays, one per stretch of text encoded, not ids.
+                invalid UTF-8, say); the bytes it stands for are encoded, as `encode` does bytes.
         """
-        arrays = encode_stream(iterable, self._cuts, self._escaped_array if escaped else self._text_array)
-        if return_numpy:
-            return arrays
-        return (i for ids in arrays for i in ids.tolist())
+        return TokenStream(encode_stream(iterable, self._cuts, self._escaped_array if escaped else self._text_array))
 
     def _text_array(self, text: str) -> np.ndarray:
         return self._engines.current().encode_array(text_bytes(text))
@@ -330,10 +297,10 @@ class Tokenizer:
         """
         return token_spans(text, self._pieces, self._special_re, self.special_ids, self.vocab)
 
-    def text_encoder(self, cache_entries: int) -> TextEncoder:
+    def _text_encoder(self, cache_entries: int) -> TextEncoder:
         """Bytes to ids with caches of its own (``cache_entries`` each), sharing this
-        tokenizer's merge tables: made at once, for encoding a corpus here or, through
-        `TextEncoder.state`, in another process."""
+        tokenizer's merge tables, for the corpus encoders (`core.encode.corpus`): made at
+        once, and through `TextEncoder.state` sent to another process."""
         return TextEncoder(self._pieces.with_cache(cache_entries), self.special_ids)
 
     # ------------------------------------------------------------------ decoding
@@ -346,12 +313,12 @@ class Tokenizer:
             ids = ids.tolist()
         elif not isinstance(ids, Sequence) or isinstance(ids, (str, bytes)):
             if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-                raise TypeError(f"decode() takes a sequence of token ids, got {type(ids).__name__}")
+                raise OptionsTypeError(f"decode() takes a sequence of token ids, got {type(ids).__name__}")
             ids = list(ids)
         if not set(map(type, ids)) <= {int}:
             for position, i in enumerate(ids):
                 if type(i) is not int and (isinstance(i, bool) or not hasattr(i, "__index__")):
-                    raise TypeError(
+                    raise OptionsTypeError(
                         f"decode() takes token ids (integers); ids[{position}] is {i!r} ({type(i).__name__})"
                     )
             ids = [int(i) for i in ids]  # numpy integers and other int-like ids
@@ -371,3 +338,8 @@ class Tokenizer:
             f"Tokenizer({len(self)} tokens, {len(self.merges)} merges, "
             f"special_tokens={specials!r}, pattern={self.pattern.name!r})"
         )
+
+
+class PickyTokenizer(ReplayTokenizer, Tokenizer):
+    """A Picky BPE tokenizer (`core.variants.picky`): encodes each pre-token by replaying its
+    event list (`core.encode.replay.ReplayTokenizer`, which holds what it adds)."""

@@ -77,7 +77,7 @@ def health(tokenizer: Tokenizer, counts: np.ndarray | None = None, *, rare: int 
         except UnicodeDecodeError:
             if not single:
                 partial.append(token_id)
-        if tokenizer.encode_bytes(token, ordinary=True) != [token_id]:
+        if tokenizer.encode(token, ordinary=True) != [token_id]:
             unreachable.append(token_id)
         if is_repetitive(token, min_length):
             repetitive.append(token_id)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.encode.tokenizer import Tokenizer
+from core.errors import OptionsError
 
 __all__ = ["default_sizes", "ladder_tokenizers", "shrink"]
 
@@ -29,12 +30,12 @@ def shrink(tokenizer: Tokenizer, vocab_size: int) -> tuple[dict[int, bytes], lis
     """
     size = len(tokenizer)
     if vocab_size > size:
-        raise ValueError(f"size {vocab_size:,} is above the tokenizer's vocabulary ({size:,} tokens); "
-                         "a tokenizer can only be cut to a smaller size")
+        raise OptionsError(f"size {vocab_size:,} is above the tokenizer's vocabulary ({size:,} tokens); "
+                           "a tokenizer can only be cut to a smaller size")
     low = _minimum(tokenizer)
     if vocab_size < low:
-        raise ValueError(f"size {vocab_size:,} is below {low:,} (256 bytes + "
-                         f"{len(tokenizer.special_ids)} special tokens)")
+        raise OptionsError(f"size {vocab_size:,} is below {low:,} (256 bytes + "
+                           f"{len(tokenizer.special_ids)} special tokens)")
     specials = set(tokenizer.special_ids.values())
     encoder: dict[bytes, int] = {}
     for token_id in sorted(tokenizer.vocab):

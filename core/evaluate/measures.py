@@ -37,7 +37,9 @@ from typing import Any, Union
 import numpy as np
 
 from core.encode.tokenizer import TEXT_ERRORS, Tokenizer
+from core.errors import CorpusError, OptionsError
 from core.evaluate.texts import is_stream, read_groups
+from core.steps import run_steps
 
 __all__ = [
     "COLUMNS", "Evaluation", "Row", "TextCounts", "count_text", "evaluate", "evaluate_steps", "gini", "load_tokenizers",
@@ -178,8 +180,8 @@ def measure(tokenizer: Tokenizer, texts: Iterable[str], stream: bool) -> tuple[i
     """``(tokens, id counts)`` of ``texts`` encoded (a stream's blocks as one text)."""
     counts = np.zeros(max(tokenizer.vocab) + 1, np.int64)
     tokens = 0
-    arrays = tokenizer.encode_iterable(texts, escaped=True, return_numpy=True) if stream else (
-        tokenizer.encode_bytes(t.encode("utf-8", TEXT_ERRORS), return_numpy=True) for t in texts)
+    arrays = tokenizer.encode_iterable(texts, escaped=True).arrays() if stream else (
+        tokenizer.encode_to_array(t.encode("utf-8", TEXT_ERRORS)) for t in texts)
     for ids in arrays:
         tokens += len(ids)
         counts += np.bincount(ids, minlength=len(counts))
@@ -209,7 +211,7 @@ def load_tokenizers(tokenizers: Mapping[str, TokenizerSpec] | Sequence[Tokenizer
             unique, n = f"{name} ({n})", n + 1
         out[unique] = spec if isinstance(spec, Tokenizer) else Tokenizer.load(spec)
     if not out:
-        raise ValueError("no tokenizer to evaluate; give at least one")
+        raise OptionsError("no tokenizer to evaluate; give at least one")
     return out
 
 
@@ -246,14 +248,7 @@ def evaluate(
     """
     steps = evaluate_steps(tokenizers, sources, field=field, group_by=group_by, baseline=baseline,
                            reference=reference, workers=workers)
-    while True:
-        try:
-            done, total, label = next(steps)
-        except StopIteration as stop:
-            result: Evaluation = stop.value
-            return result
-        if progress is not None:
-            progress(done, total, label)
+    return run_steps(steps, None if progress is None else lambda step: progress(*step))
 
 
 def evaluate_steps(
@@ -274,15 +269,15 @@ def evaluate_steps(
     The figures are the same whatever the number."""
     loaded = load_tokenizers(tokenizers)
     if baseline is not None and baseline not in loaded:
-        raise ValueError(f"the baseline {baseline!r} is not one of the tokenizers ({', '.join(loaded)})")
+        raise OptionsError(f"the baseline {baseline!r} is not one of the tokenizers ({', '.join(loaded)})")
     source_list = [sources] if isinstance(sources, (str, os.PathLike)) else list(sources)
     if not source_list:
-        raise ValueError("no source to evaluate on; give at least one file or folder")
+        raise OptionsError("no source to evaluate on; give at least one file or folder")
     groups = [g for s in source_list for g in read_groups(s, field=field, group_by=group_by)]
     if reference is not None and sum(reference in row_names(label) for label, _, _ in groups) != 1:
         found = sum(reference in row_names(label) for label, _, _ in groups)
-        raise ValueError(f"the reference {reference!r} is " + ("not a row" if not found else f"{found} rows")
-                         + "; the rows are " + ", ".join(row_names(label)[-1] for label, _, _ in groups))
+        raise OptionsError(f"the reference {reference!r} is " + ("not a row" if not found else f"{found} rows")
+                           + "; the rows are " + ", ".join(row_names(label)[-1] for label, _, _ in groups))
     total = len(groups) * len(loaded)
     rows: list[Row] = []
     totals = {name: np.zeros(max(t.vocab) + 1, np.int64) for name, t in loaded.items()}
@@ -295,7 +290,7 @@ def evaluate_steps(
     try:
         for (label, _texts, _file), (text, measured) in zip(groups, results):
             if text.bytes == 0:
-                raise ValueError(f"{label} holds no text to evaluate on")
+                raise CorpusError(f"{label} holds no text to evaluate on")
             for (name, tokenizer), (tokens, counts) in zip(loaded.items(), measured):
                 totals[name] += counts
                 rows.append(Row(name, label, len(tokenizer), tokens, text.bytes, text.chars, text.words,

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.encode.tokenizer import TEXT_ERRORS, Tokenizer, TokenSpans
+from core.errors import OptionsError
 from core.evaluate.texts import is_stream, read_groups
 
 __all__ = ["NgramModel", "bits_per_byte", "encode_sources", "sample_spans", "train_ngram"]
@@ -114,7 +115,7 @@ class NgramModel:
         """``P(ids[i] | the two ids before)`` for each position (fewer context at the start)."""
         ids = np.asarray(ids, np.int64)
         if len(ids) and (ids.min() < 0 or ids.max() >= self.V):
-            raise ValueError(f"ids must lie in 0..{self.V - 1}")
+            raise OptionsError(f"ids must lie in 0..{self.V - 1}")
         out = np.empty(len(ids), np.float64)
         if len(ids) >= 1:
             out[0] = self.p1[ids[0]]
@@ -152,12 +153,12 @@ def train_ngram(ids: np.ndarray, vocab_size: int, *, max_trigrams: int = MAX_TRI
     """Count the trigrams of ``ids`` (ids ``0..vocab_size-1``) and build the model."""
     V = int(vocab_size)
     if V ** 3 >= 1 << 62:
-        raise ValueError(f"a vocabulary of {V:,} ids is too large for the trigram model")
+        raise OptionsError(f"a vocabulary of {V:,} ids is too large for the trigram model")
     ids = np.asarray(ids, np.int64)
     if len(ids) < 3:
-        raise ValueError("the training text is too short for a trigram model (fewer than 3 tokens)")
+        raise OptionsError("the training text is too short for a trigram model (fewer than 3 tokens)")
     if ids.min() < 0 or ids.max() >= V:
-        raise ValueError(f"ids must lie in 0..{V - 1}")
+        raise OptionsError(f"ids must lie in 0..{V - 1}")
     keys = (ids[:-2] * V + ids[1:-1]) * V + ids[2:]
     tri_keys, tri_counts = np.unique(keys, return_counts=True)
     del keys
@@ -186,8 +187,8 @@ def encode_sources(tokenizer: Tokenizer, sources: Sequence[str | os.PathLike[str
     nbytes = 0
     for source in source_list:
         for _label, texts, _file in read_groups(source, field=field):
-            arrays = tokenizer.encode_iterable(texts, escaped=True, return_numpy=True) if is_stream(texts) else (
-                tokenizer.encode_bytes(t.encode("utf-8", TEXT_ERRORS), return_numpy=True) for t in texts)
+            arrays = tokenizer.encode_iterable(texts, escaped=True).arrays() if is_stream(texts) else (
+                tokenizer.encode_to_array(t.encode("utf-8", TEXT_ERRORS)) for t in texts)
             for ids in arrays:
                 parts.append(ids)
                 nbytes += len(tokenizer.decode_bytes(ids))
@@ -198,7 +199,7 @@ def encode_sources(tokenizer: Tokenizer, sources: Sequence[str | os.PathLike[str
 def bits_per_byte(model: NgramModel, ids: np.ndarray, nbytes: int) -> float:
     """The model's bits per byte on ``ids`` standing for ``nbytes`` bytes of text."""
     if nbytes == 0:
-        raise ValueError("no held-out text to measure")
+        raise OptionsError("no held-out text to measure")
     return model.bits(ids) / nbytes
 
 

@@ -177,7 +177,7 @@ def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable
             vocab[token_id] = key.encode("utf-8")
         else:
             try:
-                vocab[token_id] = string_to_bytes(key)  # at C speed: a 20 MB token took 8 s a character at a time
+                vocab[token_id] = string_to_bytes(key)  # at C speed: a huge token is slow a character at a time
             except KeyError:
                 if special_tokens is None:
                     vocab[token_id] = key.encode("utf-8")

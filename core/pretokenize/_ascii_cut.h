@@ -1,7 +1,7 @@
 /* Cutting ASCII text into GPT-2 pre-tokens 64 bytes at a time (the counting loop's cutter).
  *
  * bpe_next_gpt2 (_scanner.h) finds one pre-token at a time, branching on each one's kind:
- * on English text most of its time went in mispredicted branches (8-9 cycles a byte).
+ * on English text most of its time went in mispredicted branches.
  * In ASCII, though, where a GPT-2 pre-token starts depends only on the bytes around it,
  * so the starts of 64 bytes at once are a few operations on 64-bit masks of the bytes'
  * classes (letter L, digit N, whitespace S, other P: the \p{L}, \p{N}, \s of the pattern

@@ -20,8 +20,8 @@
  * for millions of keys (_count_table.h); functions it does not use are `static inline`, so
  * that _native.c compiles without unused-function warnings. */
 
-/* 32 bytes (was 40 with a size_t offset and padding): two to a cache line, and a fifth
- * less memory for the millions of distinct pre-tokens of a large corpus. */
+/* 32 bytes (a 32-bit offset, no padding): two to a cache line, and less memory for the
+ * millions of distinct pre-tokens of a large corpus. */
 typedef struct {
     uint64_t hash;
     int64_t a, b;   /* the values */

@@ -16,10 +16,9 @@
  *
  * Per distinct pre-token: 24 bytes / load of a slot and its ext (32-64), 4 of order, and a
  * long key's bytes: about 50 bytes, against 60-75 for the map of _scanner.h (a 32-byte
- * entry, an 8-byte slot / load, every key in the arena). Keys of 9 to 16 bytes were in the
- * arena too, until each of their lookups proved a cache miss the prefetching did not hide
- * (the arena's place is read from the slot): 1 GB of web-like text, one core, 147-157 ->
- * 181-189 MB/s (alternating runs).
+ * entry, an 8-byte slot / load, every key in the arena). Keys of 9 to 16 bytes are not in
+ * the arena: each of their lookups there was a cache miss the prefetching did not hide (the
+ * arena's place is read from the slot).
  *
  * Counts are 31 bits in the slot; a count that outgrows them moves to `big` (int64), the
  * slot keeping its index there (BPE_CT_BIG set): exact at any size, and no slot pays for
@@ -42,8 +41,8 @@ typedef struct {
 } BpeSlot;
 
 /* Inlined whatever the number of callers: the counting loops specialize bpe_ct_add_word
- * for short keys, and when adding tables made it a third caller, gcc made it (then
- * bpe_count_add) a call: 43% more instructions counting the Python docs. */
+ * for short keys, and with a third caller (adding tables) gcc made it, then bpe_count_add,
+ * a call, which costs counting many instructions. */
 #if defined(__GNUC__) || defined(__clang__)
 #define BPE_CT_INLINE static inline __attribute__((always_inline))
 #else
@@ -79,7 +78,7 @@ typedef struct {
 /* Slots of a table this large or larger come in 2 MB pages where the system gives them.
  * Every count looks up a slot at random: over 4 KB pages, each lookup in a table past the
  * caches (128 MB for a 1 GB web-like corpus) was a TLB miss as well, its prefetch waiting
- * on a page walk (60 MB of web text, one core: 112 -> 127 MB/s with 2 MB pages). */
+ * on a page walk. */
 #define BPE_CT_HUGE ((size_t)4 << 20)
 
 /* `bytes` of zeroed slots (a multiple of 2 MB from BPE_CT_HUGE on), written once per 4 KB
@@ -131,7 +130,7 @@ static inline const unsigned char *bpe_ct_word_bytes(uint64_t word, uint64_t ext
  * operations; the slot is the hash's low bits, the tag in the meta its top. Keys of 1-16
  * bytes are 99% of a text's pre-tokens. The length is left out (keys that differ only in
  * trailing zero bytes share a home, and the meta, which holds the length, parts them):
- * two instructions of the ~50 of counting a pre-token. */
+ * two instructions fewer on every pre-token counted. */
 static inline uint64_t bpe_ct_hash_words(uint64_t word, uint64_t ext, size_t n)
 {
 #if defined(__SIZEOF_INT128__)
@@ -340,9 +339,9 @@ static int bpe_ct_reserve(void **p, size_t *cap, size_t len, size_t more, size_t
  *
  * Growing by copying into a new table of twice the size paged in and zeroed all of it and
  * held three times the old size at once: in place, the old half stays where it was (moved
- * by the page tables for slots in 2 MB pages), and counting 300 MB of web-like text peaks
- * 114 MB above the text, not 162 (adding 4 M new keys: 5-17% faster). (Taking the keys in
- * first-seen order made each a cache miss twice over: growing was a seventh of counting.) */
+ * by the page tables for slots in 2 MB pages), so counting peaks lower and adding many new
+ * keys is faster. (Taking the keys in first-seen order would make each a cache miss twice
+ * over.) */
 static int bpe_ct_grow(BpeCounts *c)
 {
     enum { AHEAD = 16 };
@@ -420,8 +419,7 @@ static int bpe_ct_add_big(BpeCounts *c, BpeSlot *s, int64_t add)
 
 static inline int bpe_ct_bump(BpeCounts *c, BpeSlot *s, int64_t add)
 {
-    if (add == 1) { /* (where the counting loops add 1: the sum's top bit the one test, 2 of the ~50
-                     * instructions of counting a pre-token where it was 5) */
+    if (add == 1) { /* (where the counting loops add 1: the sum's top bit the one test) */
         uint32_t sum = s->count + 1;
         s->count = sum;
         if (!(sum & BPE_CT_BIG))
@@ -560,9 +558,8 @@ static inline int bpe_ct_add(BpeCounts *c, const unsigned char *p, size_t n, uin
  * hashed BPE_COUNT_AHEAD ahead of the one counted: the slot of the one BPE_COUNT_AHEAD
  * ahead is prefetched, and, for a long key, its bytes in the arena when the one half as
  * far ahead is reached (its slot read by then), so that the cache misses of rare
- * pre-tokens overlap. While the table fits the caches the plain loop is faster.
- * 32 ahead rather than 16: one core on 1 GB of web-like text, 141 -> 162 MB/s (64: the
- * same, 128: slower). */
+ * pre-tokens overlap. While the table fits the caches the plain loop is faster. 32 ahead
+ * was faster than 16 on a large web-like corpus, and 64 or 128 no faster. */
 #define BPE_COUNT_AHEAD 32 /* a power of two */
 #define BPE_COUNT_BIG ((size_t)1 << 17)
 
@@ -578,8 +575,7 @@ typedef struct {
 /* The word of a pre-token p[0:n] of at most 8 bytes with BPE_KEY_SLACK readable after it
  * (90% of the Python docs' pre-tokens, 94% of web-like text's). Counted apart from longer
  * ones, its ext known to be 0 (bpe_ct_hash_words's second product a constant) and its
- * slot's word alone compared: 13% fewer instructions counting 8 MB of the Python docs
- * (174 -> 151 M), 10% on web-like text (316 -> 283 M). */
+ * slot's word alone compared, which saves instructions on every short pre-token. */
 static inline uint64_t bpe_count_short(const unsigned char *p, size_t n)
 {
     return bpe_load64(p) & bpe_tail_masks[n][0];

@@ -34,8 +34,8 @@ from core.errors import InvalidPatternError, PatternTimeoutError
 
 PATTERN_TIMEOUT_SECONDS = 2.0
 PATTERN_SECONDS_PER_CHAR = 10e-6
-"""A custom pattern may spend ``2 s + 10 µs per character`` on one text (100 kB/s: the
-regex module runs ordinary patterns at several MB/s)."""
+"""A custom pattern may spend ``2 s + 10 µs per character`` on one text: far more than an
+ordinary pattern needs, so only a runaway one (catastrophic backtracking) is stopped."""
 
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 """The GPT-2 pre-tokenization regex (as in OpenAI's encoder.py and tiktoken's ``gpt2``)."""

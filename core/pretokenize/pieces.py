@@ -1,6 +1,6 @@
 """Pieces: text cut at a pattern's safe cut points, fast, so the regex runs once per distinct piece.
 
-The regex is the slow part (~5 MB/s). Most text repeats, so the text is first cut at the
+The regex is the slow part. Most text repeats, so the text is first cut at the
 pattern's safe cut points (see `core.pretokenize.patterns`) with the C-speed ``re`` module into
 *pieces* — for GPT-2, a whitespace run followed by a non-whitespace run. Pre-tokenizing
 the pieces one by one gives exactly what the pattern gives on the whole text (tests/core

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Union
 
-from core.errors import InvalidPatternError, InvalidSpecialTokensError
+from core.errors import InvalidPatternError, InvalidSpecialTokensError, OptionsError, OptionsTypeError
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.specials import validate_special_tokens
 
@@ -87,33 +87,33 @@ class TrainOptions:
         _check_int("vocab_size", self.vocab_size)
         smallest = 256 + len(self.special_tokens)
         if self.vocab_size < smallest:
-            raise ValueError(
+            raise OptionsError(
                 f"vocab_size {self.vocab_size} is too small: it needs at least 256 byte tokens "
                 f"+ {len(self.special_tokens)} special tokens = {smallest}"
             )
         if not isinstance(self.pattern, str):
-            raise TypeError(f"pattern must be 'gpt2', 'gpt4' or a regex string, got {self.pattern!r}")
+            raise OptionsTypeError(f"pattern must be 'gpt2', 'gpt4' or a regex string, got {self.pattern!r}")
         resolve_pattern(self.pattern)  # raises InvalidPatternError (an empty pattern too)
         if self.max_token_length is not None:
             _check_int("max_token_length", self.max_token_length)
             if self.max_token_length < 2:
-                raise ValueError(
+                raise OptionsError(
                     f"max_token_length must be at least 2 (bytes of a merged token), got {self.max_token_length}"
                 )
         _check_int("min_frequency", self.min_frequency)
         if self.min_frequency < 1:
-            raise ValueError(f"min_frequency must be at least 1, got {self.min_frequency}")
+            raise OptionsError(f"min_frequency must be at least 1, got {self.min_frequency}")
         if self.workers is not None:
             _check_int("workers", self.workers)
             if self.workers < 1:
-                raise ValueError(f"workers must be at least 1 (or None: all cores), got {self.workers}")
+                raise OptionsError(f"workers must be at least 1 (or None: all cores), got {self.workers}")
         _check_initial(self.initial)
         if self.variant is not None:
             from core.variants.base import Variant  # only here: plain training does not load it
 
             if not isinstance(self.variant, Variant):
-                raise TypeError(f"variant must be a core.variants variant (Picky, SuperBPE) or None, "
-                                f"got {type(self.variant).__name__}")
+                raise OptionsTypeError(f"variant must be a core.variants variant (Picky, SuperBPE) or None, "
+                                       f"got {type(self.variant).__name__}")
             self.variant.check(self)
         pattern = self.compiled_pattern
         _check_savable_specials(self.special_tokens, self.variant.cuts(pattern) if self.variant else (pattern,))
@@ -160,7 +160,7 @@ def _check_savable_specials(special_tokens: Sequence[str], cuts: Sequence[Patter
 
 def _check_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise OptionsTypeError(f"{name} must be an integer, got {value!r}")
 
 
 def _check_initial(initial: object) -> None:
@@ -168,12 +168,12 @@ def _check_initial(initial: object) -> None:
         return
     if isinstance(initial, (str, os.PathLike)):
         if not os.fspath(initial):
-            raise ValueError("initial is an empty path; give the tokenizer's folder or file, or None")
+            raise OptionsError("initial is an empty path; give the tokenizer's folder or file, or None")
         return
     # a Tokenizer exists only if its module is loaded: no import (and no numpy) to check
     module = sys.modules.get("core.encode.tokenizer")
     if module is None or not isinstance(initial, module.Tokenizer):
-        raise TypeError(f"initial must be a Tokenizer or the path of one, got {type(initial).__name__}")
+        raise OptionsTypeError(f"initial must be a Tokenizer or the path of one, got {type(initial).__name__}")
 
 
 @dataclass(frozen=True)
@@ -228,7 +228,7 @@ def merge_options(options: TrainOptions) -> tuple[MergeOptions, list[str]]:
     layout, specials = _lay_out(_as_tokenizer(options.initial), specials, options.compiled_pattern)
     smallest = len(layout.external_ids)  # its tokens and the new special tokens
     if options.vocab_size < smallest:
-        raise ValueError(
+        raise OptionsError(
             f"vocab_size {options.vocab_size} is too small: the initial tokenizer and the new special tokens "
             f"already make {smallest} tokens"
         )
@@ -242,7 +242,7 @@ def _as_tokenizer(initial: InitialTokenizer) -> Tokenizer:
         return initial
     if isinstance(initial, (str, os.PathLike)):
         return Tokenizer.load(initial)
-    raise TypeError(f"initial must be a Tokenizer or the path of one, got {type(initial).__name__}")
+    raise OptionsTypeError(f"initial must be a Tokenizer or the path of one, got {type(initial).__name__}")
 
 
 def _describe(pattern: Pattern) -> str:
@@ -269,7 +269,7 @@ def _lay_out(tok: Tokenizer, special_tokens: list[str], pattern: Pattern) -> tup
     for left, right in tok.merges:
         made = by_bytes[left + right]
         if made in loop_id:
-            raise ValueError(
+            raise OptionsError(
                 f"the initial tokenizer makes the token {left + right!r} by two merges; "
                 "continued training needs each merge to make a new token"
             )
@@ -278,7 +278,7 @@ def _lay_out(tok: Tokenizer, special_tokens: list[str], pattern: Pattern) -> tup
         external.append(made)
     extra = len(tok.vocab) - len(external)
     if extra:
-        raise ValueError(
+        raise OptionsError(
             f"the initial tokenizer has {extra} tokens that are neither a byte, a special token nor made "
             "by a merge; continued training needs a byte-level BPE tokenizer"
         )

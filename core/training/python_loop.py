@@ -70,7 +70,7 @@ def count_pairs(
     keep = np.r_[True, (codes[1:] != codes[:-1]) | (owners[1:] != owners[:-1])]
     codes_k, owners_k = codes[keep], owners[keep]
     group_starts = np.flatnonzero(np.r_[True, codes_k[1:] != codes_k[:-1]])
-    # compact int32 arrays: a Python list of ints would cost ~10x the memory
+    # compact int32 arrays: a Python list of ints would cost many times the memory
     groups = np.split(owners_k.astype(np.int32), group_starts[1:])
     pair_words: dict[int, list[int] | np.ndarray] = dict(zip(_pair_codes(codes_k[group_starts]).tolist(), groups))
     return pair_counts, pair_words

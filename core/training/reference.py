@@ -35,6 +35,7 @@ from pathlib import Path
 
 import regex
 
+from core.errors import InvalidSpecialTokensError, OptionsError
 from core.pretokenize.patterns import resolve_pattern
 
 Word = tuple[bytes, ...]
@@ -210,9 +211,9 @@ def train_bpe_reference(
             new merges take the ids after its largest; ``vocab_size`` counts them all.
     """
     if len(set(special_tokens)) != len(special_tokens) or "" in special_tokens:
-        raise ValueError("special tokens must be distinct and non-empty")
+        raise InvalidSpecialTokensError("special tokens must be distinct and non-empty")
     if vocab_size < 256 + len(special_tokens):
-        raise ValueError("vocab_size must be at least 256 + the number of special tokens")
+        raise OptionsError("vocab_size must be at least 256 + the number of special tokens")
     vocab = {i: bytes([i]) for i in range(256)}
     inherited: list[Pair] = []
     if initial is not None:

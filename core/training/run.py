@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from array import array
 
+from core.errors import OptionsError
 from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch, TrainEvent, initial_token_bytes
 
 if TYPE_CHECKING:
@@ -119,11 +120,11 @@ class TrainRun:
 
         _vocab, merges = self.result()
         if not self.sources:
-            raise ValueError("provenance needs named sources: train on {name: source, ...}")
+            raise OptionsError("provenance needs named sources: train on {name: source, ...}")
         if len(self._counts) != len(merges):
             assert self.variant is not None
-            raise ValueError(f"provenance is kept for plain and parity-aware BPE on named sources, not yet for "
-                             f"{self.variant.title}")
+            raise OptionsError(f"provenance is kept for plain and parity-aware BPE on named sources, not yet for "
+                               f"{self.variant.title}")
         return provenance_records(self.sources, [left + right for left, right in merges], self._counts,
                                   self._per_source, self._chosen)
 

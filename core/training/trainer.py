@@ -43,6 +43,7 @@ from core.corpus.count_run import (
 from core.corpus.named_counts import NamedCounts, check_source_names
 from core.corpus.pretoken_counts import PretokenCounts
 from core.corpus.sources import Corpus, ReadOptions, Source
+from core.errors import OptionsError, OptionsTypeError
 from core.events import BatchedTrainEvent, CountingDone, Finished, MergeBatch, initial_token_bytes
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.training.merge import PackedWords, merge_pairs
@@ -100,28 +101,28 @@ def train(
     tie goes to the greater pair.
     """
     if not isinstance(options, TrainOptions):
-        raise TypeError(f"options must be TrainOptions, got {type(options).__name__}; "
-                        "e.g. core.TrainOptions(vocab_size, special_tokens)")
+        raise OptionsTypeError(f"options must be TrainOptions, got {type(options).__name__}; "
+                               "e.g. core.TrainOptions(vocab_size, special_tokens)")
     if read is not None and not isinstance(read, ReadOptions):
-        raise TypeError(f"read must be ReadOptions, got {type(read).__name__}")
+        raise OptionsTypeError(f"read must be ReadOptions, got {type(read).__name__}")
     variant = options.variant.bound(options) if options.variant is not None else None
     if variant is not None and variant.named_sources:  # (parity-aware BPE: one source per language)
         names = input.sources if isinstance(input, NamedCounts) else tuple(input) if isinstance(input, Mapping) else ()
         if not names:
-            raise ValueError(f"{variant.title} trains on named sources, one per language: "
-                             "core.train({'en': ..., 'hi': ...}, options), or their NamedCounts")
+            raise OptionsError(f"{variant.title} trains on named sources, one per language: "
+                               "core.train({'en': ..., 'hi': ...}, options), or their NamedCounts")
         variant.check_sources(check_source_names(names))
     if isinstance(input, PretokenCounts):
         if read is not None and read != ReadOptions():
-            raise ValueError("read options apply when reading a corpus; pre-token counts were read when "
-                             "they were counted (give them to core.count_pretokens)")
+            raise OptionsError("read options apply when reading a corpus; pre-token counts were read when "
+                               "they were counted (give them to core.count_pretokens)")
         merging, specials = _check_counts(input, options)
         if variant is None:
             return TrainRun(_train_from_counts(input, options.vocab_size, specials, merging), specials,
                             pattern=options.compiled_pattern)
         if len(variant.cuts(options.compiled_pattern)) > 1:
-            raise ValueError(f"{variant.title} cuts the text a second way, which pre-token counts cannot give: "
-                             "train it on the corpus itself (files or texts), not on counts")
+            raise OptionsError(f"{variant.title} cuts the text a second way, which pre-token counts cannot give: "
+                               "train it on the corpus itself (files or texts), not on counts")
         return TrainRun(variant.merge([input], options.vocab_size, specials), specials, variant, options.compiled_pattern)
     merging, specials = merge_options(options)
     if isinstance(input, Mapping):  # named sources: counted one by one, trained on together
@@ -132,7 +133,7 @@ def train(
                             pattern=options.compiled_pattern)
         cuts = variant.cuts(options.compiled_pattern)
         if len(cuts) > 1 and not all(isinstance(run.corpus, Corpus) for _, run in named.runs):
-            raise ValueError(f"{variant.title} reads the text twice: give each named source as files, not texts")
+            raise OptionsError(f"{variant.title} reads the text twice: give each named source as files, not texts")
         return TrainRun(_train_variant_named(named, cuts, variant, options.vocab_size), specials, variant,
                         options.compiled_pattern)
     counting = check_counting(input, specials, options.compiled_pattern, options.workers, chunk_size,
@@ -166,8 +167,8 @@ def train_bpe(
         Training stops early when no pair is left to merge.
     """
     if not isinstance(input_path, (str, os.PathLike, list, tuple)):
-        raise TypeError(f"input_path must be the path of a corpus file, got {type(input_path).__name__}; "
-                        "to train on texts or counts use core.train")
+        raise OptionsTypeError(f"input_path must be the path of a corpus file, got {type(input_path).__name__}; "
+                               "to train on texts or counts use core.train")
     options = TrainOptions(vocab_size, () if special_tokens is None else special_tokens,
                            pattern=pattern, workers=workers)
     return train(input_path, options).result()
@@ -176,14 +177,14 @@ def train_bpe(
 def _check_counts(counts: PretokenCounts, options: TrainOptions) -> tuple[MergeOptions, list[str]]:
     """The merge options and special tokens, once the counts are known to fit the options."""
     if resolve_pattern(options.pattern).source != counts.pattern:
-        raise ValueError(
+        raise OptionsError(
             f"these pre-token counts were made with another pattern ({_describe(counts.pattern)}), not "
             f"{_describe(options.pattern)}: train with the pattern they were counted with "
             "(TrainOptions(..., pattern=counts.pattern)), or count again"
         )
     merging, specials = merge_options(options)
     if set(specials) != set(counts.special_tokens):
-        raise ValueError(
+        raise OptionsError(
             f"these pre-token counts were made with the special tokens {list(counts.special_tokens)}, "
             f"not {specials}: train with the special tokens they were counted with, or count again"
         )
@@ -268,7 +269,7 @@ def _train_from_counts(
     del counts
     yield counting_done
     # nor its statistics, unless the caller keeps the event: the pre-token frequencies are
-    # 8 bytes per distinct pre-token (30 MB of the peak for 3.8 M), all through the merges
+    # 8 bytes per distinct pre-token, all through the merges
     del counting_done
 
     token_bytes = initial_token_bytes(specials)
@@ -314,7 +315,7 @@ def packed_input(counts: PretokenCounts) -> tuple[list[bytes] | PackedWords, lis
     """What the merge loop reads of ``counts``: ``(words, word counts, corpus bytes, CountingDone)``
     (the words packed as the native table gives them, with ``None`` for their counts, or as lists)."""
     # the statistics in numpy: with millions of distinct pre-tokens, Python's sort and sums
-    # took a second (7.5M on 500 MB)
+    # are slow
     import numpy as np  # only here: `import core` and counting do not load numpy
 
     packed = counts.packed_words()  # the native table's: no Python object per pre-token
@@ -334,8 +335,8 @@ def packed_input(counts: PretokenCounts) -> tuple[list[bytes] | PackedWords, lis
         longest_pretoken = words.blob[start : start + int(lengths[longest])]
     else:
         longest_pretoken = words[longest]
-    # largest first, sorted where they are kept (30 MB for 3.8 M pre-tokens: a sorted copy,
-    # its reversed bytes and the array made from them took 45 ms, this 25)
+    # largest first, sorted where they are kept: no sorted copy, no reversed view made into
+    # another array
     frequencies = array("q", [0]) * len(occurrences)
     descending = np.frombuffer(frequencies, np.int64)
     np.negative(occurrences, out=descending)
@@ -347,7 +348,7 @@ def packed_input(counts: PretokenCounts) -> tuple[list[bytes] | PackedWords, lis
     # limit the exact sum
     bound = float(occurrences.sum(dtype=np.float64)) * float(lengths.max()) if len(lengths) else 0.0
     if bound > 2.0**62 and sum(map(operator.mul, lengths.tolist(), occurrences.tolist())) > MAX_CORPUS_BYTES:
-        raise ValueError("the pre-token counts add up to more than 2**63 - 1 bytes, more than training can count")
+        raise OptionsError("the pre-token counts add up to more than 2**63 - 1 bytes, more than training can count")
     corpus_bytes = int(lengths @ occurrences)
     counting_done = CountingDone(
         distinct=len(lengths),

@@ -13,6 +13,7 @@ the command line and the window.
 
 from __future__ import annotations
 
+from core.errors import OptionsError
 from core.variants.base import Variant
 from core.variants.parity import ParityAware
 from core.variants.picky import Picky
@@ -34,4 +35,4 @@ def variant_named(name: str) -> type[Variant]:
     for variant in VARIANTS:
         if variant.name == name.lower():
             return variant
-    raise ValueError(f"unknown variant {name!r}; the variants are: bpe, " + ", ".join(v.name for v in VARIANTS))
+    raise OptionsError(f"unknown variant {name!r}; the variants are: bpe, " + ", ".join(v.name for v in VARIANTS))

@@ -22,6 +22,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, ClassVar
 
+from core.errors import OptionsError
+
 if TYPE_CHECKING:
     from core.corpus.pretoken_counts import PretokenCounts
     from core.encode.tokenizer import Tokenizer
@@ -52,7 +54,7 @@ class Variant:
         """Refuse options this variant cannot train with (`ValueError` naming them)."""
         for option, plain in (("max_token_length", None), ("min_frequency", 1), ("initial", None)):
             if getattr(options, option) != plain:
-                raise ValueError(f"{option} is not supported with variant={self!r}; leave it at {plain!r}")
+                raise OptionsError(f"{option} is not supported with variant={self!r}; leave it at {plain!r}")
 
     def bound(self, options: TrainOptions) -> Variant:
         """The variant as it trains with ``options`` (one that reads them in `merge`, a copy

@@ -29,6 +29,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from core.errors import OptionsError, OptionsTypeError
 from core.events import Finished, MergeBatch, initial_token_bytes
 from core.variants.base import Variant
 
@@ -75,30 +76,30 @@ class ParityAware(Variant):
 
     def __post_init__(self) -> None:
         if (self.dev is None) == (self.ratio is None):
-            raise ValueError("ParityAware needs one of dev={name: text, ...} or ratio={name: number, ...}")
+            raise OptionsError("ParityAware needs one of dev={name: text, ...} or ratio={name: number, ...}")
         given = self.dev if self.dev is not None else self.ratio
         if not isinstance(given, Mapping) or not given:
-            raise TypeError(f"{'dev' if self.dev is not None else 'ratio'} must be a mapping from each source's name, "
-                            f"got {given!r}")
+            raise OptionsTypeError(f"{'dev' if self.dev is not None else 'ratio'} must be a mapping from each "
+                                   f"source's name, got {given!r}")
         if self.ratio is not None:
             for name, value in self.ratio.items():
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                         or value <= 0:
-                    raise ValueError(f"ratio of {name!r} must be a positive number, got {value!r}")
+                    raise OptionsError(f"ratio of {name!r} must be a positive number, got {value!r}")
         checked: tuple[tuple[str, object, int], ...] = (("global_merges", self.global_merges, 0),
                                                          ("window", self.window, 1))
         for label, number, low in checked:
             if number is None and label == "window":
                 continue
             if isinstance(number, bool) or not isinstance(number, int) or number < low:
-                raise ValueError(f"{label} must be an integer of at least {low}, got {number!r}")
+                raise OptionsError(f"{label} must be an integer of at least {low}, got {number!r}")
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not self.alpha > 0:
-            raise ValueError(f"alpha must be a positive number, got {self.alpha!r}")
+            raise OptionsError(f"alpha must be a positive number, got {self.alpha!r}")
 
     def check(self, options: TrainOptions) -> None:
         for option, plain in (("max_token_length", None), ("initial", None)):
             if getattr(options, option) != plain:
-                raise ValueError(f"{option} is not supported with variant={self!r}; leave it at {plain!r}")
+                raise OptionsError(f"{option} is not supported with variant={self!r}; leave it at {plain!r}")
 
     def bound(self, options: TrainOptions) -> ParityAware:
         return replace(self, options=options)
@@ -109,8 +110,8 @@ class ParityAware(Variant):
         if set(given) != set(names):
             kind = "dev" if self.dev is not None else "ratio"
             missing, extra = sorted(set(names) - set(given)), sorted(set(given) - set(names))
-            raise ValueError(f"{kind} must name exactly the sources ({', '.join(names)}): "
-                             + "; ".join(part for part in (f"missing {', '.join(missing)}" if missing else "",
+            raise OptionsError(f"{kind} must name exactly the sources ({', '.join(names)}): "
+                               + "; ".join(part for part in (f"missing {', '.join(missing)}" if missing else "",
                                                            f"not a source: {', '.join(extra)}" if extra else "") if part))
 
     def parameters(self) -> dict[str, object]:
@@ -128,7 +129,7 @@ class ParityAware(Variant):
 
         named = counts.pop(0)
         if not isinstance(named, NamedCounts):
-            raise ValueError(f"{self.title} trains on named sources, one per language: {{name: source, ...}}")
+            raise OptionsError(f"{self.title} trains on named sources, one per language: {{name: source, ...}}")
         names = named.sources
         self.check_sources(names)
         options = self.options

@@ -28,12 +28,12 @@ from array import array
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from core.errors import FormatError
+from core.errors import OptionsError, OptionsTypeError
 from core.events import Finished, MergeBatch, SplitEvent, initial_token_bytes
 from core.training.merge import PackedWords
+from core.formats.picky_events import EVENTS_NAME, Event, events_text, read_events
 from core.variants.base import Variant
 
 if TYPE_CHECKING:
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EVENTS_NAME", "Event", "Picky", "PickyLoop", "events_text", "picky_events", "read_events"]
 
-EVENTS_NAME = "picky_events.txt"
-_EVENTS_HEADER = "#picky-bpe events v1"
 _BATCH = 64
 _BATCH_SECONDS = 0.02
 
@@ -81,9 +79,9 @@ class Picky(Variant):
 
     def __post_init__(self) -> None:
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)):
-            raise TypeError(f"threshold must be a number in (0, 1], got {self.threshold!r}")
+            raise OptionsTypeError(f"threshold must be a number in (0, 1], got {self.threshold!r}")
         if not 0.0 < self.threshold <= 1.0:
-            raise ValueError(f"threshold must be in (0, 1] (1 removes nothing), got {self.threshold}")
+            raise OptionsError(f"threshold must be in (0, 1] (1 removes nothing), got {self.threshold}")
         object.__setattr__(self, "threshold", float(self.threshold))
 
     def merge(
@@ -100,7 +98,7 @@ class Picky(Variant):
         yield loop.finished()
 
     def tokenizer(self, finished: Finished, specials: list[str], pattern: Pattern) -> Tokenizer:
-        from core.variants.picky_tokenizer import PickyTokenizer
+        from core.encode.tokenizer import PickyTokenizer
 
         return PickyTokenizer(finished.vocab, picky_events(finished.merges, finished.splits), specials,
                               pattern=pattern, threshold=self.threshold)
@@ -240,10 +238,7 @@ def _kernel_state(words: list[bytes] | PackedWords, counts: list[int] | None, sp
         return None
 
 
-# ---------------------------------------------------------------------- the event list
-
-Event = tuple[str, bytes, bytes] | tuple[str, bytes, tuple[bytes, ...]]
-"""``("merge", left, right)`` or ``("split", token, pieces)``."""
+# ---------------------------------------------------------------------- the event list (file: formats/picky_events)
 
 
 def picky_events(merges: Sequence[tuple[bytes, bytes]], splits: Sequence[SplitEvent]) -> list[Event]:
@@ -255,48 +250,4 @@ def picky_events(merges: Sequence[tuple[bytes, bytes]], splits: Sequence[SplitEv
         while position < len(splits) and splits[position].rank == rank:
             events.append(("split", splits[position].token, splits[position].pieces))
             position += 1
-    return events
-
-
-def events_text(events: Sequence[Event]) -> str:
-    """The event list as text: ``merge L R`` and ``split T P1 P2 ...`` lines, each token
-    in GPT-2's printable byte form (as ``merges.txt``)."""
-    from core.formats.bytes_unicode import bytes_to_string
-
-    lines = [_EVENTS_HEADER]
-    for kind, token, rest in events:
-        if kind == "merge":
-            lines.append(f"merge {bytes_to_string(token)} {bytes_to_string(rest)}")  # type: ignore[arg-type]
-        else:
-            lines.append("split " + " ".join(map(bytes_to_string, (token, *rest))))
-    return "\n".join(lines) + "\n"
-
-
-def read_events(path: str | os.PathLike[str]) -> list[Event]:
-    """Read ``picky_events.txt``.
-
-    Raises:
-        FormatError: a line that is not an event, naming the file and the line.
-    """
-    from core.formats.bytes_unicode import string_to_bytes
-
-    p = Path(path)
-    events: list[Event] = []
-    with open(p, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if number == 1 and line == _EVENTS_HEADER or not line:
-                continue
-            parts = line.split(" ")
-            try:
-                tokens = [string_to_bytes(part) for part in parts[1:]]
-            except KeyError:
-                raise FormatError(f"{p}: line {number}: a token is not in GPT-2's byte form: {line[:80]!r}") from None
-            if parts[0] == "merge" and len(tokens) == 2:
-                events.append(("merge", tokens[0], tokens[1]))
-            elif parts[0] == "split" and len(tokens) >= 3:
-                events.append(("split", tokens[0], tuple(tokens[1:])))
-            else:
-                raise FormatError(f"{p}: line {number}: expected 'merge LEFT RIGHT' or 'split TOKEN PIECE PIECE...', "
-                                  f"got {line[:80]!r}")
     return events

@@ -25,6 +25,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from core.errors import OptionsError, OptionsTypeError
 from core.events import Finished, MergeBatch, initial_token_bytes
 from core.pretokenize.patterns import SUPERBPE_PATTERN, Pattern, resolve_pattern
 from core.variants.base import Variant
@@ -70,14 +71,14 @@ class SuperBPE(Variant):
 
     def __post_init__(self) -> None:
         if isinstance(self.transition, bool) or not isinstance(self.transition, int):
-            raise TypeError(f"transition must be an integer (merges of stage 1), got {self.transition!r}")
+            raise OptionsTypeError(f"transition must be an integer (merges of stage 1), got {self.transition!r}")
         if self.transition < 0:
-            raise ValueError(f"transition must be at least 0 (merges of stage 1), got {self.transition}")
+            raise OptionsError(f"transition must be at least 0 (merges of stage 1), got {self.transition}")
         if self.max_words is not None:
             if isinstance(self.max_words, bool) or not isinstance(self.max_words, int):
-                raise TypeError(f"max_words must be an integer or None, got {self.max_words!r}")
+                raise OptionsTypeError(f"max_words must be an integer or None, got {self.max_words!r}")
             if self.max_words < 1:
-                raise ValueError(f"max_words must be at least 1 (or None: no limit), got {self.max_words}")
+                raise OptionsError(f"max_words must be at least 1 (or None: no limit), got {self.max_words}")
 
     def cuts(self, pattern: Pattern) -> tuple[Pattern, ...]:
         return (pattern, resolve_pattern(STAGE2_PATTERN))

@@ -57,7 +57,7 @@ def child(mode: str, corpus: str, out: str) -> None:
         counts = core.count_pretokens(corpus, [SPECIAL], client=client)
         seconds = time.perf_counter() - started
         workers = sorted(client.run(_maxrss_mb).values())
-        shards = len(list(core.corpus.documents.plan_tasks(
+        shards = len(list(core.corpus.planning.plan_tasks(
             core.corpus.sources.open_corpus(corpus, core.corpus.sources.ReadOptions()),
             core.resolve_pattern("gpt2"), [SPECIAL], cd.SHARD_BYTES)))
     shipped = len(pickle.dumps(counts.chunk()))

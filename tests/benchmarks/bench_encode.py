@@ -14,7 +14,7 @@ as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
    encodes every document in turn with its plain ``encode``; the ids are checked equal
    (a checksum of every tool's ids).
 2. Two threads: each tool's batch call on all the documents (tiktoken, tokendagger,
-   ours: ``encode_batch`` with 2 threads, and ``encode_batch(return_numpy=True)``, ids
+   ours: ``encode_batch`` with 2 threads, and ``_encode_batch_arrays`` (the private path), ids
    straight into arrays; fastokens: ``encode_batch`` and ``encode_batch_flat``, gigatoken:
    ``encode_batch`` (arrays) with RAYON_NUM_THREADS=2), and ``bpe-studio encode`` on the
    file with ``--workers 1`` and ``--workers 2`` (the time it reports).
@@ -106,7 +106,7 @@ def batch(name: str, encoder, docs: list[str]):  # noqa: ANN001, ANN201
     if name == "ours":
         return encoder.encode_batch(docs, workers=2)
     if name == "ours-arrays":
-        return encoder.encode_batch(docs, workers=2, return_numpy=True)
+        return encoder._encode_batch_arrays(docs, workers=2)
     if name == "gigatoken":
         import awkward as ak
 
@@ -140,15 +140,15 @@ def halves(corpus: str, threads: int) -> None:
     with open(corpus, "rb") as f:
         middle = find_cut(f, len(data) // 2, len(data), tok.pattern, tok.special_tokens)
     parts = [data[:middle], data[middle:]]
-    encoders = [tok.text_encoder(ENCODE_CACHE_ENTRIES) for _ in range(threads)]
+    encoders = [tok._text_encoder(ENCODE_CACHE_ENTRIES) for _ in range(threads)]
     for encoder in encoders:
         encoder.native_available()  # built before the clock starts
     started = time.perf_counter()
     if threads == 1:
-        tokens = sum(len(encoders[0].encode_bytes(part)) for part in parts)
+        tokens = sum(len(encoders[0].encode_to_array(part)) for part in parts)
     else:
         counted: list[int] = []
-        workers = [threading.Thread(target=lambda e, p: counted.append(len(e.encode_bytes(p))), args=(e, p))
+        workers = [threading.Thread(target=lambda e, p: counted.append(len(e.encode_to_array(p))), args=(e, p))
                    for e, p in zip(encoders, parts)]
         for worker in workers:
             worker.start()

@@ -3,7 +3,7 @@
 Adds `CloseGuard`. Given the window's pieces of work — each a name, a "busy?" test and a
 cancel — `request` cancels them all and says what still runs; the guard then polls (every
 `POLL_MS`) and emits `idle` once nothing does, so the window can close itself then. Waiting
-in the close itself for a training process to stop froze the window for 0.6-1.1 s. An
+in the close itself for a training process to stop would freeze the window. An
 export or a session being written is not cancelled: its writer is atomic and short.
 
     guard = CloseGuard([("the training", training.busy_now, training.cancel), ...])

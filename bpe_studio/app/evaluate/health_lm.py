@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from bpe_studio.app.file_dialogs import dialogs_for
 from bpe_studio.app.widgets.token_view import TokenView
 from bpe_studio.app.workers.thread_job import ThreadJob
+from core.errors import CorpusError
 from core.readable import readable
 
 SHOWN = 500
@@ -54,7 +55,7 @@ def _lm_work(spec: Any, train: str, held: list[str], samples: int) -> Any:
     tokenizer = _load(spec)
     ids, _ = encode_sources(tokenizer, train)
     if len(ids) < 3:
-        raise ValueError(f"{train}: too little text to train on (fewer than 3 tokens)")
+        raise CorpusError(f"{train}: too little text to train on (fewer than 3 tokens)")
     model = train_ngram(ids, max(tokenizer.vocab) + 1)
     held_ids, nbytes = encode_sources(tokenizer, held)
     bpb = bits_per_byte(model, held_ids, nbytes)

@@ -52,7 +52,7 @@ def ladder(tokenizers: dict[str, Any], sizes: str, baseline: str | None) -> tupl
         sizes: ``"auto"`` or ``"1k,2k,4096"``.
         baseline: the tokenizer the rungs are compared to (None: the first one).
     """
-    from bpe_studio.cli.evaluate import parse_sizes
+    from bpe_studio.sizes import parse_sizes
     from core.evaluate.ladder import default_sizes, ladder_tokenizers
     from core.evaluate.measures import load_tokenizers
 

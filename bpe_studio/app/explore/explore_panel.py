@@ -54,7 +54,7 @@ class CannotOpen(ValueError):
 
 def _open_tokenizer(path: Path, for_compare: bool) -> tuple[Any, str, VocabData | None]:
     """Load the tokenizer at ``path`` and, unless it is only for Compare, its vocabulary
-    columns (in the panel's background job: GPT-2's files took ~1 s).
+    columns (in the panel's background job: a large vocabulary takes a while).
 
     Raises:
         OSError, ValueError: the files cannot be read or do not make a tokenizer.
@@ -201,7 +201,7 @@ class ExplorePanel(QWidget):
 
     def _show_tokenizer(self, payload: tuple[Any, str, VocabData]) -> None:
         """Show a tokenizer in three steps, each in its own pass of the event loop (vocabulary;
-        inspector; compare, then `vocab_ready`): in one pass they kept the GUI thread 15-30 ms
+        inspector; compare, then `vocab_ready`): in one pass they held the GUI thread too long
         while training ended. A newer tokenizer shown meanwhile drops the older one's steps."""
         tokenizer, title, data = payload
         self.tokenizer, self.title, self.vocab = tokenizer, title, data

@@ -151,7 +151,7 @@ def encode_long(tokenizer: Any, text: str) -> Iterator[dict[str, Any]]:
     check = _RoundTrip(text)
     table = _ByteTable(tokenizer.vocab)
     last = time.monotonic()
-    for part in tokenizer.encode_iterable(_chunks(text, done), return_numpy=True):
+    for part in tokenizer.encode_iterable(_chunks(text, done)).arrays():
         ids.frombytes(part.astype(np.int32).tobytes())
         for start in range(0, len(part), DECODE_IDS):
             check.feed(table.decode(part[start : start + DECODE_IDS]))

@@ -11,11 +11,13 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from core.errors import BpeStudioError
+
 if TYPE_CHECKING:
     from bpe_studio.app.models.session import TrainSettings
 
 
-class SessionError(ValueError):
+class SessionError(BpeStudioError, ValueError):
     """A session file cannot be read: not JSON, not a session, or inconsistent."""
 
 

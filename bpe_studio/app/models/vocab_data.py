@@ -49,7 +49,7 @@ def _string_ranks(strings: Sequence[Any]) -> np.ndarray:
     so that sorting rows by these integers is sorting them by the strings.
 
     Python's sort, not numpy's: a numpy unicode array is as wide as the longest string
-    (GPT-2 has 128-byte tokens), which made this 10x slower.
+    (GPT-2 has 128-byte tokens), which made this far slower.
     """
     order = sorted(range(len(strings)), key=strings.__getitem__)
     ranks = [0] * len(strings)

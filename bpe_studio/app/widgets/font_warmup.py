@@ -2,13 +2,12 @@
 
 The first time Qt draws a character of a script the window's fonts lack (Devanagari,
 Thai, CJK, emoji…), it asks fontconfig for a fallback font, loads it and its shaping
-tables on the GUI thread: 10–30 ms per script here, more on a desktop with many fonts.
-While training, the live merges table meets those scripts in the middle of a run, and
-together with the batch it is showing that made the worst stall of the GUI thread
-(117 ms, 54 ms of it the GUI thread's own work, on a web-like corpus). The font caches
+tables on the GUI thread, more slowly on a desktop with many fonts. While training, the
+live merges table meets those scripts in the middle of a run, and together with the batch
+it is showing that made the worst stall of the GUI thread. The font caches
 are per thread, so a worker cannot do it: `warm_fonts` draws one sample of each script,
 in the window's proportional and fixed-pitch fonts, into a small image, one script per
-pass of the event loop (each well under the 50 ms a pass may take), starting once the
+pass of the event loop (each short enough not to be felt), starting once the
 window is up. Drawing a script again later costs a fraction of a millisecond.
 
     warm_fonts(window)   # once: starts 300 ms into the event loop, stops by itself or with the window

@@ -6,8 +6,8 @@ anchor, so the pane knows which token is under the mouse: hovering shows a toolt
 token and emits `token_clicked`. Only the first `limit` tokens are drawn, with a note
 saying how many were left out. Beyond a few hundred tokens the HTML is made, parsed and
 laid out as a `QTextDocument` in a background job (`LatestJob`: the latest rendering
-wins) and only handed to the pane when ready, so no encoding freezes the window (3,000
-tokens took ~0.3 s of the GUI thread); `rendered` says when the pane shows the latest one.
+wins) and only handed to the pane when ready, so no encoding freezes the window;
+`rendered` says when the pane shows the latest one.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ def build_document(
     document.setHtml(body)  # Qt releases the GIL while it parses
     if width > 0:
         document.setTextWidth(width)
-        # Laid out here, at the pane's width: in the GUI thread the layout of 2,000 tokens
-        # took 20-35 ms per pane when it was shown (both of Compare's panes at once). Qt keeps
+        # Laid out here, at the pane's width: in the GUI thread the layout of a long text
+        # stalled it when the pane was shown (both of Compare's panes at once). Qt keeps
         # the GIL meanwhile, so the GUI thread's Python may wait as long, but not its drawing.
         document.documentLayout().documentSize()
     app = QCoreApplication.instance()

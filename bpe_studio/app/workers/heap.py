@@ -1,7 +1,7 @@
 """Keeping Python's cyclic garbage collector from pausing the window during a run.
 
 A full collection walks every tracked object in the process: with Qt, pyqtgraph and numpy
-loaded that is ~70k objects and ~40 ms, and one falls due at some point of nearly every
+loaded that is tens of thousands of objects, and one falls due at some point of nearly every
 run (most often while the result's 20k merges arrive), stalling the GUI thread, or the
 worker thread while it holds the GIL. Objects that are alive when the window is built, or
 when a run starts, live long anyway, so they are collected once and then frozen out of
@@ -39,7 +39,7 @@ def collections_paused() -> Iterator[None]:
 
     For background work that builds hundreds of thousands of small objects (the spans of a
     300k-character text): a full collection falling due in the middle walked them all with
-    the GIL held, 100-250 ms during which the GUI thread could not run a line of Python.
+    the GIL held, while the GUI thread could not run a line of Python.
     Its results are plain data without reference cycles, freed by reference counting.
     Nested and concurrent blocks are counted: collection resumes when the last one ends.
     """

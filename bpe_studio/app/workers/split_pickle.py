@@ -1,8 +1,8 @@
 """Pickling a large object in parts that unpickle one at a time, so the GIL is free between them.
 
 `pickle.loads` is one C call: it holds the GIL until the whole object is built. For a
-finished run's `core.Tokenizer` (20k tokens: ~1 MB pickled, a dozen tables) that is 30-45 ms,
-during which the GUI thread of the same process cannot run a line of Python — a visible
+finished run's `core.Tokenizer` (a dozen tables, about a megabyte pickled) that is long
+enough that the GUI thread of the same process cannot run a line of Python — a visible
 stall even though the unpickling happens in another thread. `dumps_parts` pickles every large
 container or object inside ``obj`` (more than `PART_ITEMS` items, or an object holding
 such tables) as a part of its own, referred to from the others by `persistent_id`, so

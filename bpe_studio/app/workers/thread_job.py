@@ -42,8 +42,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError)
-"""Errors whose message is for the user (the core's convention): shown as they are."""
+from core.errors import BpeStudioError
+from core.steps import run_steps
+
+USER_ERRORS: tuple[type[BaseException], ...] = (BpeStudioError, OSError)
+"""Errors whose message is for the user (`core.errors`' types, files): shown as they are."""
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +62,12 @@ default is 5 ms; see `give_the_gil_back_sooner`)."""
 def give_the_gil_back_sooner() -> None:
     """Make Python threads hand the GIL over after 50 µs instead of 5 ms (for the whole process).
 
-    While a job's pure-Python work runs (building a vocabulary's columns: ~0.13 s), every
-    Python call the GUI thread makes — each slot, each table cell's ``data()`` while painting —
-    first waits for the worker to give the GIL up, up to the switch interval each time, and
-    the GUI thread gives it up again inside nearly every Qt call. When a run finishes, the
-    window's ~10 ms of repainting took 50-120 ms of wall time at a 1 ms interval (a GIL wait
-    of ~0.25-1 ms every 30-100 µs of its own work, seen with ``perf sched timehist``); at 50 µs
-    no gap of `tests/benchmarks/bench_gui_stalls.py` passed 36 ms in 24 runs. The worker is
-    not measurably slower: the hand-overs happen only while the GUI thread asks for the GIL.
+    While a job's pure-Python work runs (building a vocabulary's columns), every Python call
+    the GUI thread makes — each slot, each table cell's ``data()`` while painting — first waits
+    for the worker to give the GIL up, up to the switch interval each time, and the GUI thread
+    gives it up again inside nearly every Qt call, so a short repaint stretches many times
+    over. The worker is not measurably slower: the hand-overs happen only while the GUI thread
+    asks for the GIL (see docs/benchmarks.md, `bench_gui_stalls.py`).
     """
     if sys.getswitchinterval() > GIL_SWITCH_SECONDS:
         sys.setswitchinterval(GIL_SWITCH_SECONDS)
@@ -143,24 +144,20 @@ class _Runner(QThread):
         """Run ``generator`` to its end, or until a cancel seen between two yields."""
         held: object = _NOTHING
         last = float("-inf")
-        try:
-            while True:
-                try:
-                    value = next(generator)
-                except StopIteration as stop:
-                    result = stop.value
-                    break
-                if self._cancel.is_set():
-                    self._cancelled = True
-                    return
-                now = time.monotonic()
-                if now - last >= self._interval:
-                    self.yielded.emit(value)
-                    held, last = _NOTHING, now
-                else:
-                    held = value
-        finally:
-            generator.close()  # here, in the worker thread: its `finally` runs before `ended`
+
+        def step(value: object) -> None:
+            nonlocal held, last
+            if self._cancel.is_set():
+                raise Cancelled
+            now = time.monotonic()
+            if now - last >= self._interval:
+                self.yielded.emit(value)
+                held, last = _NOTHING, now
+            else:
+                held = value
+
+        # (run_steps closes the generator here, in the worker thread: its `finally` runs before `ended`)
+        result = run_steps(generator, step)
         if held is not _NOTHING:
             self.yielded.emit(held)  # the last figures are always shown
         self.returned.emit(result)

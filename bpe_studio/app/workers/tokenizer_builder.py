@@ -1,8 +1,8 @@
 """Building a `core.Tokenizer` from a result off the GUI thread.
 
-Building the encoder tables for a 20k-token vocabulary takes ~0.15 s, long enough to be a
-visible stall at the end of a run, so it happens in a background job (`LatestJob`) and the
-result comes back as a signal. A newer request supersedes an older one still being built.
+Building the encoder tables for a large vocabulary takes long enough to be a visible stall
+at the end of a run, so it happens in a background job (`LatestJob`) and the result comes
+back as a signal. A newer request supersedes an older one still being built.
 Trained on named sources, the merged tokens' provenance is gathered there too (`origins`).
 """
 
@@ -14,6 +14,7 @@ from bpe_studio.app.models.provenance import SourceOrigins
 from bpe_studio.app.models.session import Session
 from bpe_studio.app.workers.thread_job import LatestJob
 from core.encode.tokenizer import Tokenizer
+from core.errors import BpeStudioError, TokenizerError
 from core.events import Finished
 from core.pretokenize.patterns import resolve_pattern
 
@@ -22,7 +23,7 @@ def build_tokenizer(session: Session, prebuilt: object | None = None) -> tuple[o
     """The tokenizer of ``session`` (``prebuilt`` if given) and its merge counts by token id.
 
     Raises:
-        ValueError: the session's vocabulary, merges or special tokens do not make a tokenizer.
+        TokenizerError: the session's vocabulary, merges or special tokens do not make a tokenizer.
     """
     if prebuilt is not None:
         tokenizer = prebuilt
@@ -37,8 +38,8 @@ def build_tokenizer(session: Session, prebuilt: object | None = None) -> tuple[o
             else:
                 tokenizer = Tokenizer(session.vocab, session.merges, list(settings.special_tokens),
                                       pattern=settings.pattern)
-        except ValueError as e:
-            raise ValueError(f"The tokenizer cannot be built: {e}") from e
+        except BpeStudioError as e:
+            raise TokenizerError(f"The tokenizer cannot be built: {e}") from e
     return tokenizer, session.merge_counts_by_id()
 
 

@@ -4,7 +4,7 @@ Its work (`follow_training`, in the job's worker thread) first checks the settin
 core's own validation (so a missing file or a bad pattern is reported at once), then runs
 the trainer in a child process (`bpe_studio.app.workers.train_process`: the merge loop holds
 the GIL, which would stall the GUI) and yields its event batches — at most one every
-~50 ms, never one per merge. A cancel is passed to the process at once (the trainer checks
+`BATCH_SECONDS` of that module, never one per merge. A cancel is passed to the process at once (the trainer checks
 it between events); the job stops at the next batch. `TrainJob` is what the window uses:
 
     job = TrainJob(settings); job.events.connect(state.apply); job.start(); ...; job.cancel()

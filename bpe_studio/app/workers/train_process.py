@@ -2,23 +2,22 @@
 
 Why a process and not just a thread: the merge loop is pure Python and holds the GIL. With
 the trainer in a thread of the GUI process, every Python call the GUI makes while painting
-(each table cell's ``data()``, each chart item) waits for the GIL, and those waits add up:
-a 3 MB run froze the window for up to 0.9 s at a time. In a child process the trainer has
+(each table cell's ``data()``, each chart item) waits for the GIL, and those waits add up
+to freezes of the window. In a child process the trainer has
 its own GIL and the GUI thread never waits for it.
 
 The child (spawn context: safe with Qt, works from a console script) iterates the run
 ``core.train`` returns for the settings' options (named sources, plain or parity-aware: `NamedRun`, the same
 training with each source's pre-token bytes sent once they are counted), checks a cancel flag between events, and sends the events as
-they are (pickled dataclasses) over a pipe, in lists at most every ~50 ms; the merges held
+they are (pickled dataclasses) over a pipe, in lists at most every `BATCH_SECONDS`; the merges held
 back meanwhile go as one columnar `core.MergeBatch` (five arrays, however many merges), which
 the GUI thread appends to its arrays at C speed. Closing the event stream — on cancel, on
 the end, on an error, or when the pipe breaks because the GUI went away — stops the
 trainer's own worker processes. When training finishes, the child also builds the `core.Tokenizer` and
-sends it: built in a thread of the GUI process, its ~70 ms of pure Python held the GIL
-against the GUI thread, which then waited up to 5 ms for every Python call it made while
-painting (40-60 ms stalls). The tokenizer and the `Finished` event (vocabulary and merges)
-go in parts (`split_pickle`): unpickled whole, each held the GIL for 30-45 ms in one C
-call; part by part, for at most ~5 ms at a time.
+sends it: built in a thread of the GUI process, its pure Python held the GIL against the
+GUI thread while it painted. The tokenizer and the `Finished` event (vocabulary and merges)
+go in parts (`split_pickle`): unpickled whole, each would hold the GIL in one long C call;
+part by part, only briefly at a time.
 
     proc = TrainingProcess(settings); proc.start()
     for batch in proc.batches(): ...   # lists of core events; proc.cancel() from any thread
@@ -45,12 +44,13 @@ from bpe_studio.app.models.training_state import SourceBytes, TrainerStarted
 from bpe_studio.app.workers.split_pickle import dumps_parts, loads_parts
 from core.corpus.processes import main_module_hidden
 # What `check_settings` (and the spawn above) needs, imported with the window rather than
-# by the first run's threads: ~80 ms of imports there (PySide's import hook reads each module's source) held
+# by the first run's threads: imports there (PySide's import hook reads each module's source) held
 # the GIL against the GUI thread while the run started.
 from core.corpus import count_run as _count_run  # noqa: F401
 from core.training import run as _run, trainer as _trainer  # noqa: F401
 from core.corpus.count_run import check_named_counting, count_named_events
 from core.corpus.named_counts import NamedCounts
+from core.errors import OptionsError, OptionsTypeError
 from core.events import CountingDone, Finished, MergeBatch, PretokenizeProgress
 from core.training.options import merge_options
 
@@ -191,9 +191,9 @@ def _open_run(settings: TrainSettings) -> core.TrainRun | NamedRun:
     else:
         try:
             counts = NamedCounts({name: core.PretokenCounts.load(path) for name, path in named.items()})
-        except TypeError as e:  # a file of named sources' counts given a name of its own
-            raise ValueError(f"{e}: a counts file of named sources already names its sources; train on it "
-                             "without naming it") from None
+        except OptionsTypeError as e:  # a file of named sources' counts given a name of its own
+            raise OptionsError(f"{e}: a counts file of named sources already names its sources; train on it "
+                               "without naming it") from None
     if isinstance(counts, NamedCounts) and (variant is None or variant.named_sources):
         return NamedRun(_counted(counts), settings.options)
     return core.train(counts, settings.options)
@@ -214,8 +214,7 @@ def _yield_cpu_to_the_gui(pid: int) -> None:
 
     The trainer still runs at full speed on an idle core; it only gives way when the GUI
     needs the CPU. On a machine whose cores are all busy, the GUI thread otherwise gets
-    half a core against the merge loop and each repaint takes twice as long (gaps of
-    50-150 ms between timer ticks on two shared cores). Set from this side right after the
+    half a core against the merge loop and each repaint takes twice as long. Set from this side right after the
     spawn, so the child's interpreter start and imports already run at the lower priority.
     """
     try:
@@ -273,7 +272,7 @@ def _child_main(conn: Any, cancel: Any, settings: TrainSettings) -> None:
         conn.send(("done", cancelled))
     except (BrokenPipeError, EOFError):
         pass  # the GUI is gone: nobody to tell
-    except (ValueError, OSError) as e:
+    except (core.BpeStudioError, OSError) as e:
         _send_failure(conn, batch, str(e))
     except MemoryError:
         _send_failure(conn, batch, "training ran out of memory; try a smaller corpus or vocabulary")

@@ -19,6 +19,7 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from bpe_studio.app.workers.thread_job import Cancelled, LatestJob, ThreadJob, failure_message  # noqa: E402
+from core.errors import OptionsError  # noqa: E402
 
 MAIN = threading.get_ident()
 
@@ -164,7 +165,15 @@ def test_user_errors_are_shown_as_they_are(qtbot, caplog) -> None:
     seen = run(qtbot, ThreadJob(missing, what="encoding"))
     assert seen == [("failed", "corpus.txt not found: check the path"), ("stopped", False)]
     assert not caplog.records  # not a bug: nothing logged
-    assert failure_message(ValueError("vocabulary too\nsmall"), "training") == "vocabulary too small"
+    assert failure_message(OptionsError("vocabulary too\nsmall"), "training") == "vocabulary too small"
+
+
+def test_a_plain_value_error_is_a_bug_not_the_users_mistake(caplog) -> None:
+    """Issue 39: only `core.errors`' types (and files' OSError) are the user's mistake."""
+    error = ValueError("min() arg is an empty sequence")
+    assert failure_message(error, "training") == ("training failed unexpectedly "
+                                                  "(ValueError: min() arg is an empty sequence)")
+    assert any(r.exc_info and r.exc_info[1] is error for r in caplog.records)
 
 
 def test_work_that_raises_cancelled_stops_as_cancelled(qtbot) -> None:

@@ -13,7 +13,8 @@ import pytest
 
 import core
 from core.corpus import sources
-from core.corpus.documents import Files, plan_tasks
+from core.corpus.documents import Files
+from core.corpus.planning import plan_tasks
 from core.corpus.sources import open_corpus
 from core.encode.corpus import encode_corpus
 from core.errors import CorpusError
@@ -98,6 +99,6 @@ def test_the_encode_time_includes_checking_the_files(folder: Path, tmp_path: Pat
     finished = encode_corpus(folder, tok, tmp_path / "ids.npy", workers=1)
     took = time.monotonic() - started
     assert 0.6 <= finished.seconds <= took
-    expected = np.concatenate([np.append(tok.encode_bytes(p.read_bytes()), tok.special_ids[EOT])
+    expected = np.concatenate([np.append(tok.encode(p.read_bytes()), tok.special_ids[EOT])
                                for p in sorted(folder.rglob("*.txt"))])
     assert np.load(tmp_path / "ids.npy").tolist() == expected.tolist()

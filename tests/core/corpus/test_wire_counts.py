@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from core.corpus import counting
-from core.corpus.documents import plan_tasks
+from core.corpus.planning import plan_tasks
 from core.corpus.sources import ReadOptions, open_corpus
 from core.pretokenize.counting import CountTable, count_chunk, count_chunk_bytes, pack_counts
 from core.pretokenize.patterns import resolve_pattern

@@ -1,4 +1,4 @@
-"""Encoding corpora to .npy (`core.encode.corpus`): a plain file gives `Tokenizer.encode_bytes`
+"""Encoding corpora to .npy (`core.encode.corpus`): a plain file gives `Tokenizer.encode`
 of its bytes, whatever the chunking and workers; dtype by vocabulary size; atomic output; a
 source changing during the run; the ``encode`` command."""
 
@@ -56,7 +56,7 @@ def small_tokenizer(pattern: str = "gpt2", specials: list[str] | None = SPECIALS
 
 
 def expected_ids(tok: Tokenizer, data: bytes) -> list[int]:
-    return tok.encode_bytes(data)
+    return tok.encode(data)
 
 
 @pytest.mark.parametrize("pattern", ["gpt2", "gpt4", r"\p{L}+|\p{N}|\s+|[^\s\p{L}\p{N}]+"])
@@ -118,8 +118,8 @@ def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> N
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(data)
     tok = small_tokenizer("gpt2")
-    encoder = tok.text_encoder(1000)
-    encoder.encode_bytes(b"warm the cache hello world")  # spawned: the second task carries a snapshot
+    encoder = tok._text_encoder(1000)
+    encoder.encode_to_array(b"warm the cache hello world")  # spawned: the second task carries a snapshot
     chunks = plan_chunks(corpus, len(data), tok.pattern, tok.special_tokens, 5_000)
     tasks = [(str(corpus), start, end, "<u2") for start, end in chunks]
     starter = pipeline.start_workers(encoder, 1, fork)
@@ -137,7 +137,7 @@ def test_chunks_from_workers_come_back_in_order(tmp_path: Path, fork: bool) -> N
 def test_workers_leave_ctrl_c_to_the_parent(fork: bool) -> None:
     # Ctrl+C reaches the whole process group: the parent cancels and stops the workers,
     # which must not each print a traceback of their own.
-    starter = pipeline.start_workers(small_tokenizer().text_encoder(100), 1, fork)
+    starter = pipeline.start_workers(small_tokenizer()._text_encoder(100), 1, fork)
     try:
         while starter.pool is None:
             time.sleep(0.01)
@@ -158,17 +158,17 @@ def test_large_vocabularies_write_uint32(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("dtype", [np.dtype(np.uint16), np.dtype(np.uint32)], ids=["uint16", "uint32"])
-def test_ids_narrowed_in_c_equal_encode_bytes(dtype: np.dtype[np.unsignedinteger]) -> None:
+def test_ids_narrowed_in_c_equal_encode(dtype: np.dtype[np.unsignedinteger]) -> None:
     """The plain-file path's `TextEncoder.encode_into_dtype`: the C encoder reads a buffer in
-    place and narrows the ids itself; the same ids as `encode_bytes`, special tokens and
+    place and narrows the ids itself; the same ids as `encode`, special tokens and
     invalid bytes included, from bytes, a bytearray or a slice of a memoryview."""
     vocab = {i: bytes([i]) for i in range(256)} | {i: b"tok%d" % i for i in range(256, 70_000)}
     big = Tokenizer(vocab, [], SPECIALS)  # special tokens' ids above 65,535: they need uint32
     for tok in ([small_tokenizer()] if dtype == np.uint16 else [small_tokenizer(), big]):
-        encoder = tok.text_encoder(1000)
+        encoder = tok._text_encoder(1000)
         for seed, size in ((1, 0), (2, 100), (3, 300_000)):  # short (GIL kept) and long calls
             data = corpus_bytes(seed, size)
-            want = tok.encode_bytes(data)
+            want = tok.encode(data)
             buffer = bytearray(b"xx" + data + b"yy")
             for given in (data, bytearray(data), memoryview(buffer)[2 : 2 + len(data)]):
                 got = encoder.encode_into_dtype(given, dtype)
@@ -185,7 +185,7 @@ def test_a_plain_file_in_two_threads_writes_uint32(tmp_path: Path) -> None:
     corpus.write_bytes(data)
     finished = encode_corpus(corpus, tok, tmp_path / "ids.npy", workers=2, chunk_bytes=30_000, doc_separator=None)
     ids = np.load(tmp_path / "ids.npy")
-    assert ids.dtype == np.uint32 and ids.tolist() == tok.encode_bytes(data) and finished.tokens == len(ids)
+    assert ids.dtype == np.uint32 and ids.tolist() == tok.encode(data) and finished.tokens == len(ids)
 
 
 @pytest.mark.parametrize(("content", "message"), [(b"", "is empty; there is nothing to"),
@@ -291,7 +291,7 @@ def test_max_bytes_cuts_plain_text_at_the_cap(tmp_path: Path) -> None:
         finished = encode_corpus(corpus, tok, tmp_path / "ids.npy", read=ReadOptions(max_bytes=cap), workers=workers,
                                  chunk_bytes=4096, doc_separator=None)
         kept = data[:cap].decode("utf-8", errors="ignore").encode()  # never half a character
-        assert np.load(tmp_path / "ids.npy").tolist() == tok.encode_bytes(kept)
+        assert np.load(tmp_path / "ids.npy").tolist() == tok.encode(kept)
         assert finished.corpus_bytes == len(kept)
 
 

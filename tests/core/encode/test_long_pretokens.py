@@ -30,7 +30,7 @@ def test_long_runs_merge_as_the_reference(text: str) -> None:
     tok = run_tokenizer()
     pieces = tok._pieces
     want = merge_word([ord(c) for c in text], pieces._pair_rank, pieces._new_id)
-    assert tok.encode_bytes(text.encode()) == want
+    assert tok.encode(text.encode()) == want
 
 
 MEASURE = textwrap.dedent("""
@@ -46,9 +46,9 @@ MEASURE = textwrap.dedent("""
     vocab |= {256 + i: a + b for i, (a, b) in enumerate(merges)}
     tok = Tokenizer(vocab, merges)
     data = b"a" * (16 << 20)
-    tok.encode_bytes(b"a" * 1000)  # everything built
+    tok.encode(b"a" * 1000)  # everything built
     before = peak_kb()
-    ids = tok.encode_bytes(data, return_numpy=True)
+    ids = tok.encode_to_array(data)
     assert len(ids) == (16 << 20) // 8, len(ids)
     print((peak_kb() - before) * 1024 / len(data))
 """)

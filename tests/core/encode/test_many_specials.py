@@ -41,8 +41,8 @@ def test_many_special_tokens_encode_as_a_plain_loop_does(parts: list[str]) -> No
     text = "".join(parts)
     want = reference(tok, text)
     assert tok.encode(text) == want
-    assert tok.encode_bytes(text.encode()) == want
-    assert tok.encode_bytes(text.encode(), return_numpy=True).tolist() == want
+    assert tok.encode(text.encode()) == want
+    assert tok.encode_to_array(text.encode()).tolist() == want
     assert tok.encode_batch([text, "", text + "<|extra3|>"], workers=1) == [want, [], want + [tok.special_ids["<|extra3|>"]]]
 
 
@@ -71,5 +71,5 @@ def test_encoding_time_does_not_grow_with_the_number_of_special_tokens(shared_di
     want = [lots_id if i == one_id else i for i in one.encode(text)]
     assert want.count(lots_id) == text.count("<|tok00001|>") > 1_000
     assert lots.encode(text) == want
-    assert lots.encode_bytes(text.encode(), return_numpy=True).tolist() == want
+    assert lots.encode_to_array(text.encode()).tolist() == want
     assert _seconds(lots, text) <= 2.5 * _seconds(one, text) + 0.005

@@ -214,9 +214,9 @@ def test_bad_vocabularies_are_rejected() -> None:
 def test_raw_bytes_are_encoded_byte_exactly(merging: str) -> None:
     tok = _byte_tokenizer()
     raw = b"ok \xff\xfe hello \xed\xa0\x80"
-    assert tok.decode_bytes(tok.encode_bytes(raw)) == raw
-    assert tok.encode_bytes(bytearray(raw)) == tok.encode_bytes(memoryview(raw)) == tok.encode_bytes(raw)
-    assert tok.encode_bytes(raw, return_numpy=True).tolist() == tok.encode_bytes(raw)
+    assert tok.decode_bytes(tok.encode(raw)) == raw
+    assert tok.encode(bytearray(raw)) == tok.encode(memoryview(raw)) == tok.encode(raw)
+    assert tok.encode_to_array(raw).tolist() == tok.encode(raw)
 
 
 def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> None:
@@ -224,20 +224,18 @@ def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> 
     tok = _byte_tokenizer()
     assert tok.decode_bytes(tok.encode("a\udcffb")) == "a\ufffdb".encode()
     assert tok.decode_bytes(tok.encode("x\ud83d\ude00\ud800")) == "x\U0001f600\ufffd".encode()
-    assert tok.encode("a\udcffb", return_numpy=True).tolist() == tok.encode("a\udcffb") == tok.encode_ordinary("a\udcffb")
+    assert tok.encode_to_array("a\udcffb").tolist() == tok.encode("a\udcffb") == tok.encode_ordinary("a\udcffb")
 
 
 @pytest.mark.parametrize(
     ("call", "argument", "message"),
     [
-        ("encode", None, r"encode\(\) takes text \(str\), got NoneType"),
-        ("encode", b"", r"encode\(\) takes text \(str\), got bytes: use encode_bytes\(\) for bytes"),
-        ("encode", 5, r"encode\(\) takes text \(str\), got int"),
-        ("encode_ordinary", b"x", r"got bytes: use encode_bytes"),
-        ("encode_bytes", "text", r"encode_bytes\(\) takes bytes, got str: use encode\(\) for text"),
-        ("encode_bytes", None, r"encode_bytes\(\) takes bytes, got NoneType"),
+        ("encode", None, r"encode\(\) takes text \(str\) or bytes, got NoneType"),
+        ("encode", 5, r"encode\(\) takes text \(str\) or bytes, got int"),
+        ("encode_ordinary", 5, r"encode\(\) takes text \(str\) or bytes, got int"),
+        ("encode_to_array", None, r"encode_to_array\(\) takes text \(str\) or bytes, got NoneType"),
         ("encode_batch", "text", r"encode_batch\(\) takes a list of texts"),
-        ("encode_batch", [b"x"], r"got bytes: use encode_bytes"),
+        ("encode_batch", [None], r"encode_batch\(\) takes text \(str\) or bytes, got NoneType"),
         ("decode", [1.0, True], r"ids\[0\] is 1.0 \(float\)"),
         ("decode", [1, True], r"ids\[1\] is True \(bool\)"),
         ("decode_bytes", "abc", r"decode\(\) takes a sequence of token ids, got str"),
@@ -581,13 +579,13 @@ def test_special_tokens_found_in_c_and_in_python_alike(trained: Tokenizer, parts
     more, `SpecialMatcher` cuts the text in Python. Both equal the oracle."""
     text = "".join(parts)
     assert trained.encode(text) == oracle_encode(trained, text)
-    assert trained.encode_bytes(text.encode()) == oracle_encode(trained, text)
+    assert trained.encode(text.encode()) == oracle_encode(trained, text)
     extra = [f"<|extra{k}|>" for k in range(NATIVE_MAX_SPECIALS)]
     many = Tokenizer(trained.vocab, trained.merges, trained.special_tokens + extra, pattern=trained.pattern)
     with_extra = text + "<|extra3|>" + text
     assert many.encode(with_extra) == oracle_encode(many, with_extra)
     assert many.encode_batch([text, with_extra], workers=1) == [oracle_encode(many, text), oracle_encode(many, with_extra)]
-    assert many.encode_bytes(with_extra.encode(), return_numpy=True).tolist() == oracle_encode(many, with_extra)
+    assert many.encode_to_array(with_extra.encode()).tolist() == oracle_encode(many, with_extra)
 
 
 def test_native_caches_change_no_id(trained: Tokenizer) -> None:

@@ -1,10 +1,15 @@
-"""Picky BPE's tokenizer: a pre-token is encoded by replaying the event list (merges and splits).
+"""Encoding by replaying an event list (merges and splits, in order): Picky BPE's tokenizer.
 
 As the authors' code does (VARIANTS.md section 1, "Encoding"): a pre-token whose bytes are a
 live token (or one byte) is that token; otherwise its bytes go through every event in
 order — a merge merges its pair left to right where present, a split replaces the token
 by its pieces. Not rank-based BPE, so no ``tokenizer.json`` or ``.tiktoken`` can hold it:
-`PickyTokenizer.save` writes ``vocab.json``, ``picky_events.txt`` and ``tokenizer_config.json``.
+it saves ``vocab.json``, ``picky_events.txt`` (`core.formats.picky_events`) and
+``tokenizer_config.json``.
+
+`core.encode.tokenizer.PickyTokenizer` is `Tokenizer` with `ReplayTokenizer` mixed in: the
+behaviour lives here, below the tokenizer, so that `Tokenizer.load` can make one without
+importing anything that builds on the tokenizer.
 """
 
 from __future__ import annotations
@@ -14,18 +19,25 @@ import os
 from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from core.encode.engine import Engines
 from core.encode.piece_encoder import PieceEncoder
-from core.encode.tokenizer import Tokenizer
 from core.errors import FormatError
 from core.formats import CONFIG_NAME, VOCAB_NAME, find_special_ids, load_gpt2_vocab, load_tokenizer_config
-from core.formats.gpt2_files import config_text, vocab_json_chunks
 from core.formats.atomic import write_atomically
+from core.formats.gpt2_files import config_text, vocab_json_chunks
+from core.formats.picky_events import EVENTS_NAME, Event, events_text, read_events
 from core.pretokenize.patterns import Pattern
-from core.variants.picky import EVENTS_NAME, Event, events_text, read_events
 
-__all__ = ["PickyTokenizer"]
+if TYPE_CHECKING:
+    from core.encode.tokenizer import Tokenizer as _Base
+else:
+    _Base = object
+
+__all__ = ["Replay", "ReplayPieceEncoder", "ReplayTokenizer"]
+
+_R = TypeVar("_R", bound="ReplayTokenizer")
 
 
 class Replay:
@@ -110,8 +122,9 @@ class ReplayPieceEncoder(PieceEncoder):
                               "vocabulary: the event list and vocab.json do not belong together") from None
 
 
-class PickyTokenizer(Tokenizer):
-    """A Picky BPE tokenizer: encodes each pre-token by replaying its event list.
+class ReplayTokenizer(_Base):
+    """What `PickyTokenizer` adds to `Tokenizer`: each pre-token encoded by replaying the
+    event list.
 
     Args:
         vocab: the live vocabulary (id -> bytes; special tokens included or appended).
@@ -138,7 +151,7 @@ class PickyTokenizer(Tokenizer):
         self._engines = Engines(self._pieces, self.special_ids)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], **_options: object) -> PickyTokenizer:
+    def load(cls: type[_R], path: str | os.PathLike[str], **_options: object) -> _R:
         """Load ``vocab.json``, ``picky_events.txt`` and ``tokenizer_config.json`` from a folder."""
         folder = Path(path)
         specials, pattern = load_tokenizer_config(folder / CONFIG_NAME)
