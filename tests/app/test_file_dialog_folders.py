@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QMessageBox
@@ -127,14 +128,21 @@ def _type_in_the_folder_dialog(qtbot, name: str, outcome: list[str]) -> None:
         edit = dialog.findChild(QLineEdit, "fileNameEdit")
         edit.setText(name)
 
-        def close_any_warning() -> None:
+        def close_any_warning(waited: int = 0) -> None:
+            if not shiboken6.isValid(dialog):  # accepted and gone
+                return
             box = QApplication.activeModalWidget()
             if isinstance(box, QMessageBox):
                 outcome.append("warning: " + box.text())
                 box.reject()
                 QTimer.singleShot(0, dialog.reject)
+            elif dialog.isVisible() and waited < 10_000:  # no warning yet, the dialog still open: wait
+                QTimer.singleShot(20, lambda: close_any_warning(waited + 20))
+            elif dialog.isVisible():  # neither accepted nor warned: never leave a test waiting on a dialog
+                outcome.append("the dialog stayed open without a warning")
+                dialog.reject()
 
-        QTimer.singleShot(200, close_any_warning)
+        QTimer.singleShot(20, close_any_warning)
         QTest.keyClick(edit, Qt.Key.Key_Return)
 
     QTimer.singleShot(0, type_name)
