@@ -1,136 +1,25 @@
-"""The tokenizer against a naive oracle and Hugging Face ``tokenizers``; streaming, spans, errors.
-
-The oracle is the textbook algorithm (minbpe style): special tokens split the text longest
-first, the pattern cuts pre-tokens, and each pre-token is merged by scanning its pairs for
-the lowest-ranked merge. Vocabularies come from `core.train_bpe` on generated text.
+"""The tokenizer against the textbook oracle (`tests.tokenizer_cases.oracle_encode`) and
+Hugging Face ``tokenizers``: every pattern, both merge paths, special tokens, raw bytes,
+errors, files. Vocabularies come from `core.train_bpe` on generated text.
 """
 
 from __future__ import annotations
 
-import itertools
 import random
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
-import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core
-import core.encode.streaming as streaming_module
 from core.encode import piece_encoder
+from core.encode.tokenizer import Tokenizer, TokenizerError
 from core.formats import save_tokenizer
 from core.pretokenize.specials import NATIVE_MAX_SPECIALS
-from core.encode.tokenizer import TokenSpan, Tokenizer, TokenizerError, TokenSpans
-
-WHITESPACE = [
-    " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e",
-    "\x1f", "\x85", "\xa0", "\u1680", "\u2000", "\u2007", "\u200a", "\u2028", "\u2029", "\u202f",
-    "\u205f", "\u3000", " \n", "\n ", " \t ", "\u3000 ", "\u200b", "\ufeff",
-]
-WORDS = [
-    "hello", "Hello", "HELLO", "the", "don't", "DON'T", "IT'S", "We'LL", "they're", "I'M", "'s",
-    "naïve", "e\u0301", "a\u0301\u0302", "straße", "привет", "مرحبا", "שלום", "漢字", "日本語",
-    "한국어", "नमस्ते", "🙂", "👍🏽", "👨\u200d👩\u200d👧\u200d👦", "🏳️\u200d🌈", "🇫🇷", "0", "42",
-    "1234567890123456", "3.14", "½", "٣", "!", "?!", "...", "def f(x):\n    return x**2", "{}",
-    "\x00", "\x07", "\x1b[0m", "<|", "|>", "<|endoftext", "<|endoftext|>", "<|a|>", "<|a|><|b|>",
-]
-HARD_STRINGS = [
-    "",
-    "Hello, world! DON'T SHOUT. It'S fine; we'LL see.",
-    "👨\u200d👩\u200d👧\u200d👦 family, 👍🏽 thumbs, 🏳️\u200d🌈 flag, 🇯🇵🇫🇷",
-    "e\u0301 a\u0301\u0302\u0303 Z\u0351\u0352\u0353",
-    "漢字かな交じり文、日本語のテキスト。中文字符",
-    "مرحبا بالعالم — שלום עולם (RTL) \u200f\u200e",
-    "".join(WHITESPACE) + "x" + "".join(reversed(WHITESPACE)),
-    "\x00\x01\x02\x1b[31mred\x1b[0m\x7f\x80\x9f",
-    "31415926535897932384626433832795028841971693993751 and 1,000,000.00",
-    "def main(argv):\n\tif argv[1:]:\n\t\treturn {'a': [1, 2]}\n\n\n    # comment\r\n",
-    "<|endoftext|>start<|a|><|b|>mid<|a|>end<|endoftext|><|endoftext",
-    "   leading and trailing   ",
-    "\n\n\n",
-    "\U0010ffff\U0001f600\ue000",
-]
-SPECIALS = ["<|endoftext|>", "<|a|>", "<|a|><|b|>"]
-LONE_SURROGATES = ["\ud800", "\udbff", "\udc00", "\udc7f", "\udc80", "\udcff", "\udd00", "\udfff"]
-CUSTOM = r"\p{L}+|\p{N}{1,2}|[^\s\p{L}\p{N}]+"  # skips whitespace entirely
-
-
-def generated_corpus(seed: int, size: int) -> str:
-    rng = random.Random(seed)
-    parts = []
-    while sum(map(len, parts)) < size:
-        parts.append(rng.choice(WORDS) if rng.random() < 0.7 else rng.choice(WHITESPACE))
-        if rng.random() < 0.02:
-            parts.append(rng.choice(SPECIALS))
-    return "".join(parts)
-
-
-@pytest.fixture(scope="module", params=["gpt2", "gpt4", CUSTOM], ids=["gpt2", "gpt4", "custom"])
-def trained(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Tokenizer:
-    """A tokenizer trained by `core.train_bpe` on generated text (600 tokens)."""
-    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    path.write_text(generated_corpus(1, 40_000), encoding="utf-8")
-    vocab, merges = core.train_bpe(path, 600, SPECIALS, pattern=request.param, workers=1)
-    return Tokenizer(vocab, merges, SPECIALS, pattern=request.param)
-
-
-def oracle_encode(tok: Tokenizer, text: str) -> list[int]:
-    """Textbook BPE, independent of the tokenizer's caches, pieces and rank tables."""
-    specials = sorted(tok.special_tokens, key=len, reverse=True)
-    by_bytes = {b: i for i, b in sorted(tok.vocab.items(), reverse=True) if i not in tok.special_ids.values()}
-    rank = {pair: r for r, pair in reversed(list(enumerate(tok.merges)))}
-    ids: list[int] = []
-    segment_start = pos = 0
-    segments: list[tuple[str, bool]] = []
-    while pos < len(text):
-        hit = next((s for s in specials if text.startswith(s, pos)), None)
-        if hit is None:
-            pos += 1
-            continue
-        segments += [(text[segment_start:pos], False), (hit, True)]
-        pos = segment_start = pos + len(hit)
-    segments.append((text[segment_start:], False))
-    for segment, special in segments:
-        if special:
-            ids.append(tok.special_ids[segment])
-            continue
-        for m in regex.finditer(tok.pattern.source, segment):
-            parts = [bytes([b]) for b in m.group().encode("utf-8", "surrogateescape")]
-            while len(parts) > 1:
-                pairs = [(rank.get(p, 1 << 60), i) for i, p in enumerate(zip(parts, parts[1:]))]
-                best, i = min(pairs)
-                if best == 1 << 60:
-                    break
-                parts[i : i + 2] = [parts[i] + parts[i + 1]]
-            ids += [by_bytes[p] for p in parts]
-    return ids
-
-
-texts = st.lists(
-    st.one_of(
-        st.sampled_from(WORDS),
-        st.sampled_from(WHITESPACE),
-        st.sampled_from(SPECIALS),
-        st.text(st.characters(exclude_categories=("Cs",)), max_size=5),
-    ),
-    max_size=30,
-).map("".join)
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-
-
-@pytest.fixture(params=["compiled", "python"])
-def merging(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Merge pre-tokens in the compiled kernel (``core.encode._bpe_kernel``) or in numpy and Python."""
-    if request.param == "compiled":
-        if piece_encoder._BpeTable is None:
-            pytest.skip('core.encode._bpe_kernel is not built (no C compiler at install time?); pip install -e ".[test]"')
-        monkeypatch.delenv("BPE_STUDIO_PURE_PYTHON", raising=False)
-    else:
-        monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
-    return str(request.param)
+from tests.tokenizer_cases import (
+    FAST, HARD_STRINGS, LONE_SURROGATES, WORDS, byte_tokenizer, generated_corpus, oracle_encode, texts,
+)
 
 
 def test_matches_oracle_on_hard_strings(trained: Tokenizer, merging: str) -> None:
@@ -152,23 +41,15 @@ def test_matches_oracle_and_round_trips(trained: Tokenizer, text: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(text=st.text())
 def test_round_trip_on_arbitrary_unicode(text: str) -> None:
-    tok = _byte_tokenizer()
+    tok = byte_tokenizer()
     assert tok.decode(tok.encode(text)) == text
     assert tok.decode_bytes(tok.encode(text)) == text.encode("utf-8")
 
 
-def _byte_tokenizer(specials: list[str] | None = None, pattern: str = "gpt2") -> Tokenizer:
-    vocab = {i: bytes([i]) for i in range(256)}
-    merges = [(b"h", b"e"), (b"l", b"l"), (b"he", b"ll"), (b"hell", b"o"), (b" ", b"hello")]
-    for i, (a, b) in enumerate(merges):
-        vocab[256 + i] = a + b
-    return Tokenizer(vocab, merges, specials, pattern=pattern)
-
-
 def test_special_tokens() -> None:
-    plain = _byte_tokenizer()
+    plain = byte_tokenizer()
     assert len(plain.encode("<|endoftext|>")) > 1  # without specials it is plain text
-    tok = _byte_tokenizer(["<|endoftext|>", "<|a|>", "<|a|><|b|>"])
+    tok = byte_tokenizer(["<|endoftext|>", "<|a|>", "<|a|><|b|>"])
     assert len(tok) == 261 + 3 and tok.special_ids == {"<|endoftext|>": 261, "<|a|>": 262, "<|a|><|b|>": 263}
     assert tok.encode("<|endoftext|> hello<|a|><|b|><|a|>") == [261, 260, 263, 262]
     assert tok.encode_ordinary("<|a|>") == list(b"<|a|>")
@@ -183,7 +64,7 @@ def test_special_token_already_in_vocab_keeps_its_id() -> None:
 
 
 def test_decode_errors_and_replacement() -> None:
-    tok = _byte_tokenizer()
+    tok = byte_tokenizer()
     assert tok.decode([0xE2, 0x82]) == "\ufffd"  # a cut-off "€"
     assert tok.decode([0xFF, ord("a")]) == "\ufffda"
     with pytest.raises(TokenizerError, match="token id 999 is not in the vocabulary"):
@@ -212,7 +93,7 @@ def test_bad_vocabularies_are_rejected() -> None:
 
 
 def test_raw_bytes_are_encoded_byte_exactly(merging: str) -> None:
-    tok = _byte_tokenizer()
+    tok = byte_tokenizer()
     raw = b"ok \xff\xfe hello \xed\xa0\x80"
     assert tok.decode_bytes(tok.encode(raw)) == raw
     assert tok.encode(bytearray(raw)) == tok.encode(memoryview(raw)) == tok.encode(raw)
@@ -221,7 +102,7 @@ def test_raw_bytes_are_encoded_byte_exactly(merging: str) -> None:
 
 def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> None:
     """As tiktoken does: a lone surrogate is U+FFFD; a surrogate pair is its character."""
-    tok = _byte_tokenizer()
+    tok = byte_tokenizer()
     assert tok.decode_bytes(tok.encode("a\udcffb")) == "a\ufffdb".encode()
     assert tok.decode_bytes(tok.encode("x\ud83d\ude00\ud800")) == "x\U0001f600\ufffd".encode()
     assert tok.encode_to_array("a\udcffb").tolist() == tok.encode("a\udcffb") == tok.encode_ordinary("a\udcffb")
@@ -242,13 +123,13 @@ def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> 
     ],
 )
 def test_arguments_that_are_not_text_or_ids_are_refused(merging: str, call: str, argument: object, message: str) -> None:
-    tok = _byte_tokenizer()
+    tok = byte_tokenizer()
     with pytest.raises(TypeError, match=message):
         getattr(tok, call)(argument)
 
 
 def test_integer_like_ids_decode(merging: str) -> None:
-    tok = _byte_tokenizer()
+    tok = byte_tokenizer()
     assert tok.decode([np.int64(104), 105]) == "hi"
     assert tok.decode(np.array([104, 105])) == "hi"
     assert tok.decode(iter([104, 105])) == "hi"
@@ -341,118 +222,6 @@ def test_long_words_merge_by_the_definition(trained: Tokenizer) -> None:
     assert trained.encode(text) == oracle_encode(trained, text)
 
 
-# ----------------------------------------------------------------------------- streaming
-
-
-@pytest.fixture
-def cut_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make encode_iterable look for a cut after every piece it is given."""
-    monkeypatch.setattr(streaming_module, "ITER_BATCH_CHARS", 0)
-
-
-def test_encode_iterable_every_split(trained: Tokenizer, cut_every_time: None) -> None:
-    text = "Hi  there<|a|><|b|>x DON'T \n\n 123456 漢字<|endoftext|> e\u0301<|a|>  end\u3000 "
-    expected = trained.encode(text)
-    for i in range(len(text) + 1):
-        assert list(trained.encode_iterable([text[:i], text[i:]])) == expected, i
-    for i, j in itertools.combinations(range(0, len(text) + 1, 3), 2):
-        assert list(trained.encode_iterable([text[:i], "", text[i:j], text[j:]])) == expected, (i, j)
-    assert list(trained.encode_iterable(iter(text))) == expected  # one character at a time
-
-
-@FAST
-@given(pieces=st.lists(texts, max_size=6))
-def test_encode_iterable_equals_encode(trained: Tokenizer, cut_every_time: None, pieces: list[str]) -> None:
-    assert list(trained.encode_iterable(pieces)) == trained.encode("".join(pieces))
-
-
-def test_encode_iterable_is_lazy_and_batches_by_default() -> None:
-    tok = _byte_tokenizer(["<|endoftext|>"])
-    endless = itertools.cycle(["hello world<|endoftext|>", " hello\n"])
-    first = list(itertools.islice(tok.encode_iterable(endless), 1000))
-    assert first == tok.encode("hello world<|endoftext|> hello\n" * 300)[:1000]
-
-
-def test_encode_iterable_long_run_without_cut_point() -> None:
-    # One 200k-character run with no whitespace: the fallback cuts at pre-token boundaries.
-    tok = _byte_tokenizer()
-    text = "hello,world;" * 20_000
-    assert list(tok.encode_iterable(text[i : i + 1000] for i in range(0, len(text), 1000))) == tok.encode(text)
-
-
-def test_encode_iterable_memory_is_bounded() -> None:
-    tok = _byte_tokenizer(["<|endoftext|>"])
-    rng = random.Random(3)
-    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyzé€") for _ in range(rng.randint(1, 9))) for _ in range(3000)]
-    lines = (" ".join(rng.choices(words, k=12)) + ("<|endoftext|>" if n % 50 == 0 else "\n") for n in range(60_000))
-    tracemalloc.start()
-    try:
-        total = sum(1 for _ in tok.encode_iterable(lines))
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert total > 1_000_000  # ~5 MB of text went through
-    assert peak < 8_000_000, f"encode_iterable peaked at {peak / 1e6:.1f} MB"
-
-
-# ----------------------------------------------------------------------------- spans
-
-
-def check_spans(tok: Tokenizer, text: str, spans: list[TokenSpan]) -> None:
-    data = text.encode("utf-8", "surrogateescape")
-    assert [s.token_id for s in spans] == tok.encode(text)
-    starts = [0]
-    for ch in text:
-        starts.append(starts[-1] + len(ch.encode("utf-8", "surrogateescape")))
-    for s in spans:
-        assert data[s.byte_start : s.byte_end] == tok.token_bytes(s.token_id)
-        assert s.special == (s.token_id in tok.special_ids.values())
-        # The characters touched: the smallest whole-character range holding the bytes.
-        assert starts[s.char_start] <= s.byte_start < starts[s.char_start + 1]
-        assert starts[s.char_end - 1] < s.byte_end <= starts[s.char_end]
-        assert s.partial == (starts[s.char_start] != s.byte_start or starts[s.char_end] != s.byte_end)
-    if tok.pattern.name != "custom":  # patterns that cover all text: spans tile it
-        assert [s.byte_start for s in spans] == [0, *(s.byte_end for s in spans)][: len(spans)]
-        assert (spans[-1].byte_end if spans else 0) == len(data)
-
-
-@FAST
-@given(text=texts)
-def test_spans_cover_the_input(trained: Tokenizer, text: str) -> None:
-    check_spans(trained, text, trained.encode_with_spans(text))
-
-
-@FAST
-@given(text=texts, start=st.integers(-8, 80), stop=st.integers(-8, 80))
-def test_token_spans_are_the_sequence_of_their_spans(trained: Tokenizer, text: str, start: int, stop: int) -> None:
-    spans = trained.encode_with_spans(text)
-    objects = [spans[k] for k in range(len(spans))]
-    assert list(spans) == objects and spans == objects and objects == spans
-    assert [spans[k] for k in range(-len(spans), 0)] == objects
-    part = spans[start:stop]
-    assert isinstance(part, TokenSpans) and part == objects[start:stop] and list(part) == objects[start:stop]
-    assert spans.token_ids.tolist() == trained.encode(text)
-    assert TokenSpans.of(objects) == spans
-    if objects:
-        assert spans != objects[:-1] and (len(spans) == 1 or spans[1:] != spans[:-1])  # columns compared
-        flipped = TokenSpan(objects[0].token_id, objects[0].byte_start, objects[0].byte_end, objects[0].char_start,
-                            objects[0].char_end, not objects[0].partial, objects[0].special)
-        assert TokenSpans.of([flipped, *objects[1:]]) != spans
-
-
-def test_spans_of_split_characters() -> None:
-    tok = _byte_tokenizer(["<|a|>"])
-    text = "a€<|a|>😀"  # no merges for these bytes: every byte is its own token
-    spans = tok.encode_with_spans(text)
-    check_spans(tok, text, spans)
-    euro = [s for s in spans if s.char_start == 1]
-    assert len(euro) == 3 and all(s.partial and (s.char_start, s.char_end) == (1, 2) for s in euro)
-    assert spans[4] == TokenSpan(261, 4, 9, 2, 7, False, True)
-    assert [(s.char_start, s.char_end, s.byte_start, s.partial) for s in spans[5:]] == [
-        (7, 8, b, True) for b in range(9, 13)
-    ]
-
-
 # ----------------------------------------------------------------------------- files
 
 
@@ -484,7 +253,7 @@ def test_load_restores_pattern_and_specials(trained: Tokenizer, tmp_path: Path) 
 def test_gpt2_files_without_sidecar_make_unreachable_tokens_special(tmp_path: Path) -> None:
     from core.formats import save_gpt2_files
 
-    tok = _byte_tokenizer(["<|x|>"])
+    tok = byte_tokenizer(["<|x|>"])
     save_gpt2_files(tmp_path, tok.vocab, tok.merges, ["<|x|>"])  # no tokenizer_config.json
     inferred = Tokenizer.load(tmp_path)
     assert inferred.special_tokens == ["<|x|>"] and inferred.encode("a<|x|>") == [97, 261]
