@@ -173,7 +173,7 @@ def sources_without_output(sources: list[str], out: str, skip_unreadable: bool =
     ``--skip-unreadable``, or with it a warning listing what was skipped."""
     import warnings
 
-    from core.corpus.sources import UnreadableError, UnreadableSkipped, resolve_paths
+    from core.corpus.paths import UnreadableError, UnreadableSkipped, resolve_paths
 
     output = Path(out).absolute()
     with warnings.catch_warnings(record=True) as skipped:

@@ -23,7 +23,7 @@ from bpe_studio.cli.checks import (
     non_empty,
     note_field_unused,
 )
-from core.corpus.sources import resolve_paths
+from core.corpus.paths import resolve_paths
 from core.evaluate.measures import Row, evaluate, load_tokenizers, rows_csv, rows_json
 
 __all__ = ["MAX_SAMPLES", "MAX_SAMPLE_TOKENS", "add_evaluate_parsers", "format_table", "parse_sizes"]

@@ -39,6 +39,7 @@ from core.corpus.sources import Corpus, ReadOptions, SourceFile, json_text, requ
 from core.corpus.streams import STREAM_BLOCK
 from core.errors import CorpusError, OptionsTypeError
 from core.pretokenize.specials import special_token_regex
+from core.pretokenize.surrogates import replace_lone_surrogates
 
 __all__ = [
     "Block", "FileRange", "Files", "LazyTasks", "RowGroup", "Task", "Texts", "check_unchanged", "cut_bytes",
@@ -370,7 +371,7 @@ class LazyTasks(Sequence[JobT]):
 def text_tasks(texts: Iterable[str], chunk_size: int) -> Iterator[Texts]:
     """An iterable of strings as `Texts` tasks of about ``chunk_size`` bytes. A lone
     surrogate in a text is U+FFFD, a surrogate pair the character it stands for: the rule
-    of `Tokenizer.encode` (`tiktoken_text`), so training counts what encoding will see."""
+    of `Tokenizer.encode` (`core.pretokenize.surrogates`), so training counts what encoding will see."""
     batch: list[str] = []
     size = first = 0
     for i, text in enumerate(texts):
@@ -389,9 +390,7 @@ def _texts(batch: list[str], first: int) -> Texts:
     try:
         size = len("".join(batch).encode("utf-8"))
     except UnicodeEncodeError:  # a surrogate somewhere (rare): each text as the encoder takes it
-        from core.encode.engine import tiktoken_text
-
-        batch = [tiktoken_text(text) for text in batch]
+        batch = [replace_lone_surrogates(text) for text in batch]
         size = len("".join(batch).encode("utf-8"))
     return Texts(batch, first, size)
 

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from core.corpus.check import BINARY_SAMPLE_BYTES, check_regular_file, check_sample
-from core.corpus.paths import _glob  # noqa: F401 - re-exported (its tests take it from here)
 from core.corpus.paths import Source, UnreadableError, UnreadableSkipped, resolve_paths
 from core.corpus.streams import STREAM_BLOCK, corrupt_error, open_stream
 from core.errors import CorpusError, OptionsError, OptionsTypeError
+from core.pretokenize.surrogates import replace_lone_surrogates
 
 __all__ = [
     "STREAM_BLOCK", "Corpus", "ReadOptions", "Source", "SourceFile", "UnreadableError", "UnreadableSkipped",
@@ -265,7 +265,7 @@ def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | No
         # a lone surrogate escaped in JSON ("\ud83d") is no character: U+FFFD, as
         # Tokenizer.encode (and tiktoken) give it, not the bytes a file's invalid bytes are
         # (an ASCII text holds none: the search of each line is left to the others)
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = replace_lone_surrogates(text)
     return text
 
 

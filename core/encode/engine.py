@@ -32,10 +32,11 @@ from core.errors import OptionsTypeError
 from core.pretokenize.native import python_forced
 from core.pretokenize.pieces import split_pieces
 from core.pretokenize.specials import SpecialMatcher, special_token_regex
+from core.pretokenize.surrogates import replace_lone_surrogates
 
 __all__ = [
     "GC_PAUSE_CHARS", "Engines", "NativeEngine", "PythonEngine", "TextEncoder", "check_bytes", "gc_paused",
-    "text_bytes", "tiktoken_text",
+    "text_bytes",
 ]
 
 GC_PAUSE_CHARS = 1 << 16
@@ -60,24 +61,14 @@ def gc_paused(pause: bool) -> Iterator[None]:
             gc.enable()
 
 
-def tiktoken_text(text: str) -> str:
-    """``text`` with each lone surrogate replaced by U+FFFD, as tiktoken does (a pair of
-    surrogates becomes the one character it stands for)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
-
-
 def text_bytes(text: object, method: str = "encode") -> bytes:
-    """The bytes ``text`` is encoded as: a str's UTF-8 (see `tiktoken_text`), bytes as they
+    """The bytes ``text`` is encoded as: a str's UTF-8 (`core.pretokenize.surrogates`), bytes as they
     are; ``TypeError`` naming ``method`` for anything else."""
     if isinstance(text, str):
         try:
             return text.encode("utf-8")
         except UnicodeEncodeError:
-            return tiktoken_text(text).encode("utf-8")
+            return replace_lone_surrogates(text).encode("utf-8")
     if isinstance(text, bytes):
         return text
     if isinstance(text, (bytearray, memoryview)):

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.corpus.sources import _glob, resolve_paths
+from core.corpus.paths import _glob, resolve_paths
 
 NAME = st.sampled_from(["a", "b.txt", "ab.txt", ".h", ".h.txt", "c.md", "a b"])
 TREE = st.recursive(st.just("file"), lambda inner: st.dictionaries(NAME, inner, min_size=1, max_size=3), max_leaves=10)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 
 import core
-from core.encode.engine import tiktoken_text
+from core.pretokenize.surrogates import replace_lone_surrogates
 
 TEXTS = ["a\ud800b lone high", "x\udcffy lone low \udc80", "pair \ud83d\ude00 here", "split \ud83d", "\ude00 end",
          "plain text here"] * 30
-SEEN = [tiktoken_text(t) for t in TEXTS]
+SEEN = [replace_lone_surrogates(t) for t in TEXTS]
 
 
 def test_the_rule_is_the_encoders() -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import core
-from core.corpus.sources import UnreadableError, UnreadableSkipped, open_corpus, resolve_paths
+from core.corpus.paths import UnreadableError, UnreadableSkipped, resolve_paths
+from core.corpus.sources import open_corpus
 
 @pytest.fixture()
 def corpus(tmp_path: Path) -> Path:

@@ -29,7 +29,7 @@ from core.training.reference import read_corpus, reference_counts
 from core.variants import Picky
 from core.variants.picky import PickyLoop, picky_events
 from core.variants.picky_reference import picky_reference
-from core.encode.engine import tiktoken_text
+from core.pretokenize.surrogates import replace_lone_surrogates
 
 try:
     from core.variants._picky_kernel import PickyState
@@ -115,7 +115,7 @@ def test_every_worker_count_and_input_form(tmp_path, workers, threshold):
     path = write(tmp_path, text)
     python = train(path, 340, threshold, pure=True, workers=workers)
     # (a file keeps its invalid bytes; a str's lone surrogates are U+FFFD, as Tokenizer.encode takes them)
-    for input, seen in ((path, text), (iter([text]), tiktoken_text(text)),
+    for input, seen in ((path, text), (iter([text]), replace_lone_surrogates(text)),
                         (core.count_pretokens(path, SPECIALS, workers=workers), text)):
         want_vocab, want_events = oracle(seen, 340, threshold)
         vocab, events, batches, finished = train(input, 340, threshold, pure=False, workers=workers)
