@@ -1,24 +1,27 @@
 """The line under the corpus path: its size and files, kept true to what is on disk.
 
 `CorpusInfo` shows `describe`'s line for the corpus (``"2 files · 1.2 MB"``), and reads the
-disk again while the window is open — every few seconds, when the window comes back to the
-front, and when Train is pressed (`refresh`) — so a file changed or deleted elsewhere never
-leaves an old size on screen. A source that no longer exists is shown as missing (red).
+disk again while the window is open — every few seconds for files named one by one (a few
+stats), and for folders and globs too when the window comes back to the front and when Train
+is pressed (`refresh`) — so a file changed or deleted elsewhere never leaves an old size on
+screen, and the GUI thread never walks a folder on a timer. A source that no longer exists is shown as missing (red).
 """
 
 from __future__ import annotations
 
+import glob
 import os
 
 from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtWidgets import QWidget
 
 from bpe_studio.app.models.sample_corpus import SAMPLE_CORPUS_PATH
+from bpe_studio.app.models.session import split_sources
 from bpe_studio.app.train.corpus_picker import describe, sources_exist
 from bpe_studio.app.widgets.wrapped_hint import WrappedHint
 
 WATCH_MS = 2000
-"""How often the files are looked at again (a bounded look: see `describe`)."""
+"""How often files named one by one are looked at again."""
 
 
 def corpus_line(path: str) -> tuple[str, bool]:
@@ -62,7 +65,8 @@ class CorpusInfo(WrappedHint):
             self.style().polish(self)
 
     def _on_timer(self) -> None:
-        if self._watching and self.isVisible():
+        if self._watching and self.isVisible() and not any(os.path.isdir(s) or glob.has_magic(s)
+                                                           for s in split_sources(self._corpus)):
             self.refresh()
 
     def changeEvent(self, event: QEvent) -> None:
