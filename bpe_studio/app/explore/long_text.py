@@ -39,28 +39,6 @@ def head_of(tokenizer: Any, text: str, limit: int = HEAD_CHARS) -> str:
     return head[:cut] if cut else head
 
 
-class _ByteTable:
-    """Ids to bytes for many ids at once, with numpy: every token's bytes in one buffer."""
-
-    def __init__(self, vocab: dict[int, bytes]) -> None:
-        size = max(vocab, default=-1) + 1
-        self._lengths = np.zeros(size, dtype=np.int64)
-        self._offsets = np.zeros(size, dtype=np.int64)
-        keys = sorted(vocab)
-        lengths = np.fromiter((len(vocab[k]) for k in keys), dtype=np.int64, count=len(keys))
-        self._lengths[keys] = lengths
-        self._offsets[keys] = np.cumsum(lengths) - lengths
-        self._buffer = np.frombuffer(b"".join(vocab[k] for k in keys), dtype=np.uint8)
-
-    def decode(self, ids: np.ndarray) -> bytes:
-        """``b"".join(vocab[i] for i in ids)``."""
-        lengths = self._lengths[ids]
-        ends = np.cumsum(lengths)
-        total = int(ends[-1]) if len(ends) else 0
-        positions = np.repeat(self._offsets[ids] - (ends - lengths), lengths) + np.arange(total)
-        return self._buffer[positions].tobytes()
-
-
 def _chunks(text: str, counter: list[int]) -> Iterator[str]:
     for start in range(0, len(text), CHUNK_CHARS):
         piece = text[start : start + CHUNK_CHARS]
@@ -149,12 +127,11 @@ def encode_long(tokenizer: Any, text: str) -> Iterator[dict[str, Any]]:
     ids = array("i")
     done = [0]
     check = _RoundTrip(text)
-    table = _ByteTable(tokenizer.vocab)
     last = time.monotonic()
     for part in tokenizer.encode_iterable(_chunks(text, done)).arrays():
         ids.frombytes(part.astype(np.int32).tobytes())
         for start in range(0, len(part), DECODE_IDS):
-            check.feed(table.decode(part[start : start + DECODE_IDS]))
+            check.feed(tokenizer.decode_bytes(part[start : start + DECODE_IDS].tolist()))
         now = time.monotonic()
         if now - last >= PROGRESS_SECONDS:
             last = now
