@@ -68,8 +68,10 @@ def note_field_unused(field: str | None, files: Iterable[Path]) -> None:
     ``files`` is JSONL or Parquet: plain text is read whole, whatever it holds."""
     from core.corpus.sources import corpus_file_kind
 
+    if field is None:
+        return
     files = list(dict.fromkeys(files))
-    if field is None or any(corpus_file_kind(file)[0] != "text" for file in files):
+    if any(corpus_file_kind(file)[0] != "text" for file in files):
         return
     example = files[0].name if len(files) == 1 else f"{len(files)} files"
     print(f"bpe-studio: note: --field {field} is not used: the corpus ({example}) is plain text, read whole; "
@@ -173,9 +175,9 @@ def sources_without_output(sources: list[str], out: str, skip_unreadable: bool =
     ``--skip-unreadable``, or with it a warning listing what was skipped."""
     import warnings
 
-    from core.corpus.paths import UnreadableError, UnreadableSkipped, resolve_paths
+    from core.corpus.paths import ResolvedPaths, UnreadableError, UnreadableSkipped, resolve_paths
 
-    output = Path(out).absolute()
+    output = os.path.abspath(out)
     with warnings.catch_warnings(record=True) as skipped:
         warnings.simplefilter("always", UnreadableSkipped)
         try:
@@ -187,7 +189,13 @@ def sources_without_output(sources: list[str], out: str, skip_unreadable: bool =
             print(f"bpe-studio: warning: {warning.message}", file=sys.stderr)
         else:  # not ours: as it would have been shown
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    kept = [file for file in files if output != file.absolute() and output not in file.absolute().parents]
+    name, under = os.path.basename(output), output.rstrip(os.sep) + os.sep
+
+    def is_output(file: Path) -> bool:  # (strings, and a path without the name is not looked at: 100,000 files)
+        path = os.path.abspath(file) if name in str(file) else ""
+        return path == output or path.startswith(under)
+
+    kept = ResolvedPaths(file for file in files if not is_output(file))
     if not kept:
         raise FileNotFoundError(f"the sources hold only the output of an earlier run ({out}); give the corpus")
     left_out = len(files) - len(kept)

@@ -397,8 +397,11 @@ def _texts(batch: list[str], first: int) -> Texts:
 
 def check_unchanged(corpus: Corpus) -> None:
     """Raise if a file's size, modification time or identity (device and inode: replaced by a
-    rename) changed since `open_corpus` checked it."""
+    rename) changed since `open_corpus` checked it. A file whose bytes the check kept
+    (``SourceFile.data``) was read once, then: what it holds now was never read."""
     for file in corpus.files:
+        if file.data is not None:
+            continue
         try:
             info = os.stat(file.path)
         except OSError:

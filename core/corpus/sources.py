@@ -30,7 +30,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.corpus.check import BINARY_SAMPLE_BYTES, check_regular_file, check_sample
+from core.corpus.check import BINARY_SAMPLE_BYTES, FileInfo, check_regular_file, check_sample, read_regular_starts
 from core.corpus.paths import Source, UnreadableError, UnreadableSkipped, resolve_paths
 from core.corpus.streams import STREAM_BLOCK, corrupt_error, open_stream
 from core.errors import CorpusError, OptionsError, OptionsTypeError
@@ -45,6 +45,7 @@ __all__ = [
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 PARQUET_SUFFIX = ".parquet"
+_NAMED_SUFFIXES = {suffix[1:] for suffix in (*COMPRESSIONS, *JSONL_SUFFIXES, PARQUET_SUFFIX)}
 SHARD_SAMPLE_BYTES = 1 << 16
 """How much of each file's start is checked when the corpus has many files."""
 KEPT_FILE_BYTES = 1 << 12
@@ -167,6 +168,8 @@ def corpus_file_kind(path: Path) -> tuple[str, str | None]:
     """``(kind, compression)`` of a corpus file, by its name (see `SourceFile`): ``"jsonl"``
     for ``.jsonl``/``.ndjson``, ``"parquet"`` for ``.parquet``, else ``"text"``."""
     name = path.name.lower()
+    if name.rpartition(".")[2] not in _NAMED_SUFFIXES:  # (most files: plain text, told at once)
+        return "text", None
     compression = None
     for suffix, method in COMPRESSIONS.items():
         if name.endswith(suffix):
@@ -200,8 +203,12 @@ def open_corpus(
     sample = BINARY_SAMPLE_BYTES if len(paths) <= 16 else SHARD_SAMPLE_BYTES
     files = []
     kept = 0
+    kinds = [_kind_of(path) for path in paths]
+    starts = read_regular_starts([path for path, kind in zip(paths, kinds) if kind == _PLAIN], sample)
     for index, path in enumerate(paths):  # in order: the first bad file is the one reported
-        file = _check_file(path, index, options.field, purpose, sample, len(paths) == 1)
+        kind = kinds[index]
+        start = next(starts) if kind == _PLAIN else None
+        file = _check_file(path, index, kind, options.field, purpose, sample, len(paths) == 1, start)
         if file.data is not None:
             if kept + file.size > KEPT_BYTES:  # enough kept: this one is read again when counted
                 file = SourceFile(file.path, file.kind, None, file.size, file.mtime_ns, file.index, file.identity)
@@ -212,18 +219,36 @@ def open_corpus(
     return Corpus(tuple(files), options)
 
 
-def _check_file(path: Path, index: int, field: str, purpose: str, sample: int, alone: bool) -> SourceFile:
-    """One file checked (see the module docstring); a small plain file keeps its bytes."""
-    info = check_regular_file(path)
-    kind, compression = corpus_file_kind(path)
+_PLAIN = ("text", None)  # uncompressed plain text: the common case, without a stream's layers
+
+
+def _kind_of(path: Path) -> tuple[str, str | None] | None:
+    """`corpus_file_kind`, or ``None`` for a name it refuses (told when the file's turn comes)."""
+    try:
+        return corpus_file_kind(path)
+    except CorpusError:
+        return None
+
+
+def _check_file(path: Path, index: int, kind_of: tuple[str, str | None] | None, field: str, purpose: str,
+                sample: int, alone: bool, start: tuple[FileInfo, bytes] | None) -> SourceFile:
+    """One file checked (see the module docstring): ``kind_of`` its `_kind_of`, ``start`` its
+    `read_regular_start` when it is plain text; a small plain file keeps its bytes."""
+    if kind_of is None:
+        check_regular_file(path)  # a missing file is told as missing first
+        corpus_file_kind(path)  # (raises)
+    assert kind_of is not None
+    kind, compression = kind_of
+    plain = start is not None
+    info, data = start if start is not None else (check_regular_file(path), None)
     if info.st_size == 0 and alone:
         raise CorpusError(f"{path} is empty; there is nothing to {purpose}")
     identity = (info.st_dev, info.st_ino)
-    if kind == "text" and compression is None:  # the common case, without a stream's layers
-        data = _check_text_start(path, sample, purpose) if info.st_size else None  # (empty: an empty document)
-        if data is not None and not len(data) == info.st_size <= KEPT_FILE_BYTES:
-            data = None
-        return SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index, identity, data)
+    if plain:
+        if info.st_size:  # (empty: an empty document)
+            check_sample(path, data or b"", purpose=purpose)
+        kept = data if data is not None and len(data) == info.st_size <= KEPT_FILE_BYTES else None
+        return SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index, identity, kept)
     file = SourceFile(path, kind, compression, info.st_size, info.st_mtime_ns, index, identity)
     if kind == "parquet":
         _check_parquet(path, field, purpose)
@@ -270,14 +295,6 @@ def json_text(line: bytes, field: str, path: Path, line_number: int) -> str | No
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def _check_text_start(path: Path, limit: int, purpose: str) -> bytes:
-    """The start of an uncompressed plain file (at most ``limit`` bytes), checked: not binary."""
-    with open(path, "rb", buffering=0) as raw:
-        sample: bytes = raw.read(limit)
-    check_sample(path, sample, purpose=purpose)
-    return sample
 
 
 def _check_start(file: SourceFile, field: str, purpose: str, limit: int, empty_ok: bool = False) -> None:

@@ -61,6 +61,11 @@ def plain_file_events(file: SourceFile, tok: Tokenizer, out: NpyOut, workers: in
     """Encode ``file`` into ``out``, yielding progress after each chunk (see the module).
 
     The caller owns ``out`` and checks afterwards that the file did not change."""
+    if file.data is not None:  # a small file, read whole by its check: those bytes, not the file now
+        yield EncodeProgress(0, file.size, 0)
+        out.write(tok.encode_to_array(file.data).astype(out.dtype, copy=False))
+        yield EncodeProgress(file.size, file.size, out.tokens)
+        return
     chunks = _plan(file, tok, chunk_bytes, workers)
     tasks = [(str(file.path), start, end, out.dtype.str) for start, end in chunks]
     ends = [end for _, end in chunks]

@@ -28,7 +28,6 @@ import zlib
 from pathlib import Path
 
 import harness
-from bench_variants import simd_level
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 VOCAB_PATH, MERGES_PATH = SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt"
@@ -123,7 +122,7 @@ def main() -> int:
             return 1
     mb = results[(tools[0], counts[0])][0]["mb"]
     print(f"{args.corpus}: {mb:.2f} MB of text, a special token every {args.every} characters, one encode call; medians of {args.rounds} alternating rounds, "
-          f"each in a fresh process; CPU SIMD level: {simd_level()}")
+          f"each in a fresh process; CPU SIMD level: {harness.simd_level()}")
     print()
     print("| special tokens | " + " | ".join(f"{NAMES[t]}: s/MB (x one special) | {NAMES[t]}: build s" for t in tools) + " |")
     print("|---:|" + "---:|---:|" * len(tools))

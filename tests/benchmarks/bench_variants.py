@@ -32,14 +32,6 @@ NAMES = {"plain": "plain BPE", "picky": "Picky BPE (0.9)", "superbpe": "SuperBPE
 DEFAULT = "plain,picky,superbpe"
 
 
-def simd_level() -> str:
-    try:
-        flags = set(Path("/proc/cpuinfo").read_text().split())
-    except OSError:
-        return "unknown"
-    return "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE4.2" if "sse4_2" in flags else "scalar"
-
-
 def run_pickybpe(corpus: str, vocab_size: int) -> None:
     import logging
     import tempfile
@@ -98,7 +90,7 @@ def main() -> int:
             failures["pickybpe"] = f"failed after {time.perf_counter() - started:.0f} s: {last}"
     size_mb = Path(args.corpus).stat().st_size / 1e6
     print(f"corpus {args.corpus} ({size_mb:.1f} MB), vocab {args.vocab_size:,}, medians of {args.rounds} "
-          f"alternating rounds, each in a fresh process; CPU SIMD level: {simd_level()}")
+          f"alternating rounds, each in a fresh process; CPU SIMD level: {harness.simd_level()}")
     print()
     print("| trainer | seconds (first counting + the rest) | peak memory (process tree) |")
     print("|---|---|---|")

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -131,3 +132,12 @@ def trainer_rounds(script: str, corpus: str, vocab_size: int, names: Sequence[st
         for name in names
     }
     return rounds(contenders, count)
+
+
+def simd_level() -> str:
+    """The widest SIMD level the CPU has, as the figures beside it should say."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return "unknown"
+    return "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "SSE4.2" if "sse4_2" in flags else "scalar"

@@ -102,3 +102,68 @@ def test_the_encode_time_includes_checking_the_files(folder: Path, tmp_path: Pat
     expected = np.concatenate([np.append(tok.encode(p.read_bytes()), tok.special_ids[EOT])
                                for p in sorted(folder.rglob("*.txt"))])
     assert np.load(tmp_path / "ids.npy").tolist() == expected.tolist()
+
+
+def test_each_small_file_is_opened_once_and_never_statted_by_path(folder: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost of a folder of tiny files is per file: one open (with its fstat and read),
+    no stat by path, no second look at the end of the run; the counts are the same. (Counted
+    on the Python path; the C one, `_file_starts.c`, makes the same calls a file.)"""
+    import builtins
+    import io
+    import os
+
+    expected = dict(core.count_pretokens(folder, workers=1))
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    calls = {"stat": 0, "open": 0}
+
+    def counted(name: str, real):  # type: ignore[no-untyped-def]
+        def call(path, *args, **kw):  # type: ignore[no-untyped-def]
+            if str(path).startswith(str(folder)) and str(path).endswith(".txt"):  # (the files, not the folder)
+                calls[name] += 1
+            return real(path, *args, **kw)
+        return call
+
+    monkeypatch.setattr(os, "stat", counted("stat", os.stat))
+    monkeypatch.setattr(os, "open", counted("open", os.open))
+    monkeypatch.setattr(builtins, "open", counted("open", builtins.open))
+    monkeypatch.setattr(io, "open", counted("open", io.open))
+    counts = core.count_pretokens(folder, workers=1)
+    assert dict(counts) == expected
+    assert calls == {"stat": 0, "open": 600}
+
+
+def test_a_small_file_encoded_alone_gives_the_ids_of_its_checked_bytes(tmp_path: Path) -> None:
+    """One small file is read once, by its check; its ids are those of its bytes."""
+    path = tmp_path / "small.txt"
+    path.write_bytes("héllo wörld\r\n  tabs\t\tand <|endoftext|> a special ".encode() + b"\xff\xfe")
+    vocab, merges = core.train_bpe(path, 270, [EOT], workers=1)
+    tok = core.Tokenizer(vocab, merges, [EOT])
+    encode_corpus(path, tok, tmp_path / "ids.npy", doc_separator=None, workers=1)
+    assert np.load(tmp_path / "ids.npy").tolist() == tok.encode(path.read_bytes())
+
+
+@pytest.mark.parametrize("pure", ["0", "1"])
+def test_a_bad_file_among_many_is_told_as_when_alone(folder: Path, tmp_path: Path, pure: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files' starts are read ahead in batches (in C on two threads, or in Python): a bad
+    one far into the list is still the one reported, with the reason a single file gets."""
+    import os
+
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", pure)
+    files = sorted(folder.rglob("*.txt"))
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop.txt"
+    loop.symlink_to(loop)
+    cases = [(fifo, CorpusError, "is a FIFO"), (tmp_path / "gone.txt", FileNotFoundError, "corpus file not found"),
+             (loop, CorpusError, "leads back to itself")]
+    for bad, error, message in cases:
+        with pytest.raises(error, match=message) as raised:
+            open_corpus(files[:400] + [bad] + files[400:])
+        assert str(bad) in str(raised.value)
+    grown = tmp_path / "grown.txt"
+    grown.write_bytes(b"abc")
+    corpus = open_corpus(files + [grown])
+    assert [f.data for f in corpus.files] == [p.read_bytes() for p in files] + [b"abc"]
+    assert corpus.files[-1].size == 3 and corpus.files[-1].identity == (grown.stat().st_dev, grown.stat().st_ino)
