@@ -38,7 +38,7 @@ from bpe_studio.app.workers.heap import collections_paused
 from bpe_studio.app.workers.thread_job import LatestJob, failure_message
 from core.readable import readable_text
 from bpe_studio.app.widgets.messages import as_sentence
-from bpe_studio.app.widgets.text_editor import TextEditor
+from bpe_studio.app.widgets.text_editor import TextEditor, join_paste
 from bpe_studio.app.widgets.token_view import TokenView
 
 ENCODING = "encoding the text"  # for messages: "encoding the text failed unexpectedly (…)"
@@ -85,6 +85,9 @@ class InspectorPanel(QWidget):
         self._encoding = LatestJob(ENCODING, name="bpe-studio-inspector", parent=self)
         self._encoding.returned.connect(self._on_encoded)
         self._encoding.failed.connect(self._on_encode_failed)
+        self._reading = LatestJob("reading the pasted text", name="bpe-studio-paste", parent=self)
+        self._reading.returned.connect(self.set_text)
+        self._reading.failed.connect(self._on_encode_failed)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.editor = TextEditor(LONG_CHARS)
@@ -164,6 +167,7 @@ class InspectorPanel(QWidget):
         self._debounce.timeout.connect(self.encode_now)
         self.editor.textChanged.connect(self._debounce.start)
         self.editor.too_long.connect(self.set_text)
+        self.editor.too_long_data.connect(self._read_paste)
         self.edit_start_button.clicked.connect(lambda: self.set_text(self.editor.toPlainText()))
         self.open_button.clicked.connect(self._open_file_dialog)
         self.sample_button.clicked.connect(lambda: self.set_text(SAMPLE_TEXT))
@@ -187,6 +191,7 @@ class InspectorPanel(QWidget):
 
     def set_text(self, text: str) -> None:
         """Show ``text``: in the editor, or past `LONG_CHARS` its start, read-only."""
+        self._reading.cancel()  # (a paste still being read is superseded by this text)
         long = len(text) > LONG_CHARS
         self._long_text = text if long else None
         self.editor.setReadOnly(long)
@@ -199,6 +204,12 @@ class InspectorPanel(QWidget):
                 f"the first {self.token_view.limit:,} tokens are coloured."
             )
         self.encode_now()
+
+    def _read_paste(self, before: str, data: Any, after: str) -> None:
+        """A paste too long for the editor, given as UTF-8: decoded in a thread, then shown."""
+        self._encoding.cancel()
+        self.figures_label.setText(f"Reading the pasted text ({data.size() / 1e6:,.1f} MB)…")
+        self._reading.start(join_paste, before, data, after)
 
     def text(self) -> str:
         """The text being inspected (all of it, also when the editor shows only its start)."""
@@ -260,7 +271,8 @@ class InspectorPanel(QWidget):
 
     def shutdown(self, timeout_ms: int = 30_000) -> bool:
         """Drop the pending encoding and wait for the background ones (the window is closing)."""
-        encoding = self._encoding.shutdown(timeout_ms)
+        reading = self._reading.shutdown(timeout_ms)
+        encoding = self._encoding.shutdown(timeout_ms) and reading
         return self.token_view.shutdown(timeout_ms) and encoding
 
     def _on_long_progress(self, generation: int, value: dict[str, Any]) -> None:

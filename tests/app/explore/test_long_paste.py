@@ -67,6 +67,8 @@ def test_pasting_megabytes_never_blocks_the_window(qtbot, trained: Tokenizer, he
     sampler.setInterval(20)
     sampler.timeout.connect(sample)
     sampler.start()
+    handed_over: list[int] = []  # the paste given as UTF-8, decoded off the GUI thread
+    panel.editor.too_long_data.connect(lambda before, data, after: handed_over.append(data.size()))
     heartbeat.restart()
     started = time.perf_counter()
     with qtbot.waitSignal(panel.encoded, timeout=180_000):
@@ -86,6 +88,7 @@ def test_pasting_megabytes_never_blocks_the_window(qtbot, trained: Tokenizer, he
     assert heartbeat.worst < LONGEST_GAP
     assert peak - base < BYTES_PER_CHAR * PASTED_CHARS
 
+    assert handed_over == [len(text.encode())]
     ids = trained.encode(text)
     assert panel.text() == text and panel.long
     assert list(panel.result["ids"]) == ids
@@ -154,3 +157,15 @@ def test_a_long_texts_round_trip_failure_is_located_as_for_a_short_one(qtbot) ->
     assert panel.long and panel.round_trip_ok is False
     expected = round_trip_report(text, broken.decode(broken.encode(text)))
     assert expected is not None and expected in panel.round_trip_label.text()
+
+
+def test_a_pasted_texts_bytes_are_decoded_whole_across_the_pieces() -> None:
+    """`join_paste` decodes a megabyte at a time: a character cut by a piece's end is whole."""
+    from PySide6.QtCore import QByteArray
+
+    from bpe_studio.app.widgets.text_editor import PASTE_PIECE, join_paste
+
+    text = "x" * (PASTE_PIECE - 1) + "日本語 🙂" * 3 + "y" * PASTE_PIECE + "é"
+    data = text.encode()
+    assert join_paste("before ", QByteArray(data), " after") == "before " + text + " after"
+    assert join_paste("", data[:-1], "") == text[:-1] + "\ufffd"  # a cut character: replaced, as Qt would
