@@ -35,8 +35,6 @@ from bpe_studio.cli.checks import (
 from bpe_studio.cli.terminal import ProgressLine, bar, write_result
 from core.progress import encode_progress
 from core.corpus.sources import ReadOptions, open_corpus
-from core.encode.corpus import DEFAULT_SEPARATOR, EncodeFinished, EncodeProgress, check_output, encode_corpus_events
-from core.encode.tokenizer import Tokenizer
 
 
 def add_encode_parser(commands: Any) -> None:
@@ -81,6 +79,10 @@ def _tokenizer_then_sources(args: argparse.Namespace) -> None:
 
 def run_encode(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run ``bpe-studio encode``; user mistakes raise UsageError, core.errors' types or OSError (the caller prints them)."""
+    # (imported here: numpy and the encoder are not the other commands' start-up cost)
+    from core.encode.corpus import DEFAULT_SEPARATOR, EncodeFinished, EncodeProgress, check_output, encode_corpus_events
+    from core.encode.tokenizer import Tokenizer
+
     out = stream if stream is not None else sys.stdout
     started = time.monotonic()  # the summary's time: all of it, checking many small files included
     workers = capped_workers(args.workers)

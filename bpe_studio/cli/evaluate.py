@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bpe_studio.cli.usage import UsageError
 from bpe_studio.sizes import parse_sizes
@@ -24,7 +24,8 @@ from bpe_studio.cli.checks import (
     note_field_unused,
 )
 from core.corpus.paths import resolve_paths
-from core.evaluate.measures import Row, evaluate, load_tokenizers, rows_csv, rows_json
+if TYPE_CHECKING:
+    from core.evaluate.measures import Row
 
 __all__ = ["MAX_SAMPLES", "MAX_SAMPLE_TOKENS", "add_evaluate_parsers", "format_table", "parse_sizes"]
 
@@ -148,6 +149,9 @@ def _write(path: str, text: str) -> None:
 
 def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run ``bpe-studio eval``; user mistakes raise UsageError, core.errors' types or OSError (the caller prints them)."""
+    # (imported in each command: numpy is not the other commands' start-up cost)
+    from core.evaluate.measures import evaluate, load_tokenizers, rows_csv, rows_json
+
     out = stream or sys.stdout
     errs = err or sys.stderr
     workers = capped_workers(args.workers)
@@ -190,6 +194,8 @@ def run_eval(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO
 
 def run_shrink(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     """Run ``bpe-studio shrink``."""
+    from core.evaluate.measures import load_tokenizers
+
     from core.evaluate.ladder import shrink
     from core.formats import save_tokenizer
 
@@ -211,6 +217,8 @@ def _field(args: argparse.Namespace, sources: list[str], files: list[Path] | Non
 
 def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
     """Run ``bpe-studio health``."""
+    from core.evaluate.measures import evaluate, load_tokenizers
+
     from core.evaluate.health import health, overlap
     from core.readable import readable
 
@@ -245,6 +253,8 @@ def run_health(args: argparse.Namespace, stream: TextIO | None = None) -> int:
 
 def run_lm(args: argparse.Namespace, stream: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run ``bpe-studio lm`` (on a terminal, a progress line on stderr says which step runs)."""
+    from core.evaluate.measures import load_tokenizers
+
     from core.evaluate.ngram import bits_per_byte, encode_sources, train_ngram
 
     out = stream or sys.stdout
