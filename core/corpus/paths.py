@@ -104,15 +104,18 @@ def _glob(pattern: str, unreadable: list[tuple[str, str]] | None = None) -> list
     """``glob.glob(pattern, recursive=True)``, except that ``**`` does not go into linked
     folders, as a folder's walk does not: ``glob`` follows them, so a link to a parent
     folder repeated files (``a.txt``, ``l/a.txt``, ``l/l/a.txt`` ...) and two such links
-    never ended. Without ``**`` the depth is the pattern's, and ``glob`` serves."""
+    never ended. Without ``**`` the depth is the pattern's, and ``glob`` serves; the
+    folders it would list and cannot are added to ``unreadable`` (`glob` passes them by)."""
     parts = pattern.split(os.sep)
-    if "**" not in parts:
-        return glob.glob(pattern)
     first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
     top = os.sep.join(parts[:first]) or (os.sep if pattern.startswith(os.sep) else "")
     wanted = [part for part in parts[first:] if part]  # ("a/**/" as "a/**")
-    hidden_wanted = any(part.startswith(".") for part in wanted)
     start = top or "."
+    if "**" not in parts:
+        if unreadable is not None and os.path.isdir(start):
+            _note_unlistable(start, wanted, unreadable)
+        return glob.glob(pattern)
+    hidden_wanted = any(part.startswith(".") for part in wanted)
     if not os.path.isdir(start):
         return []
     matches = []
@@ -129,6 +132,23 @@ def _glob(pattern: str, unreadable: list[tuple[str, str]] | None = None) -> list
             if _glob_match(below + [name], wanted, folder):
                 matches.append(os.path.join(top, *below, name))
     return matches
+
+
+def _note_unlistable(start: str, wanted: list[str], unreadable: list[tuple[str, str]]) -> None:
+    """Add to ``unreadable`` each folder a glob without ``**`` (``wanted``, the parts below
+    ``start``) would list and cannot: ``start`` itself, and each folder a part matches."""
+    level = [start]
+    for depth in range(len(wanted)):
+        deeper = []
+        for folder in level:
+            try:
+                with os.scandir(folder) as listing:
+                    names = [e.name for e in listing if depth < len(wanted) - 1 and e.is_dir()]
+            except OSError as e:
+                unreadable.append((folder, e.strerror or type(e).__name__))
+                continue
+            deeper += [os.path.join(folder, name) for name in names if _glob_match([name], wanted[depth : depth + 1], True)]
+        level = deeper
 
 
 def _glob_match(names: list[str], parts: list[str], folder: bool) -> bool:

@@ -38,13 +38,21 @@ def _deny(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
 
 def test_a_folder_that_cannot_be_listed_is_an_error_naming_it(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _deny(monkeypatch, corpus / "b")
-    for source in (corpus, f"{corpus}/**/*.txt"):
+    for source in (corpus, f"{corpus}/**/*.txt", f"{corpus}/*/*.txt", f"{corpus}/[ab]/*.txt"):
         with pytest.raises(UnreadableError) as caught:
             core.count_pretokens(source, workers=1)
         message = str(caught.value)
         assert f"{corpus / 'b'} (Permission denied) inside the corpus cannot be read" in message
         assert message.endswith("or skip what cannot be read (skip_unreadable=True)")
         assert caught.value.unreadable == [(str(corpus / "b"), "Permission denied")]
+
+
+def test_a_glob_does_not_look_into_folders_it_does_not_match(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _deny(monkeypatch, corpus / "b")
+    assert resolve_paths(f"{corpus}/a/*.txt") == resolve_paths(f"{corpus}/a*/*.txt") == [corpus / "a" / "one.txt"]
+    _deny(monkeypatch, corpus)
+    with pytest.raises(UnreadableError, match=f"{corpus} \\(Permission denied\\)"):
+        resolve_paths(f"{corpus}/*.txt")
 
 
 def test_skipping_what_cannot_be_read_warns_with_the_list(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
