@@ -6,7 +6,7 @@ inserts as a `QPlainTextEdit` does up to `max_chars`; past that it inserts nothi
 emits `too_long` with the text the editor would have held, for its owner to show in part.
 A paste of more than four bytes a character allowed (certainly too long) is not even made
 a text here: `too_long_data` hands over its UTF-8 bytes, with the text around them, to be
-decoded off the GUI thread (`join_paste`) — turning 50 MB into a str took Qt 0.4 s.
+decoded off the GUI thread (`join_paste`): Qt turning tens of megabytes into a str froze the window.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class TextEditor(QPlainTextEdit):
 def join_paste(before: str, data: Any, after: str) -> str:
     """The text `too_long_data` stands for (runs in any thread): ``data``, a ``QByteArray`` of
     UTF-8 (or bytes), decoded between ``before`` and ``after``. A megabyte at a time, so the
-    GUI thread gets the GIL between the pieces (one decode of 50 MB held it for 0.2 s)."""
+    GUI thread gets the GIL between the pieces (one decode of tens of megabytes holds it throughout)."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     size = data.size() if hasattr(data, "size") else len(data)
     parts = [before]
