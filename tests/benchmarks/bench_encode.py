@@ -1,4 +1,4 @@
-"""Benchmark: encoding with GPT-2's vocabulary — ours against tiktoken, fastokens, tokendagger, gigatoken and HF.
+"""Benchmark: encoding with GPT-2's vocabulary — ours against tiktoken, fastokens, tokendagger, gigatoken, splintr-rs and HF.
 
     python tests/benchmarks/make_corpus.py --size-mb 24 --out /tmp/bench24.txt
     python tests/benchmarks/bench_encode.py /tmp/bench24.txt --rounds 3
@@ -12,7 +12,10 @@ as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
 
 1. One thread, document by document: each tool in a fresh process (loading not timed)
    encodes every document in turn with its plain ``encode``; the ids are checked equal
-   (a checksum of every tool's ids).
+   (a checksum of every tool's ids). Cold: the first pass of the process. Warm on new text
+   (``warm``): every other document (half A) is encoded first, untimed, then the other half
+   (B, never seen, every cache warm) is timed — the steady state of a large corpus, with
+   nothing a cache of repeats could give.
 2. Two threads: each tool's batch call on all the documents (tiktoken, tokendagger,
    ours: ``encode_batch`` with 2 threads, and ``_encode_batch_arrays`` (the private path), ids
    straight into arrays; fastokens: ``encode_batch`` and ``encode_batch_flat``, gigatoken:
@@ -22,13 +25,15 @@ as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
    --no-doc-separator`` (the time it reports: planning, reading, encoding, writing) against
    gigatoken's ``encode_files`` with RAYON_NUM_THREADS=2, its ids flattened and saved with
    ``numpy.save`` (as ``uint16``, the same file as ours, and as its own ``uint32``); the
-   ids of both files are checked equal.
+   ids of both files are checked equal. Also the whole process's wall time (start,
+   imports, loading and writing: what a user waits for).
 4. What two threads can give here, for ``bpe-studio encode``: the file's bytes in memory,
    cut in two at an exact boundary, encoded by one thread (both halves in turn) and by two
    threads at once, each with an encoder (and cache) of its own, as the command's workers
    (run with case 2, and with case 3 in the same rounds).
 All contenders take turns, round after round; medians, MB/s, peak memory of each
-process tree (workers summed), and the ratios to tiktoken.
+process tree (workers summed), the ratios to tiktoken, and the CPU's SIMD level.
+splintr-rs is built from the ranks written as a ``.tiktoken`` file (``Tokenizer.from_bytes``).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+
 NAMES = {
     "ours": "BPE Studio", "tiktoken": "tiktoken", "fastokens": "fastokens", "tokendagger": "tokendagger",
     "hf": "Hugging Face tokenizers", "ours-arrays": "BPE Studio, ids into arrays", "gigatoken": "gigatoken",
+    "splintr": "splintr-rs",
 }
 
 
@@ -98,6 +104,12 @@ def build(name: str, files: Path):  # noqa: ANN201
 
         giga = gigatoken.Tokenizer(str(files / "tokenizer.json"))
         return giga, lambda doc: giga.encode(doc).tolist()
+    if name == "splintr":
+        import splintr
+
+        table = "".join(f"{base64.b64encode(t).decode()} {i}\n" for t, i in ranks.items()).encode()
+        spl = splintr.Tokenizer.from_bytes(table, GPT2_PATTERN, {SPECIAL: 50256})
+        return spl, spl.encode_ordinary
     raise ValueError(name)
 
 
@@ -124,6 +136,9 @@ def batch(name: str, encoder, docs: list[str]):  # noqa: ANN001, ANN201
         return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]  # type: ignore[misc]
     if name == "hf":
         return [e.ids for e in encoder.encode_batch(docs, add_special_tokens=False)]
+    if name == "splintr":
+        ids, offsets = encoder.encode_batch_flat(docs)
+        return np.frombuffer(ids, np.uint32), np.frombuffer(offsets, np.uint64).astype(np.int64)
     raise ValueError(name)
 
 
@@ -191,7 +206,11 @@ def child(name: str, mode: str, corpus: str, files: Path) -> None:
     docs = documents(corpus)
     encoder, encode = build(name.removesuffix("-flat").removesuffix("-arrays"), files)
     encode("warm up")
-    if mode == "docs":
+    if mode == "warm":  # half A untimed, then half B (new text, every cache warm)
+        for doc in docs[0::2]:
+            encode(doc)
+        docs = docs[1::2]
+    if mode in ("docs", "warm"):
         started = time.perf_counter()
         ids = [encode(doc) for doc in docs]
     else:
@@ -236,9 +255,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("corpus", nargs="?", default=str(SHARED / "corpora" / "pydocs.txt"))
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default="ours,tiktoken,fastokens,tokendagger,gigatoken,hf")
+    parser.add_argument("--only", default="ours,tiktoken,fastokens,tokendagger,gigatoken,splintr,hf")
     parser.add_argument("--run", help=argparse.SUPPRESS)
-    parser.add_argument("--mode", choices=["docs", "batch", "halves1", "halves2", "files-uint16", "files-uint32"],
+    parser.add_argument("--mode", choices=["docs", "warm", "batch", "halves1", "halves2", "files-uint16", "files-uint32"],
                         help=argparse.SUPPRESS)
     parser.add_argument("--files", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -262,6 +281,7 @@ def main() -> int:
         two = {"RAYON_NUM_THREADS": "2", "RAYON_RS_NUM_THREADS": "2"}
         one = {"RAYON_NUM_THREADS": "1", "RAYON_RS_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
         contenders = {f"{n} docs": run(n, "docs", one) for n in chosen}
+        contenders.update({f"{n} warm": run(n, "warm", one) for n in chosen})
         for n in chosen:
             contenders[f"{n} batch"] = run(n, "batch", two)
             if n == "fastokens":
@@ -275,14 +295,20 @@ def main() -> int:
             contenders["halves 2"] = run("ours", "halves2")
         results = harness.rounds(contenders, args.rounds)
 
-    sums = {results[k][0]["checksum"] for k in results if "checksum" in results[k][0]}
-    same = "all tools gave the same ids" if len(sums) == 1 else f"THE IDS DIFFER between tools: {sums}"
+    for kind in ("docs", "warm", "batch"):
+        sums = {results[k][0]["checksum"] for k in results if k.endswith(kind) and "checksum" in results[k][0]}
+        if len(sums) > 1:
+            print(f"THE IDS DIFFER between tools ({kind}): {sums}", file=sys.stderr)
     print(f"corpus {args.corpus} ({mb:.1f} MB, {len(documents(args.corpus)):,} documents), GPT-2; medians of "
-          f"{args.rounds} alternating rounds, each run in a fresh process; {same}")
+          f"{args.rounds} alternating rounds, each run in a fresh process; ids checked equal between tools; "
+          f"CPU SIMD level: {harness.simd_level()}")
     base = harness.median(results["tiktoken docs"], "seconds") if "tiktoken docs" in results else None
+    warm_mb = sum(len(d.encode()) for d in documents(args.corpus)[1::2]) / 1e6
+    giga_warm = harness.median(results["gigatoken warm"], "seconds") if "gigatoken warm" in results else None
     print()
-    print("| encoder | one thread, document by document | two threads (batch) | peak memory (batch) |")
-    print("|---|---|---|---|")
+    print("| encoder | one thread, cold, document by document | one thread, warm on new text | "
+          "two threads (batch) | peak memory (batch) |")
+    print("|---|---|---|---|---|")
     extra = (["fastokens-flat"] if "fastokens" in chosen else []) + (["ours-arrays"] if "ours" in chosen else [])
     for n in chosen + extra:
         docs = results.get(f"{n} docs")
@@ -290,8 +316,13 @@ def main() -> int:
         if docs:
             s = harness.median(docs, "seconds")
             cell = f"{mb / s:.1f} MB/s" + (f" ({base / s:.2f}× tiktoken)" if base else "")
+        warm = results.get(f"{n} warm")
+        warm_cell = "—"
+        if warm:
+            s = harness.median(warm, "seconds")
+            warm_cell = f"{warm_mb / s:.1f} MB/s" + (f" ({giga_warm / s:.2f}× gigatoken)" if giga_warm else "")
         b = results[f"{n} batch"]
-        print(f"| {NAMES.get(n, n)} | {cell} | {mb / harness.median(b, 'seconds'):.1f} MB/s | "
+        print(f"| {NAMES.get(n, n)} | {cell} | {warm_cell} | {mb / harness.median(b, 'seconds'):.1f} MB/s | "
               f"{harness.median(b, 'peak_mb'):.0f} MB |")
     if "cli 1" in results:
         one_s, two_s = harness.median(results["cli 1"], "seconds"), harness.median(results["cli 2"], "seconds")
@@ -331,20 +362,32 @@ def files_main(corpus: str, rounds: int) -> int:
             "halves 2": halves(2),
         }
         load = os.getloadavg()
-        results = harness.rounds(contenders, rounds)
+
+        def walled(run):  # noqa: ANN001, ANN202 - the whole process's wall time too
+            def timed():  # noqa: ANN202
+                started = time.perf_counter()
+                result = run()
+                result["wall"] = time.perf_counter() - started
+                return result
+            return timed
+
+        results = harness.rounds({name: walled(run) for name, run in contenders.items()}, rounds)
         load_after = os.getloadavg()
     ceiling = {k: results.pop(k) for k in ("halves 1", "halves 2")}
     same = len({r["ids"] for runs in results.values() for r in runs}) == 1
     print(f"corpus {corpus} ({mb:.1f} MB), GPT-2, two workers, file to .npy; medians of {rounds} alternating rounds, "
           f"each run in a fresh process; load average {load[0]:.1f} before, {load_after[0]:.1f} after; "
-          + ("the ids are identical" if same else "THE IDS DIFFER"))
+          + ("the ids are identical" if same else "THE IDS DIFFER") + f"; CPU SIMD level: {harness.simd_level()}")
     giga_best = min(harness.median(results[k], "seconds") for k in results if k.startswith("gigatoken"))
+    giga_wall = min(harness.median(results[k], "wall") for k in results if k.startswith("gigatoken"))
     print()
-    print("| tool | median s | MB/s | peak MB (process tree) | speed vs gigatoken's faster |")
-    print("|---|---|---|---|---|")
+    print("| tool | median s (encoding) | MB/s | process wall s | peak MB (process tree) | "
+          "speed vs gigatoken's faster (encoding, wall) |")
+    print("|---|---|---|---|---|---|")
     for name, runs in results.items():
-        s = harness.median(runs, "seconds")
-        print(f"| {name} | {s:.2f} | {mb / s:.1f} | {harness.median(runs, 'peak_mb'):.0f} | {giga_best / s:.2f}x |")
+        s, wall = harness.median(runs, "seconds"), harness.median(runs, "wall")
+        print(f"| {name} | {s:.2f} | {mb / s:.1f} | {wall:.2f} | {harness.median(runs, 'peak_mb'):.0f} | "
+              f"{giga_best / s:.2f}x, {giga_wall / wall:.2f}x |")
     print("  ours / gigatoken (uint16), round by round: " + ", ".join(
         f"{g['seconds'] / o['seconds']:.2f}x"
         for o, g in zip(results["bpe-studio encode"], results["gigatoken encode_files (uint16 .npy)"])))
