@@ -18,14 +18,17 @@ With GPT-2's ``vocab.json``/``merges.txt`` the ids equal tiktoken's ``gpt2`` enc
 
 from __future__ import annotations
 
+import operator
+
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from core import formats
-from core.encode.engine import Engines, TextEncoder, text_bytes
+from core.encode.engine import Engines, TextEncoder, gc_paused, text_bytes
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, PieceEncoder
 from core.encode.replay import ReplayTokenizer
 from core.encode.spans import TokenSpan, TokenSpans, token_spans
@@ -95,20 +98,7 @@ class Tokenizer:
             )
         self._byte_ids: list[int] = [self._encoder[bytes([b])] for b in range(256)]
 
-        pair_rank: dict[tuple[int, int], int] = {}  # (left id, right id) -> rank
-        new_id: list[int] = []  # rank -> id of the merged token
-        self._rank_of_id: dict[int, int] = {}
-        encoder = self._encoder
-        for rank, (left, right) in enumerate(self.merges):
-            a, b, new = encoder.get(left), encoder.get(right), encoder.get(left + right)
-            if a is None or b is None or new is None:
-                part = left if a is None else right if b is None else left + right
-                raise TokenizerError(
-                    f"merge {rank} ({left!r}, {right!r}) needs the token {part!r}, which is not in the vocabulary"
-                )
-            pair_rank.setdefault((a, b), rank)
-            new_id.append(new)
-            self._rank_of_id.setdefault(new, rank)
+        pair_rank, new_id, self._rank_of_id = _merge_tables(self._encoder, self.merges)
 
         self._special_re = special_token_regex(self.special_tokens)
         self._cuts = SafeCuts(self.pattern, self.special_tokens)
@@ -134,8 +124,9 @@ class Tokenizer:
         nothing is inferred (`load` infers them, and says so). The pattern is ``pattern``,
         else the one a ``tokenizer_config.json`` beside ``vocab.json`` names, else GPT-2's.
         """
-        files = load_gpt2_tokenizer(vocab_path, merges_path, list(special_tokens or []), pattern)
-        return cls._from(files)
+        with gc_paused(True):  # (as in `load`)
+            files = load_gpt2_tokenizer(vocab_path, merges_path, list(special_tokens or []), pattern)
+            return cls._from(files)
 
     @classmethod
     def from_tokenizer_json(cls, path: str | os.PathLike[str]) -> Tokenizer:
@@ -177,7 +168,9 @@ class Tokenizer:
         """
         if os.path.isfile(os.path.join(path, EVENTS_NAME)):
             return PickyTokenizer.load(path)
-        return cls._from(load_tokenizer_files(path, encoding=encoding, pattern=pattern, special_tokens=special_tokens))
+        with gc_paused(True):  # (hundreds of thousands of tokens and tuples, no cycles among them)
+            files = load_tokenizer_files(path, encoding=encoding, pattern=pattern, special_tokens=special_tokens)
+            return cls._from(files)
 
     def save(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """Write the tokenizer into ``out_dir`` in every format (`core.formats.save_tokenizer`:
@@ -343,3 +336,37 @@ class Tokenizer:
 class PickyTokenizer(ReplayTokenizer, Tokenizer):
     """A Picky BPE tokenizer (`core.variants.picky`): encodes each pre-token by replaying its
     event list (`core.encode.replay.ReplayTokenizer`, which holds what it adds)."""
+
+
+def _merge_tables(
+    encoder: dict[bytes, int], merges: list[tuple[bytes, bytes]]
+) -> tuple[dict[tuple[int, int], int], list[int], dict[int, int]]:
+    """``(pair -> rank, rank -> new id, new id -> rank)`` of ``merges``, the lowest rank
+    winning where a pair or a token comes twice; built by ``map`` and ``dict`` (GPT-2's 50,000
+    merges in milliseconds, not a Python step each).
+
+    Raises:
+        TokenizerError: a merge's part or result is not in the vocabulary.
+    """
+    lefts = [left for left, _ in merges]
+    rights = [right for _, right in merges]
+    left_ids = list(map(encoder.get, lefts))
+    right_ids = list(map(encoder.get, rights))
+    new_id = list(map(encoder.get, map(operator.add, lefts, rights)))
+    if None in left_ids or None in right_ids or None in new_id:
+        rank = next(r for r in range(len(merges)) if None in (left_ids[r], right_ids[r], new_id[r]))
+        left, right = merges[rank]
+        part = left if left_ids[rank] is None else right if right_ids[rank] is None else left + right
+        raise TokenizerError(
+            f"merge {rank} ({left!r}, {right!r}) needs the token {part!r}, which is not in the vocabulary"
+        )
+    news = cast(list[int], new_id)  # (no None: checked above)
+    pairs = cast(list[tuple[int, int]], list(zip(left_ids, right_ids)))
+    pair_rank = dict(zip(pairs, range(len(merges))))
+    rank_of_id = dict(zip(news, range(len(merges))))
+    if len(pair_rank) < len(merges) or len(rank_of_id) < len(merges):  # (a repeat: the first rank wins)
+        pair_rank, rank_of_id = {}, {}
+        for rank, (pair, new) in enumerate(zip(pairs, news)):
+            pair_rank.setdefault(pair, rank)
+            rank_of_id.setdefault(new, rank)
+    return pair_rank, news, rank_of_id

@@ -10,6 +10,7 @@ U+0100 onwards in byte order, so ``b" "`` (0x20) becomes ``"Ġ"`` and ``b"\\n"``
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import accumulate
 
 
 @lru_cache(maxsize=1)
@@ -80,3 +81,16 @@ def string_to_bytes(text: str) -> bytes:
         return text.translate(_to_bytes()).encode("latin-1")
     except UnicodeEncodeError as e:
         raise KeyError(text[e.start]) from None
+
+
+def strings_to_bytes(texts: list[str]) -> list[bytes] | None:
+    """`string_to_bytes` of many tokens in one pass (a character is one byte, so the joined
+    text's bytes are cut where each token ends): the 150,000 tokens of GPT-2's files in
+    milliseconds, not a call each. ``None`` if a character is outside the map (the caller
+    then goes token by token, to name it)."""
+    try:
+        data = "".join(texts).translate(_to_bytes()).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    ends = list(accumulate(map(len, texts)))
+    return list(map(data.__getitem__, map(slice, [0, *ends[:-1]], ends)))

@@ -14,12 +14,14 @@ Special tokens are stored as their own text (like GPT-2's ``<|endoftext|>``), no
 from __future__ import annotations
 
 import json
+import operator
 import os
 from functools import partial
+from itertools import repeat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, string_to_bytes
+from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, string_to_bytes, strings_to_bytes
 from core.formats.atomic import write_atomically
 from core.formats.base import (
     MERGES_NAME,
@@ -169,7 +171,10 @@ def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable
     if not isinstance(data, dict):
         raise FormatError(f"{path}:1: expected a JSON object {{token: id}}, got {type(data).__name__}")
     specials = set(special_tokens or ())
-    vocab: Vocab = {}
+    vocab = _vocab_at_once(data, specials)
+    if vocab is not None:
+        return vocab
+    vocab = {}  # something is wrong, or a key is not byte-mapped: key by key, to say which
     ids = TokenIds(len(data))
     for key, raw_id in data.items():
         token_id = ids.add(key, raw_id, partial(key_where, path, text, key))
@@ -198,7 +203,10 @@ def load_gpt2_merges(merges_path: str | os.PathLike[str], vocab: Vocab | None = 
     path = Path(merges_path)
     text = read_text(path)
     known = set(vocab.values()) if vocab is not None else None
-    merges: Merges = []
+    merges = _merges_at_once(text, known)
+    if merges is not None:
+        return merges
+    merges = []  # something is wrong: line by line, to say where
     for lineno, line in enumerate(text.split("\n"), start=1):
         line = line.rstrip("\r")
         if lineno == 1 and line.startswith("#version"):
@@ -220,6 +228,45 @@ def load_gpt2_merges(merges_path: str | os.PathLike[str], vocab: Vocab | None = 
                     )
         merges.append((left, right))
     return merges
+
+
+def _vocab_at_once(data: dict[str, object], specials: set[str]) -> Vocab | None:
+    """A well-formed ``vocab.json``'s vocabulary, its keys mapped to bytes in one pass;
+    ``None`` at anything else (an id out of range or given twice, a key outside the byte
+    map), for the key by key reading to report or take as its rules say."""
+    ids = list(data.values())
+    limit = TokenIds(len(data)).limit
+    if not all(type(i) is int and 0 <= i < limit for i in ids) or len(set(ids)) != len(ids):
+        return None
+    keys = [key for key in data if key not in specials]
+    tokens = strings_to_bytes(keys)
+    if tokens is None:
+        return None
+    mapped = iter(tokens)
+    return {data[key]: key.encode("utf-8") if key in specials else next(mapped)  # type: ignore[misc]
+            for key in data}  # (in the file's order, as key by key)
+
+
+def _merges_at_once(text: str, known: set[bytes] | None) -> Merges | None:
+    """A well-formed merges file's merges, its tokens mapped to bytes in one pass (50,000
+    lines in milliseconds, not a call per token); ``None`` at anything else, for the line
+    by line reading to report."""
+    if "\r" in text:  # (CRLF lines: line by line)
+        return None
+    lines = text.split("\n")
+    if lines[0].startswith("#version"):
+        lines[0] = ""
+    lines = list(filter(None, lines))
+    parts = " ".join(lines).split(" ")  # two tokens a line, each line one space: all at C speed
+    if len(parts) != 2 * len(lines) or "" in parts or list(map(str.count, lines, repeat(" "))).count(1) != len(lines):
+        return None
+    tokens = strings_to_bytes(parts)
+    if tokens is None:
+        return None
+    lefts, rights = tokens[0::2], tokens[1::2]
+    if known is not None and not (known.issuperset(tokens) and known.issuperset(map(operator.add, lefts, rights))):
+        return None
+    return list(zip(lefts, rights))
 
 
 def load_gpt2_files(

@@ -1,0 +1,70 @@
+"""GPT-2 files read at once (every token mapped to bytes in one pass) give exactly what
+reading them line by line and key by key gives: the same vocabulary and merges in the same
+order for any well-formed files, and the same error for any malformed one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.errors import FormatError
+from core.formats import gpt2_files
+from core.formats.bytes_unicode import bytes_to_string, string_to_bytes, strings_to_bytes
+from core.formats.gpt2_files import load_gpt2_files
+
+
+def _read(tmp: Path, vocab_text: str, merges_text: str, at_once: bool,
+          monkeypatch: pytest.MonkeyPatch) -> object:
+    (tmp / "vocab.json").write_text(vocab_text, encoding="utf-8")
+    (tmp / "merges.txt").write_bytes(merges_text.encode("utf-8"))
+    with monkeypatch.context() as patched:
+        if not at_once:
+            patched.setattr(gpt2_files, "_merges_at_once", lambda text, known: None)
+            patched.setattr(gpt2_files, "_vocab_at_once", lambda data, specials: None)
+        try:
+            vocab, merges = load_gpt2_files(tmp / "vocab.json", tmp / "merges.txt", ["<|endoftext|>"])
+        except FormatError as e:
+            return ("error", str(e))
+    return list(vocab.items()), merges
+
+
+tokens = st.binary(min_size=1, max_size=4)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(tokens, tokens), max_size=30), st.sampled_from(["", "#version: 0.2\n"]),
+       st.sampled_from(["\n", "\r\n", "\n\n"]), st.sampled_from(["", "tab", "double space", "missing", "twice", "foreign"]))
+def test_at_once_equals_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pairs: list[tuple[bytes, bytes]],
+                                     version: str, newline: str, damage: str) -> None:
+    vocab = [bytes([b]) for b in range(256)]
+    for left, right in pairs:
+        for token in (left, right, left + right):
+            if token not in vocab:
+                vocab.append(token)
+    vocab_map = {bytes_to_string(t): i for i, t in enumerate(vocab)}
+    vocab_map["<|endoftext|>"] = len(vocab)
+    lines = [f"{bytes_to_string(a)} {bytes_to_string(b)}" for a, b in pairs]
+    if lines and damage == "tab":
+        lines[-1] = lines[-1].replace(" ", "\t")
+    elif lines and damage == "double space":
+        lines[0] = lines[0].replace(" ", "  ")
+    elif damage == "missing":
+        lines.append("Ā Ā")  # bytes 0x00 0x00: a merge whose result is not in the vocabulary
+    elif damage == "twice":
+        vocab_map["é"] = 5  # an id given twice
+    elif damage == "foreign":
+        vocab_map["中"] = len(vocab) + 1  # a key outside the byte map
+    merges_text = version + newline.join(lines) + newline
+    vocab_text = json.dumps(vocab_map, ensure_ascii=False)
+    assert _read(tmp_path, vocab_text, merges_text, True, monkeypatch) == \
+        _read(tmp_path, vocab_text, merges_text, False, monkeypatch)
+
+
+def test_many_tokens_at_once_are_each_token_alone() -> None:
+    texts = ["Ġthe", "", "ĊĠ", "abc", "Ā" * 5, "ÿ"]
+    assert strings_to_bytes(texts) == [string_to_bytes(t) for t in texts]
+    assert strings_to_bytes(["ok", "a b"]) is None  # a space is no GPT-2 character
