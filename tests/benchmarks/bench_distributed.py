@@ -87,7 +87,7 @@ def main() -> int:
     s_local, s_dask = harness.median(local, "seconds"), harness.median(dask, "seconds")
     distinct = local[0]["distinct"]
     print(f"corpus {args.corpus} ({mb:.1f} MB), medians of {args.rounds} rounds; counts files "
-          f"{'IDENTICAL' if same else 'DIFFERENT'}; {distinct:,} distinct pre-tokens")
+          f"{'IDENTICAL' if same else 'DIFFERENT'}; {distinct:,} distinct pre-tokens; CPU SIMD level: {harness.simd_level()}")
     print(f"local, 2 workers:          {s_local:7.2f} s  {mb / s_local:6.1f} MB/s  "
           f"peak (tree) {harness.median(local, 'peak_mb'):6.0f} MB")
     print(f"Dask LocalCluster, 2 procs:{s_dask:7.2f} s  {mb / s_dask:6.1f} MB/s  "

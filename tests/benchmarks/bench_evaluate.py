@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+import harness
+
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 VOCAB, MERGES = SHARED / "fixtures" / "gpt2_vocab.json", SHARED / "fixtures" / "gpt2_merges.txt"
 
@@ -92,7 +94,7 @@ def main() -> None:
             results[kind].append((float(seconds), int(tokens), float(peak)))
     assert results["ours"][0][1] == results["tiktoken"][0][1], "token counts differ"
     print(f"corpus: {args.corpus} ({size_mb:.1f} MB), {results['ours'][0][1]:,} GPT-2 tokens, "
-          f"{args.repeats} runs each, workers={args.workers}")
+          f"{args.repeats} runs each, workers={args.workers}; CPU SIMD level: {harness.simd_level()}")
     medians = {}
     for kind, runs in results.items():
         median = statistics.median(r[0] for r in runs)

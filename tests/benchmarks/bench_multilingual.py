@@ -72,7 +72,7 @@ def main() -> int:
         tokenizers = {name: core.Tokenizer.load(outs[name]) for name in NAMES}
         evaluation = evaluate(tokenizers, list(dev.values()), reference="en")
     print(f"corpus {args.corpus} ({len(dev)} languages), vocab {args.vocab_size:,}, medians of {args.rounds} "
-          f"round(s), each in a fresh process")
+          f"round(s), each in a fresh process; CPU SIMD level: {harness.simd_level()}")
     print()
     print("| trainer | seconds | peak memory | merges | Gini (dev tokens) | en bytes/token |")
     print("|---|---|---|---|---|---|")

@@ -113,7 +113,8 @@ def main() -> int:
     seconds = {name: harness.median(runs, "seconds") for name, runs in results.items()}
     distinct = {results[name][0]["distinct"] for name in results if name != "halves"}
     print(f"corpus {args.corpus} ({mb:.1f} MB), pattern {args.pattern}, medians of {args.rounds} rounds; "
-          f"{'the same' if len(distinct) == 1 else 'DIFFERENT'} distinct pre-tokens: {sorted(distinct)}")
+          f"{'the same' if len(distinct) == 1 else 'DIFFERENT'} distinct pre-tokens: {sorted(distinct)}; "
+          f"CPU SIMD level: {harness.simd_level()}")
     print(f"native scan + count, one process:   {mb / seconds['scan']:7.1f} MB/s "
           f"({mb / harness.median(results['scan'], 'cpu'):.1f} MB/s of CPU time: less noisy on a busy machine)")
     if "regex" in seconds:

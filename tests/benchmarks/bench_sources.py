@@ -167,7 +167,7 @@ def main() -> None:
     started = time.perf_counter()
     corpus = build_corpus(args.mb)
     print(f"corpus: {corpus} ({corpus.stat().st_size / 1e6:.1f} MB compressed, ~{args.mb} MB of JSONL; "
-          f"built or found in {time.perf_counter() - started:.0f} s)", flush=True)
+          f"built or found in {time.perf_counter() - started:.0f} s); CPU SIMD level: {harness.simd_level()}", flush=True)
     results = {}
     for tool in ("ours", "hf"):  # one run each, as the issue asks; each in a fresh process
         results[tool] = measure(tool, corpus, args)

@@ -114,7 +114,7 @@ def main() -> int:
     results = harness.trainer_rounds(__file__, args.corpus, args.vocab_size, chosen, args.rounds)
     size_mb = Path(args.corpus).stat().st_size / 1e6
     print(f"corpus {args.corpus} ({size_mb:.1f} MB), vocab {args.vocab_size:,}, medians of {args.rounds} "
-          "alternating rounds, each trainer in a fresh process")
+          f"alternating rounds, each trainer in a fresh process; CPU SIMD level: {harness.simd_level()}")
     print()
     print("| trainer | seconds | peak memory (process tree) |")
     print("|---|---|---|")
