@@ -6,6 +6,9 @@
 
 ``--kind web`` writes a synthetic web-like corpus instead (Zipf-distributed words, numbers,
 punctuation, code and non-Latin scripts; see web_corpus.py), streamed, of any size.
+``--kind random`` writes high-cardinality text, nearly every word new: random 12-digit hex
+words and numbers and 6-character CJK words, separated by spaces and newlines (what bounds
+an encoder's caches: ``--kind random --size-mb 1000``).
 Otherwise (``--kind mixed``, the default):
 
 The text is documents separated by ``<|endoftext|>``, taken in turn from three sources:
@@ -84,14 +87,41 @@ def cycle(make: object) -> Iterator[str]:
         yield from make()  # type: ignore[operator]
 
 
+def write_random(out: str, target: int, seed: int) -> int:
+    """``--kind random``: hex words, numbers and CJK words, nearly all distinct, in blocks."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    digits = np.frombuffer(b"0123456789abcdef", np.uint8)
+    total = 0
+    with open(out, "wb") as f:
+        while total < target:
+            n = 100_000  # words of each kind a block
+            hexes = digits[rng.integers(0, 16, size=(n, 13))]
+            hexes[:, 12] = ord(" ")
+            numbers = digits[rng.integers(0, 10, size=(n, 13))]
+            numbers[:, 12] = ord("\n") if rng.random() < 0.5 else ord(" ")
+            cjk = "".join(map(chr, rng.integers(0x4E00, 0xA000, size=6 * n // 4)))
+            words = [hexes.tobytes(), numbers.tobytes(),
+                     " ".join(cjk[i : i + 6] for i in range(0, len(cjk), 6)).encode("utf-8") + b"\n"]
+            for k in rng.permutation(3):
+                f.write(words[k])
+                total += len(words[k])
+    return total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=float, default=24)
     parser.add_argument("--out", default="/tmp/bench24.txt")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--kind", choices=["mixed", "web"], default="mixed")
+    parser.add_argument("--kind", choices=["mixed", "web", "random"], default="mixed")
     args = parser.parse_args()
     target = int(args.size_mb * 1e6)
+    if args.kind == "random":
+        total = write_random(args.out, target, args.seed)
+        print(f"{args.out}: {total / 1e6:.1f} MB (high-cardinality, seed {args.seed})")
+        return
     if args.kind == "web":
         from web_corpus import WebCorpus
 
