@@ -47,6 +47,7 @@ HOVER_HINT = "Hover or click a token to see its id, bytes and merge rank."
 BACKGROUND_CHARS = 20_000  # longer texts are encoded off the GUI thread
 MAX_IDS_SHOWN = 2_000  # the ids pane shows this many (as many as the tokens drawn); Copy copies them all
 MAX_FILE_BYTES = 20_000_000
+BACKGROUND_FILE_BYTES = 1 << 20  # larger files are read and decoded off the GUI thread
 LONG_CHARS = 1_000_000  # longer texts are shown in part, read-only, and encoded in a stream
 PREVIEW_CHARS = 100_000  # the editor shows this much of such a text
 
@@ -70,6 +71,20 @@ def encode_text(tokenizer: Any, text: str) -> dict[str, Any]:
     return {"error": None, "text": text, "spans": spans, "ids": ids, "round_trip": round_trip_report(text, decoded)}
 
 
+def read_text_file(path: Path) -> str:
+    """A text file's text, invalid UTF-8 replaced (runs in any thread; `join_paste` decodes
+    a megabyte at a time, so the GUI thread gets the GIL between the pieces).
+
+    Raises:
+        OSError: the file cannot be read; the message names it.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise OSError(f"Cannot read {path}: {e.strerror or e}") from None
+    return join_paste("", data, "")
+
+
 class InspectorPanel(QWidget):
     """Text in, tokens out. `set_tokenizer` chooses the tokenizer; `set_text` the text."""
 
@@ -87,7 +102,7 @@ class InspectorPanel(QWidget):
         self._encoding.failed.connect(self._on_encode_failed)
         self._reading = LatestJob("reading the pasted text", name="bpe-studio-paste", parent=self)
         self._reading.returned.connect(self.set_text)
-        self._reading.failed.connect(self._on_encode_failed)
+        self._reading.failed.connect(self._on_read_failed)
 
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self.editor = TextEditor(LONG_CHARS)
@@ -211,6 +226,11 @@ class InspectorPanel(QWidget):
         self.figures_label.setText(f"Reading the pasted text ({data.size() / 1e6:,.1f} MB)…")
         self._reading.start(join_paste, before, data, after)
 
+    def _on_read_failed(self, message: str) -> None:
+        """A file or paste could not be read: the text shown stays, with the reason above it."""
+        self._show_error(message)
+        self._show_figures()
+
     def text(self) -> str:
         """The text being inspected (all of it, also when the editor shows only its start)."""
         return self.editor.toPlainText() if self._long_text is None else self._long_text
@@ -221,12 +241,18 @@ class InspectorPanel(QWidget):
         return self._long_text is not None
 
     def load_file(self, path: str | Path) -> str | None:
-        """Load a text file into the editor; returns an error message or None."""
+        """Load a text file into the editor; returns an error message or None. A file of more
+        than `BACKGROUND_FILE_BYTES` is read and decoded in a thread, then shown."""
         path = Path(path)
         try:
             size = path.stat().st_size
             if size > MAX_FILE_BYTES:
                 return f"{path.name} is {size / 1e6:.0f} MB; the inspector opens files up to {MAX_FILE_BYTES // 1_000_000} MB."
+            if size > BACKGROUND_FILE_BYTES:
+                self._encoding.cancel()
+                self.figures_label.setText(f"Reading {path.name} ({size / 1e6:,.1f} MB)…")
+                self._reading.start(read_text_file, path)
+                return None
             data = path.read_bytes()
         except OSError as e:
             return f"Cannot read {path}: {e.strerror or e}"

@@ -268,3 +268,33 @@ def test_a_newer_text_supersedes_one_still_encoding(qtbot, panel: InspectorPanel
     qtbot.wait(50)
     assert panel.result["ids"] == trained.encode("the mat")
     assert panel.text() == "the mat"
+
+
+def test_a_large_file_is_read_off_the_gui_thread(panel: InspectorPanel, tmp_path: Path, trained: Tokenizer,
+                                                 qtbot, monkeypatch) -> None:
+    """A file past `BACKGROUND_FILE_BYTES` is read and decoded in a thread: `load_file`
+    returns at once, says what it reads, and the text is shown (and encoded) when read; a
+    file that cannot be read then keeps the text shown, with the reason."""
+    from bpe_studio.app.explore import inspector as inspector_module
+
+    monkeypatch.setattr(inspector_module, "BACKGROUND_FILE_BYTES", 1000)
+    text = "the cat sat on the mat\n" * 200 + "caf\xe9 \u65e5\u672c\n"
+    path = tmp_path / "big.txt"
+    path.write_bytes(text.encode() + b"\xff")
+    with qtbot.waitSignal(panel.encoded, timeout=30_000):
+        assert panel.load_file(path) is None
+        assert panel.figures_label.text().startswith("Reading big.txt")
+    assert panel.text() == text + "\ufffd"
+    assert panel.result["ids"] == trained.encode(text + "\ufffd")
+
+    gone = tmp_path / "gone.txt"
+    gone.write_text("x" * 2000)
+    def refused(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(inspector_module.Path, "read_bytes", refused)
+    with qtbot.waitSignal(panel._reading.failed, timeout=30_000):
+        assert panel.load_file(gone) is None
+    qtbot.waitUntil(lambda: not panel.error_label.isHidden(), timeout=5_000)
+    assert "Cannot read" in panel.error_label.text() and "gone.txt" in panel.error_label.text()
+    assert panel.text() == text + "\ufffd"
