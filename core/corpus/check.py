@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from core.errors import CorpusError
+from core.pretokenize.native import python_forced
 
 _file_starts: ModuleType | None
 try:
@@ -83,7 +84,7 @@ class FileInfo(NamedTuple):
 def read_regular_starts(paths: Sequence[Path], limit: int) -> Iterator[tuple[FileInfo, bytes]]:
     """`read_regular_start` of each path, in order, read ahead in batches: with the C
     extension (``_file_starts.c``) a batch is read on two threads without the GIL."""
-    native = _file_starts if os.environ.get("BPE_STUDIO_PURE_PYTHON") != "1" else None
+    native = None if python_forced() else _file_starts
     for first in range(0, len(paths), STARTS_BATCH):
         batch = paths[first : first + STARTS_BATCH]
         if native is None:

@@ -257,8 +257,10 @@ def _merges_at_once(text: str, known: set[bytes] | None) -> Merges | None:
     if lines[0].startswith("#version"):
         lines[0] = ""
     lines = list(filter(None, lines))
-    parts = " ".join(lines).split(" ")  # two tokens a line, each line one space: all at C speed
-    if len(parts) != 2 * len(lines) or "" in parts or list(map(str.count, lines, repeat(" "))).count(1) != len(lines):
+    if list(map(str.count, lines, repeat(" "))).count(1) != len(lines):  # one space a line: two tokens
+        return None
+    parts = " ".join(lines).split(" ")  # (at C speed)
+    if "" in parts:
         return None
     tokens = strings_to_bytes(parts)
     if tokens is None:

@@ -100,7 +100,7 @@ class InspectorPanel(QWidget):
         self._encoding = LatestJob(ENCODING, name="bpe-studio-inspector", parent=self)
         self._encoding.returned.connect(self._on_encoded)
         self._encoding.failed.connect(self._on_encode_failed)
-        self._reading = LatestJob("reading the pasted text", name="bpe-studio-paste", parent=self)
+        self._reading = LatestJob("reading the text", name="bpe-studio-reading", parent=self)
         self._reading.returned.connect(self.set_text)
         self._reading.failed.connect(self._on_read_failed)
 
@@ -222,9 +222,13 @@ class InspectorPanel(QWidget):
 
     def _read_paste(self, before: str, data: Any, after: str) -> None:
         """A paste too long for the editor, given as UTF-8: decoded in a thread, then shown."""
+        self._read_in_background(f"the pasted text ({data.size() / 1e6:,.1f} MB)", join_paste, before, data, after)
+
+    def _read_in_background(self, what: str, work: Any, *args: Any) -> None:
+        """Run ``work(*args)`` (it returns the text) in a thread, saying so; `set_text` shows it."""
         self._encoding.cancel()
-        self.figures_label.setText(f"Reading the pasted text ({data.size() / 1e6:,.1f} MB)…")
-        self._reading.start(join_paste, before, data, after)
+        self.figures_label.setText(f"Reading {what}…")
+        self._reading.start(work, *args)
 
     def _on_read_failed(self, message: str) -> None:
         """A file or paste could not be read: the text shown stays, with the reason above it."""
@@ -249,9 +253,7 @@ class InspectorPanel(QWidget):
             if size > MAX_FILE_BYTES:
                 return f"{path.name} is {size / 1e6:.0f} MB; the inspector opens files up to {MAX_FILE_BYTES // 1_000_000} MB."
             if size > BACKGROUND_FILE_BYTES:
-                self._encoding.cancel()
-                self.figures_label.setText(f"Reading {path.name} ({size / 1e6:,.1f} MB)…")
-                self._reading.start(read_text_file, path)
+                self._read_in_background(f"{path.name} ({size / 1e6:,.1f} MB)", read_text_file, path)
                 return None
             data = path.read_bytes()
         except OSError as e:

@@ -12,9 +12,8 @@ decoded off the GUI thread (`join_paste`): Qt turning tens of megabytes into a s
 from __future__ import annotations
 
 import codecs
-from typing import Any
 
-from PySide6.QtCore import QMimeData, Signal
+from PySide6.QtCore import QByteArray, QMimeData, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
@@ -60,15 +59,14 @@ class TextEditor(QPlainTextEdit):
         return cursor.selectedText().translate(_LINE_BREAKS)
 
 
-def join_paste(before: str, data: Any, after: str) -> str:
-    """The text `too_long_data` stands for (runs in any thread): ``data``, a ``QByteArray`` of
-    UTF-8 (or bytes), decoded between ``before`` and ``after``. A megabyte at a time, so the
-    GUI thread gets the GIL between the pieces (one decode of tens of megabytes holds it throughout)."""
+def join_paste(before: str, data: bytes | QByteArray, after: str) -> str:
+    """The text `too_long_data` stands for (runs in any thread): ``data``, UTF-8, decoded
+    between ``before`` and ``after``. A megabyte at a time, so the GUI thread gets the GIL
+    between the pieces (one decode of tens of megabytes holds it throughout)."""
+    view = memoryview(data)  # (pieces of a QByteArray or bytes, not copied)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    size = data.size() if hasattr(data, "size") else len(data)
     parts = [before]
-    for start in range(0, size, PASTE_PIECE):
-        piece = data.mid(start, PASTE_PIECE).data() if hasattr(data, "mid") else data[start : start + PASTE_PIECE]
-        parts.append(decoder.decode(piece, final=start + PASTE_PIECE >= size))
+    for start in range(0, len(view), PASTE_PIECE):
+        parts.append(decoder.decode(view[start : start + PASTE_PIECE], final=start + PASTE_PIECE >= len(view)))
     parts.append(after)
     return "".join(parts)
