@@ -2,8 +2,8 @@
  *
  * Invariants. Every live pair of count >= threshold is in the heap (maybe more than once,
  * with stale counts: a popped item whose count is stale goes back with its real one, or
- * is dropped at 0); the rarer ones wait as bare keys in `low` until the heap runs empty
- * and refill_heap lowers the threshold. Counts of existing pairs only go down, so the top
+ * is dropped at 0); the rarer ones stay in the map alone until the heap runs empty and
+ * refill_heap lowers the threshold. Counts of existing pairs only go down, so the top
  * item, once its count is checked, is the best pair (ties to the greater bytes).
  */
 #ifndef BPE_MERGE_HEAP_H
@@ -134,76 +134,55 @@ keys_append(uint64_t **list, size_t *n, size_t *cap, uint64_t key)
 }
 
 
-/* A pair of this count: into the heap, or to the low list below the threshold. A full
- * low list first drops the pairs gone since they came (and grows only if that frees
- * less than a quarter). */
+/* The heap made from the map: every live pair of count >= threshold, heapified. -1 with
+ * MemoryError set. */
+static int
+heap_build(MergeState *s)
+{
+    s->heaplen = 0;
+    for (size_t j = 0; j < s->map.cap; j++) {
+        const PairEntry *e = &s->map.slots[j];
+        if (e->key == EMPTY_KEY || e->count <= 0 || e->count < s->threshold) {
+            continue;
+        }
+        if (heap_reserve(s) < 0) {
+            return -1;
+        }
+        s->heap[s->heaplen++] = heap_item(s, e->count, key_left(e->key), key_right(e->key));
+    }
+    for (size_t i = s->heaplen / 2; i-- > 0;) {
+        heap_sift_down(s, i);
+    }
+    return 0;
+}
+
+/* A pair of this count: into the heap, or, below the threshold, left in the map alone
+ * (refill_heap finds it there). */
 static int
 heap_offer(MergeState *s, int64_t count, int32_t left, int32_t right)
 {
-    if (count >= s->threshold) {
-        return heap_push(s, count, left, right);
-    }
-    if (s->nlow == s->caplow && s->nlow > 0) {
-        size_t keep = 0;
-        for (size_t k = 0; k < s->nlow; k++) {
-            PairEntry *e = map_find(&s->map, s->low[k]);
-            if (e != NULL && e->count > 0) {
-                s->low[keep++] = s->low[k];
-            }
-        }
-        s->nlow = keep;
-        if (keep > s->caplow / 4 * 3) { /* little gone: room for twice as many before the next pass */
-            uint64_t *p = PyMem_Realloc(s->low, 2 * s->caplow * sizeof(uint64_t));
-            if (p == NULL) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            s->low = p;
-            s->caplow *= 2;
-        }
-    }
-    return keys_append(&s->low, &s->nlow, &s->caplow, pair_key(left, right));
+    return count >= s->threshold ? heap_push(s, count, left, right) : 0;
 }
 
-/* The heap is empty, or its best pair's count (`ceiling`) is below the threshold: lower
- * the threshold (to at most `ceiling`, so that every pair of that count is in the heap
- * when it is chosen) and move the low pairs that reach it into the heap (pairs gone
- * meanwhile are dropped). -1 with MemoryError set. */
+/* The heap is empty, or its best pair's count (`ceiling`) is below the threshold: the
+ * threshold goes down to a 16th, to at most `ceiling` (so that every pair of that count
+ * is in the heap when it is chosen) and to at most the best count left, and the heap is
+ * made anew from the map: every live pair that reaches the threshold, once (no stale
+ * items). A read of the map, a few times a run. -1 with MemoryError set. */
 static int
 refill_heap(MergeState *s, int64_t ceiling)
 {
-    if (s->nlow == 0) {
-        s->threshold = 0;
-        return 0;
+    if (s->threshold == 0) {
+        return 0; /* every live pair has been offered to the heap since: none is left to choose */
     }
-    for (int first = 1; first || (s->heaplen == 0 && s->nlow > 0); first = 0) {
-        s->threshold = s->threshold > 16 ? s->threshold / 16 : 0;
-        if (s->threshold > ceiling) {
-            s->threshold = ceiling;
-        }
-        size_t keep = 0;
-        for (size_t k = 0; k < s->nlow; k++) {
-            uint64_t key = s->low[k];
-            PairEntry *e = map_find(&s->map, key);
-            int64_t c = e != NULL ? e->count : 0;
-            if (c <= 0) {
-                continue;
-            }
-            if (c >= s->threshold) {
-                if (heap_reserve(s) < 0) {
-                    return -1;
-                }
-                s->heap[s->heaplen++] = heap_item(s, c, key_left(key), key_right(key));
-            } else {
-                s->low[keep++] = key;
-            }
-        }
-        s->nlow = keep;
-        for (size_t i = s->heaplen / 2; i-- > 0;) {
-            heap_sift_down(s, i);
-        }
+    int64_t best = 0;
+    for (size_t j = 0; j < s->map.cap; j++) {
+        best = s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best ? s->map.slots[j].count : best;
     }
-    return 0;
+    int64_t threshold = s->threshold / 16;
+    threshold = threshold < ceiling ? threshold : ceiling;
+    s->threshold = threshold < best ? threshold : best;
+    return heap_build(s);
 }
 
 static void

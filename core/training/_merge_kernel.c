@@ -5,7 +5,8 @@
  * while every id fits, int32 from the merge that makes id 65536), a pair -> (count,
  * words holding it) open-addressing hash map (pairs whose count reaches 0 leave it), and
  * a lazy binary max-heap of (count, left, right) for the pairs above a threshold, the
- * rarer ones waiting as bare keys until it comes down to them. A merge visits the words holding its pair (prefetching ahead: they are
+ * rarer ones in the map alone until it comes down to them (the heap is then made anew
+ * from the map). A merge visits the words holding its pair (prefetching ahead: they are
  * scattered over hundreds of MB on a large corpus) and gathers its changes per
  * neighbour token before applying them to the map. step(n) runs up to n merges and
  * returns them as five columns (left ids, right ids, new ids, counts, tokens removed),
@@ -70,7 +71,6 @@ MergeState_dealloc(MergeState *s)
     PyMem_Free(s->forced_counts);
     PyMem_Free(s->record_sources);
     PyMem_Free(s->forced_removed);
-    PyMem_Free(s->low);
     PyMem_Free(s->dead);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
@@ -365,34 +365,15 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     } else if (count_byte_pairs(s) < 0) {
         return -1;
     }
-    /* the heap: the pairs from a 4096th of the best count, heapified; the rarer ones wait
-     * in low (refill_heap lowers the threshold when the heap runs empty) */
+    /* the heap: the pairs from a 4096th of the best count, heapified; the rarer ones stay
+     * in the map alone (refill_heap lowers the threshold when the heap runs empty) */
     int64_t best = 0;
     for (size_t j = 0; j < s->map.cap; j++) {
         best = s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best ? s->map.slots[j].count : best;
     }
     s->threshold = best >> 12;
-    for (size_t j = 0; j < s->map.cap; j++) {
-        PairEntry *e = &s->map.slots[j];
-        if (e->key == EMPTY_KEY || e->count <= 0) {
-            continue;
-        }
-        if (e->count < s->threshold) {
-            if (keys_append(&s->low, &s->nlow, &s->caplow, e->key) < 0) {
-                return -1;
-            }
-            continue;
-        }
-        if (heap_reserve(s) < 0) {
-            return -1;
-        }
-        s->heap[s->heaplen++] =
-            heap_item(s, e->count, key_left(e->key), key_right(e->key));
-    }
-    if (s->heaplen > 1) {
-        for (size_t i = s->heaplen / 2; i-- > 0;) {
-            heap_sift_down(s, i);
-        }
+    if (heap_build(s) < 0) {
+        return -1;
     }
     return 0;
 
@@ -525,8 +506,7 @@ MergeState_memory(MergeState *s, PyObject *Py_UNUSED(ignored))
         PyMem_Free(in);
     }
 #endif
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
-                         "low", (Py_ssize_t)(s->caplow * sizeof(uint64_t)),
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
                          "records", (Py_ssize_t)(s->nwords * (Py_ssize_t)sizeof(WordRecord)),
                          "arena_live_tokens", (Py_ssize_t)arena,
                          "holders", (Py_ssize_t)holders, "block_live", (Py_ssize_t)block_live,

@@ -79,14 +79,11 @@ typedef struct {
     Pending *pending;      /* PENDING_MAX */
     Py_ssize_t npending;
     int64_t merges_done;
-    /* Pairs with a count below `threshold` wait in `low` (their keys: 8 bytes, not a
-     * 32-byte heap item) until the heap runs empty; every live pair of count >= threshold
-     * is in the heap, so the heap's top is the best pair (refill_heap). Most pairs a merge
-     * makes occur a few times and are never merged: the heap held 8 M items at vocab 32k
-     * on 1 GB. */
+    /* Pairs with a count below `threshold` are in the map alone (not in the heap) until
+     * the heap runs empty; every live pair of count >= threshold is in the heap, so the
+     * heap's top is the best pair (refill_heap). Most pairs a merge makes occur a few
+     * times and are never merged. */
     int64_t threshold;
-    uint64_t *low;
-    size_t nlow, caplow;
     uint64_t *dead;      /* pairs whose count went to 0 in this merge: removed at its end */
     size_t ndead, capdead;
     int finished;
