@@ -358,6 +358,14 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     if (applying) {
         applier_totals(&applier, s->forced_counts, s->forced_removed, (size_t)s->nforced);
         applier_free(&applier);
+    }
+#ifdef TRIM_EVERY_STEPS
+    /* the first pass's memory (the words as merged, the pieces) back to the system before
+     * the pairs are counted: left in the heap's free space, it stayed in memory beside the
+     * pair map, SuperBPE's stage-2 peak */
+    malloc_trim(0);
+#endif
+    if (applying) {
         s->forced_applied = 1;
         if (count_token_pairs(s) < 0) {
             return -1;

@@ -206,8 +206,77 @@ typedef struct {
     PairEntry *slots;
     size_t cap;
     size_t used;
+    size_t mapped;     /* bytes of the slots' own pages (slots_alloc), 0 when from PyMem */
     HolderBlock block; /* the byte pairs' holders */
 } PairMap;
+
+/* The slots live in pages of their own where the system can move pages (Linux: mmap,
+ * mremap): growing the map never has the old table beside a copy of it, and freeing it
+ * gives the memory back. From the allocator, a table of tens of MB came from the heap
+ * (glibc raises its mmap threshold after the first large blocks are freed), where growing
+ * it copied it and left a hole as large as the old one, which SuperBPE's stage 2, made
+ * right after stage 1's tables were freed, hit at its peak. */
+#if defined(__linux__) && defined(HAVE_MMAP)
+#define MAP_SLOT_PAGES 1
+#endif
+
+static size_t
+slot_bytes(size_t cap)
+{
+    size_t bytes = cap * sizeof(PairEntry);
+#ifdef MAP_SLOT_PAGES
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    bytes = (bytes + page - 1) / page * page;
+#endif
+    return bytes;
+}
+
+/* cap zeroed slots into m (slots, mapped); -1 when out of memory. */
+static int
+slots_alloc(PairMap *m, size_t cap)
+{
+    m->mapped = 0;
+#ifdef MAP_SLOT_PAGES
+    void *p = mmap(NULL, slot_bytes(cap), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+        m->slots = p;
+        m->mapped = slot_bytes(cap);
+        return 0;
+    }
+#endif
+    m->slots = PyMem_Calloc(cap, sizeof(PairEntry));
+    return m->slots != NULL ? 0 : -1;
+}
+
+/* m's slots grown to cap (the first m->cap kept, the rest undefined); NULL when out of
+ * memory (m as it was). */
+static PairEntry *
+slots_grow(PairMap *m, size_t cap)
+{
+#ifdef MAP_SLOT_PAGES
+    if (m->mapped) {
+        void *p = mremap(m->slots, m->mapped, slot_bytes(cap), MREMAP_MAYMOVE);
+        if (p == MAP_FAILED) {
+            return NULL;
+        }
+        m->mapped = slot_bytes(cap);
+        return p;
+    }
+#endif
+    return PyMem_Realloc(m->slots, cap * sizeof(PairEntry));
+}
+
+static void
+slots_free(PairMap *m)
+{
+#ifdef MAP_SLOT_PAGES
+    if (m->mapped) {
+        munmap(m->slots, m->mapped);
+        return;
+    }
+#endif
+    PyMem_Free(m->slots);
+}
 
 static inline size_t
 hash_key(uint64_t key)
@@ -242,8 +311,7 @@ static int
 map_init(PairMap *m, size_t capacity)
 {
     size_t cap = capacity * 2 > 1024 ? capacity * 2 : 1024;
-    m->slots = PyMem_Calloc(cap, sizeof(PairEntry));
-    if (m->slots == NULL) {
+    if (slots_alloc(m, cap) < 0) {
         return -1;
     }
     m->cap = cap;
@@ -263,7 +331,7 @@ map_free(PairMap *m)
             PyMem_Free(h); /* (the block goes whole, below) */
         }
     }
-    PyMem_Free(m->slots);
+    slots_free(m);
     m->slots = NULL;
     block_free(&m->block);
 }
@@ -272,8 +340,8 @@ map_free(PairMap *m)
  * have it: pair_key's left + 1 stays below 2**31). */
 #define PENDING_KEY ((uint64_t)1 << 63)
 
-/* Grow the map by half, in place: the table is reallocated (for a large table the
- * system moves its pages, nothing is copied), its entries packed at its end, marked
+/* Grow the map by half, in place: the table is reallocated (slots_grow: the system
+ * moves its pages, nothing is copied), its entries packed at its end, marked
  * pending, and placed again one by one. An entry whose probe meets a pending one takes
  * its slot and places it in turn, so the entries placed only ever skip placed ones and
  * the probe sequences hold. The old table is never beside a new one: growing needs 1.5
@@ -282,7 +350,7 @@ static int
 map_grow(PairMap *m)
 {
     size_t old_cap = m->cap, cap = old_cap + old_cap / 2;
-    PairEntry *slots = PyMem_Realloc(m->slots, cap * sizeof(PairEntry));
+    PairEntry *slots = slots_grow(m, cap);
     if (slots == NULL) {
         return -1;  /* the map is as it was */
     }

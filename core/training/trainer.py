@@ -378,7 +378,7 @@ def merge_columns(
     options) as `MergeBatch`es, ``token_bytes`` grown by each batch's tokens when it is
     yielded; ``corpus_tokens`` is the corpus in tokens before the first merge."""
     batches = merge_pairs(words, word_counts, token_bytes, num_merges, **loop_options)
-    del words, word_counts
+    del words, word_counts, loop_options  # the kernel has its own copy (forced merges too)
     rank = first_rank
     for lefts, rights, new_ids, pair_counts, removed, *per_source in batches:
         # all at C speed: no Python work per merge
