@@ -358,31 +358,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     if (applying) {
         applier_totals(&applier, s->forced_counts, s->forced_removed, (size_t)s->nforced);
         applier_free(&applier);
-    }
-#ifdef TRIM_EVERY_STEPS
-    /* the first pass's memory (the words as merged, the pieces) back to the system before
-     * the pairs are counted: left in the heap's free space, it stayed in memory beside the
-     * pair map, SuperBPE's stage-2 peak */
-    malloc_trim(0);
-#endif
-    if (applying) {
         s->forced_applied = 1;
-        if (count_token_pairs(s) < 0) {
-            return -1;
-        }
-    } else if (count_byte_pairs(s) < 0) {
-        return -1;
     }
-    /* the heap: the pairs from a 4096th of the best count, heapified; the rarer ones stay
-     * in the map alone (refill_heap lowers the threshold when the heap runs empty) */
-    int64_t best = 0;
-    for (size_t j = 0; j < s->map.cap; j++) {
-        best = s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best ? s->map.slots[j].count : best;
-    }
-    s->threshold = best >> 12;
-    if (heap_build(s) < 0) {
-        return -1;
-    }
+    /* the pairs are counted at the first merge (ready_pairs), once the caller has let go
+     * of the words it gave */
     return 0;
 
 fail:
@@ -540,7 +519,7 @@ MergeState_best(MergeState *s, PyObject *Py_UNUSED(ignored))
         return NULL;
     }
     HeapItem top;
-    int found = best_pair(s, &top);
+    int found = ready_pairs(s) < 0 ? -1 : best_pair(s, &top);
     if (found < 0) {
         s->broken = 1;
         return NULL;

@@ -103,6 +103,7 @@ typedef struct {
     int forced_applied;          /* made in the words at the start (forced_prepare): */
     int64_t *forced_counts;      /* each one's count then */
     int64_t *forced_removed;     /* and the tokens it removed */
+    int pairs_ready; /* the pairs counted and the heap made (ready_pairs, at the first merge) */
     int broken; /* a step failed midway: the state may be half-updated, so no step runs again */
     int steps_untrimmed; /* steps since the last malloc_trim */
 } MergeState;

@@ -11,6 +11,9 @@
 
 #include "_merge_heap.h"
 #include "_merge_words.h"
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 /* The neighbour key of token t on the left (side 0) or right (side 1) of a merge. */
 static inline int32_t
@@ -181,6 +184,35 @@ words_allowed(const MergeState *s, int32_t left, int32_t right)
     return s->max_words == 0 || words <= s->max_words;
 }
 
+/* The pairs of the words counted into the map, and the heap made, before the first merge
+ * (not when the state is made: by then the caller has let go of the words it passed in,
+ * and the memory that reading them took is given back first). 0, or -1 with an exception set. */
+static int
+ready_pairs(MergeState *s)
+{
+    if (s->pairs_ready) {
+        return 0;
+    }
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+    if (s->forced_applied ? count_token_pairs(s) < 0 : count_byte_pairs(s) < 0) {
+        return -1;
+    }
+    /* the heap: the pairs from a 4096th of the best count, heapified; the rarer ones stay
+     * in the map alone (refill_heap lowers the threshold when the heap runs empty) */
+    int64_t best = 0;
+    for (size_t j = 0; j < s->map.cap; j++) {
+        best = s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best ? s->map.slots[j].count : best;
+    }
+    s->threshold = best >> 12;
+    if (heap_build(s) < 0) {
+        return -1;
+    }
+    s->pairs_ready = 1;
+    return 0;
+}
+
 /* The best pair (highest count, ties to the greater bytes) that may be merged, at the top
  * of the heap (not popped) in *top: 1, or 0 when no pair is left, -1 on error. */
 static int
@@ -230,6 +262,9 @@ static int
 merge_once(MergeState *s, int64_t *out)
 {
     HeapItem top;
+    if (ready_pairs(s) < 0) {
+        return -1;
+    }
     memset(out + MERGE_FIELDS, 0, (size_t)s->nsources * sizeof(int64_t));
     int from_list = s->forced_done < s->nforced;
     int forced = from_list || s->has_chosen;
