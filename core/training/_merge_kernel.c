@@ -174,7 +174,8 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     s->prefixes = PyMem_Calloc((size_t)s->captokens, sizeof(uint64_t));
     s->neighbours = PyMem_Calloc(2 * (size_t)s->captokens, sizeof(Neighbour));
     s->touched = PyMem_Malloc(2 * (size_t)s->captokens * sizeof(int32_t));
-    s->pending = PyMem_Malloc(PENDING_MAX * sizeof(Pending));
+    s->pending = PyMem_Malloc(PENDING_FIRST * sizeof(Pending));
+    s->cappending = PENDING_FIRST;
     if (s->tokens == NULL || s->prefixes == NULL || s->neighbours == NULL || s->touched == NULL ||
         s->pending == NULL) {
         PyErr_NoMemory();

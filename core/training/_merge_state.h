@@ -39,8 +39,10 @@ typedef struct {
     int32_t word;
 } Pending;
 
-/* Pending records before a flush (bounds the buffer: 8 MB). */
+/* Pending records before a flush (bounds the buffer: 8 MB), which starts at PENDING_FIRST
+ * and doubles as a merge needs (most merges late in a run, and a small corpus's, need few). */
 #define PENDING_MAX (1 << 20)
+#define PENDING_FIRST (1 << 12)
 
 /* Values in one merge's record (and columns step() returns), before its count per named
  * source (one more column, of nsources values a merge). */
@@ -76,8 +78,8 @@ typedef struct {
     Neighbour *neighbours; /* 2 * captokens, by neighbour_key; all zero between merges */
     int32_t *touched;      /* neighbour keys with pending changes, 2 * captokens at most */
     Py_ssize_t ntouched;
-    Pending *pending;      /* PENDING_MAX */
-    Py_ssize_t npending;
+    Pending *pending;      /* room for cappending, at most PENDING_MAX */
+    Py_ssize_t npending, cappending;
     int64_t merges_done;
     /* Pairs with a count below `threshold` are in the map alone (not in the heap) until
      * the heap runs empty; every live pair of count >= threshold is in the heap, so the

@@ -111,10 +111,20 @@ note_neighbour(MergeState *s, int32_t t, int side, int64_t c, int32_t w, int32_t
     nb->occurrences++;
     s->pending[s->npending].key = key;
     s->pending[s->npending].word = w;
-    if (++s->npending == PENDING_MAX) {
-        return flush_neighbours(s, a, b, z);
+    if (++s->npending < s->cappending) {
+        return 0;
     }
-    return 0;
+    if (s->cappending < PENDING_MAX) {
+        Pending *p = PyMem_Realloc(s->pending, 2 * (size_t)s->cappending * sizeof(Pending));
+        if (p == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        s->pending = p;
+        s->cappending *= 2;
+        return 0;
+    }
+    return flush_neighbours(s, a, b, z);
 }
 
 /* How many holders ahead the merge loop prefetches a word's record, and its tokens. */

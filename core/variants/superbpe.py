@@ -107,7 +107,8 @@ class SuperBPE(Variant):
         stage1 = len(merges)
 
         if budget > stage1:
-            words, word_counts, corpus_bytes, _ = packed_input(counts.pop(0))
+            # (its CountingDone, with the stage-2 cut's statistics, is not kept through stage 2)
+            words, word_counts, corpus_bytes = packed_input(counts.pop(0))[:3]
             stage2_tokens = initial_token_bytes(specials)
             # (stage 1's merges again: their counts are not reported, only the tokens they remove)
             batches = merge_columns(words, word_counts, stage2_tokens, budget, corpus_bytes, first_rank=0, stage=2,
