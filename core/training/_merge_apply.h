@@ -17,6 +17,8 @@
  * (rank, count, tokens removed) are kept, and added up, times the weight of the words it
  * was in, at the end. A piece is merged by rescanning it for its lowest-ranked pair; one of
  * 24 bytes or more with a heap of its pairs instead (no quadratic time on a long run).
+ * Many words are merged in two runs at once (ApplyShare), each by a thread with an applier
+ * of its own: the tokens are the same, and what the merges did adds up the same.
  */
 #ifndef BPE_MERGE_APPLY_H
 #define BPE_MERGE_APPLY_H
@@ -440,6 +442,68 @@ applier_word(MergeApplier *m, const unsigned char *p, int32_t n, int64_t c, int3
         start = i;
     }
     return o;
+}
+
+/* The merges made in a run of packed words [lo, hi) by one thread, with its own applier
+ * (no Python call: the GIL is released meanwhile): each word of two bytes or more's tokens
+ * appended to `made` (width bytes each), their number in made_len[i]. */
+typedef struct {
+    MergeApplier *applier;
+    const unsigned char *blob; /* word lo starts at blob + at */
+    const int64_t *lengths, *counts;
+    Py_ssize_t lo, hi;
+    size_t at;
+    size_t width;
+    void *made;
+    size_t nmade, capmade;
+    int32_t *made_len;
+    int status; /* 0; -1 out of memory; -2 the applier is full */
+} ApplyShare;
+
+static void *
+apply_share(void *arg)
+{
+    ApplyShare *sh = arg;
+    int32_t *merged = NULL;
+    Py_ssize_t room = 0;
+    size_t at = sh->at;
+    for (Py_ssize_t i = sh->lo; i < sh->hi && sh->status == 0; i++) {
+        Py_ssize_t len = (Py_ssize_t)sh->lengths[i];
+        const unsigned char *bytes = sh->blob + at;
+        at += (size_t)len;
+        if (len < 2) {
+            continue;
+        }
+        if (len > room) {
+            int32_t *p = realloc(merged, (size_t)len * sizeof(int32_t));
+            if (p == NULL) {
+                sh->status = -1;
+                break;
+            }
+            merged = p;
+            room = len;
+        }
+        int32_t k = applier_word(sh->applier, bytes, (int32_t)len, sh->counts[i], merged);
+        if (k < 0) {
+            sh->status = sh->applier->full ? -2 : -1;
+            break;
+        }
+        if (apply_reserve(&sh->made, &sh->capmade, sh->nmade, (size_t)k, sh->width) < 0) {
+            sh->status = -1;
+            break;
+        }
+        for (int32_t j = 0; j < k; j++) {
+            if (sh->width == sizeof(int32_t)) {
+                ((int32_t *)sh->made)[sh->nmade + (size_t)j] = merged[j];
+            } else {
+                ((uint16_t *)sh->made)[sh->nmade + (size_t)j] = (uint16_t)merged[j];
+            }
+        }
+        sh->made_len[i] = k;
+        sh->nmade += (size_t)k;
+    }
+    free(merged);
+    return NULL;
 }
 
 /* What the merges did in all the words: each merge's count and tokens removed added to

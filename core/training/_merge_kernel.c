@@ -215,6 +215,9 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     memset(&applier, 0, sizeof(applier));
     int32_t *merged = NULL, *made_len = NULL;
     void *made = NULL; /* the tokens, in the arena's width */
+    void *made_second = NULL; /* (made by two threads: the words from second_from on) */
+    Py_ssize_t second_from = n;
+    size_t first_len = 0;
     Py_ssize_t room = 0;
     size_t nmade = 0, capmade = 0;
     uint16_t *record_sources = NULL; /* each record's source (named sources) */
@@ -227,6 +230,12 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         goto fail;
     }
     size_t width = s->wide ? sizeof(int32_t) : sizeof(uint16_t);
+    /* many packed words: the forced merges made in them at once, by two threads */
+    int shared = applying && source.words == NULL && n >= APPLY_SHARED_FROM;
+    if (shared && forced_words_shared(s, &source, &applier, &made, &made_second, &second_from, &first_len,
+                                      made_len) < 0) {
+        goto fail;
+    }
     /* words and tokens per group (at index group + 1), then where each group starts in
      * the records and in the arena */
     Py_ssize_t group_start[66] = {0};
@@ -260,7 +269,9 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
                                 "weighted pair counts exceed 64 bits; use the Python merge loop");
                 goto fail;
             }
-            if (applying) {
+            if (shared) {
+                len = made_len[i];
+            } else if (applying) {
                 if ((len = forced_word(&applier, bytes, len, c, &merged, &room)) < 0 ||
                     apply_reserve(&made, &capmade, nmade, (size_t)len, width) < 0) {
                     if (len >= 0) {
@@ -334,7 +345,9 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
         r->len = (int32_t)len;
         group_arena[g] += len;
         if (applying) {
-            memcpy((char *)s->arena + r->start * width, (char *)made + at * width, (size_t)len * width);
+            const char *from = i < second_from ? (const char *)made + at * width
+                                               : (const char *)made_second + (at - first_len) * width;
+            memcpy((char *)s->arena + r->start * width, from, (size_t)len * width);
         } else {
             for (Py_ssize_t j = 0; j < len; j++) { /* (bytes: the arena is 16 bits wide) */
                 ((uint16_t *)s->arena)[r->start + j] = src[j];
@@ -352,13 +365,17 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     }
     free(made);
     made = NULL;
+    free(made_second);
+    made_second = NULL;
     PyMem_Free(made_len);
     made_len = NULL;
     word_source_close(&source);
 
     if (applying) {
-        applier_totals(&applier, s->forced_counts, s->forced_removed, (size_t)s->nforced);
-        applier_free(&applier);
+        if (!shared) { /* (forced_words_shared added its own and freed it) */
+            applier_totals(&applier, s->forced_counts, s->forced_removed, (size_t)s->nforced);
+            applier_free(&applier);
+        }
         s->forced_applied = 1;
     }
     /* the pairs are counted at the first merge (ready_pairs), once the caller has let go
@@ -370,6 +387,7 @@ fail:
     PyMem_Free(merged);
     PyMem_Free(record_sources);
     free(made);
+    free(made_second);
     PyMem_Free(made_len);
     applier_free(&applier);
     word_source_close(&source);

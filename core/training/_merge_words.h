@@ -9,6 +9,11 @@
 #ifndef BPE_MERGE_WORDS_H
 #define BPE_MERGE_WORDS_H
 
+#include <pthread.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "_merge_apply.h"
 #include "_merge_state.h"
 
@@ -358,6 +363,22 @@ forced_applicable(const MergeState *s)
     return s->nforced > 0 && s->ntokens + s->nforced <= INT32_MAX && s->nsources == 0;
 }
 
+/* An applier of s's forced merges, their tokens (made by forced_prepare) held; -1 when out
+ * of memory. */
+static int
+forced_applier(const MergeState *s, MergeApplier *applier)
+{
+    if (applier_init(applier, s->forced, (size_t)s->nforced, (int32_t)s->ntokens) < 0) {
+        return -1;
+    }
+    applier->totals_only = s->forced_totals_only;
+    for (Py_ssize_t r = 0; r < s->nforced; r++) {
+        PyObject *token = s->tokens[s->ntokens + r];
+        applier_hold(applier, (const unsigned char *)PyBytes_AS_STRING(token), (size_t)PyBytes_GET_SIZE(token));
+    }
+    return 0;
+}
+
 /* Ready to make the forced merges in the words as they are read (_merge_apply.h): their
  * tokens made ahead (the heap orders pairs of them by their bytes; each joins the caller's
  * list when its merge is reported) and held in the applier. 0, or -1 with an exception set. */
@@ -380,15 +401,9 @@ forced_prepare(MergeState *s, MergeApplier *applier)
     }
     s->forced_counts = PyMem_Calloc((size_t)s->nforced, sizeof(int64_t));
     s->forced_removed = PyMem_Calloc((size_t)s->nforced, sizeof(int64_t));
-    if (s->forced_counts == NULL || s->forced_removed == NULL ||
-        applier_init(applier, s->forced, (size_t)s->nforced, (int32_t)s->ntokens) < 0) {
+    if (s->forced_counts == NULL || s->forced_removed == NULL || forced_applier(s, applier) < 0) {
         PyErr_NoMemory();
         return -1;
-    }
-    applier->totals_only = s->forced_totals_only;
-    for (Py_ssize_t r = 0; r < s->nforced; r++) {
-        PyObject *token = s->tokens[s->ntokens + r];
-        applier_hold(applier, (const unsigned char *)PyBytes_AS_STRING(token), (size_t)PyBytes_GET_SIZE(token));
     }
     s->wide = s->ntokens + s->nforced > 0x10000; /* the words' tokens in 32 bits from the start */
     return 0;
@@ -416,6 +431,89 @@ forced_word(MergeApplier *applier, const unsigned char *bytes, Py_ssize_t len, i
         PyErr_NoMemory();
     }
     return n;
+}
+
+/* From this many words, the forced merges are made in packed words by two threads. */
+#define APPLY_SHARED_FROM (1 << 15)
+
+/* The forced merges made in every word of a packed source at once (before the first pass,
+ * which then only reads made_len), the words split in two runs of about equal bytes, each
+ * merged by a thread with an applier of its own (`applier` the first run's; a piece in both
+ * runs is merged twice, and what the merges did adds up the same): the tokens of each word
+ * of two bytes or more, in the arena's width, in order in *made for the words before
+ * *second_from and in *made_second for the others (*first_len tokens in the first), each
+ * one's number in made_len. Both appliers' totals are added to s's and the appliers freed.
+ * 0, or -1 with an exception set. */
+static int
+forced_words_shared(MergeState *s, WordSource *ws, MergeApplier *applier, void **made, void **made_second,
+                    Py_ssize_t *second_from, size_t *first_len, int32_t *made_len)
+{
+    const int64_t *lengths = (const int64_t *)ws->lengths.buf;
+    size_t blob_len = (size_t)ws->blob.len, at = 0, half_at = 0;
+    Py_ssize_t half = ws->n;
+    for (Py_ssize_t i = 0; i < ws->n; i++) {
+        int64_t len = lengths[i];
+        if (len < 0 || (uint64_t)len > blob_len - at) {
+            PyErr_Format(PyExc_ValueError, "packed word %zd runs past the end of the words' bytes", i);
+            return -1;
+        }
+        if (len > INT32_MAX) {
+            PyErr_Format(PyExc_OverflowError, "words[%zd] is too long", i);
+            return -1;
+        }
+        if (half == ws->n && at >= blob_len / 2) {
+            half = i;
+            half_at = at;
+        }
+        at += (size_t)len;
+    }
+    MergeApplier second;
+    if (forced_applier(s, &second) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t width = s->wide ? sizeof(int32_t) : sizeof(uint16_t);
+    ApplyShare shares[2] = {
+        {applier, (const unsigned char *)ws->blob.buf, lengths, (const int64_t *)ws->packed_counts.buf, 0, half, 0,
+         width, NULL, 0, 0, made_len, 0},
+        {&second, (const unsigned char *)ws->blob.buf, lengths, (const int64_t *)ws->packed_counts.buf, half, ws->n,
+         half_at, width, NULL, 0, 0, made_len, 0},
+    };
+    Py_BEGIN_ALLOW_THREADS
+    pthread_t helper;
+    int helped = pthread_create(&helper, NULL, apply_share, &shares[1]) == 0;
+    apply_share(&shares[0]);
+    if (helped) {
+        pthread_join(helper, NULL);
+    } else {
+        apply_share(&shares[1]);
+    }
+    Py_END_ALLOW_THREADS
+    int status = shares[0].status < 0 ? shares[0].status : shares[1].status;
+    if (status == 0) {
+        applier_totals(applier, s->forced_counts, s->forced_removed, (size_t)s->nforced);
+        applier_totals(&second, s->forced_counts, s->forced_removed, (size_t)s->nforced);
+    }
+    applier_free(applier);
+    applier_free(&second);
+#if defined(__GLIBC__)
+    malloc_trim(0); /* the pieces' tables back to the system (the helper's malloc arena too) */
+#endif
+    if (status < 0) {
+        free(shares[0].made);
+        free(shares[1].made);
+        if (status == -2) { /* (merge_pairs runs the Python loop on OverflowError) */
+            PyErr_SetString(PyExc_OverflowError, "too many distinct pieces for the kernel's forced merges");
+        } else {
+            PyErr_NoMemory();
+        }
+        return -1;
+    }
+    *made = shares[0].made;
+    *made_second = shares[1].made;
+    *second_from = half;
+    *first_len = shares[0].nmade;
+    return 0;
 }
 
 /* The arena from uint16 to int32 ids (before the merge that makes id 65536); -1 with

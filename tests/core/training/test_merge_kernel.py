@@ -365,6 +365,36 @@ def test_forced_merges_made_at_the_start_past_id_65535() -> None:
     assert kernel_tokens == python_tokens
 
 
+@pytest.mark.parametrize(("wide", "totals_only"), [(False, False), (False, True), (True, False)])
+def test_forced_merges_in_many_packed_words_made_by_two_threads_equal_one(wide: bool, totals_only: bool) -> None:
+    """From 32,768 packed words the kernel makes the forced merges in two runs of the
+    words at once, each with its own pieces: the merges, their counts and tokens removed
+    (or, as SuperBPE asks, only the tokens removed), and the merges after them are those
+    of the one-thread path the lists take (tested against the Python loop above)."""
+    rng = random.Random(11)
+    alphabet = "abcde fgh:\n" + "éß中"
+
+    def table(n: int) -> dict[bytes, int]:
+        words: dict[bytes, int] = {}
+        while len(words) < n:
+            word = "".join(rng.choices(alphabet, k=rng.randint(1, 30))).encode()
+            words[word] = words.get(word, 0) + rng.choice([1, 1, 2, 5, 40])
+        return words
+
+    tokens = BYTE_TOKENS + ([b"<%d>" % i for i in range(65_400 - 256)] if wide else [])
+    first, second = table(3000), table(40_000)
+    pairs = _forced_from_a_run(list(first), list(first.values()), tokens, 300)
+    options = {"forced": pairs, "forced_counts": not totals_only}
+    packed = PackedWords(b"".join(second), array("q", map(len, second)).tobytes(),
+                         array("q", second.values()).tobytes())
+    one_tokens, two_tokens = list(tokens), list(tokens)
+    one = rows(merge_pairs(list(second), list(second.values()), one_tokens, len(pairs) + 200, **options))
+    two = rows(merge_pairs(packed, None, two_tokens, len(pairs) + 200, **options))
+    assert len(one) == len(pairs) + 200 and sum(row[4] for row in one[: len(pairs)]) > 0
+    assert two == one
+    assert two_tokens == one_tokens
+
+
 long_tables = st.dictionaries(
     st.binary(min_size=20, max_size=90).map(lambda b: bytes(b"aab c"[x % 5] for x in b)),
     st.integers(1, 9),
