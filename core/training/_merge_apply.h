@@ -17,8 +17,8 @@
  * (rank, count, tokens removed) are kept, and added up, times the weight of the words it
  * was in, at the end. A piece is merged by rescanning it for its lowest-ranked pair; one of
  * 24 bytes or more with a heap of its pairs instead (no quadratic time on a long run).
- * Many words are merged in two runs at once (ApplyShare), each by a thread with an applier
- * of its own: the tokens are the same, and what the merges did adds up the same.
+ * Many words are merged by two threads (ApplyShare), each making the pieces of half of the
+ * hashes, then writing the tokens of half of the words.
  */
 #ifndef BPE_MERGE_APPLY_H
 #define BPE_MERGE_APPLY_H
@@ -353,15 +353,34 @@ apply_heap(MergeApplier *m, int32_t *word, int32_t *work, int32_t n)
     return o;
 }
 
-/* The slot of piece p[0:n] (found, or made with its merges made); NULL when out of memory. */
-static PieceSlot *
-applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
+static inline uint64_t
+piece_hash(const unsigned char *p, int32_t n)
 {
     uint64_t hash = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
     for (int32_t i = 0; i < n; i++) {
         hash = (hash ^ p[i]) * 0x100000001B3ull;
     }
-    hash = apply_mix(hash);
+    return apply_mix(hash);
+}
+
+/* The slot of piece p[0:n] of this hash, NULL if it has none (no piece is made). */
+static const PieceSlot *
+applier_find(const MergeApplier *m, const unsigned char *p, int32_t n, uint64_t hash)
+{
+    for (size_t j = hash & m->slot_mask; m->slots[j].len != 0; j = (j + 1) & m->slot_mask) {
+        const PieceSlot *e = &m->slots[j];
+        if (e->hash == hash && e->len == n && memcmp(m->keys + e->key, p, (size_t)n) == 0) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* The slot of piece p[0:n] (found, or made with its merges made); NULL when out of memory. */
+static PieceSlot *
+applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
+{
+    uint64_t hash = piece_hash(p, n);
     size_t j = hash & m->slot_mask;
     for (; m->slots[j].len != 0; j = (j + 1) & m->slot_mask) {
         PieceSlot *e = &m->slots[j];
@@ -444,11 +463,15 @@ applier_word(MergeApplier *m, const unsigned char *p, int32_t n, int64_t c, int3
     return o;
 }
 
-/* The merges made in a run of packed words [lo, hi) by one thread, with its own applier
- * (no Python call: the GIL is released meanwhile): each word of two bytes or more's tokens
- * appended to `made` (width bytes each), their number in made_len[i]. */
+/* The forced merges made in many packed words by two threads, each piece held once: first
+ * each thread makes the pieces whose hash has its `owner` bit (every word read by both,
+ * each piece's weight added by its owner alone: apply_pieces), then each thread writes the
+ * tokens of its half of the words, reading both threads' pieces, which no longer change
+ * (apply_words): each word of two bytes or more's tokens appended to `made` (width bytes
+ * each), their number in made_len[i]. No Python call: the GIL is released meanwhile. */
 typedef struct {
-    MergeApplier *applier;
+    MergeApplier *pieces[2]; /* the pieces of hash bit 63 clear, and set */
+    int owner;               /* apply_pieces: the pieces this thread makes */
     const unsigned char *blob; /* word lo starts at blob + at */
     const int64_t *lengths, *counts;
     Py_ssize_t lo, hi;
@@ -457,53 +480,110 @@ typedef struct {
     void *made;
     size_t nmade, capmade;
     int32_t *made_len;
-    int status; /* 0; -1 out of memory; -2 the applier is full */
+    int status; /* 0; -1 out of memory; -2 an applier is full */
 } ApplyShare;
 
 static void *
-apply_share(void *arg)
+apply_pieces(void *arg)
+{
+    ApplyShare *sh = arg;
+    MergeApplier *m = sh->pieces[sh->owner];
+    size_t at = sh->at;
+    for (Py_ssize_t i = sh->lo; i < sh->hi; i++) {
+        int32_t len = (int32_t)sh->lengths[i];
+        const unsigned char *p = sh->blob + at;
+        at += (size_t)len;
+        for (int32_t start = 0, k = 1; len > 1 && k <= len; k++) {
+            if (k < len && applier_held(m, p[k - 1], p[k])) {
+                continue;
+            }
+            if (k - start > 1) {
+                uint64_t hash = piece_hash(p + start, k - start);
+                if ((int)(hash >> 63) == sh->owner) {
+                    PieceSlot *e = applier_piece(m, p + start, k - start);
+                    if (e == NULL) {
+                        sh->status = m->full ? -2 : -1;
+                        return NULL;
+                    }
+                    e->weight += sh->counts[i];
+                }
+            }
+            start = k;
+        }
+    }
+    return NULL;
+}
+
+static void *
+apply_words(void *arg)
 {
     ApplyShare *sh = arg;
     int32_t *merged = NULL;
-    Py_ssize_t room = 0;
+    int32_t room = 0;
     size_t at = sh->at;
-    for (Py_ssize_t i = sh->lo; i < sh->hi && sh->status == 0; i++) {
-        Py_ssize_t len = (Py_ssize_t)sh->lengths[i];
-        const unsigned char *bytes = sh->blob + at;
+    for (Py_ssize_t i = sh->lo; i < sh->hi; i++) {
+        int32_t len = (int32_t)sh->lengths[i];
+        const unsigned char *p = sh->blob + at;
         at += (size_t)len;
         if (len < 2) {
             continue;
         }
         if (len > room) {
-            int32_t *p = realloc(merged, (size_t)len * sizeof(int32_t));
-            if (p == NULL) {
+            int32_t *grown = realloc(merged, (size_t)len * sizeof(int32_t));
+            if (grown == NULL) {
                 sh->status = -1;
                 break;
             }
-            merged = p;
+            merged = grown;
             room = len;
         }
-        int32_t k = applier_word(sh->applier, bytes, (int32_t)len, sh->counts[i], merged);
-        if (k < 0) {
-            sh->status = sh->applier->full ? -2 : -1;
-            break;
+        int32_t o = 0;
+        for (int32_t start = 0, k = 1; k <= len; k++) {
+            if (k < len && applier_held(sh->pieces[0], p[k - 1], p[k])) {
+                continue;
+            }
+            if (k - start == 1) {
+                merged[o++] = p[start];
+            } else {
+                uint64_t hash = piece_hash(p + start, k - start);
+                const MergeApplier *m = sh->pieces[hash >> 63];
+                const PieceSlot *e = applier_find(m, p + start, k - start, hash); /* made by apply_pieces */
+                memcpy(merged + o, m->ids + e->ids, (size_t)e->nids * sizeof(int32_t));
+                o += e->nids;
+            }
+            start = k;
         }
-        if (apply_reserve(&sh->made, &sh->capmade, sh->nmade, (size_t)k, sh->width) < 0) {
+        if (apply_reserve(&sh->made, &sh->capmade, sh->nmade, (size_t)o, sh->width) < 0) {
             sh->status = -1;
             break;
         }
-        for (int32_t j = 0; j < k; j++) {
+        for (int32_t j = 0; j < o; j++) {
             if (sh->width == sizeof(int32_t)) {
                 ((int32_t *)sh->made)[sh->nmade + (size_t)j] = merged[j];
             } else {
                 ((uint16_t *)sh->made)[sh->nmade + (size_t)j] = (uint16_t)merged[j];
             }
         }
-        sh->made_len[i] = k;
-        sh->nmade += (size_t)k;
+        sh->made_len[i] = o;
+        sh->nmade += (size_t)o;
     }
     free(merged);
     return NULL;
+}
+
+/* run(shares[0]) here and run(shares[1]) on another thread, at once (in turn if no thread
+ * can be started). */
+static void
+apply_in_two(void *(*run)(void *), ApplyShare *shares)
+{
+    pthread_t helper;
+    int helped = pthread_create(&helper, NULL, run, &shares[1]) == 0;
+    run(&shares[0]);
+    if (helped) {
+        pthread_join(helper, NULL);
+    } else {
+        run(&shares[1]);
+    }
 }
 
 /* What the merges did in all the words: each merge's count and tokens removed added to

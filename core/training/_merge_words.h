@@ -436,11 +436,10 @@ forced_word(MergeApplier *applier, const unsigned char *bytes, Py_ssize_t len, i
 /* From this many words, the forced merges are made in packed words by two threads. */
 #define APPLY_SHARED_FROM (1 << 15)
 
-/* The forced merges made in every word of a packed source at once (before the first pass,
- * which then only reads made_len), the words split in two runs of about equal bytes, each
- * merged by a thread with an applier of its own (`applier` the first run's; a piece in both
- * runs is merged twice, and what the merges did adds up the same): the tokens of each word
- * of two bytes or more, in the arena's width, in order in *made for the words before
+/* The forced merges made in every word of a packed source at once, by two threads
+ * (ApplyShare: each distinct piece made once, by the thread its hash names, `applier` holding
+ * half of them), before the first pass, which then only reads made_len: the tokens of each
+ * word of two bytes or more, in the arena's width, in order in *made for the words before
  * *second_from and in *made_second for the others (*first_len tokens in the first), each
  * one's number in made_len. Both appliers' totals are added to s's and the appliers freed.
  * 0, or -1 with an exception set. */
@@ -472,24 +471,26 @@ forced_words_shared(MergeState *s, WordSource *ws, MergeApplier *applier, void *
         PyErr_NoMemory();
         return -1;
     }
+    const unsigned char *blob = (const unsigned char *)ws->blob.buf;
+    const int64_t *counts = (const int64_t *)ws->packed_counts.buf;
     size_t width = s->wide ? sizeof(int32_t) : sizeof(uint16_t);
-    ApplyShare shares[2] = {
-        {applier, (const unsigned char *)ws->blob.buf, lengths, (const int64_t *)ws->packed_counts.buf, 0, half, 0,
-         width, NULL, 0, 0, made_len, 0},
-        {&second, (const unsigned char *)ws->blob.buf, lengths, (const int64_t *)ws->packed_counts.buf, half, ws->n,
-         half_at, width, NULL, 0, 0, made_len, 0},
+    ApplyShare pieces[2] = {
+        {{applier, &second}, 0, blob, lengths, counts, 0, ws->n, 0, width, NULL, 0, 0, made_len, 0},
+        {{applier, &second}, 1, blob, lengths, counts, 0, ws->n, 0, width, NULL, 0, 0, made_len, 0},
     };
+    ApplyShare words[2] = {
+        {{applier, &second}, 0, blob, lengths, counts, 0, half, 0, width, NULL, 0, 0, made_len, 0},
+        {{applier, &second}, 0, blob, lengths, counts, half, ws->n, half_at, width, NULL, 0, 0, made_len, 0},
+    };
+    int status;
     Py_BEGIN_ALLOW_THREADS
-    pthread_t helper;
-    int helped = pthread_create(&helper, NULL, apply_share, &shares[1]) == 0;
-    apply_share(&shares[0]);
-    if (helped) {
-        pthread_join(helper, NULL);
-    } else {
-        apply_share(&shares[1]);
+    apply_in_two(apply_pieces, pieces);
+    status = pieces[0].status < 0 ? pieces[0].status : pieces[1].status;
+    if (status == 0) {
+        apply_in_two(apply_words, words);
+        status = words[0].status < 0 ? words[0].status : words[1].status;
     }
     Py_END_ALLOW_THREADS
-    int status = shares[0].status < 0 ? shares[0].status : shares[1].status;
     if (status == 0) {
         applier_totals(applier, s->forced_counts, s->forced_removed, (size_t)s->nforced);
         applier_totals(&second, s->forced_counts, s->forced_removed, (size_t)s->nforced);
@@ -500,8 +501,8 @@ forced_words_shared(MergeState *s, WordSource *ws, MergeApplier *applier, void *
     malloc_trim(0); /* the pieces' tables back to the system (the helper's malloc arena too) */
 #endif
     if (status < 0) {
-        free(shares[0].made);
-        free(shares[1].made);
+        free(words[0].made);
+        free(words[1].made);
         if (status == -2) { /* (merge_pairs runs the Python loop on OverflowError) */
             PyErr_SetString(PyExc_OverflowError, "too many distinct pieces for the kernel's forced merges");
         } else {
@@ -509,10 +510,10 @@ forced_words_shared(MergeState *s, WordSource *ws, MergeApplier *applier, void *
         }
         return -1;
     }
-    *made = shares[0].made;
-    *made_second = shares[1].made;
+    *made = words[0].made;
+    *made_second = words[1].made;
     *second_from = half;
-    *first_len = shares[0].nmade;
+    *first_len = words[0].nmade;
     return 0;
 }
 
