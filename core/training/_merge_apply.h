@@ -353,6 +353,18 @@ apply_heap(MergeApplier *m, int32_t *word, int32_t *work, int32_t n)
     return o;
 }
 
+/* Where the piece of word p[0:n] that starts at `start` ends: at the first two bytes in a
+ * row that no forced token holds, or at n. */
+static inline int32_t
+piece_end(const MergeApplier *m, const unsigned char *p, int32_t n, int32_t start)
+{
+    int32_t end = start + 1;
+    while (end < n && applier_held(m, p[end - 1], p[end])) {
+        end++;
+    }
+    return end;
+}
+
 static inline uint64_t
 piece_hash(const unsigned char *p, int32_t n)
 {
@@ -376,17 +388,18 @@ applier_find(const MergeApplier *m, const unsigned char *p, int32_t n, uint64_t 
     return NULL;
 }
 
-/* The slot of piece p[0:n] (found, or made with its merges made); NULL when out of memory. */
+/* The slot of piece p[0:n] of this hash (piece_hash), found or made with its merges made;
+ * NULL when out of memory. */
 static PieceSlot *
-applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
+applier_piece(MergeApplier *m, const unsigned char *p, int32_t n, uint64_t hash)
 {
-    uint64_t hash = piece_hash(p, n);
+    const PieceSlot *found = applier_find(m, p, n, hash);
+    if (found != NULL) {
+        return &m->slots[found - m->slots];
+    }
     size_t j = hash & m->slot_mask;
-    for (; m->slots[j].len != 0; j = (j + 1) & m->slot_mask) {
-        PieceSlot *e = &m->slots[j];
-        if (e->hash == hash && e->len == n && memcmp(m->keys + e->key, p, (size_t)n) == 0) {
-            return e;
-        }
+    while (m->slots[j].len != 0) { /* the free slot it takes */
+        j = (j + 1) & m->slot_mask;
     }
     if (m->nkeys + (size_t)n > UINT32_MAX || m->nids + (size_t)n > UINT32_MAX || m->nevents + 3 * (size_t)n > UINT32_MAX) {
         m->full = 1;
@@ -442,15 +455,13 @@ applier_piece(MergeApplier *m, const unsigned char *p, int32_t n)
 static int32_t
 applier_word(MergeApplier *m, const unsigned char *p, int32_t n, int64_t c, int32_t *out)
 {
-    int32_t o = 0, start = 0;
-    for (int32_t i = 1; i <= n; i++) {
-        if (i < n && applier_held(m, p[i - 1], p[i])) {
-            continue;
-        }
-        if (i - start == 1) {
+    int32_t o = 0;
+    for (int32_t start = 0, end; start < n; start = end) {
+        end = piece_end(m, p, n, start);
+        if (end - start == 1) {
             out[o++] = p[start];
         } else {
-            PieceSlot *e = applier_piece(m, p + start, i - start);
+            PieceSlot *e = applier_piece(m, p + start, end - start, piece_hash(p + start, end - start));
             if (e == NULL) {
                 return -1;
             }
@@ -458,7 +469,6 @@ applier_word(MergeApplier *m, const unsigned char *p, int32_t n, int64_t c, int3
             o += e->nids;
             e->weight += c;
         }
-        start = i;
     }
     return o;
 }
@@ -493,22 +503,17 @@ apply_pieces(void *arg)
         int32_t len = (int32_t)sh->lengths[i];
         const unsigned char *p = sh->blob + at;
         at += (size_t)len;
-        for (int32_t start = 0, k = 1; len > 1 && k <= len; k++) {
-            if (k < len && applier_held(m, p[k - 1], p[k])) {
-                continue;
-            }
-            if (k - start > 1) {
-                uint64_t hash = piece_hash(p + start, k - start);
-                if ((int)(hash >> 63) == sh->owner) {
-                    PieceSlot *e = applier_piece(m, p + start, k - start);
-                    if (e == NULL) {
-                        sh->status = m->full ? -2 : -1;
-                        return NULL;
-                    }
-                    e->weight += sh->counts[i];
+        for (int32_t start = 0, end; len > 1 && start < len; start = end) {
+            end = piece_end(m, p, len, start);
+            uint64_t hash = end - start > 1 ? piece_hash(p + start, end - start) : 0;
+            if (end - start > 1 && (int)(hash >> 63) == sh->owner) {
+                PieceSlot *e = applier_piece(m, p + start, end - start, hash);
+                if (e == NULL) {
+                    sh->status = m->full ? -2 : -1;
+                    return NULL;
                 }
+                e->weight += sh->counts[i];
             }
-            start = k;
         }
     }
     return NULL;
@@ -538,20 +543,17 @@ apply_words(void *arg)
             room = len;
         }
         int32_t o = 0;
-        for (int32_t start = 0, k = 1; k <= len; k++) {
-            if (k < len && applier_held(sh->pieces[0], p[k - 1], p[k])) {
-                continue;
-            }
-            if (k - start == 1) {
+        for (int32_t start = 0, end; start < len; start = end) {
+            end = piece_end(sh->pieces[0], p, len, start);
+            if (end - start == 1) {
                 merged[o++] = p[start];
             } else {
-                uint64_t hash = piece_hash(p + start, k - start);
+                uint64_t hash = piece_hash(p + start, end - start);
                 const MergeApplier *m = sh->pieces[hash >> 63];
-                const PieceSlot *e = applier_find(m, p + start, k - start, hash); /* made by apply_pieces */
+                const PieceSlot *e = applier_find(m, p + start, end - start, hash); /* made by apply_pieces */
                 memcpy(merged + o, m->ids + e->ids, (size_t)e->nids * sizeof(int32_t));
                 o += e->nids;
             }
-            start = k;
         }
         if (apply_reserve(&sh->made, &sh->capmade, sh->nmade, (size_t)o, sh->width) < 0) {
             sh->status = -1;

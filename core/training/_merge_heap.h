@@ -134,6 +134,17 @@ keys_append(uint64_t **list, size_t *n, size_t *cap, uint64_t key)
 }
 
 
+/* The highest count of a pair in the map (0 when there is none). */
+static int64_t
+best_count(const MergeState *s)
+{
+    int64_t best = 0;
+    for (size_t j = 0; j < s->map.cap; j++) {
+        best = s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best ? s->map.slots[j].count : best;
+    }
+    return best;
+}
+
 /* The heap made from the map: every live pair of count >= threshold, heapified. -1 with
  * MemoryError set. */
 static int
@@ -175,10 +186,7 @@ refill_heap(MergeState *s, int64_t ceiling)
     if (s->threshold == 0) {
         return 0; /* every live pair has been offered to the heap since: none is left to choose */
     }
-    int64_t best = 0;
-    for (size_t j = 0; j < s->map.cap; j++) {
-        best = s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best ? s->map.slots[j].count : best;
-    }
+    int64_t best = best_count(s);
     int64_t threshold = s->threshold / 16;
     threshold = threshold < ceiling ? threshold : ceiling;
     s->threshold = threshold < best ? threshold : best;

@@ -40,13 +40,10 @@
 #include <stdint.h>
 #include <string.h>
 #include "_merge_step.h"
-#if defined(__GLIBC__)
-#include <malloc.h>
-/* Every this many steps, glibc gives the free pages inside its heap back to the system
- * (malloc_trim): the holders lists grow, move and are freed by the million, and the
- * memory they leave free is otherwise kept. */
+/* Every this many steps, the free pages inside the C heap go back to the system
+ * (give_back_free_memory): the holders lists grow, move and are freed by the million, and
+ * the memory they leave free is otherwise kept. */
 #define TRIM_EVERY_STEPS 20
-#endif
 
 static void
 MergeState_dealloc(MergeState *s)
@@ -462,12 +459,10 @@ MergeState_step(MergeState *s, PyObject *arg)
         PyTuple_SET_ITEM(columns, f, column);
     }
     PyMem_Free(rows);
-#ifdef TRIM_EVERY_STEPS
     if (++s->steps_untrimmed >= TRIM_EVERY_STEPS) {
         s->steps_untrimmed = 0;
-        malloc_trim(0);
+        give_back_free_memory();
     }
-#endif
     return columns;
 }
 

@@ -9,6 +9,19 @@
 #define BPE_MERGE_STATE_H
 
 #include "_pair_map.h"
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+/* The free pages inside the C heap given back to the system (glibc keeps them otherwise:
+ * after a large structure is freed, the memory stays counted against the process). */
+static inline void
+give_back_free_memory(void)
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
 
 /* A heap entry. lkey and rkey are the first 8 bytes of the left and right tokens,
  * big-endian and zero-padded: comparing them as integers orders most pairs of equal

@@ -11,9 +11,6 @@
 
 #include "_merge_heap.h"
 #include "_merge_words.h"
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 /* The neighbour key of token t on the left (side 0) or right (side 1) of a merge. */
 static inline int32_t
@@ -203,19 +200,13 @@ ready_pairs(MergeState *s)
     if (s->pairs_ready) {
         return 0;
     }
-#if defined(__GLIBC__)
-    malloc_trim(0);
-#endif
+    give_back_free_memory();
     if (s->forced_applied ? count_token_pairs(s) < 0 : count_byte_pairs(s) < 0) {
         return -1;
     }
     /* the heap: the pairs from a 4096th of the best count, heapified; the rarer ones stay
      * in the map alone (refill_heap lowers the threshold when the heap runs empty) */
-    int64_t best = 0;
-    for (size_t j = 0; j < s->map.cap; j++) {
-        best = s->map.slots[j].key != EMPTY_KEY && s->map.slots[j].count > best ? s->map.slots[j].count : best;
-    }
-    s->threshold = best >> 12;
+    s->threshold = best_count(s) >> 12;
     if (heap_build(s) < 0) {
         return -1;
     }

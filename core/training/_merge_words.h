@@ -10,9 +10,6 @@
 #define BPE_MERGE_WORDS_H
 
 #include <pthread.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "_merge_apply.h"
 #include "_merge_state.h"
@@ -497,9 +494,7 @@ forced_words_shared(MergeState *s, WordSource *ws, MergeApplier *applier, void *
     }
     applier_free(applier);
     applier_free(&second);
-#if defined(__GLIBC__)
-    malloc_trim(0); /* the pieces' tables back to the system (the helper's malloc arena too) */
-#endif
+    give_back_free_memory(); /* the pieces' tables (the helper thread's malloc arena too) */
     if (status < 0) {
         free(words[0].made);
         free(words[1].made);
