@@ -177,9 +177,14 @@ static int bpe_ct_add_table(BpeCounts *c, const BpeCounts *other)
                 size_t len = from->meta & 0xFF;
                 int64_t count = bpe_ct_count(other, from);
                 uint64_t hash = hashes[d % AHEAD];
-                int failed = len <= BPE_CT_MID /* (by its words) */
-                                 ? bpe_ct_add_word(c, NULL, len, from->word, other->ext[o], hash, 1, count)
-                                 : bpe_ct_add(c, bpe_ct_key(other, from, buf, &len), len, hash, 1, count);
+                int failed;
+                if (len <= BPE_CT_MID) { /* (by its words) */
+                    failed = bpe_ct_add_word(c, NULL, len, from->word, other->ext[o], hash, 1, count);
+                } else { /* the key first: it sets len past 254 (not in the same call: C leaves the order of
+                          * the arguments open) */
+                    const unsigned char *key = bpe_ct_key(other, from, buf, &len);
+                    failed = bpe_ct_add(c, key, len, hash, 1, count);
+                }
                 if (failed < 0) {
                     free(absent);
                     return -1;

@@ -210,6 +210,25 @@ def test_native_tables_of_different_sizes_add_up_in_first_seen_order(big_first: 
     assert any(len(w) > 8 for w in set(one) & set(two)) and any(len(w) <= 8 for w in set(one) & set(two))
 
 
+@pytest.mark.parametrize("scanner", ["GPT2", "SUPERBPE"])
+def test_keys_of_255_bytes_and_more_are_added_whole(scanner: str) -> None:
+    """A pre-token of 255 bytes or more (its length kept beside it, not in its slot) that
+    only the added table has is put in whole: the length once read its slot's 255 (C leaves
+    the order of a call's arguments open), and two counting threads cut it there."""
+    native = pytest.importorskip("core.pretokenize._native", reason="the native pre-tokenizer is not built")
+    lengths = [16, 17, 254, 255, 256, 397, 4000]
+    long_words = [("x" * n).encode() for n in lengths]
+    first, second = native.Counts(), native.Counts()
+    first.scan(b"shared\n" + b"\n".join(long_words[:1]), getattr(native, scanner))  # (a line ends a pre-token)
+    second.scan(b"\n".join(long_words) + b"\nshared", getattr(native, scanner))
+    expected = dict(zip(*first.items()))
+    for word, count in zip(*second.items()):
+        expected[word] = expected.get(word, 0) + count
+    assert {254, 255, 256} & set(map(len, second.items()[0])) and max(map(len, second.items()[0])) >= 4000
+    first.add(second)
+    assert dict(zip(*first.items())) == expected
+
+
 def _table_hash(key: bytes) -> int:
     """The native table's hash of a key of at most 16 bytes (`bpe_ct_hash_words`), to find
     keys that crowd one end of it."""
