@@ -3,8 +3,9 @@
  * Invariants. Every live pair of count >= threshold is in the heap (maybe more than once,
  * with stale counts: a popped item whose count is stale goes back with its real one, or
  * is dropped at 0); the rarer ones stay in the map alone until the heap runs empty and
- * refill_heap lowers the threshold. Counts of existing pairs only go down, so the top
- * item, once its count is checked, is the best pair (ties to the greater bytes).
+ * refill_heap (_merge_threshold.h) lowers the threshold. Counts of existing pairs only go
+ * down, so the top item, once its count is checked, is the best pair (ties to the greater
+ * bytes).
  */
 #ifndef BPE_MERGE_HEAP_H
 #define BPE_MERGE_HEAP_H
@@ -168,29 +169,11 @@ heap_build(MergeState *s)
 }
 
 /* A pair of this count: into the heap, or, below the threshold, left in the map alone
- * (refill_heap finds it there). */
+ * (refill_heap, _merge_threshold.h, finds it there). */
 static int
 heap_offer(MergeState *s, int64_t count, int32_t left, int32_t right)
 {
     return count >= s->threshold ? heap_push(s, count, left, right) : 0;
-}
-
-/* The heap is empty, or its best pair's count (`ceiling`) is below the threshold: the
- * threshold goes down to a 16th, to at most `ceiling` (so that every pair of that count
- * is in the heap when it is chosen) and to at most the best count left, and the heap is
- * made anew from the map: every live pair that reaches the threshold, once (no stale
- * items). A read of the map, a few times a run. -1 with MemoryError set. */
-static int
-refill_heap(MergeState *s, int64_t ceiling)
-{
-    if (s->threshold == 0) {
-        return 0; /* every live pair has been offered to the heap since: none is left to choose */
-    }
-    int64_t best = best_count(s);
-    int64_t threshold = s->threshold / 16;
-    threshold = threshold < ceiling ? threshold : ceiling;
-    s->threshold = threshold < best ? threshold : best;
-    return heap_build(s);
 }
 
 static void

@@ -32,7 +32,8 @@
  * the same way as a too long one.
  * Its parts, each a header with the invariant it keeps: the pair map (_pair_map.h), the
  * state (_merge_state.h), the heap (_merge_heap.h), reading the words (_merge_words.h),
- * one merge (_merge_step.h); this file is the Python type.
+ * which pairs the heap and the map hold (_merge_threshold.h), one merge (_merge_step.h);
+ * this file is the Python type.
  * CPython API only, C99.
  */
 #define PY_SSIZE_T_CLEAN
@@ -76,17 +77,28 @@ static int
 MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"words", "counts", "token_bytes", "max_token_length", "min_frequency",
-                             "forced", "max_words", "colon_rule", "sources", "nsources", "forced_counts", NULL};
+                             "forced", "max_words", "colon_rule", "sources", "nsources", "forced_counts", "prune", NULL};
     PyObject *words, *counts_list, *token_list;
     Py_ssize_t max_token_length = 0, max_words = 0;
     long long min_frequency = 0;
     int colon_rule = 0;
     Py_buffer forced = {0}, sources = {0};
     Py_ssize_t nsources = 0;
-    int forced_counts = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*npy*np:MergeState", kwlist, &words, &counts_list,
+    int forced_counts = 1, prune = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO!|$nLy*npy*npi:MergeState", kwlist, &words, &counts_list,
                                      &PyList_Type, &token_list, &max_token_length, &min_frequency,
-                                     &forced, &max_words, &colon_rule, &sources, &nsources, &forced_counts)) {
+                                     &forced, &max_words, &colon_rule, &sources, &nsources, &forced_counts,
+                                     &prune)) {
+        return -1;
+    }
+    if (prune < 0 || prune > 2) {
+        if (forced.buf != NULL) {
+            PyBuffer_Release(&forced);
+        }
+        if (sources.buf != NULL) {
+            PyBuffer_Release(&sources);
+        }
+        PyErr_SetString(PyExc_ValueError, "prune must be 0 (never), 1 (when the map would grow) or 2 (at every merge)");
         return -1;
     }
     s->forced_totals_only = !forced_counts;
@@ -139,6 +151,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     s->max_words = max_words;
     s->colon_rule = colon_rule;
     s->min_frequency = min_frequency;
+    s->prune = prune;
+    s->floor = 0;
+    s->threshold_shift = prune == 2 ? 0 : 12;
+    s->threshold_divisor = prune == 2 ? 2 : 16;
     if (s->records != NULL || s->token_list != NULL) {
         PyErr_SetString(PyExc_RuntimeError, "MergeState is already initialized");
         return -1;
@@ -173,6 +189,10 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     s->touched = PyMem_Malloc(2 * (size_t)s->captokens * sizeof(int32_t));
     s->pending = PyMem_Malloc(PENDING_FIRST * sizeof(Pending));
     s->cappending = PENDING_FIRST;
+    s->pending_max = PENDING_MAX;
+    if (s->prune == 2) { /* (the tests: a merge's changes applied a few at a time) */
+        s->cappending = s->pending_max = 8;
+    }
     if (s->tokens == NULL || s->prefixes == NULL || s->neighbours == NULL || s->touched == NULL ||
         s->pending == NULL) {
         PyErr_NoMemory();
@@ -507,7 +527,7 @@ MergeState_memory(MergeState *s, PyObject *Py_UNUSED(ignored))
         PyMem_Free(in);
     }
 #endif
-    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}",
+    return Py_BuildValue("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:L}",
                          "records", (Py_ssize_t)(s->nwords * (Py_ssize_t)sizeof(WordRecord)),
                          "arena_live_tokens", (Py_ssize_t)arena,
                          "holders", (Py_ssize_t)holders, "block_live", (Py_ssize_t)block_live,
@@ -517,7 +537,8 @@ MergeState_memory(MergeState *s, PyObject *Py_UNUSED(ignored))
                          "pairs_held_inline", (Py_ssize_t)inline_pairs,
                          "map", (Py_ssize_t)(s->map.cap * sizeof(PairEntry)),
                          "map_used", (Py_ssize_t)s->map.used,
-                         "heap", (Py_ssize_t)(s->heapcap * sizeof(HeapItem)));
+                         "heap", (Py_ssize_t)(s->heapcap * sizeof(HeapItem)),
+                         "floor", (long long)s->floor);
 }
 
 /* best() -> (left, right, count) of the pair the next step would merge, or None. */

@@ -17,6 +17,7 @@ class MergeState:
         sources: bytes = b"",
         nsources: int = 0,
         forced_counts: bool = True,
+        prune: int = 0,
     ) -> None:
         """``words`` and ``counts``: lists, or packed (`core.training.merge.PackedWords`): the
         words' bytes one after another with their native int64 lengths, and native int64
@@ -24,7 +25,8 @@ class MergeState:
         pairs merged first, in order (``array('i', ...).tobytes()``); ``max_words`` (0: no
         limit) and ``colon_rule``: SuperBPE's stage-2 rule on the merged token; ``sources``:
         each word's source (native uint16) below ``nsources``: each merge also gives its
-        count per source (a sixth column)."""
+        count per source (a sixth column); ``prune``: 1, the rare pairs leave the pair map
+        when it would grow (counted again if needed), 2 at every merge (tests), 0 never."""
     def step(self, max_merges: int) -> tuple[bytes, ...]:
         """Run up to ``max_merges`` merges: five columns of native int64 values (left ids,
         right ids, new ids, counts, tokens removed; with sources a sixth, each merge's count

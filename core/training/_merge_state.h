@@ -91,14 +91,27 @@ typedef struct {
     Neighbour *neighbours; /* 2 * captokens, by neighbour_key; all zero between merges */
     int32_t *touched;      /* neighbour keys with pending changes, 2 * captokens at most */
     Py_ssize_t ntouched;
-    Pending *pending;      /* room for cappending, at most PENDING_MAX */
-    Py_ssize_t npending, cappending;
+    Pending *pending;      /* room for cappending, at most pending_max (PENDING_MAX) */
+    Py_ssize_t npending, cappending, pending_max;
     int64_t merges_done;
     /* Pairs with a count below `threshold` are in the map alone (not in the heap) until
      * the heap runs empty; every live pair of count >= threshold is in the heap, so the
      * heap's top is the best pair (refill_heap). Most pairs a merge makes occur a few
      * times and are never merged. */
     int64_t threshold;
+    /* With `prune` set, the rare pairs can leave the map too: every pair of count >= floor
+     * is in it (with its exact count and holders); a pair that is not has fewer occurrences
+     * (the counts of existing pairs only go down, and a merge makes new pairs only). The
+     * rarest pairs are most of the map late in a run, and far fewer are ever merged:
+     * map_make_room drops those below the threshold when the map would grow, and the pairs
+     * are counted again (recount_pairs) if the threshold must come down below the floor.
+     * prune 2, for the tests (every path on a few words), prunes at every merge, with a
+     * threshold of the best count halved at each refill, and flushes a merge's changes
+     * every 8 occurrences. */
+    int prune;
+    int64_t floor;
+    int threshold_shift;       /* the first threshold: the best count >> this */
+    int64_t threshold_divisor; /* each refill divides the threshold by this */
     uint64_t *dead;      /* pairs whose count went to 0 in this merge: removed at its end */
     size_t ndead, capdead;
     int finished;

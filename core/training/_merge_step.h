@@ -9,8 +9,7 @@
 #ifndef BPE_MERGE_STEP_H
 #define BPE_MERGE_STEP_H
 
-#include "_merge_heap.h"
-#include "_merge_words.h"
+#include "_merge_threshold.h"
 
 /* The neighbour key of token t on the left (side 0) or right (side 1) of a merge. */
 static inline int32_t
@@ -31,8 +30,8 @@ neighbour_key(int32_t t, int side)
 static int
 flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
 {
-    /* each touched neighbour adds at most its old and its new pair */
-    if (map_reserve(&s->map, 2 * (size_t)s->ntouched) < 0) {
+    /* each touched neighbour adds at most its new pair */
+    if (map_make_room(s, (size_t)s->ntouched, z) < 0) {
         return -1;
     }
     int ask_ahead = s->map.cap * sizeof(PairEntry) > FLUSH_PREFETCH_BYTES;
@@ -48,10 +47,12 @@ flush_neighbours(MergeState *s, int32_t a, int32_t b, int32_t z)
         Neighbour *nb = &s->neighbours[key];
         int32_t t = key >> 1;
         int left = (key & 1) == 0;
-        PairEntry *old = map_get_or_add(&s->map, left ? pair_key(t, a) : pair_key(b, t));
-        old->count -= nb->delta;
-        if (old->count == 0 && keys_append(&s->dead, &s->ndead, &s->capdead, old->key) < 0) {
-            return -1;
+        PairEntry *old = map_find(&s->map, left ? pair_key(t, a) : pair_key(b, t));
+        if (old != NULL) { /* (else a rare pair, pruned: _merge_threshold.h) */
+            old->count -= nb->delta;
+            if (old->count == 0 && keys_append(&s->dead, &s->ndead, &s->capdead, old->key) < 0) {
+                return -1;
+            }
         }
         uint64_t new_key = left ? pair_key(t, z) : pair_key(z, t);
         PairEntry *e = map_get_or_add(&s->map, new_key);
@@ -111,7 +112,7 @@ note_neighbour(MergeState *s, int32_t t, int side, int64_t c, int32_t w, int32_t
     if (++s->npending < s->cappending) {
         return 0;
     }
-    if (s->cappending < PENDING_MAX) {
+    if (s->cappending < s->pending_max) {
         Pending *p = PyMem_Realloc(s->pending, 2 * (size_t)s->cappending * sizeof(Pending));
         if (p == NULL) {
             PyErr_NoMemory();
@@ -201,12 +202,13 @@ ready_pairs(MergeState *s)
         return 0;
     }
     give_back_free_memory();
-    if (s->forced_applied ? count_token_pairs(s) < 0 : count_byte_pairs(s) < 0) {
+    if (s->forced_applied ? count_token_pairs(s, INT64_MAX, s->threshold_shift) < 0 : count_byte_pairs(s) < 0) {
         return -1;
     }
-    /* the heap: the pairs from a 4096th of the best count, heapified; the rarer ones stay
-     * in the map alone (refill_heap lowers the threshold when the heap runs empty) */
-    s->threshold = best_count(s) >> 12;
+    /* the heap: the pairs from a 4096th of the best count (threshold_shift), heapified; the
+     * rarer ones stay in the map alone (refill_heap lowers the threshold when the heap runs
+     * empty) */
+    s->threshold = best_count(s) >> s->threshold_shift;
     if (heap_build(s) < 0) {
         return -1;
     }
@@ -288,6 +290,12 @@ merge_once(MergeState *s, int64_t *out)
             top.count = s->forced_counts[s->forced_done - 1];
         } else {
             PairEntry *e = map_find(&s->map, pair_key(top.left, top.right));
+            if (e == NULL && s->floor > 0) { /* perhaps a rare pair, pruned: all counted again */
+                if (recount_pairs(s, 0) < 0) {
+                    return -1;
+                }
+                e = map_find(&s->map, pair_key(top.left, top.right));
+            }
             top.count = e ? e->count : 0;
         }
     } else {
@@ -395,7 +403,10 @@ merge_once(MergeState *s, int64_t *out)
     if (occurs) {
         /* overlapping occurrences (a a a) shifted counts off the merged pair itself; it is
          * gone (the map may have moved: find it again) */
-        map_find(&s->map, pair_key(a, b))->count = 0;
+        PairEntry *merged = map_find(&s->map, pair_key(a, b));
+        if (merged != NULL) { /* (else pruned meanwhile) */
+            merged->count = 0;
+        }
     }
     s->merges_done++;
     for (size_t k = 0; k < s->nnew; k++) {

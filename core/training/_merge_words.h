@@ -270,20 +270,19 @@ prefetch_holders(MergeState *s, Py_ssize_t r)
     }
     const WordRecord *record = &s->records[r];
     for (int32_t j = 0; j + 1 < record->len; j++) {
-        const int32_t *list =
-            map_find(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)))->holders;
-        if (!holders_inline(list)) {
-            __builtin_prefetch(list);
+        const PairEntry *e = map_find(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)));
+        if (e != NULL && !holders_inline(e->holders)) {
+            __builtin_prefetch(e->holders);
         }
     }
 }
 
-/* The pairs of the words (of any tokens), counted in the map, their holders in one block
- * as count_byte_pairs lists them; a pair of one word holds it inline. While counting, an
- * entry's holders field holds its number of words and the last one (n << 32 | last + 1),
- * not a list. 0, or -1 with MemoryError set. */
+/* The pairs of the words (of any tokens) counted in an empty map (list_token_holders then
+ * lists their holders). While counting, and until then, an entry's holders field holds its
+ * number of words and the last one (n << 32 | last + 1), not a list. 0, or -1 with
+ * MemoryError set. */
 static int
-count_token_pairs(MergeState *s)
+tally_token_pairs(MergeState *s)
 {
     if (map_init(&s->map, (size_t)s->nwords) < 0) {
         PyErr_NoMemory();
@@ -305,6 +304,15 @@ count_token_pairs(MergeState *s)
             }
         }
     }
+    return 0;
+}
+
+/* The holders of the pairs tally_token_pairs counted (those still in the map), in one
+ * block as count_byte_pairs lists them; a pair of one word holds it inline. 0, or -1 with
+ * MemoryError set. */
+static int
+list_token_holders(MergeState *s)
+{
     size_t total = 0;
     for (size_t k = 0; k < s->map.cap; k++) {
         uint64_t n = (uint64_t)(uintptr_t)s->map.slots[k].holders >> 32;
@@ -336,7 +344,11 @@ count_token_pairs(MergeState *s)
         prefetch_pairs(s, r + 4);
         prefetch_holders(s, r + 2);
         for (int32_t j = 0; j + 1 < record->len; j++) {
-            int32_t *list = map_find(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)))->holders;
+            PairEntry *e = map_find(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)));
+            if (e == NULL) {
+                continue; /* (pruned: a rare pair) */
+            }
+            int32_t *list = e->holders;
             if (!holders_inline(list) && (list[0] == 0 || list[list[0]] != (int32_t)r)) {
                 list[++list[0]] = (int32_t)r;
             }

@@ -307,10 +307,13 @@ next_slot(size_t j, size_t cap)
     return j + 1 == cap ? 0 : j + 1;
 }
 
+/* The fewest slots a map has. */
+#define MAP_MIN_CAP 1024
+
 static int
 map_init(PairMap *m, size_t capacity)
 {
-    size_t cap = capacity * 2 > 1024 ? capacity * 2 : 1024;
+    size_t cap = capacity * 2 > MAP_MIN_CAP ? capacity * 2 : MAP_MIN_CAP;
     if (slots_alloc(m, cap) < 0) {
         return -1;
     }
@@ -336,30 +339,77 @@ map_free(PairMap *m)
     block_free(&m->block);
 }
 
-/* Set in the key of an entry waiting to be placed again while the map grows (keys never
- * have it: pair_key's left + 1 stays below 2**31). */
+/* Set in the key of an entry waiting to be placed again while the map is rebuilt (keys
+ * never have it: pair_key's left + 1 stays below 2**31). */
 #define PENDING_KEY ((uint64_t)1 << 63)
 
-/* Grow the map by half, in place: the table is reallocated (slots_grow: the system
- * moves its pages, nothing is copied), its entries packed at its end, marked
- * pending, and placed again one by one. An entry whose probe meets a pending one takes
- * its slot and places it in turn, so the entries placed only ever skip placed ones and
- * the probe sequences hold. The old table is never beside a new one: growing needs 1.5
- * times the table, not 1 + 2 times (the peak of a whole training run on a large corpus). */
-static int
-map_grow(PairMap *m)
+static inline int32_t key_left(uint64_t key);
+static inline int32_t key_right(uint64_t key);
+
+/* Whether map_rebuild drops e: a pair rarer than `floor` that does not hold token `keep`. */
+static inline int
+entry_dropped(const PairEntry *e, int64_t floor, int32_t keep)
 {
-    size_t old_cap = m->cap, cap = old_cap + old_cap / 2;
-    PairEntry *slots = slots_grow(m, cap);
+    return e->count < floor && key_left(e->key) != keep && key_right(e->key) != keep;
+}
+
+/* Place entry e in slots[0:cap), where pending entries (PENDING_KEY) wait to be placed:
+ * an entry whose probe meets a pending one takes its slot and places it in turn, so the
+ * entries placed only ever skip placed ones and the probe sequences hold. */
+static void
+place_entry(PairEntry *slots, size_t cap, PairEntry e);
+
+/* The map rebuilt in `cap` slots (room for the entries kept), dropping the pairs rarer than
+ * `floor` that do not hold token `keep` (map_make_room), their holders freed. Growing is in
+ * place: the table is reallocated (slots_grow: the system moves its pages, nothing is
+ * copied), its entries packed at its end, marked pending, and placed again one by one; the
+ * old table is never beside a new one (growing needs 1.5 times the table, not 1 + 2 times:
+ * the peak of a whole training run on a large corpus). Shrinking places the entries in a
+ * new, smaller table. -1 when out of memory (the map as it was). */
+static int
+map_rebuild(PairMap *m, size_t cap, int64_t floor, int32_t keep)
+{
+    size_t old_cap = m->cap;
+    if (cap < old_cap) {
+        PairMap small = *m;
+        if (slots_alloc(&small, cap) < 0) {
+            return -1;
+        }
+        size_t used = 0;
+        for (size_t i = 0; i < old_cap; i++) {
+            PairEntry *e = &m->slots[i];
+            if (e->key == EMPTY_KEY) {
+                continue;
+            }
+            if (entry_dropped(e, floor, keep)) {
+                holders_free(&m->block, e->holders, 1 + nholders_of(e));
+                continue;
+            }
+            place_entry(small.slots, cap, *e);
+            used++;
+        }
+        slots_free(m);
+        m->slots = small.slots;
+        m->mapped = small.mapped;
+        m->cap = cap;
+        m->used = used;
+        return 0;
+    }
+    PairEntry *slots = cap > old_cap ? slots_grow(m, cap) : m->slots;
     if (slots == NULL) {
-        return -1;  /* the map is as it was */
+        return -1;
     }
     size_t w = cap;
     for (size_t i = old_cap; i-- > 0;) {  /* w - 1 >= i: an entry never lands on an unread one */
-        if (slots[i].key != EMPTY_KEY) {
-            slots[--w] = slots[i];
-            slots[w].key |= PENDING_KEY;
+        if (slots[i].key == EMPTY_KEY) {
+            continue;
         }
+        if (entry_dropped(&slots[i], floor, keep)) {
+            holders_free(&m->block, slots[i].holders, 1 + nholders_of(&slots[i]));
+            continue;
+        }
+        slots[--w] = slots[i];
+        slots[w].key |= PENDING_KEY;
     }
     memset(slots, 0, w * sizeof(PairEntry));
     for (size_t i = w; i < cap; i++) {
@@ -368,27 +418,41 @@ map_grow(PairMap *m)
         }
         PairEntry e = slots[i];
         memset(&slots[i], 0, sizeof(PairEntry));
-        e.key &= ~PENDING_KEY;
-        size_t j = home_slot(hash_key(e.key), cap);
-        for (;;) {
-            if (slots[j].key == EMPTY_KEY) {
-                slots[j] = e;
-                break;
-            }
-            if (slots[j].key & PENDING_KEY) {  /* take its slot; place it next */
-                PairEntry waiting = slots[j];
-                slots[j] = e;
-                e = waiting;
-                e.key &= ~PENDING_KEY;
-                j = home_slot(hash_key(e.key), cap);
-                continue;
-            }
-            j = next_slot(j, cap);
-        }
+        place_entry(slots, cap, e);
     }
     m->slots = slots;
     m->cap = cap;
+    m->used = cap - w;
     return 0;
+}
+
+static void
+place_entry(PairEntry *slots, size_t cap, PairEntry e)
+{
+    e.key &= ~PENDING_KEY;
+    size_t j = home_slot(hash_key(e.key), cap);
+    for (;;) {
+        if (slots[j].key == EMPTY_KEY) {
+            slots[j] = e;
+            return;
+        }
+        if (slots[j].key & PENDING_KEY) {  /* take its slot; place it next */
+            PairEntry waiting = slots[j];
+            slots[j] = e;
+            e = waiting;
+            e.key &= ~PENDING_KEY;
+            j = home_slot(hash_key(e.key), cap);
+            continue;
+        }
+        j = next_slot(j, cap);
+    }
+}
+
+/* Grow the map by half (map_rebuild, in place). */
+static int
+map_grow(PairMap *m)
+{
+    return map_rebuild(m, m->cap + m->cap / 2, 0, -1);
 }
 
 /* The slot holding key, or the empty slot where it would go (linear probing). */

@@ -22,7 +22,10 @@ training replays an existing tokenizer's merges this way; ``forced_counts=False`
 kernel keep none of their counts: it reports 0 for each, and all the tokens they removed
 with the last, which is all SuperBPE's stage 2 reads of them); ``max_words`` and ``colon_rule``
 — SuperBPE's stage-2 rule (`core.variants.superbpe.allowed`): a pair whose token holds
-``b": "`` or more than ``max_words`` words is never chosen, as a too long one.
+``b": "`` or more than ``max_words`` words is never chosen, as a too long one. ``prune``
+(the kernel only; the merges are the same) lets the pairs rarer than the heap's threshold
+leave the pair map, counted again if the threshold comes down to them: most pairs of
+SuperBPE's stage 2 occur once and are never merged (2: at every merge, for the tests).
 
 `merge_pairs` hands the merges over in batches of columns (``array('q')`` of left ids,
 right ids, new ids, counts and tokens removed), as the kernel's ``step`` returns them; the
@@ -107,6 +110,7 @@ def merge_pairs(
     colon_rule: bool = False,
     sources: tuple[Sequence[int], int] | None = None,
     forced_counts: bool = True,
+    prune: int = 0,
 ) -> Iterator[MergeColumns]:
     """Run up to ``num_merges`` merges: their batches of columns. (The kernel starts at
     once, reading the words; the merges run as the batches are taken.)
@@ -143,7 +147,7 @@ def merge_pairs(
     try:
         state = _MergeState(kernel_words, kernel_counts, token_bytes,
                             **_kernel_options(max_token_length, min_frequency, forced, max_words, colon_rule, sources,
-                                              forced_counts))
+                                              forced_counts, prune))
     except OverflowError:  # the kernel keeps counts in int64 and checks their sum first
         return _as_batches(python_loop(*lists(), token_bytes, num_merges))
     # the kernel has its own copy: the words are not held while it merges (a generator
@@ -164,9 +168,11 @@ def _kernel_batches(state: MergeState, num_merges: int) -> Iterator[MergeColumns
 
 def _kernel_options(max_token_length: int | None, min_frequency: int, forced: Sequence[tuple[int, int]],
                     max_words: int, colon_rule: bool, sources: tuple[Sequence[int], int] | None,
-                    forced_counts: bool = True) -> dict[str, Any]:
+                    forced_counts: bool = True, prune: int = 0) -> dict[str, Any]:
     """The kernel's keyword arguments for the options that are set (none by default)."""
     options: dict[str, Any] = {} if forced_counts else {"forced_counts": False}
+    if prune:
+        options["prune"] = prune
     if sources is not None:
         options["sources"], options["nsources"] = array("H", sources[0]).tobytes(), sources[1]
     if max_words:

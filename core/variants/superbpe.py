@@ -113,7 +113,7 @@ class SuperBPE(Variant):
             # (stage 1's merges again: their counts are not reported, only the tokens they remove)
             batches = merge_columns(words, word_counts, stage2_tokens, budget, corpus_bytes, first_rank=0, stage=2,
                                     forced=forced, forced_counts=False, max_words=self.max_words or 0,
-                                    colon_rule=True)
+                                    colon_rule=True, prune=1)
             del words, word_counts, forced  # (each let go once the stage-2 loop has read it)
             for batch in batches:
                 skip = max(0, stage1 - batch.first_rank)

@@ -63,12 +63,12 @@ def _kernel_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run_both(
-    words: list[bytes], counts: list[int], specials: list[bytes], num_merges: int
+    words: list[bytes], counts: list[int], specials: list[bytes], num_merges: int, prune: int = 0
 ) -> tuple[list[tuple[int, int, int, int, int]], list[bytes], list[tuple[int, int, int, int, int]], list[bytes]]:
     python_tokens = BYTE_TOKENS + specials
     kernel_tokens = BYTE_TOKENS + specials
     expected = list(merge_pairs_python(list(words), list(counts), python_tokens, num_merges))
-    got = rows(merge_pairs(list(words), list(counts), kernel_tokens, num_merges), kernel_tokens)
+    got = rows(merge_pairs(list(words), list(counts), kernel_tokens, num_merges, prune=prune), kernel_tokens)
     return expected, python_tokens, got, kernel_tokens
 
 
@@ -88,12 +88,17 @@ word_tables = st.dictionaries(
     table=word_tables,
     specials=st.lists(st.sampled_from([b"<|endoftext|>", b"aa", b"A"]), max_size=2, unique=True),
     num_merges=st.integers(0, 80),
+    prune=st.sampled_from([0, 2]),
 )
 def test_kernel_equals_python_loop(
-    table: dict[bytes, int], specials: list[bytes], num_merges: int
+    table: dict[bytes, int], specials: list[bytes], num_merges: int, prune: int
 ) -> None:
+    """The kernel's merges are the Python loop's; also when the rare pairs leave the pair
+    map (``prune=2``: at every merge, below a threshold of the best count, halved at each
+    refill, so that the pairs are counted again often; a merge's changes applied 8 at a
+    time, so that a merge's new pairs, not all counted yet, are kept)."""
     expected, python_tokens, got, kernel_tokens = _run_both(
-        list(table), list(table.values()), specials, num_merges
+        list(table), list(table.values()), specials, num_merges, prune
     )
     assert got == expected
     assert kernel_tokens == python_tokens
@@ -205,6 +210,8 @@ def test_bad_input_is_rejected() -> None:
         MergeState([b"ab"], [-1], list(BYTE_TOKENS))
     with pytest.raises(ValueError, match="256 byte tokens"):
         MergeState([b"ab"], [1], BYTE_TOKENS[:10])
+    with pytest.raises(ValueError, match="prune must be"):
+        MergeState([b"ab"], [1], list(BYTE_TOKENS), prune=3)
 
 
 def test_pure_python_switch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -324,19 +331,21 @@ spaced_tables = st.dictionaries(
 
 @settings(max_examples=300, deadline=None)
 @given(first=spaced_tables, second=spaced_tables, forced=st.integers(0, 40), more=st.integers(0, 30),
-       rules=st.booleans())
+       rules=st.booleans(), prune=st.sampled_from([0, 2]))
 def test_forced_merges_made_at_the_start_equal_the_loop(
-    first: dict[bytes, int], second: dict[bytes, int], forced: int, more: int, rules: bool
+    first: dict[bytes, int], second: dict[bytes, int], forced: int, more: int, rules: bool, prune: int
 ) -> None:
     """The kernel makes forced merges in every word at once, piece by piece between bytes no
     forced token holds in a row (_merge_apply.h): the same counts, tokens removed, tokens
-    and the merges after them as the Python loop, merge by merge (with SuperBPE's rules)."""
+    and the merges after them as the Python loop, merge by merge (with SuperBPE's rules, and
+    its rare pairs leaving the pair map)."""
     pairs = _forced_from_a_run(list(first), list(first.values()), BYTE_TOKENS, forced)
     options = {"forced": pairs, "max_words": 2 if rules else 0, "colon_rule": rules}
     python_tokens, kernel_tokens = list(BYTE_TOKENS), list(BYTE_TOKENS)
     words, counts = list(second), list(second.values())
     expected = list(merge_pairs_python(list(words), counts, python_tokens, len(pairs) + more, **options))
-    got = rows(merge_pairs(list(words), counts, kernel_tokens, len(pairs) + more, **options), kernel_tokens)
+    got = rows(merge_pairs(list(words), counts, kernel_tokens, len(pairs) + more, prune=prune, **options),
+               kernel_tokens)
     assert got == expected
     assert kernel_tokens == python_tokens
 
@@ -419,22 +428,28 @@ def test_forced_merges_in_long_words_equal_the_loop(
 
 
 @settings(max_examples=150, deadline=None)
-@given(table=word_tables, choices=st.lists(st.integers(0, 400), max_size=30))
-def test_best_and_a_chosen_merge_equal_the_python_loop(table: dict[bytes, int], choices: list[int]) -> None:
+@given(table=word_tables, choices=st.lists(st.integers(0, 400), max_size=30), prune=st.sampled_from([0, 2]))
+def test_best_and_a_chosen_merge_equal_the_python_loop(table: dict[bytes, int], choices: list[int],
+                                                       prune: int) -> None:
     """`MergeState.best` and `.merge(left, right)` (parity-aware BPE picks a pair per
     language) against `PythonMerges`: the same best pair, and a chosen pair — the best, or
-    any pair of existing tokens, present or not — merged with the same count and effects."""
+    any pair of existing tokens, present or not (or pruned from the pair map: counted
+    again) — merged with the same count and effects."""
     from core.training.python_loop import PythonMerges
 
     words, counts = list(table), list(table.values())
     kernel_tokens, python_tokens = list(BYTE_TOKENS), list(BYTE_TOKENS)
-    kernel = MergeState(list(words), list(counts), kernel_tokens)
+    kernel = MergeState(list(words), list(counts), kernel_tokens, prune=prune)
     python = PythonMerges(list(words), list(counts), python_tokens)
     for choice in choices:
         best = python.best()
         assert kernel.best() == best
-        if best is not None and choice % 3:
+        rarest = sorted((count, code) for code, count in python.pair_counts.items() if count > 0)[:3]
+        if best is not None and choice % 3 == 1:
             pair = best[:2]
+        elif rarest and choice % 3 == 2:  # a pair that occurs, among the rarest (pruned first)
+            code = rarest[choice % len(rarest)][1]
+            pair = (code >> 32, code & 0xFFFFFFFF)
         else:
             pair = (choice % len(python_tokens), (choice * 7) % len(python_tokens))
         assert step_rows(kernel.merge(*pair)) == [python.merge(*pair)]
