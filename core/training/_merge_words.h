@@ -261,22 +261,6 @@ prefetch_pairs(const MergeState *s, Py_ssize_t r)
     }
 }
 
-/* The holders lists of word r's pairs (if there is a word r; their slots asked for before). */
-static inline void
-prefetch_holders(MergeState *s, Py_ssize_t r)
-{
-    if (r >= s->nwords) {
-        return;
-    }
-    const WordRecord *record = &s->records[r];
-    for (int32_t j = 0; j + 1 < record->len; j++) {
-        const PairEntry *e = map_find(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)));
-        if (e != NULL && !holders_inline(e->holders)) {
-            __builtin_prefetch(e->holders);
-        }
-    }
-}
-
 /* The pairs of the words (of any tokens) counted in an empty map (list_token_holders then
  * lists their holders). While counting, and until then, an entry's holders field holds its
  * number of words and the last one (n << 32 | last + 1), not a list. 0, or -1 with
@@ -308,8 +292,10 @@ tally_token_pairs(MergeState *s)
 }
 
 /* The holders of the pairs tally_token_pairs counted (those still in the map), in one
- * block as count_byte_pairs lists them; a pair of one word holds it inline. 0, or -1 with
- * MemoryError set. */
+ * block as count_byte_pairs lists them; a pair of one word holds it inline. Each list's
+ * length so far and last word are kept beside the map while the words are read (its header
+ * and tail are far apart in memory: reading them at each word missed the caches). 0, or -1
+ * with MemoryError set. */
 static int
 list_token_holders(MergeState *s)
 {
@@ -319,7 +305,9 @@ list_token_holders(MergeState *s)
         total += s->map.slots[k].key != EMPTY_KEY && n > 1 ? 1 + n : 0;
     }
     HolderBlock block = {0};
-    if (block_alloc(&block, total) < 0) {
+    uint64_t *fill = PyMem_Calloc(s->map.cap, sizeof(uint64_t)); /* by slot: words listed << 32 | last + 1 */
+    if (fill == NULL || block_alloc(&block, total) < 0) {
+        PyMem_Free(fill);
         PyErr_NoMemory();
         return -1;
     }
@@ -334,7 +322,6 @@ list_token_holders(MergeState *s)
             e->holders = inline_holders((int32_t)((uint32_t)tally - 1));
         } else {
             e->holders = block.base + at;
-            e->holders[0] = 0;
             at += 1 + (size_t)(tally >> 32);
         }
     }
@@ -342,18 +329,26 @@ list_token_holders(MergeState *s)
     for (Py_ssize_t r = 0; r < s->nwords; r++) {
         const WordRecord *record = &s->records[r];
         prefetch_pairs(s, r + 4);
-        prefetch_holders(s, r + 2);
         for (int32_t j = 0; j + 1 < record->len; j++) {
             PairEntry *e = map_find(&s->map, pair_key(arena_token(s, record, j), arena_token(s, record, j + 1)));
-            if (e == NULL) {
-                continue; /* (pruned: a rare pair) */
+            if (e == NULL || holders_inline(e->holders)) {
+                continue; /* (pruned: a rare pair; or its one word, inline) */
             }
-            int32_t *list = e->holders;
-            if (!holders_inline(list) && (list[0] == 0 || list[list[0]] != (int32_t)r)) {
-                list[++list[0]] = (int32_t)r;
+            uint64_t *f = &fill[e - s->map.slots];
+            if ((uint32_t)*f != (uint32_t)r + 1) {
+                uint32_t n = (uint32_t)(*f >> 32) + 1;
+                e->holders[n] = (int32_t)r;
+                *f = (uint64_t)n << 32 | ((uint32_t)r + 1);
             }
         }
     }
+    for (size_t k = 0; k < s->map.cap; k++) {
+        PairEntry *e = &s->map.slots[k];
+        if (e->key != EMPTY_KEY && !holders_inline(e->holders)) {
+            e->holders[0] = (int32_t)(fill[k] >> 32);
+        }
+    }
+    PyMem_Free(fill);
     return 0;
 }
 
