@@ -15,6 +15,17 @@
 #include "_merge_heap.h"
 #include "_merge_words.h"
 
+/* The slots for a map of `cap` slots left with `kept` pairs after pruning: room for four
+ * times as many, so that the rare pairs the next merges make fill it for a while before it
+ * is pruned again (a pruning reads and rewrites the whole map); the same slots unless that
+ * is more, or less than half (the map rebuilt in place, its pages kept). */
+static size_t
+pruned_cap(size_t kept, size_t cap)
+{
+    size_t want = 4 * kept > MAP_MIN_CAP ? 4 * kept : MAP_MIN_CAP;
+    return want > cap || want < cap / 2 ? want : cap;
+}
+
 /* The pairs of the words counted in a new map (tally_token_pairs, list_token_holders).
  * With `prune` set, only those of count >= min(limit, best count >> shift) are kept (the
  * new floor), else all. 0, or -1 with MemoryError set. */
@@ -37,7 +48,7 @@ count_token_pairs(MergeState *s, int64_t limit, int shift)
                 kept += e->key != EMPTY_KEY;
             }
         }
-        size_t cap = 2 * kept > MAP_MIN_CAP ? 2 * kept : MAP_MIN_CAP;
+        size_t cap = 2 * kept > MAP_MIN_CAP ? 2 * kept : MAP_MIN_CAP; /* (read whole next: no more room) */
         if (kept < s->map.used && map_rebuild(&s->map, cap < s->map.cap ? cap : s->map.cap, floor, -1) < 0) {
             PyErr_NoMemory();
             return -1;
@@ -73,9 +84,7 @@ map_make_room(MergeState *s, size_t need, int32_t keep)
             dropped += m->slots[j].key != EMPTY_KEY && entry_dropped(&m->slots[j], s->threshold, keep);
         }
         if (dropped > 0 && (dropped * 4 >= m->used || s->prune == 2)) {
-            size_t kept = m->used - dropped + need;
-            size_t cap = 2 * kept > MAP_MIN_CAP ? 2 * kept : MAP_MIN_CAP;
-            if (map_rebuild(m, cap, s->threshold, keep) < 0) {
+            if (map_rebuild(m, pruned_cap(m->used - dropped + need, m->cap), s->threshold, keep) < 0) {
                 return -1;
             }
             s->floor = s->threshold;
