@@ -66,6 +66,23 @@ def test_every_worker_count_and_input_form(tmp_path, workers):
             300, SPECIALS, variant=SuperBPE(40)))
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_long_lines_counted_by_many_workers(tmp_path, workers):
+    """Stage-2 pre-tokens are whole lines of words: hundreds of bytes, each in one chunk's
+    table only. Counted in chunks by several workers, whose tables are added, they stay whole
+    (they were cut at byte 255 once) and the merges are the oracle's."""
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    lines = [" ".join(words[(i + k) % 8] for k in range(40 + 9 * i)) + "\n" for i in range(12)]
+    text = "".join(line * (1 + i % 3) + "the cat sat.\n" for i, line in enumerate(lines))
+    assert max(map(len, stage2_pretokens(text))) > 600
+    want, stage1 = superbpe_reference(text, 330, SPECIALS, 30)
+    run = core.train(write(tmp_path, text), core.TrainOptions(330, SPECIALS, variant=SuperBPE(30), workers=workers),
+                     chunk_size=700)
+    run.result()
+    assert run.finished.merges == want
+    assert run.finished.stage1_merges == stage1
+
+
 def test_transition_past_the_merges_is_plain_bpe_stage_one(tmp_path):
     path = write(tmp_path, "".join(FRAGMENTS) * 3 + "the quick brown fox jumps over the lazy dog. " * 30)
     run = fast(path, 300, 10_000)
