@@ -343,8 +343,23 @@ map_free(PairMap *m)
  * never have it: pair_key's left + 1 stays below 2**31). */
 #define PENDING_KEY ((uint64_t)1 << 63)
 
-static inline int32_t key_left(uint64_t key);
-static inline int32_t key_right(uint64_t key);
+static inline uint64_t
+pair_key(int32_t left, int32_t right)
+{
+    return ((uint64_t)(uint32_t)left + 1) << 32 | (uint32_t)right;
+}
+
+static inline int32_t
+key_left(uint64_t key)
+{
+    return (int32_t)((key >> 32) - 1);
+}
+
+static inline int32_t
+key_right(uint64_t key)
+{
+    return (int32_t)(key & 0xFFFFFFFFu);
+}
 
 /* Whether map_rebuild drops e: a pair rarer than `floor` that does not hold token `keep`. */
 static inline int
@@ -357,7 +372,26 @@ entry_dropped(const PairEntry *e, int64_t floor, int32_t keep)
  * an entry whose probe meets a pending one takes its slot and places it in turn, so the
  * entries placed only ever skip placed ones and the probe sequences hold. */
 static void
-place_entry(PairEntry *slots, size_t cap, PairEntry e);
+place_entry(PairEntry *slots, size_t cap, PairEntry e)
+{
+    e.key &= ~PENDING_KEY;
+    size_t j = home_slot(hash_key(e.key), cap);
+    for (;;) {
+        if (slots[j].key == EMPTY_KEY) {
+            slots[j] = e;
+            return;
+        }
+        if (slots[j].key & PENDING_KEY) {  /* take its slot; place it next */
+            PairEntry waiting = slots[j];
+            slots[j] = e;
+            e = waiting;
+            e.key &= ~PENDING_KEY;
+            j = home_slot(hash_key(e.key), cap);
+            continue;
+        }
+        j = next_slot(j, cap);
+    }
+}
 
 /* The map rebuilt in `cap` slots (room for the entries kept), dropping the pairs rarer than
  * `floor` that do not hold token `keep` (map_make_room), their holders freed. Growing is in
@@ -424,28 +458,6 @@ map_rebuild(PairMap *m, size_t cap, int64_t floor, int32_t keep)
     m->cap = cap;
     m->used = cap - w;
     return 0;
-}
-
-static void
-place_entry(PairEntry *slots, size_t cap, PairEntry e)
-{
-    e.key &= ~PENDING_KEY;
-    size_t j = home_slot(hash_key(e.key), cap);
-    for (;;) {
-        if (slots[j].key == EMPTY_KEY) {
-            slots[j] = e;
-            return;
-        }
-        if (slots[j].key & PENDING_KEY) {  /* take its slot; place it next */
-            PairEntry waiting = slots[j];
-            slots[j] = e;
-            e = waiting;
-            e.key &= ~PENDING_KEY;
-            j = home_slot(hash_key(e.key), cap);
-            continue;
-        }
-        j = next_slot(j, cap);
-    }
 }
 
 /* Grow the map by half (map_rebuild, in place). */
@@ -537,24 +549,6 @@ map_reserve(PairMap *m, size_t k)
         }
     }
     return 0;
-}
-
-static inline uint64_t
-pair_key(int32_t left, int32_t right)
-{
-    return ((uint64_t)(uint32_t)left + 1) << 32 | (uint32_t)right;
-}
-
-static inline int32_t
-key_left(uint64_t key)
-{
-    return (int32_t)((key >> 32) - 1);
-}
-
-static inline int32_t
-key_right(uint64_t key)
-{
-    return (int32_t)(key & 0xFFFFFFFFu);
 }
 
 #endif /* BPE_PAIR_MAP_H */
