@@ -5,21 +5,12 @@ compressed file makes them differ — not the compressed bytes alone."""
 from __future__ import annotations
 
 import gzip
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from core.progress import format_bytes, read_summary
+from tests.cli_run import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
 TEXT = "The cat sat on the mat; the dog sat on the log, didn't it? " * 2000  # 118 KB, compresses well
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "bpe_studio", *map(str, args)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=180)
 
 
 def read_line(stdout: str) -> str:

@@ -9,21 +9,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_run import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
 EOT = "<|endoftext|>"
 TEXT = "The cat sat on the mat.\nThe dog sat on the log, didn't it?\r\n" * 40 + "naïve café 123 4567\n"
-
-
-def run_cli(*args: str | Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "bpe_studio", *map(str, args)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture()

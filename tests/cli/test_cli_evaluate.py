@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,17 +14,10 @@ import pytest
 from core.encode.tokenizer import Tokenizer
 from core.formats import save_tokenizer
 from core.training.reference import train_bpe_reference
+from tests.cli_run import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
 TEXT = "The cat sat on the mat. ========== ----------\nThe dog sat on the log, didn't it?\n" * 20 + "naïve café 123\n"
 HELD = "A cat and a dog sat on a log. Der Hund sass auf dem Teppich.\n" * 5
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bpe_studio", *map(str, args)],
-        cwd=REPO, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True, timeout=120,
-    )
 
 
 @pytest.fixture()

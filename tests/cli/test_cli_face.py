@@ -16,16 +16,10 @@ from bpe_studio.cli import COMMANDS, _command_parser, _gui_parser
 from bpe_studio.cli.checks import TOKENIZER_HELP
 from core.formats import save_tokenizer
 from core.training.reference import train_bpe_reference
+from tests.cli_run import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 TOKENIZER_COMMANDS = ("encode", "eval", "shrink", "health", "lm")
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bpe_studio", *map(str, args)],
-        cwd=REPO, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True, timeout=120,
-    )
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:

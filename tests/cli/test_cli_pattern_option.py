@@ -3,21 +3,12 @@ that matches the empty string is one line on stderr naming the flag, exit 2, not
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from core.encode.tokenizer import Tokenizer
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bpe_studio", *map(str, args)], cwd=REPO, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=120)
+from tests.cli_run import run_cli
 
 
 @pytest.mark.parametrize("command", ["train", "count"])

@@ -18,15 +18,9 @@ import pytest
 import zstandard
 
 from core.training.reference import train_bpe_reference
+from tests.cli_run import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
 EOT = "<|endoftext|>"
-
-
-def run_cli(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "bpe_studio", *map(str, args)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def _assert_user_error(result: subprocess.CompletedProcess[str], *words: str) -> str:

@@ -16,21 +16,14 @@ from pathlib import Path
 import pytest
 
 from core.training.reference import train_bpe_reference
+from tests.cli_run import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 TEXT = "The cat sat on the mat.\nThe dog sat on the log, didn't it?\r\n" * 30 + "naïve café 123 4567\n"
 
 
-def run_cli(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run(
-        [sys.executable, "-m", "bpe_studio", "train", *map(str, args)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def run_train(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return run_cli("train", *args, timeout=timeout)
 
 
 @pytest.fixture()
@@ -51,7 +44,7 @@ def test_train_writes_gpt2_files_equal_to_reference(
         args += ["--special-token", token]
     if pattern:
         args += ["--pattern", pattern]
-    result = run_cli(*args)
+    result = run_train(*args)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout.strip(), "no summary printed"
@@ -67,7 +60,7 @@ def test_train_writes_gpt2_files_equal_to_reference(
 def test_custom_regex_pattern(tmp_path: Path, corpus: Path, gpt2_files) -> None:
     out = tmp_path / "out"
     pattern = r"\p{L}+|\p{N}|[^\s\p{L}\p{N}]+|\s+"
-    result = run_cli(corpus, "--vocab-size", "280", "--out", out, "--pattern", pattern, "--workers", "1")
+    result = run_train(corpus, "--vocab-size", "280", "--out", out, "--pattern", pattern, "--workers", "1")
     assert result.returncode == 0, result.stderr
     _, load_merges = gpt2_files
     assert load_merges(out / "merges.txt") == train_bpe_reference(corpus, 280, [], pattern=pattern)[1]
@@ -86,7 +79,7 @@ def _assert_user_error(result: subprocess.CompletedProcess[str], out: Path, *phr
 
 def test_missing_corpus(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = run_cli(tmp_path / "missing-corpus.txt", "--vocab-size", "300", "--out", out)
+    result = run_train(tmp_path / "missing-corpus.txt", "--vocab-size", "300", "--out", out)
     _assert_user_error(result, out, "missing-corpus.txt")
 
 
@@ -94,23 +87,23 @@ def test_binary_corpus(tmp_path: Path) -> None:
     binary = tmp_path / "data.bin"
     binary.write_bytes(b"\x00\x01\x02\x00" * 1000)
     out = tmp_path / "out"
-    _assert_user_error(run_cli(binary, "--vocab-size", "300", "--out", out), out, "data.bin")
+    _assert_user_error(run_train(binary, "--vocab-size", "300", "--out", out), out, "data.bin")
 
 
 def test_vocab_too_small(tmp_path: Path, corpus: Path) -> None:
     out = tmp_path / "out"
-    result = run_cli(corpus, "--vocab-size", "256", "--special-token", "<|endoftext|>", "--out", out)
+    result = run_train(corpus, "--vocab-size", "256", "--special-token", "<|endoftext|>", "--out", out)
     _assert_user_error(result, out, "257")
 
 
 def test_bad_pattern(tmp_path: Path, corpus: Path) -> None:
     out = tmp_path / "out"
-    _assert_user_error(run_cli(corpus, "--vocab-size", "300", "--pattern", "(oops", "--out", out), out)
+    _assert_user_error(run_train(corpus, "--vocab-size", "300", "--pattern", "(oops", "--out", out), out)
 
 
 def test_duplicate_special_token(tmp_path: Path, corpus: Path) -> None:
     out = tmp_path / "out"
-    result = run_cli(
+    result = run_train(
         corpus, "--vocab-size", "300", "--special-token", "<|x|>", "--special-token", "<|x|>", "--out", out
     )
     _assert_user_error(result, out, "<|x|>")
@@ -122,7 +115,7 @@ def test_existing_out_dir_is_untouched_on_error(tmp_path: Path) -> None:
     (out / "merges.txt").write_text("keep me\n", encoding="utf-8")
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
-    result = run_cli(empty, "--vocab-size", "300", "--out", out)
+    result = run_train(empty, "--vocab-size", "300", "--out", out)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("bpe-studio: error:")
     assert sorted(p.name for p in out.iterdir()) == ["merges.txt"]
@@ -132,7 +125,7 @@ def test_existing_out_dir_is_untouched_on_error(tmp_path: Path) -> None:
 def test_a_run_that_runs_out_of_pairs_says_it_stopped_early(tmp_path: Path) -> None:
     corpus = tmp_path / "tiny.txt"
     corpus.write_text("abab cd", encoding="utf-8")
-    result = run_cli(corpus, "--vocab-size", "400", "--out", tmp_path / "out", "--workers", "1")
+    result = run_train(corpus, "--vocab-size", "400", "--out", tmp_path / "out", "--workers", "1")
     assert result.returncode == 0, result.stderr
     merges = (tmp_path / "out" / "merges.txt").read_text(encoding="utf-8").splitlines()[1:]
     assert f"result: stopped early: no pair left ({len(merges)} of 144 merges)" in result.stdout

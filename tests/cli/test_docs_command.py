@@ -5,23 +5,15 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bpe_studio.cli import COMMANDS
 from bpe_studio.manual import find_page, pages
+from tests.cli_run import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bpe_studio", *args],
-        cwd=REPO, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True, timeout=120,
-    )
 
 
 def _pointed_folder(help_text: str) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from tests.reliability.conftest import REPO, cli_command, cli_env
+from tests.cli_run import REPO, cli_command, cli_env
 
 MB = 1 << 20
 GiB = 1 << 30

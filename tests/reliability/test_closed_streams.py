@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import core
-from tests.reliability.conftest import REPO, cli_command, cli_env
+from tests.cli_run import REPO, cli_command, cli_env
 
 
 @pytest.fixture(scope="module")
