@@ -42,7 +42,7 @@ count_token_pairs(MergeState *s, int64_t limit, int shift)
         size_t kept = 0;
         for (size_t j = 0; j < s->map.cap; j++) {
             PairEntry *e = &s->map.slots[j];
-            if (e->key != EMPTY_KEY && e->count < floor) {
+            if (e->key != EMPTY_KEY && entry_dropped(e, floor, -1)) {
                 e->holders = NULL; /* (a tally, not a list: nothing to free) */
             } else {
                 kept += e->key != EMPTY_KEY;
@@ -65,7 +65,6 @@ static int
 recount_pairs(MergeState *s, int64_t limit)
 {
     map_free(&s->map);
-    memset(&s->map, 0, sizeof(s->map));
     return count_token_pairs(s, limit, 0);
 }
 

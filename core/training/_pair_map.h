@@ -322,6 +322,7 @@ map_init(PairMap *m, size_t capacity)
     return 0;
 }
 
+/* Free m's slots, holders and block: m is an empty map again (all zero, as map_init takes it). */
 static void
 map_free(PairMap *m)
 {
@@ -335,8 +336,8 @@ map_free(PairMap *m)
         }
     }
     slots_free(m);
-    m->slots = NULL;
     block_free(&m->block);
+    memset(m, 0, sizeof(*m));
 }
 
 /* Set in the key of an entry waiting to be placed again while the map is rebuilt (keys
