@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+
+# The suite starts hundreds of Python processes (the command line, worker processes, the
+# training process), each importing the package from its source tree. Where the environment
+# says not to write bytecode (PYTHONDONTWRITEBYTECODE), each would compile it again: the
+# tests' processes write it, as a user's would.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture(scope="session")

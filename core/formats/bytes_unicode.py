@@ -9,8 +9,10 @@ U+0100 onwards in byte order, so ``b" "`` (0x20) becomes ``"Ġ"`` and ``b"\\n"``
 
 from __future__ import annotations
 
+import codecs
 from functools import lru_cache
 from itertools import accumulate
+from typing import Any
 
 
 @lru_cache(maxsize=1)
@@ -42,14 +44,15 @@ def unicode_to_bytes() -> dict[str, int]:
 
 
 @lru_cache(maxsize=1)
-def _to_chars() -> dict[int, int]:
-    """`bytes_to_unicode` as a ``str.translate`` table over the Latin-1 decoding of bytes."""
-    return {b: ord(c) for b, c in bytes_to_unicode().items()}
+def _decoding_table() -> str:
+    """`bytes_to_unicode` as a ``charmap`` decoding table: character ``b`` stands for byte ``b``."""
+    table = bytes_to_unicode()
+    return "".join(table[b] for b in range(256))
 
 
 NOT_MAPPED = 0xFFFF
-"""What `_to_bytes` turns a Latin-1 character outside GPT-2's map into: not Latin-1, so
-encoding the translated text fails exactly there."""
+"""What `_to_bytes` and `_byte_of_char` turn a character outside GPT-2's map into: not
+Latin-1 (and not a byte), so a character outside the map is found wherever it is."""
 
 
 @lru_cache(maxsize=1)
@@ -61,22 +64,57 @@ def _to_bytes() -> dict[int, int]:
     return table
 
 
-def bytes_to_string(token: bytes) -> str:
-    """Token bytes as GPT-2 text: ``bytes_to_string(b" the") -> "Ġthe"``.
+LONG_TEXT = 1 << 16
+"""Text of at least this many characters, not all ASCII, goes to bytes through `_byte_of_char`
+(``str.translate`` looks up each such character in a dict)."""
 
-    At C speed (a 20 MB token takes milliseconds, not seconds)."""
-    return token.decode("latin-1").translate(_to_chars())
+_SLICE = 1 << 22
+"""Characters converted at a time on that path, so its arrays stay a few MB."""
+
+
+@lru_cache(maxsize=1)
+def _byte_of_char() -> Any:
+    """The inverse table as a ``uint16`` array over the UTF-16 code units: a byte, or `NOT_MAPPED`."""
+    import numpy as np  # only for long text
+
+    table = np.full(1 << 16, NOT_MAPPED, np.uint16)
+    for b, c in bytes_to_unicode().items():
+        table[ord(c)] = b
+    return table
+
+
+def bytes_to_string(token: bytes) -> str:
+    """Token bytes as GPT-2 text: ``bytes_to_string(b" the") -> "Ġthe"``, at C speed
+    (a single-byte ``charmap`` decoding)."""
+    return codecs.charmap_decode(token, "strict", _decoding_table())[0]
 
 
 def string_to_bytes(text: str) -> bytes:
     """GPT-2 text back to bytes: ``string_to_bytes("Ġthe") -> b" the"``.
 
-    At C speed: every character becomes one, and any character outside the map leaves (or
-    becomes) one that Latin-1 cannot encode.
+    At C speed: ``str.translate`` for short or ASCII text, a table lookup over the text's
+    UTF-16 code units for long text (a character outside the Basic Multilingual Plane is
+    two units, neither of them mapped).
 
     Raises:
         KeyError: a character is not one of the 256 mapped characters (the key names it).
     """
+    if len(text) < LONG_TEXT or text.isascii():
+        return _translated(text)
+    import numpy as np
+
+    table = _byte_of_char()
+    parts = []
+    for start in range(0, len(text), _SLICE):
+        piece = text[start : start + _SLICE]
+        units = table[np.frombuffer(piece.encode("utf-16-le", "surrogatepass"), np.uint16)]
+        if units.max() > 0xFF:
+            _translated(piece)  # raises, naming the character
+        parts.append(units.astype(np.uint8).tobytes())
+    return b"".join(parts)
+
+
+def _translated(text: str) -> bytes:
     try:
         return text.translate(_to_bytes()).encode("latin-1")
     except UnicodeEncodeError as e:
@@ -89,8 +127,8 @@ def strings_to_bytes(texts: list[str]) -> list[bytes] | None:
     milliseconds, not a call each. ``None`` if a character is outside the map (the caller
     then goes token by token, to name it)."""
     try:
-        data = "".join(texts).translate(_to_bytes()).encode("latin-1")
-    except UnicodeEncodeError:
+        data = string_to_bytes("".join(texts))
+    except KeyError:
         return None
     ends = list(accumulate(map(len, texts)))
     return list(map(data.__getitem__, map(slice, [0, *ends[:-1]], ends)))

@@ -5,6 +5,7 @@ order for any well-formed files, and the same error for any malformed one."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import FormatError
-from core.formats import gpt2_files
-from core.formats.bytes_unicode import bytes_to_string, string_to_bytes, strings_to_bytes
+from core.formats import bytes_unicode, gpt2_files
+from core.formats.bytes_unicode import (
+    LONG_TEXT,
+    bytes_to_string,
+    bytes_to_unicode,
+    string_to_bytes,
+    strings_to_bytes,
+    unicode_to_bytes,
+)
 from core.formats.gpt2_files import load_gpt2_files
 
 
@@ -68,3 +76,43 @@ def test_many_tokens_at_once_are_each_token_alone() -> None:
     texts = ["Ġthe", "", "ĊĠ", "abc", "Ā" * 5, "ÿ"]
     assert strings_to_bytes(texts) == [string_to_bytes(t) for t in texts]
     assert strings_to_bytes(["ok", "a b"]) is None  # a space is no GPT-2 character
+
+
+def _spelled_char_by_char(text: str) -> bytes:
+    """GPT-2 text to bytes one character at a time, through the map itself (`KeyError` names
+    the first character outside it)."""
+    table = unicode_to_bytes()
+    return bytes(table[c] for c in text)
+
+
+@pytest.mark.parametrize("outside", [None, " ", "中", "\U0001f600", "\ud800", "\udcff", "\x00", "\uffff"])
+@pytest.mark.parametrize("where", [0, 1, LONG_TEXT - 1, 3 * LONG_TEXT + 5, -1])
+def test_long_text_becomes_the_bytes_each_character_stands_for(outside: str | None, where: int,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Long text that is not all ASCII goes through a table over its UTF-16 units, a slice at
+    a time (here slices of 4,099 characters, so there are many): every character becomes its
+    byte, and the first one outside the map (a space, a character past U+FFFF whose two units
+    are not mapped, a lone surrogate) is named, wherever it lies, in both directions."""
+    monkeypatch.setattr(bytes_unicode, "_SLICE", 4099)
+    rng = random.Random(where)
+    chars = list(bytes_to_unicode().values())
+    text = "".join(rng.choice(chars) for _ in range(4 * LONG_TEXT))
+    if outside is None:
+        assert string_to_bytes(text) == _spelled_char_by_char(text)
+        assert bytes_to_string(string_to_bytes(text)) == text
+        assert strings_to_bytes([text[:7], text[7:]]) == [_spelled_char_by_char(text[:7]), _spelled_char_by_char(text[7:])]
+        return
+    text = text[:where] + outside + text[where:] if where >= 0 else text + outside
+    with pytest.raises(KeyError) as raised:
+        _spelled_char_by_char(text)
+    with pytest.raises(KeyError) as got:
+        string_to_bytes(text)
+    assert got.value.args == raised.value.args == (outside,)
+    assert strings_to_bytes([text]) is None
+
+
+def test_every_byte_value_round_trips_in_long_tokens() -> None:
+    data = bytes(range(256)) * (LONG_TEXT // 64)
+    text = bytes_to_string(data)
+    assert text == "".join(bytes_to_unicode()[b] for b in data)
+    assert string_to_bytes(text) == data
