@@ -6,7 +6,7 @@
   bytes that are not UTF-8 reach Python as lone surrogates (``$'\\xff\\xfe'`` becomes
   ``'\\udcff\\udcfe'``), which no file can hold; the error names the option.
 - `capped_workers`: ``--workers`` beyond what the machine can use
-  (`core.corpus.processes.max_workers`) is lowered, and a note on stderr says so.
+  (`core.workers.processes.max_workers`) is lowered, and a note on stderr says so.
 - `non_empty`: an argparse type refusing an empty value (``--out ''`` would write into
   the current folder, ``--pattern ''`` would quietly mean the default).
 - `check_output_file`: a file a command writes (``eval --csv``) is checked before the
@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
+from core.workers.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
 
 __all__ = ["TOKENIZER_HELP", "add_field_option", "capped_workers", "check_output_file", "check_text_option",
            "corpus_files", "field_of", "in_cli_words", "named_sources", "non_empty", "note_field_unused", "pattern_option",

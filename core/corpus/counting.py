@@ -1,7 +1,7 @@
 """Counting a corpus's documents in parallel, in order, stopping at the cap.
 
 `count_documents` hands the tasks of `core.corpus.documents` to workers
-(`core.corpus.shares`, `core.corpus.scheduler`) and yields the results in the tasks'
+(`core.corpus.shares`, `core.workers.scheduler`) and yields the results in the tasks'
 order. Which workers is decided in one place, `worker_threads_suit`:
 
 - text and JSONL counted by the native pre-tokenizer (plain or compressed files): threads
@@ -42,7 +42,7 @@ from core.corpus.documents import (
     read_documents,
     separator_for,
 )
-from core.corpus.scheduler import WorkerPool, results_in_order
+from core.workers.scheduler import WorkerPool, results_in_order
 from core.corpus.shares import ShareCounter, ShareCounts
 from core.corpus.sources import ReadOptions
 from core.errors import CorpusError

@@ -41,7 +41,7 @@ from typing import Any
 
 from core.corpus.chunks import find_cut
 from core.corpus.documents import Block, FileRange, LazyTasks, Task
-from core.corpus.processes import max_workers
+from core.workers.processes import max_workers
 from core.pretokenize.counting import ChunkCounts, NativeTally
 from core.pretokenize.patterns import Pattern
 

@@ -107,7 +107,7 @@ def encode_corpus_events(
         doc_separator: the token whose id follows each document (see `separator_id`).
         chunk_bytes: approximate task size (default: from the input size and workers).
         start_method: how worker processes start, ``"fork"`` or ``"spawn"``; by default fork
-            when that is safe (`core.corpus.processes.can_fork`), else spawn.
+            when that is safe (`core.workers.processes.can_fork`), else spawn.
 
     Raises:
         FileNotFoundError, IsADirectoryError, PermissionError, CorpusError, ValueError:

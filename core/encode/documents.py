@@ -33,8 +33,8 @@ from core.corpus.documents import (
     separator_for,
 )
 from core.corpus.planning import plan_tasks
-from core.corpus.processes import can_fork
-from core.corpus.scheduler import WorkerPool, results_in_order
+from core.workers.processes import can_fork
+from core.workers.scheduler import WorkerPool, results_in_order
 from core.corpus.sources import Corpus, ReadOptions
 from core.encode.pipeline import (
     ENCODE_CACHE_ENTRIES,

@@ -29,7 +29,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from core.corpus.scheduler import WorkerPool
+from core.workers.scheduler import WorkerPool
 from core.encode.piece_encoder import CacheSnapshot, EncoderState
 from core.encode.engine import TextEncoder
 from core.encode.tokenizer import Tokenizer

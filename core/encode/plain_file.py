@@ -7,7 +7,7 @@ text, exactly). The recipe:
 1. Cut the file into chunks at exact boundaries (`core.corpus.chunks.plan_chunks`: at a special
    token or a safe cut point of the pattern), so encoding the chunks one by one gives
    exactly the ids of encoding the whole text.
-2. Encode the chunks in workers (`core.corpus.scheduler`), each reading its own chunks from
+2. Encode the chunks in workers (`core.workers.scheduler`), each reading its own chunks from
    the file. With the native encoder (the built-in patterns), the workers are threads of
    this process, each with an encoder and a read buffer of its own: the C code runs
    without the GIL, reads the buffer in place and gives the ids in the ``.npy``'s dtype,
@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from core.corpus.chunks import plan_chunks
-from core.corpus.processes import can_fork
-from core.corpus.scheduler import WorkerPool, results_in_order
+from core.workers.processes import can_fork
+from core.workers.scheduler import WorkerPool, results_in_order
 from core.corpus.sources import SourceFile
 from core.encode.pipeline import (
     ENCODE_CACHE_ENTRIES,

@@ -26,6 +26,7 @@ For each tokenizer and each group of text (`core.evaluate.texts`), a `Row`:
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
@@ -335,22 +336,25 @@ def _init_worker(states: dict[str, tuple[Any, ...]]) -> None:
         _worker_tokenizers[name] = Tokenizer(vocab, merges, specials, pattern=pattern)
 
 
-def _measure_in_worker(texts: Iterable[str]) -> tuple[TextCounts, list[tuple[int, np.ndarray]]]:
+def _measure_in_worker(texts: Iterable[str], _warm: object = None) -> tuple[TextCounts, list[tuple[int, np.ndarray]]]:
     return _measure_group(_worker_tokenizers, texts)
 
 
 def _measured_in_pool(tokenizers: Mapping[str, Tokenizer], groups: list[Any], workers: int
                       ) -> Generator[tuple[TextCounts, list[tuple[int, np.ndarray]]], None, None]:
-    """`_measure_group` of each group in worker processes, in order; the pool stops on close."""
-    from core.corpus.processes import spawn_pool
+    """`_measure_group` of each group in worker processes and in this one while they start
+    (or if they cannot), in order; the workers stop on close."""
+    from core.workers.scheduler import WorkerPool, results_in_order
 
     states = {name: _tokenizer_state(t) for name, t in tokenizers.items()}
-    pool = spawn_pool(min(workers, len(groups)), _init_worker, (states,))
+    pool = WorkerPool(min(workers, len(groups)), initializer=_init_worker, initargs=(states,))
     try:
-        yield from pool.imap(_measure_in_worker, [texts for _, texts, _ in groups])
+        here = functools.partial(_measure_group, tokenizers)
+        for measured in results_in_order([texts for _, texts, _ in groups], pool, _measure_in_worker, run_here=here):
+            assert measured is not None  # (only results: no poll)
+            yield measured
     finally:
-        pool.terminate()
-        pool.join()
+        pool.close()
 
 
 def rows_csv(rows: Sequence[Row]) -> str:

@@ -162,7 +162,7 @@ def heartbeat(qtbot) -> Iterator[Heartbeat]:
 def no_job_outlives_its_test() -> Iterator[None]:
     """Wait, after each test, for the background jobs it started (superseded renderings and
     encodings end on their own): a thread left running made later tests see a threaded
-    process (``core.corpus.processes.can_fork`` then refuses to fork)."""
+    process (``core.workers.processes.can_fork`` then refuses to fork)."""
     yield
     from bpe_studio.app.workers import thread_job
 

@@ -15,7 +15,7 @@ import pytest
 
 from bpe_studio.cli import main
 from bpe_studio.cli.evaluate import MAX_SAMPLE_TOKENS, MAX_SAMPLES
-from core.corpus.processes import max_workers
+from core.workers.processes import max_workers
 from core.formats import save_tokenizer
 
 TEXT = "The cat sat on the mat. The dog sat on the log.\n" * 40

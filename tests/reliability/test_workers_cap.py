@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import core
-from core.corpus.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
-from core.corpus.scheduler import WorkerPool
+from core.workers.processes import MAX_WORKERS_PER_CORE, max_workers, usable_cores
+from core.workers.scheduler import WorkerPool
 
 
 def _children(pid: int) -> set[int]:

@@ -42,7 +42,7 @@ import core
 from bpe_studio.app.models.session import TrainSettings
 from bpe_studio.app.models.training_state import SourceBytes, TrainerStarted
 from bpe_studio.app.workers.split_pickle import dumps_parts, loads_parts
-from core.corpus.processes import main_module_hidden
+from core.workers.processes import main_module_hidden
 # What `check_settings` (and the spawn above) needs, imported with the window rather than
 # by the first run's threads: imports there (PySide's import hook reads each module's source) held
 # the GIL against the GUI thread while the run started.

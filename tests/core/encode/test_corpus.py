@@ -19,7 +19,7 @@ import pytest
 
 import core
 from bpe_studio.cli import main
-from core.corpus import processes
+from core.workers import processes
 from core.encode import pipeline, plain_file
 from core.corpus.chunks import plan_chunks
 from core.corpus.sources import ReadOptions
@@ -349,7 +349,7 @@ def test_encode_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 FORK_CHECKS = """
 import sys, threading
-from core.corpus import processes
+from core.workers import processes
 sys.platform = "linux"
 assert processes.can_fork()
 sys.modules["PySide6.QtCore"] = object()  # Qt runs threads of its own

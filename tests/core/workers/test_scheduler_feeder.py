@@ -1,4 +1,4 @@
-"""`core.corpus.scheduler`: tasks are read by a feeder thread with no lock held, so a slow
+"""`core.workers.scheduler`: tasks are read by a feeder thread with no lock held, so a slow
 read holds back no result and no worker's bookkeeping; an error while reading reaches the
 caller once, after the results before it; closing the pool stops the feeder before the
 source is closed, and leaves no thread or process behind."""
@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from core.corpus.documents import LazyTasks
-from core.corpus.scheduler import WorkerPool, results_in_order
+from core.workers.scheduler import WorkerPool, results_in_order
 
 
 class SlowSource(Sequence[int]):

@@ -6,15 +6,15 @@ boundaries (`core.corpus.chunks`) and process them in parallel. Both use:
 - `WorkerPool`: the workers — processes, or threads of this process. Forked workers
   start at once, here, sharing this process's memory (e.g. a built encoder); spawned ones
   start in a thread (sending each its start-up state blocks until it has started Python)
-  without re-running the caller's script (`core.corpus.processes`). A pool that cannot
+  without re-running the caller's script (`core.workers.processes`). A pool that cannot
   start (a process limit) leaves the work to this process. Every worker process first
-  runs `core.corpus.processes.prepare_worker` (signals, and ending itself should this
+  runs `core.workers.processes.prepare_worker` (signals, and ending itself should this
   process die). Worker threads start at once and cost no start-up, no copy of their
   tasks and results and no memory of their own, but run in parallel only while they are
   in code that releases the GIL (the native encoder, file reads): the caller chooses
   them for such work (`core.encode.corpus`; counting in threads has its own
   scheduler, which balances tables rather than chunks: `core.corpus.shares`).
-  At most `core.corpus.processes.max_workers` workers of either kind are started.
+  At most `core.workers.processes.max_workers` workers of either kind are started.
 - `results_in_order`: hands the chunks to the workers and, when ``run_here`` is given, to
   this process too, whenever the next result is not ready yet — so it works from the
   first moment while spawned workers are still starting, and the results held in memory
@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-from core.corpus.processes import max_workers, prepare_worker, spawn_pool
+from core.workers.processes import max_workers, prepare_worker, spawn_pool
 from core.errors import WorkerDiedError
 
 __all__ = ["WorkerPool", "results_in_order"]

@@ -7,7 +7,7 @@ normally import the parent's main script again, which re-runs a script that lack
 module's path is hidden while they start.
 
 Workers never outlive the run that started them: `prepare_worker` (run first in every
-worker of `core.corpus.scheduler.WorkerPool`) leaves Ctrl+C to the parent, lets SIGTERM
+worker of `core.workers.scheduler.WorkerPool`) leaves Ctrl+C to the parent, lets SIGTERM
 and SIGHUP (the parent's way of stopping them) end them silently, and ends a worker whose
 parent has died (killed outright, so it could not stop them) instead of letting it work
 on and fail writing to a closed pipe. `max_workers` caps how many are started.
