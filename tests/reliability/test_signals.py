@@ -237,3 +237,26 @@ def test_a_worker_killed_mid_run_is_one_clear_error_not_a_hang(
     assert "bpe-studio: error: a worker process ended in the middle of the work (killed by signal 9" in err
     _assert_workers_gone(_children(process.pid) | workers)
     assert list(out_dir.iterdir()) == []
+
+
+def test_an_evaluation_worker_killed_mid_run_is_one_clear_error_not_a_hang(
+    tmp_path: Path, big_corpus: Path, tokenizer_dir: Path, start_cli  # type: ignore[no-untyped-def]
+) -> None:
+    # Evaluating several rows with --workers 2 measures them in worker processes.
+    text = big_corpus.read_bytes()[: 24 << 20]
+    rows = []
+    for k in range(8):
+        rows.append(tmp_path / f"row{k}.txt")
+        rows[-1].write_bytes(text[k * (3 << 20) : (k + 1) * (3 << 20)].rpartition(b"\n")[0])
+    env = {**os.environ, "BPE_STUDIO_PURE_PYTHON": "1"}
+    process = start_cli("eval", tokenizer_dir, "--on", *rows, "--workers", "2", env=env)
+    _wait_for(lambda: _children(process.pid), "the workers", process)
+    time.sleep(0.3)
+    workers = {pid for pid in _children(process.pid) if "resource_tracker" not in _command_line(pid)}
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
+    _, err = process.communicate(timeout=120)  # never a hang
+    assert "Traceback" not in err
+    assert process.returncode == 2, (process.returncode, err)
+    assert "bpe-studio: error: a worker process ended in the middle of the work (killed by signal 9" in err
+    _assert_workers_gone(_children(process.pid) | workers)
