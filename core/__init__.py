@@ -16,8 +16,8 @@ The API (`__all__`; each name loads on first use, so ``import core`` is light an
                     client=None) -> PretokenCounts   # a Mapping[bytes, int]; a + b; .save / .load
     resolve_pattern(name_or_regex) -> Pattern (checked); GPT2_PATTERN, GPT4_PATTERN
     Tokenizer(vocab, merges, special_tokens=None, *, pattern="gpt2"); Tokenizer.load(path)
-        .encode (str or bytes) / .encode_batch / .encode_iterable / .encode_with_spans -> TokenSpans
-        .encode_to_array -> an int64 array / .decode
+        .encode (str or bytes) / .encode_bytes / .encode_batch / .encode_iterable / .encode_with_spans
+        .encode_to_array -> an int64 array; .encode_batch(texts, return_numpy=True) -> (ids, offsets) / .decode
     save_tokenizer(out_dir, vocab, merges, special_tokens, pattern); load_gpt2_files(vocab, merges)
     encode_corpus(sources, tokenizer, out_npy, *, read=None, workers=None, doc_separator=True,
                   progress=None) -> EncodeFinished                           # a corpus -> .npy of ids

@@ -76,15 +76,16 @@ def text_bytes(text: object, method: str = "encode") -> bytes:
     raise OptionsTypeError(f"{method}() takes text (str) or bytes, got {type(text).__name__}")
 
 
-def check_bytes(data: object) -> bytes:
-    """``data`` as bytes; ``TypeError`` for anything not bytes-like."""
+def check_bytes(data: object, method: str = "encode_to_array") -> bytes:
+    """``data`` as bytes; ``TypeError`` naming ``method`` for anything not bytes-like."""
     if isinstance(data, bytes):
         return data
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
     raise OptionsTypeError(
-        f"encode_to_array() takes bytes, got {type(data).__name__}"
-        + (": use Tokenizer.encode_to_array() for text" if isinstance(data, str) else "")
+        f"{method}() takes bytes, got {type(data).__name__}"
+        + (f": use Tokenizer.{'encode_to_array' if method == 'encode_to_array' else 'encode'}() for text"
+           if isinstance(data, str) else "")
     )
 
 

@@ -23,12 +23,12 @@ import operator
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast, overload
 
 import numpy as np
 
 from core import formats
-from core.encode.engine import Engines, TextEncoder, gc_paused, text_bytes
+from core.encode.engine import Engines, TextEncoder, check_bytes, gc_paused, text_bytes
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, PieceEncoder
 from core.encode.replay import ReplayTokenizer
 from core.encode.spans import TokenSpan, TokenSpans, token_spans
@@ -233,23 +233,34 @@ class Tokenizer:
         """
         return self._engines.current().encode_array(text_bytes(text, "encode_to_array"), not ordinary)
 
-    def encode_batch(self, texts: Sequence[str | bytes], *, workers: int | None = None) -> list[list[int]]:
+    def encode_bytes(self, data: bytes, *, ordinary: bool = False) -> list[int]:
+        """`encode` of raw bytes, under the name the specification gives it: invalid UTF-8 is
+        kept byte-exactly, as training counts it (``encode_bytes(b"caf\\xff")``); ``TypeError``
+        for text, which `encode` takes."""
+        return self._engines.current().encode_list(check_bytes(data, "encode_bytes"), not ordinary)
+
+    @overload
+    def encode_batch(self, texts: Sequence[str | bytes], *, workers: int | None = None,
+                     return_numpy: Literal[False] = False) -> list[list[int]]: ...
+
+    @overload
+    def encode_batch(self, texts: Sequence[str | bytes], *, workers: int | None = None,
+                     return_numpy: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def encode_batch(self, texts: Sequence[str | bytes], *, workers: int | None = None,
+                     return_numpy: bool = False) -> list[list[int]] | tuple[np.ndarray, np.ndarray]:
         """`encode` of each text, in ``workers`` threads (default: all cores).
 
         ``tok.encode_batch(["Hello world", "Hi"]) -> [[15496, 995], [17250]]``. With the
         native encoder the threads run at once (it releases the GIL); on the Python path
-        the texts are encoded one after another.
+        the texts are encoded one after another. ``return_numpy=True`` (the specification's
+        spelling, typed apart) gives ``(ids, offsets)`` without a Python int per id: every
+        text's ``uint32`` ids one after another, text i's at ``ids[offsets[i]:offsets[i + 1]]``.
         """
         datas, workers = self._batch(texts, workers)
+        if return_numpy:
+            return self._engines.current().encode_batch_arrays(datas, workers)
         return self._engines.current().encode_batch(datas, workers)
-
-    def _encode_batch_arrays(
-        self, texts: Sequence[str | bytes], *, workers: int | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """`encode_batch` as ``(ids, offsets)``, without a Python int per id: ``ids`` every
-        text's ids one after another (``uint32``), text i's at ``ids[offsets[i]:offsets[i + 1]]``."""
-        datas, workers = self._batch(texts, workers)
-        return self._engines.current().encode_batch_arrays(datas, workers)
 
     def _batch(self, texts: Sequence[str | bytes], workers: int | None) -> tuple[list[bytes], int]:
         if isinstance(texts, (str, bytes)):

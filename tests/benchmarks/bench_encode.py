@@ -17,7 +17,7 @@ as a ``.tiktoken`` file; tokendagger: its ``Encoding``; Hugging Face: the
    (B, never seen, every cache warm) is timed — the steady state of a large corpus, with
    nothing a cache of repeats could give.
 2. Two threads: each tool's batch call on all the documents (tiktoken, tokendagger,
-   ours: ``encode_batch`` with 2 threads, and ``_encode_batch_arrays`` (the private path), ids
+   ours: ``encode_batch`` with 2 threads, and with ``return_numpy=True``, ids
    straight into arrays; fastokens: ``encode_batch`` and ``encode_batch_flat``, gigatoken:
    ``encode_batch`` (arrays) with RAYON_NUM_THREADS=2), and ``bpe-studio encode`` on the
    file with ``--workers 1`` and ``--workers 2`` (the time it reports).
@@ -118,7 +118,7 @@ def batch(name: str, encoder, docs: list[str]):  # noqa: ANN001, ANN201
     if name == "ours":
         return encoder.encode_batch(docs, workers=2)
     if name == "ours-arrays":
-        return encoder._encode_batch_arrays(docs, workers=2)
+        return encoder.encode_batch(docs, workers=2, return_numpy=True)
     if name == "gigatoken":
         import awkward as ak
 

@@ -1,6 +1,8 @@
 """The `Tokenizer`'s encode family: one method each for text (str or bytes), many texts, a
-stream and spans, arrays through `encode_to_array` (and a stream's ``.arrays()``), and no
-flag that changes what a method returns. Runs on the native encoder and the Python path."""
+stream and spans, arrays through `encode_to_array` (and a stream's ``.arrays()``); the
+specification's spellings (`encode_bytes`, ``encode_batch(..., return_numpy=True)``) typed
+apart, so no flag changes what a method is declared to return. Runs on the native encoder
+and the Python path."""
 
 from __future__ import annotations
 
@@ -33,17 +35,36 @@ def tok(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Toke
     return Tokenizer(vocab, merges, SPECIALS)
 
 
-def test_the_encode_family_is_four_methods_an_alias_and_one_array_method() -> None:
+def test_the_encode_family_is_four_methods_its_aliases_and_one_array_method() -> None:
     public = {name for name in dir(Tokenizer) if name.startswith("encode")}
     assert public == {"encode", "encode_batch", "encode_iterable", "encode_with_spans",  # the four
                       "encode_ordinary",  # tiktoken's spelling of encode(text, ordinary=True)
-                      "encode_to_array"}  # the one way to arrays
+                      "encode_bytes",  # the specification's spelling of encode(bytes)
+                      "encode_to_array"}  # the one way to arrays of one text
     for name in sorted(public):
         method = getattr(Tokenizer, name)
-        assert not [p for p in inspect.signature(method).parameters if p.startswith("return")], name
-        returns = typing.get_type_hints(method)["return"]
-        assert typing.get_origin(returns) not in (typing.Union, types.UnionType), name
+        overloads = typing.get_overloads(method)
+        if name == "encode_batch":  # return_numpy, the specification's flag: one overload each
+            assert [typing.get_type_hints(o)["return_numpy"] for o in overloads] == \
+                [typing.Literal[False], typing.Literal[True]]
+            assert typing.get_type_hints(overloads[0])["return"] == list[list[int]]
+            assert typing.get_origin(typing.get_type_hints(overloads[1])["return"]) is tuple
+        else:
+            assert not overloads, name
+            assert not [p for p in inspect.signature(method).parameters if p.startswith("return")], name
+            returns = typing.get_type_hints(method)["return"]
+            assert typing.get_origin(returns) not in (typing.Union, types.UnionType), name
         assert "``" in (method.__doc__ or "") and "(" in (method.__doc__ or ""), f"{name} shows no example"
+
+
+def test_encode_bytes_is_encode_of_bytes_and_refuses_text(tok: Tokenizer) -> None:
+    raw = TEXT.encode() + b"\xff\xfe caf\xc3"
+    assert tok.encode_bytes(raw) == tok.encode(raw)
+    assert tok.encode_bytes(bytearray(raw)) == tok.encode_bytes(memoryview(raw)) == tok.encode(raw)
+    assert tok.encode_bytes(raw, ordinary=True) == tok.encode_ordinary(raw)
+    assert tok.decode_bytes(tok.encode_bytes(raw)) == raw
+    with pytest.raises(TypeError, match=r"encode_bytes\(\) takes bytes, got str: use Tokenizer.encode\(\) for text"):
+        tok.encode_bytes("text")  # type: ignore[arg-type]
 
 
 def test_encode_takes_text_or_bytes(tok: Tokenizer) -> None:
@@ -69,7 +90,7 @@ def test_encode_to_array_equals_encode(tok: Tokenizer) -> None:
 def test_encode_batch_takes_text_or_bytes(tok: Tokenizer) -> None:
     texts: list[str | bytes] = [TEXT, b"caf\xff", "", "hello"]
     assert tok.encode_batch(texts, workers=2) == [tok.encode(t) for t in texts]
-    ids, offsets = tok._encode_batch_arrays(texts, workers=2)
+    ids, offsets = tok.encode_batch(texts, workers=2, return_numpy=True)
     assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == tok.encode_batch(texts)
 
 

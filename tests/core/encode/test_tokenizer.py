@@ -115,6 +115,7 @@ def test_lone_surrogates_in_text_become_replacement_characters(merging: str) -> 
         ("encode", 5, r"encode\(\) takes text \(str\) or bytes, got int"),
         ("encode_ordinary", 5, r"encode\(\) takes text \(str\) or bytes, got int"),
         ("encode_to_array", None, r"encode_to_array\(\) takes text \(str\) or bytes, got NoneType"),
+        ("encode_bytes", None, r"encode_bytes\(\) takes bytes, got NoneType"),
         ("encode_batch", "text", r"encode_batch\(\) takes a list of texts"),
         ("encode_batch", [None], r"encode_batch\(\) takes text \(str\) or bytes, got NoneType"),
         ("decode", [1.0, True], r"ids\[0\] is 1.0 \(float\)"),

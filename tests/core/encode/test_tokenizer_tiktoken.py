@@ -206,11 +206,11 @@ def test_gpt2_encode_batch_to_arrays(gpt2: tuple[Tokenizer, tiktoken.Encoding]) 
     want = [enc.encode(t, allowed_special="all") for t in texts]
     assert tok.encode_batch(texts) == want
     for workers in (1, 2, 3):
-        ids, offsets = tok._encode_batch_arrays(texts, workers=workers)
+        ids, offsets = tok.encode_batch(texts, workers=workers, return_numpy=True)
         assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and len(offsets) == len(texts) + 1
         assert offsets[0] == 0 and offsets[-1] == len(ids)
         assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(texts))] == want
-    ids, offsets = tok._encode_batch_arrays([])
+    ids, offsets = tok.encode_batch([], return_numpy=True)
     assert ids.tolist() == [] and offsets.tolist() == [0]
 
 
