@@ -108,8 +108,8 @@ def string_to_bytes(text: str) -> bytes:
     for start in range(0, len(text), _SLICE):
         piece = text[start : start + _SLICE]
         units = table[np.frombuffer(piece.encode("utf-16-le", "surrogatepass"), np.uint16)]
-        if units.max() > 0xFF:
-            _translated(piece)  # raises, naming the character
+        if units.max() > 0xFF:  # a character outside the map: the plain path names it
+            return _translated(text)
         parts.append(units.astype(np.uint8).tobytes())
     return b"".join(parts)
 
