@@ -87,6 +87,10 @@ class EvaluatePanel(QWidget):
         self.cancel_button.setEnabled(False)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
+        self.progress.setRange(0, 1)  # idle, it says so (an empty bar looks like a text field)
+        self.progress.setValue(0)
+        self.progress.setFormat("not evaluated yet")
+        self.progress.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.status = OneLineLabel("Add tokenizers and held-out sources, then Evaluate.")
         self.export_csv_button = QPushButton("Export CSV…")
         self.export_json_button = QPushButton("Export JSON…")
@@ -264,6 +268,7 @@ class EvaluatePanel(QWidget):
         job.failed.connect(self._on_failed)
         job.stopped.connect(self._on_stopped)
         self.job = job
+        self.progress.setFormat("%p%")
         self.progress.setRange(0, 0)
         self.status.setText("Evaluating…")
         job.start()

@@ -43,9 +43,11 @@ def test_panel_evaluates_in_the_background_and_exports(qtbot, tmp_path: Path) ->
     panel.add_source(str(held))
     assert panel.run_button.isEnabled()
     assert panel.baseline.currentText() == "small"
+    assert panel.progress.text() == "not evaluated yet"
     with qtbot.waitSignal(panel.finished, timeout=30_000):
         panel.run()
         assert panel.job is not None and not panel.run_button.isEnabled()
+    assert panel.progress.text() == "100%"
     table = panel.table
     assert table.rowCount() == 4
     cells = [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(4)]
