@@ -189,8 +189,10 @@ class ExplorePanel(QWidget):
             return
         specials = ", ".join(getattr(tokenizer, "special_tokens", []) or []) or "none"
         pattern = getattr(getattr(tokenizer, "pattern", None), "name", "")
+        size = f"{len(tokenizer):,} tokens"
+        size = "" if size in self.title else f"{size} · "  # ("Trained on a.txt (2,000 tokens)" says it)
         self.heading.setText(
-            f"<b>{html.escape(self.title)}</b> — {len(tokenizer):,} tokens · {len(tokenizer.merges):,} merges · "
+            f"<b>{html.escape(self.title)}</b> — {size}{len(tokenizer.merges):,} merges · "
             f"special: {html.escape(specials)}" + (f" · pattern: {html.escape(pattern)}" if pattern else "")
         )
 

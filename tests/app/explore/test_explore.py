@@ -153,6 +153,7 @@ def test_set_tokenizer_with_merge_counts(qtbot, panel: ExplorePanel, trained_fil
     with qtbot.waitSignal(panel.vocab_ready, timeout=30_000):
         panel.set_tokenizer(tok, merge_counts=counts, title="Trained")
     assert "Trained" in panel.heading.text()
+    assert f"— {len(tok):,} tokens · {len(tok.merges):,} merges" in panel.heading.text()
     row = panel.vocab.row_of_id[257]
     assert panel.vocab.cell_text(row, 7) == "1,000"
 
@@ -221,3 +222,12 @@ def test_filter_matches_a_typed_space_and_regex_whitespace(qtbot, panel: Explore
     starts_with_space = sorted(i for i, b in tok.vocab.items() if regex.match(r"\s", b.decode("utf-8", "replace")))
     assert {9, 10, 32} <= set(starts_with_space)
     assert shown_ids(browser) == starts_with_space
+
+
+def test_the_heading_says_the_size_once(qtbot, panel: ExplorePanel, trained_files: tuple[Path, Tokenizer]) -> None:
+    _, tok = trained_files
+    title = f"Trained on a.txt ({len(tok):,} tokens)"
+    with qtbot.waitSignal(panel.vocab_ready, timeout=30_000):
+        panel.set_tokenizer(tok, title=title)
+    assert panel.heading.text().count(f"{len(tok):,} tokens") == 1
+    assert f"— {len(tok.merges):,} merges" in panel.heading.text()
