@@ -61,6 +61,7 @@ BpeTable_dealloc(BpeTable *self)
     PyMem_Free(self->new_ids);
     PyMem_Free(self->byte_ranks);
     PyMem_Free(self->pairs);
+    PyMem_Free(self->filter);
     for (Py_ssize_t i = 0; i < self->nlongs; i++) {
         Py_DECREF(self->longs[i]);
     }

@@ -33,6 +33,8 @@ typedef struct {
                           * first ranks, without hashing) */
     uint64_t *pairs;     /* the map in 8-byte slots (PAIR_*), or NULL when an id or a rank
                           * does not fit */
+    uint64_t *filter;    /* with `pairs`: a bit per pair hash (PAIR_FILTER_BITS), set for the
+                          * pairs that have a merge */
     PyObject **longs; /* id -> its int object, made once for the Encoder's lists (or NULL) */
     Py_ssize_t nlongs;
 } BpeTable;
@@ -59,15 +61,34 @@ hash_key(const BpeTable *t, uint64_t key)
                       * larger caches less but took many more instructions and first-level
                       * misses) */
 
+static inline uint64_t
+pair_hash(uint64_t pair)
+{
+    return pair * 0x9E3779B97F4A7C15ULL;
+}
+
 static inline size_t
 pair_index(const BpeTable *t, uint64_t pair)
 {
-    return (size_t)((pair * 0x9E3779B97F4A7C15ULL) >> t->pair_shift);
+    return (size_t)(pair_hash(pair) >> t->pair_shift);
 }
 
 /* Slots read at once from a pair's place: `pairs` holds PAIR_WINDOW - 1 copies of its first
  * slots after its last, so a window never wraps. */
 #define PAIR_WINDOW 4
+
+/* The filter in front of `pairs`: 2^PAIR_FILTER_BITS bits (128 KB, which stays in the core's
+ * second-level cache where `pairs` does not), a pair's bit the top bits of its hash. Most
+ * pairs looked up while a new word merges have no merge; a clear bit says so without reading
+ * `pairs`. A set bit proves nothing (another pair may share it): `pairs` is read. */
+#define PAIR_FILTER_BITS 20
+
+static inline int
+pair_filtered_out(const BpeTable *t, uint64_t hash)
+{
+    uint64_t bit = hash >> (64 - PAIR_FILTER_BITS);
+    return ((t->filter[bit >> 6] >> (bit & 63)) & 1) == 0;
+}
 
 /* The rank of the pair (left, right), NO_RANK when it has no merge. Every id is below 2^32
  * (BpeTable_init checks the ids it can produce), so the key needs no range check.
@@ -82,7 +103,11 @@ rank_of(const BpeTable *t, int64_t left, int64_t right)
 {
     if (t->pairs != NULL) {
         uint64_t pair = (uint64_t)left << 20 | (uint64_t)right;
-        size_t at = pair_index(t, pair);
+        uint64_t hash = pair_hash(pair);
+        if (pair_filtered_out(t, hash)) {
+            return NO_RANK;
+        }
+        size_t at = (size_t)(hash >> t->pair_shift);
         const uint64_t *w = t->pairs + at;
         int32_t rank = NO_RANK;
         int open = 0;
@@ -123,7 +148,9 @@ static int
 table_compact_pairs(BpeTable *t)
 {
     PyMem_Free(t->pairs);
+    PyMem_Free(t->filter);
     t->pairs = NULL;
+    t->filter = NULL;
     int fits = t->nranks < PAIR_RANKS;
     for (int b = 0; b < 256; b++) {
         fits &= t->byte_ids[b] < PAIR_IDS - 1;
@@ -149,7 +176,10 @@ table_compact_pairs(BpeTable *t)
         bits++;
     }
     uint64_t *pairs = PyMem_Malloc((cap + PAIR_WINDOW - 1) * sizeof(uint64_t));
-    if (pairs == NULL) {
+    uint64_t *filter = PyMem_Calloc((size_t)1 << (PAIR_FILTER_BITS - 6), sizeof(uint64_t));
+    if (pairs == NULL || filter == NULL) {
+        PyMem_Free(pairs);
+        PyMem_Free(filter);
         PyErr_NoMemory();
         return -1;
     }
@@ -162,6 +192,8 @@ table_compact_pairs(BpeTable *t)
             continue;
         }
         uint64_t pair = (slot->key >> 32) << 20 | (slot->key & 0xFFFFFFFF);
+        uint64_t bit = pair_hash(pair) >> (64 - PAIR_FILTER_BITS);
+        filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
         size_t at = pair_index(t, pair);
         while (pairs[at] != PAIR_EMPTY) {
             at = (at + 1) & t->pair_mask;
@@ -170,6 +202,7 @@ table_compact_pairs(BpeTable *t)
     }
     memcpy(pairs + cap, pairs, (PAIR_WINDOW - 1) * sizeof(uint64_t)); /* (rank_of's windows) */
     t->pairs = pairs;
+    t->filter = filter;
     PyMem_Free(t->slots); /* rank_of reads `pairs` alone from here on */
     t->slots = NULL;
     return 0;

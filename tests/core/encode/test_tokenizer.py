@@ -212,6 +212,44 @@ def test_compiled_pair_lookups_at_the_tables_fullest() -> None:
     assert np.frombuffer(ids, np.int64).tolist() == [i for e in expected for i in e]
 
 
+def _filter_bit(left: int, right: int) -> int:
+    """The bit of the pair (left, right) in the compiled table's filter: the top 20 bits of
+    its hash, as ``_bpe_table.h`` takes them."""
+    return ((left << 20 | right) * 0x9E3779B97F4A7C15 % (1 << 64)) >> 44
+
+
+def test_pairs_that_share_a_filter_bit_with_a_merge_are_looked_up_in_the_table() -> None:
+    """The compiled table answers most lookups of pairs without a merge from a filter of a bit
+    per pair hash, and looks the others up. A pair without a merge whose bit a merge set
+    (a false positive) must still find no merge there, and every merge must be found: words
+    that look such pairs up, against the definition."""
+    if piece_encoder._BpeTable is None:
+        pytest.skip("core.encode._bpe_kernel is not built")
+    rng = random.Random(8)
+    every = [(a, b) for a in range(256) for b in range(256)]
+    merges = [(bytes([a]), bytes([b])) for a, b in rng.sample(every, 3000)]
+    vocab = {i: bytes([i]) for i in range(256)}
+    for left, right in merges:
+        vocab[len(vocab)] = left + right
+    pieces = Tokenizer(vocab, merges)._pieces
+    table = pieces._compiled()
+    assert table is not None
+    set_bits = {_filter_bit(*pair) for pair in pieces._pair_rank}
+    words = []
+    for (left, right), merged in zip(merges, range(256, len(vocab))):
+        for c in range(256):
+            pair = (merged, pieces._byte_ids[c])
+            if pair not in pieces._pair_rank and _filter_bit(*pair) in set_bits:
+                words.append(left + right + bytes([c]))
+    assert len(words) > 100  # (so the case is there to test)
+    words += [left + right for left, right in merges]
+    texts = [w.decode("utf-8", "surrogateescape") for w in words]
+    ids, counts = table.encode_text("".join(texts), np.array([len(t) for t in texts], dtype=np.int64))
+    expected = [_merge_by_definition(pieces, w) for w in words]
+    assert np.frombuffer(counts, np.int64).tolist() == [len(e) for e in expected]
+    assert np.frombuffer(ids, np.int64).tolist() == [i for e in expected for i in e]
+
+
 def test_long_words_merge_by_the_definition(trained: Tokenizer) -> None:
     rng = random.Random(4)
     alphabet = [w.encode() for w in WORDS[:20]] + [b"a", b"aa", b" "]
