@@ -2,7 +2,8 @@
  * id each rank makes.
  *
  * Invariant. Every merge is in the map exactly once; once built, the map is compacted
- * into 8-byte slots (pairs) when every id and rank fits, else the Slot map stays.
+ * into 8-byte slots (pairs) when every id and rank fits, else the Slot map stays. With the
+ * compacted map, every merge's bit is set in the filter (so a clear bit means no merge).
  */
 #ifndef BPE_TABLE_H
 #define BPE_TABLE_H
