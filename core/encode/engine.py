@@ -76,16 +76,16 @@ def text_bytes(text: object, method: str = "encode") -> bytes:
     raise OptionsTypeError(f"{method}() takes text (str) or bytes, got {type(text).__name__}")
 
 
-def check_bytes(data: object, method: str = "encode_to_array") -> bytes:
-    """``data`` as bytes; ``TypeError`` naming ``method`` for anything not bytes-like."""
+def check_bytes(data: object, method: str = "encode_to_array", for_text: str = "encode_to_array") -> bytes:
+    """``data`` as bytes; ``TypeError`` naming ``method`` for anything not bytes-like (and,
+    for text, the `Tokenizer` method ``for_text`` that takes it)."""
     if isinstance(data, bytes):
         return data
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
     raise OptionsTypeError(
         f"{method}() takes bytes, got {type(data).__name__}"
-        + (f": use Tokenizer.{'encode_to_array' if method == 'encode_to_array' else 'encode'}() for text"
-           if isinstance(data, str) else "")
+        + (f": use Tokenizer.{for_text}() for text" if isinstance(data, str) else "")
     )
 
 

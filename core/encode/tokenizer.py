@@ -237,7 +237,7 @@ class Tokenizer:
         """`encode` of raw bytes, under the name the specification gives it: invalid UTF-8 is
         kept byte-exactly, as training counts it (``encode_bytes(b"caf\\xff")``); ``TypeError``
         for text, which `encode` takes."""
-        return self._engines.current().encode_list(check_bytes(data, "encode_bytes"), not ordinary)
+        return self._engines.current().encode_list(check_bytes(data, "encode_bytes", for_text="encode"), not ordinary)
 
     @overload
     def encode_batch(self, texts: Sequence[str | bytes], *, workers: int | None = None,
