@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from core.encode.native import NativeEncoder
+from core.encode.native import NATIVE_CACHE_ENTRIES, NativeEncoder
 from core.encode.piece_encoder import EncoderState, PieceEncoder
 from core.errors import OptionsTypeError
 from core.pretokenize.native import python_forced
@@ -174,11 +174,14 @@ Engine = NativeEngine | PythonEngine
 
 class Engines:
     """The engines of one vocabulary and set of special tokens, each built on first use;
-    `current` is the native one when it can serve (see the module), else the Python one."""
+    `current` is the native one when it can serve (see the module), else the Python one.
+    The native one's cache holds ``native_cache_entries`` pre-tokens (by default at least
+    `NATIVE_CACHE_ENTRIES`, what large texts need)."""
 
-    def __init__(self, pieces: PieceEncoder, special_ids: dict[str, int]) -> None:
+    def __init__(self, pieces: PieceEncoder, special_ids: dict[str, int], native_cache_entries: int | None = None) -> None:
         self.pieces = pieces
         self.special_ids = special_ids
+        self._native_cache_entries = native_cache_entries or max(pieces.cache_entries, NATIVE_CACHE_ENTRIES)
         self._python: PythonEngine | None = None
         self._native: NativeEngine | None = None
         self._native_checked = False
@@ -187,7 +190,7 @@ class Engines:
         """The engine to encode with now."""
         if not python_forced():
             if not self._native_checked:
-                built = NativeEncoder.build(self.pieces, self.special_ids, self.pieces.cache_entries)
+                built = NativeEncoder.build(self.pieces, self.special_ids, self._native_cache_entries)
                 self._native = NativeEngine(built) if built is not None else None
                 self._native_checked = True
             if self._native is not None:

@@ -29,15 +29,16 @@ try:
 except ImportError:  # built without a C compiler (or an older build without Encoder)
     _Encoder = None  # type: ignore[assignment,misc]
 
-__all__ = ["NativeEncoder"]
+__all__ = ["NATIVE_CACHE_ENTRIES", "NativeEncoder"]
 
 T = TypeVar("T")
 
 NATIVE_CACHE_ENTRIES = 1 << 17
-"""The native cache's least size: ~80 bytes an entry (its pre-token, ids and hash slot), so
-~10 MB holds the distinct pre-tokens of most corpora (emptied when full). Pre-tokens of up
-to 16 bytes are kept in front of it, eight 32-byte slots an entry (up to 64 MB, its pages
-mapped as they are first used)."""
+"""The native cache's size for large texts (`core.encode.engine.Engines`' default least):
+~80 bytes an entry (its pre-token, ids and hash slot), so ~10 MB holds the distinct
+pre-tokens of most corpora (emptied when full). Pre-tokens of up to 16 bytes are kept in
+front of it, eight 32-byte slots an entry (up to 64 MB, its pages mapped as they are first
+used)."""
 
 
 class NativeEncoder:
@@ -59,7 +60,7 @@ class NativeEncoder:
         self._by_bytes = {t.encode("utf-8"): i for t, i in special_ids.items()}
         in_c = len(self._by_bytes) <= NATIVE_MAX_SPECIALS
         self._encoder = _Encoder(
-            table, scanner, max(cache_entries, NATIVE_CACHE_ENTRIES), list(self._by_bytes.items()) if in_c else []
+            table, scanner, cache_entries, list(self._by_bytes.items()) if in_c else []
         )
         # None: the C code finds the special tokens (or there are none)
         self._splitter = None if in_c else special_bytes_regex(tuple(special_ids))

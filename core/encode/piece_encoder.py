@@ -196,9 +196,9 @@ class PieceEncoder:
 
     def with_cache(self, cache_entries: int) -> PieceEncoder:
         """An encoder of the same vocabulary with empty caches of its own, sharing this one's
-        merge tables (nothing is copied)."""
+        merge tables (nothing is copied; the compiled one is built here if it was not yet)."""
         other = PieceEncoder(self._byte_ids, self._pair_rank, self._new_id, self.pattern, cache_entries)
-        other._bpe_table = self._bpe_table
+        other._bpe_table = self._compiled()
         return other
 
     def _merge_rows(self) -> np.ndarray:

@@ -44,6 +44,10 @@ __all__ = [
     "TokenizerError",
 ]
 
+STREAM_CACHE_ENTRIES = 1 << 13
+"""The size of `Tokenizer.encode_iterable`'s own caches: a few MB in all (the native one and
+its front cache, or the Python ones), whatever the stream's length."""
+
 
 class Tokenizer:
     """A byte-level BPE tokenizer.
@@ -104,6 +108,7 @@ class Tokenizer:
         self._cuts = SafeCuts(self.pattern, self.special_tokens)
         self._pieces = PieceEncoder(self._byte_ids, pair_rank, new_id, self.pattern, cache_entries)
         self._engines = Engines(self._pieces, self.special_ids)  # the native/Python choice
+        self._stream_engines: Engines | None = None  # encode_iterable's, made on first use
 
     # ------------------------------------------------------------------ loading
 
@@ -272,7 +277,7 @@ class Tokenizer:
         return datas, workers
 
     def encode_iterable(self, iterable: Iterable[str], *, escaped: bool = False) -> TokenStream:
-        """Encode a stream of text (e.g. a file's lines) lazily, in bounded memory.
+        """Encode a stream of text (e.g. a file's lines) lazily, in a few MB whatever its length.
 
         Gives exactly ``encode("".join(iterable))``: text is held back until a point where
         no special token or pre-token can straddle, so a split anywhere changes nothing
@@ -283,14 +288,19 @@ class Tokenizer:
             escaped: the text was decoded from bytes with ``surrogateescape`` (a file with
                 invalid UTF-8, say); the bytes it stands for are encoded, as `encode` does bytes.
         """
-        return TokenStream(encode_stream(iterable, self._cuts, self._escaped_array if escaped else self._text_array))
+        if self._stream_engines is None:
+            self._stream_engines = Engines(self._pieces.with_cache(STREAM_CACHE_ENTRIES), self.special_ids,
+                                           STREAM_CACHE_ENTRIES)
+        engines = self._stream_engines
 
-    def _text_array(self, text: str) -> np.ndarray:
-        return self._engines.current().encode_array(text_bytes(text))
+        def text_array(text: str) -> np.ndarray:
+            return engines.current().encode_array(text_bytes(text))
 
-    def _escaped_array(self, text: str) -> np.ndarray:
-        # TEXT_ERRORS: U+DC80..U+DCFF are their byte, any other lone surrogate U+FFFD
-        return self._engines.current().encode_array(text.encode("utf-8", errors=TEXT_ERRORS))
+        def escaped_array(text: str) -> np.ndarray:
+            # TEXT_ERRORS: U+DC80..U+DCFF are their byte, any other lone surrogate U+FFFD
+            return engines.current().encode_array(text.encode("utf-8", errors=TEXT_ERRORS))
+
+        return TokenStream(encode_stream(iterable, self._cuts, escaped_array if escaped else text_array))
 
     def encode_with_spans(self, text: str) -> TokenSpans:
         """Encode ``text`` and say where each token lies in it (bytes and characters): a
