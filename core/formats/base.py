@@ -120,19 +120,22 @@ def find_special_ids(
     wanted = {tok.encode("utf-8"): tok for tok in special_tokens}
     if not wanted:
         return {}
-    merged = {left + right for left, right in merges}
     found: dict[str, list[int]] = {}
     for token_id, token in vocab.items():
         if token in wanted:
             found.setdefault(wanted[token], []).append(token_id)
     result: dict[str, int] = {}
+    merged: set[bytes] | None = None  # the merges' results, made only when a choice needs them
     for tok, ids in found.items():
-        raw = tok.encode("utf-8")
+        if len(ids) > 1:
+            raw = tok.encode("utf-8")
+            if merged is None:
+                merged = {left + right for left, right in merges}
 
-        def made_otherwise(i: int, raw: bytes = raw) -> bool:
-            return raw in merged or (len(raw) == 1 and i == raw[0])
+            def made_otherwise(i: int, raw: bytes = raw, merged: set[bytes] = merged) -> bool:
+                return raw in merged or (len(raw) == 1 and i == raw[0])
 
-        ids.sort(key=lambda i: (made_otherwise(i), i))
+            ids.sort(key=lambda i: (made_otherwise(i), i))
         result[tok] = ids[0]
     return result
 

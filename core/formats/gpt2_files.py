@@ -20,6 +20,7 @@ from functools import partial
 from itertools import repeat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, string_to_bytes, strings_to_bytes
 from core.formats.atomic import write_atomically
@@ -234,17 +235,22 @@ def _vocab_at_once(data: dict[str, object], specials: set[str]) -> Vocab | None:
     """A well-formed ``vocab.json``'s vocabulary, its keys mapped to bytes in one pass;
     ``None`` at anything else (an id out of range or given twice, a key outside the byte
     map), for the key by key reading to report or take as its rules say."""
-    ids = list(data.values())
-    limit = TokenIds(len(data)).limit
-    if not all(type(i) is int and 0 <= i < limit for i in ids) or len(set(ids)) != len(ids):
+    values = list(data.values())
+    if not values or set(map(type, values)) != {int}:
         return None
-    keys = [key for key in data if key not in specials]
+    ids = cast(list[int], values)
+    if min(ids) < 0 or max(ids) >= TokenIds(len(data)).limit or len(set(ids)) != len(ids):
+        return None
+    keys = list(data)
+    special_at = {keys.index(key): key for key in specials if key in data}
+    for at in special_at:
+        keys[at] = ""  # (taken as its own text below, not through the map)
     tokens = strings_to_bytes(keys)
     if tokens is None:
         return None
-    mapped = iter(tokens)
-    return {data[key]: key.encode("utf-8") if key in specials else next(mapped)  # type: ignore[misc]
-            for key in data}  # (in the file's order, as key by key)
+    for at, key in special_at.items():
+        tokens[at] = key.encode("utf-8")
+    return dict(zip(ids, tokens))  # (in the file's order, as key by key)
 
 
 def _merges_at_once(text: str, known: set[bytes] | None) -> Merges | None:
