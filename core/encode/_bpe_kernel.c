@@ -27,7 +27,8 @@
  * which keeps a huge run of one character O(n log n).
  * Its parts, each a header with the invariant it keeps: the merges (_bpe_table.h), one
  * word's BPE (_bpe_word.h), a str's words (_bpe_text.h), the Encoder and its caches
- * (_bpe_encoder.h), a span's encoding (_bpe_span.h); this file is the Python types.
+ * (_bpe_encoder.h), a span's encoding (_bpe_span.h), ids back to bytes (_bpe_decode.h);
+ * this file is the Python types.
  * CPython API only, C99 (and, on Linux, mmap and madvise for the front cache's huge pages).
  */
 #define PY_SSIZE_T_CLEAN
@@ -36,6 +37,7 @@
 #include <string.h>
 #include "_bpe_text.h"
 #include "_bpe_span.h"
+#include "_bpe_decode.h"
 
 /* A C-contiguous int64 buffer of obj, or -1 with an exception set. */
 static int
@@ -719,7 +721,7 @@ static struct PyModuleDef bpe_kernel_module = {
 PyMODINIT_FUNC
 PyInit__bpe_kernel(void)
 {
-    if (PyType_Ready(&BpeTableType) < 0 || PyType_Ready(&EncoderType) < 0) {
+    if (PyType_Ready(&BpeTableType) < 0 || PyType_Ready(&EncoderType) < 0 || PyType_Ready(&DecoderType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&bpe_kernel_module);
@@ -735,6 +737,12 @@ PyInit__bpe_kernel(void)
     Py_INCREF(&EncoderType);
     if (PyModule_AddObject(m, "Encoder", (PyObject *)&EncoderType) < 0) {
         Py_DECREF(&EncoderType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&DecoderType);
+    if (PyModule_AddObject(m, "Decoder", (PyObject *)&DecoderType) < 0) {
+        Py_DECREF(&DecoderType);
         Py_DECREF(m);
         return NULL;
     }

@@ -49,3 +49,11 @@ class Encoder:
         """The ids of all ``datas`` one after another (uint32) and each one's number of ids (int64)."""
     def cache_size(self) -> int:
         """Pre-tokens in the cache."""
+
+class Decoder:
+    """Ids -> bytes, from a table of each id's token."""
+
+    def __init__(self, tokens: list[bytes | None]) -> None:
+        """``tokens[id]``: the bytes of that id's token, or None for an id not in the vocabulary."""
+    def decode(self, ids: list[int] | NDArray[np.int64]) -> bytes | None:
+        """The tokens of ``ids`` joined, or None at an id that is not an int naming one."""

@@ -28,6 +28,7 @@ from typing import Literal, cast, overload
 import numpy as np
 
 from core import formats
+from core.encode.decoding import VocabDecoder
 from core.encode.engine import Engines, TextEncoder, check_bytes, gc_paused, text_bytes
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, PieceEncoder
 from core.encode.replay import ReplayTokenizer
@@ -109,6 +110,7 @@ class Tokenizer:
         self._pieces = PieceEncoder(self._byte_ids, pair_rank, new_id, self.pattern, cache_entries)
         self._engines = Engines(self._pieces, self.special_ids)  # the native/Python choice
         self._stream_engines: Engines | None = None  # encode_iterable's, made on first use
+        self._decoder = VocabDecoder(self.vocab, self._unknown_id)
 
     # ------------------------------------------------------------------ loading
 
@@ -322,25 +324,7 @@ class Tokenizer:
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The bytes of ``ids`` joined; ``TokenizerError`` names an id not in the vocabulary,
         ``TypeError`` an id that is not an integer (``1.0``, ``True``)."""
-        vocab = self.vocab
-        if hasattr(ids, "tolist"):  # numpy arrays: plain ints look up faster
-            ids = ids.tolist()
-        elif not isinstance(ids, Sequence) or isinstance(ids, (str, bytes)):
-            if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-                raise OptionsTypeError(f"decode() takes a sequence of token ids, got {type(ids).__name__}")
-            ids = list(ids)
-        if not set(map(type, ids)) <= {int}:
-            for position, i in enumerate(ids):
-                if type(i) is not int and (isinstance(i, bool) or not hasattr(i, "__index__")):
-                    raise OptionsTypeError(
-                        f"decode() takes token ids (integers); ids[{position}] is {i!r} ({type(i).__name__})"
-                    )
-            ids = [int(i) for i in ids]  # numpy integers and other int-like ids
-        try:
-            return b"".join([vocab[i] for i in ids])
-        except KeyError:
-            bad = next(i for i in ids if i not in vocab)
-            raise self._unknown_id(bad) from None
+        return self._decoder.decode_bytes(ids)
 
     def decode(self, ids: Iterable[int]) -> str:
         """Decode ``ids`` to text; malformed UTF-8 becomes U+FFFD."""

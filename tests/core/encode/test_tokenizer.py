@@ -77,6 +77,48 @@ def test_decode_errors_and_replacement() -> None:
     assert tok.decode(np.array(tok.encode("hello"), dtype=np.uint16)) == "hello"
 
 
+def _outcome(decode: object, ids: object) -> object:
+    try:
+        return decode(ids)  # type: ignore[operator]
+    except (TokenizerError, TypeError) as e:
+        return type(e), str(e)
+
+
+# A vocabulary with a gap (ids 258 and 259 name nothing) and special tokens past it, one
+# longer than the 16 bytes the C decoder copies as a block.
+GAPPED = Tokenizer({**{i: bytes([i]) for i in range(256)}, 256: b"ab", 257: b"abc", 260: b"<|x|>"},
+                   [(b"a", b"b"), (b"ab", b"c")], ["<|x|>", "<|y|>", "<|a special token past sixteen bytes|>"])
+odd_ids = st.sampled_from([-1, -(2**63), 2**63 - 1, 2**63, 2**70, True, False, 1.0, np.int64(97), None, "a"])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ids=st.lists(st.one_of(st.integers(0, 265), odd_ids), max_size=12), as_array=st.sampled_from(
+    [None, np.int64, np.uint16, np.int32, np.uint64]))
+def test_decode_joins_the_tokens_or_says_which_id_is_wrong_on_either_path(ids: list[object], as_array: object) -> None:
+    """The C decoder's table (a list, or an array of ids) against the checked Python path:
+    the same bytes, which are the tokens joined, or the same error."""
+    if as_array is not None:
+        if not all(type(i) is int and 0 <= i < 2**16 for i in ids):
+            return
+        ids = np.array(ids, dtype=as_array)  # type: ignore[assignment]
+    native = _outcome(GAPPED.decode_bytes, ids)
+    python = _outcome(GAPPED._decoder._checked, ids)
+    assert native == python
+    if isinstance(native, bytes):
+        assert native == b"".join(GAPPED.vocab[int(i)] for i in ids)  # type: ignore[call-overload]
+    else:
+        assert any(type(i) is not int or i not in GAPPED.vocab for i in list(ids))
+
+
+def test_decode_of_a_sparse_vocabulary_or_in_python_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    sparse = Tokenizer({**{i: bytes([i]) for i in range(256)}, 10**6: b"ab"}, [(b"a", b"b")])
+    assert sparse.decode([10**6, 99]) == "abc" and sparse._decoder._native() is None  # (no table of a million ids)
+    assert GAPPED.decode([256, 257]) == "ababc" and GAPPED._decoder._native() is not None
+    monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
+    fresh = Tokenizer(GAPPED.vocab, GAPPED.merges, GAPPED.special_tokens)
+    assert fresh.decode([256, 261]) == "ab<|y|>" and fresh._decoder._table is None
+
+
 def test_bad_vocabularies_are_rejected() -> None:
     vocab = {i: bytes([i]) for i in range(255)}
     with pytest.raises(TokenizerError, match="lacks 1 single bytes"):
