@@ -178,7 +178,9 @@ class Engines:
     The native one's cache holds ``native_cache_entries`` pre-tokens (by default at least
     `NATIVE_CACHE_ENTRIES`, what large texts need)."""
 
-    def __init__(self, pieces: PieceEncoder, special_ids: dict[str, int], native_cache_entries: int | None = None) -> None:
+    def __init__(
+        self, pieces: PieceEncoder, special_ids: dict[str, int], native_cache_entries: int | None = None
+    ) -> None:
         self.pieces = pieces
         self.special_ids = special_ids
         self._native_cache_entries = native_cache_entries or max(pieces.cache_entries, NATIVE_CACHE_ENTRIES)

@@ -40,6 +40,10 @@ pre-tokens of most corpora (emptied when full). Pre-tokens of up to 16 bytes are
 front of it, eight 32-byte slots an entry (up to 64 MB, its pages mapped as they are first
 used)."""
 
+SERIAL_BATCH_BYTES = 1 << 17
+"""A batch smaller than this is encoded in the calling thread: starting threads and their
+encoders (fresh caches) costs about what encoding this much takes."""
+
 
 class NativeEncoder:
     """Bytes -> ids for one vocabulary, pattern and set of special tokens, with its own cache.
@@ -171,8 +175,9 @@ class NativeEncoder:
         return list(itertools.chain.from_iterable(self._in_threads(datas, workers, NativeEncoder.encode_many)))
 
     def _in_threads(self, datas: Sequence[bytes], workers: int, encode: Callable[[NativeEncoder, Sequence[bytes]], T]) -> list[T]:
-        """``encode`` of contiguous slices of ``datas`` in ``workers`` threads, in order."""
-        if workers <= 1 or len(datas) < 2:
+        """``encode`` of contiguous slices of ``datas`` in ``workers`` threads, in order; a
+        batch of under `SERIAL_BATCH_BYTES` in this thread, with this encoder's warm cache."""
+        if workers <= 1 or len(datas) < 2 or sum(map(len, datas)) < SERIAL_BATCH_BYTES:
             return [encode(self, datas)] if len(datas) else []
         workers = min(workers, len(datas))
         # contiguous slices of about equal bytes, more slices than threads to even out

@@ -18,6 +18,7 @@ With GPT-2's ``vocab.json``/``merges.txt`` the ids equal tiktoken's ``gpt2`` enc
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import os
@@ -48,6 +49,12 @@ __all__ = [
 STREAM_CACHE_ENTRIES = 1 << 13
 """The size of `Tokenizer.encode_iterable`'s own caches: a few MB in all (the native one and
 its front cache, or the Python ones), whatever the stream's length."""
+
+
+@functools.cache
+def _all_cores() -> int:
+    """``os.cpu_count()``, read once (each call reads a file, which takes longer than encoding a small batch)."""
+    return os.cpu_count() or 1
 
 
 class Tokenizer:
@@ -273,7 +280,7 @@ class Tokenizer:
         if isinstance(texts, (str, bytes)):
             raise OptionsTypeError("encode_batch() takes a list of texts; use encode() for one text")
         datas = [text_bytes(t, "encode_batch") for t in texts]
-        workers = (os.cpu_count() or 1) if workers is None else workers
+        workers = _all_cores() if workers is None else workers
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise OptionsError(f"workers must be a positive integer, got {workers!r}")
         return datas, workers

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import core
+from core.encode import native
 from core.formats import save_tokenizer
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN
 from core.encode.tokenizer import Tokenizer
@@ -135,7 +136,10 @@ def test_gpt2_encode_ordinary_follows_tiktoken(gpt2: tuple[Tokenizer, tiktoken.E
     assert tok.encode_ordinary(text) == enc.encode_ordinary(text)
 
 
-def test_gpt2_encode_batch(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
+@pytest.mark.parametrize("serial_below", [native.SERIAL_BATCH_BYTES, 0], ids=["small-in-one-thread", "threads"])
+def test_gpt2_encode_batch(gpt2: tuple[Tokenizer, tiktoken.Encoding], serial_below: int,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native, "SERIAL_BATCH_BYTES", serial_below)
     tok, enc = gpt2
     texts = HARD_STRINGS * 5 + ["", "<|endoftext|>", "a\udcffb"]
     want = [enc.encode(t, allowed_special="all") for t in texts]
@@ -144,6 +148,26 @@ def test_gpt2_encode_batch(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
     assert tok.encode_batch([]) == []
     with pytest.raises(ValueError, match="workers must be a positive integer"):
         tok.encode_batch(texts, workers=0)
+
+
+def test_a_small_batch_is_encoded_in_the_calling_thread(gpt2: tuple[Tokenizer, tiktoken.Encoding],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads (and their encoders' fresh caches) cost more than a small batch takes: below
+    `SERIAL_BATCH_BYTES` no thread starts; above it they do; the ids are tiktoken's either way."""
+    tok, enc = gpt2
+    if not tok._engines.native():
+        pytest.skip("only the native encoder encodes a batch in threads (this is the Python path, or it is not built)")
+    pools: list[int] = []
+    real = native.ThreadPoolExecutor
+    monkeypatch.setattr(native, "ThreadPoolExecutor", lambda workers, **k: pools.append(workers) or real(workers, **k))
+    small = ["Hello world, a short message."] * 64
+    assert tok.encode_batch(small, workers=4) == [enc.encode(t) for t in small]
+    assert tok.encode_batch(small, workers=4, return_numpy=True)[0].tolist() == enc.encode(" ".join(small[:1])) * 64
+    assert pools == []
+    large = [f"Hello world {i}, a longer message. " * 300 for i in range(16)]
+    assert sum(map(len, large)) > native.SERIAL_BATCH_BYTES
+    assert tok.encode_batch(large, workers=2) == [enc.encode(t) for t in large]
+    assert pools == [2]
 
 
 def test_gpt2_export_loads_in_hf(gpt2: tuple[Tokenizer, tiktoken.Encoding], tmp_path: Path) -> None:
@@ -192,11 +216,14 @@ def test_trained_vocab_matches_tiktoken_on_any_text(trained, text: str) -> None:
     assert tok.encode(text) == enc.encode(text, allowed_special="all")
 
 
-def test_gpt2_encode_batch_to_arrays(gpt2: tuple[Tokenizer, tiktoken.Encoding]) -> None:
+@pytest.mark.parametrize("serial_below", [native.SERIAL_BATCH_BYTES, 0], ids=["small-in-one-thread", "threads"])
+def test_gpt2_encode_batch_to_arrays(gpt2: tuple[Tokenizer, tiktoken.Encoding], serial_below: int,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 25 target 5: ``(ids, offsets)`` — uint32 ids, int64 offsets — equal to the lists
     and to tiktoken, at any number of threads, special tokens included."""
     import numpy as np
 
+    monkeypatch.setattr(native, "SERIAL_BATCH_BYTES", serial_below)
     tok, enc = gpt2
     rng = random.Random(5)
     texts = HARD_STRINGS + ["", "a<|endoftext|>b"] + [
