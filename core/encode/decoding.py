@@ -9,11 +9,12 @@ call with ``BPE_STUDIO_PURE_PYTHON=1``, or a vocabulary whose ids are too sparse
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from core.errors import OptionsTypeError
+from core.errors import OptionsTypeError, TokenizerError
 from core.pretokenize.native import python_forced
 
 try:
@@ -21,21 +22,33 @@ try:
 except ImportError:  # built without a C compiler (or an older build without Decoder)
     _Decoder = None  # type: ignore[assignment,misc]
 
-__all__ = ["VocabDecoder"]
+__all__ = ["VocabDecoder", "unknown_id_error"]
 
 SPARSE_IDS = 1024
 """A vocabulary whose largest id passes twice its size plus this decodes in Python (a table
 indexed by id would be mostly empty)."""
 
 
-class VocabDecoder:
-    """``ids -> bytes`` for one vocabulary (id -> token bytes, read when the table is built);
-    ``unknown_id(id)`` makes the error for an id not in it."""
+def unknown_id_error(vocab: Mapping[int, bytes], token_id: object) -> TokenizerError:
+    """The error for ``token_id``, which is not an id of ``vocab``."""
+    return TokenizerError(f"token id {token_id!r} is not in the vocabulary (ids 0..{max(vocab)})")
 
-    def __init__(self, vocab: Mapping[int, bytes], unknown_id: Callable[[object], Exception]) -> None:
+
+class VocabDecoder:
+    """``ids -> bytes`` for one vocabulary (id -> token bytes, read when the table is built).
+    Pickled without its table (a new one is built on first use)."""
+
+    def __init__(self, vocab: Mapping[int, bytes]) -> None:
         self._vocab = vocab
-        self._unknown_id = unknown_id
         self._table: _Decoder | None = None
+        self._table_checked = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_vocab": self._vocab}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._vocab = state["_vocab"]
+        self._table = None
         self._table_checked = False
 
     def _native(self) -> _Decoder | None:
@@ -80,4 +93,4 @@ class VocabDecoder:
             return b"".join([vocab[i] for i in ids])
         except KeyError:
             bad = next(i for i in ids if i not in vocab)
-            raise self._unknown_id(bad) from None
+            raise unknown_id_error(vocab, bad) from None

@@ -29,7 +29,7 @@ from typing import Literal, cast, overload
 import numpy as np
 
 from core import formats
-from core.encode.decoding import VocabDecoder
+from core.encode.decoding import VocabDecoder, unknown_id_error
 from core.encode.engine import Engines, TextEncoder, check_bytes, gc_paused, text_bytes
 from core.encode.piece_encoder import CACHE_ENTRIES, TEXT_ERRORS, PieceEncoder
 from core.encode.replay import ReplayTokenizer
@@ -117,7 +117,7 @@ class Tokenizer:
         self._pieces = PieceEncoder(self._byte_ids, pair_rank, new_id, self.pattern, cache_entries)
         self._engines = Engines(self._pieces, self.special_ids)  # the native/Python choice
         self._stream_engines: Engines | None = None  # encode_iterable's, made on first use
-        self._decoder = VocabDecoder(self.vocab, self._unknown_id)
+        self._decoder = VocabDecoder(self.vocab)
 
     # ------------------------------------------------------------------ loading
 
@@ -218,7 +218,7 @@ class Tokenizer:
         return self._rank_of_id.get(token_id)
 
     def _unknown_id(self, token_id: object) -> TokenizerError:
-        return TokenizerError(f"token id {token_id!r} is not in the vocabulary (ids 0..{max(self.vocab)})")
+        return unknown_id_error(self.vocab, token_id)
 
     # ------------------------------------------------------------------ encoding
 

@@ -5,6 +5,7 @@ errors, files. Vocabularies come from `core.train_bpe` on generated text.
 
 from __future__ import annotations
 
+import pickle
 import random
 from pathlib import Path
 
@@ -117,6 +118,16 @@ def test_decode_of_a_sparse_vocabulary_or_in_python_alone(monkeypatch: pytest.Mo
     monkeypatch.setenv("BPE_STUDIO_PURE_PYTHON", "1")
     fresh = Tokenizer(GAPPED.vocab, GAPPED.merges, GAPPED.special_tokens)
     assert fresh.decode([256, 261]) == "ab<|y|>" and fresh._decoder._table is None
+
+
+def test_a_tokenizer_that_decoded_pickles_without_its_table_and_decodes_alike() -> None:
+    tok = Tokenizer(GAPPED.vocab, GAPPED.merges, GAPPED.special_tokens)
+    assert tok.decode([256, 261, 97]) == "ab<|y|>a"
+    copy = pickle.loads(pickle.dumps(tok))
+    assert copy._decoder._table is None and copy.decode([256, 261, 97]) == "ab<|y|>a"
+    assert copy._decoder._vocab is copy.vocab  # (one dict, as in the original)
+    with pytest.raises(TokenizerError, match="token id 258 is not in the vocabulary"):
+        copy.decode([258])
 
 
 def test_bad_vocabularies_are_rejected() -> None:
