@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -187,6 +188,10 @@ class Engines:
         self._python: PythonEngine | None = None
         self._native: NativeEngine | None = None
         self._native_checked = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the engines (the native one is C), which are built again on first use."""
+        return {**self.__dict__, "_python": None, "_native": None, "_native_checked": False}
 
     def current(self) -> Engine:
         """The engine to encode with now."""

@@ -26,7 +26,7 @@ import itertools
 import operator
 import os
 from collections.abc import Container, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -193,6 +193,10 @@ class PieceEncoder:
         self._bpe_table: BpeTable | None = None  # the compiled kernel's, built when first needed
         self._piece_cache: dict[str, bytes] = {}  # piece -> packed ids (`pack_ids`)
         self._token_cache: dict[str, bytes] = {}  # pre-token -> packed ids
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the compiled table (rebuilt on first use) and with empty caches."""
+        return {**self.__dict__, "_bpe_table": None, "_piece_cache": {}, "_token_cache": {}}
 
     def with_cache(self, cache_entries: int) -> PieceEncoder:
         """An encoder of the same vocabulary with empty caches of its own, sharing this one's

@@ -120,6 +120,18 @@ def test_decode_of_a_sparse_vocabulary_or_in_python_alone(monkeypatch: pytest.Mo
     assert fresh.decode([256, 261]) == "ab<|y|>" and fresh._decoder._table is None
 
 
+def test_a_tokenizer_that_encoded_pickles_and_its_copy_encodes_alike(trained: Tokenizer, merging: str) -> None:
+    """As tiktoken's do, so that ``Pool.map(tok.encode, texts)`` works after the tokenizer
+    was used: the compiled tables and the engines are left out and built again."""
+    tok = Tokenizer(trained.vocab, trained.merges, trained.special_tokens, pattern=trained.pattern)
+    text = generated_corpus(3, 5000)
+    ids, stream = tok.encode(text), list(tok.encode_iterable([text[:2500], text[2500:]]))
+    copy = pickle.loads(pickle.dumps(tok))
+    assert copy.encode(text) == ids and list(copy.encode_iterable([text])) == stream == ids
+    assert copy.decode(ids) == tok.decode(ids)
+    assert copy.encode_batch([text, text[:100]], workers=2) == [ids, tok.encode(text[:100])]
+
+
 def test_a_tokenizer_that_decoded_pickles_without_its_table_and_decodes_alike() -> None:
     tok = Tokenizer(GAPPED.vocab, GAPPED.merges, GAPPED.special_tokens)
     assert tok.decode([256, 261, 97]) == "ab<|y|>a"
