@@ -40,6 +40,15 @@ def _command_line(pid: int) -> str:
         return ""
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The CPU time (user and system) process ``pid`` has used; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -250,13 +259,19 @@ def test_an_evaluation_worker_killed_mid_run_is_one_clear_error_not_a_hang(
         rows[-1].write_bytes(text[k * (3 << 20) : (k + 1) * (3 << 20)].rpartition(b"\n")[0])
     env = {**os.environ, "BPE_STUDIO_PURE_PYTHON": "1"}
     process = start_cli("eval", tokenizer_dir, "--on", *rows, "--workers", "2", env=env)
-    _wait_for(lambda: _children(process.pid), "the workers", process)
-    time.sleep(0.3)
-    workers = {pid for pid in _children(process.pid) if "resource_tracker" not in _command_line(pid)}
-    for pid in workers:
+
+    def workers() -> set[int]:
+        return {pid for pid in _children(process.pid) if "resource_tracker" not in _command_line(pid)}
+
+    _wait_for(lambda: len(workers()) == 2, "the workers", process)
+    # at work: more CPU than starting takes (a worker killed before it took a row loses
+    # nothing, and the pool starts another); a row takes seconds in Python
+    _wait_for(lambda: any(_cpu_seconds(pid) > 1.0 for pid in workers()), "a worker at work", process)
+    killed = workers()
+    for pid in killed:
         os.kill(pid, signal.SIGKILL)
     _, err = process.communicate(timeout=120)  # never a hang
     assert "Traceback" not in err
     assert process.returncode == 2, (process.returncode, err)
     assert "bpe-studio: error: a worker process ended in the middle of the work (killed by signal 9" in err
-    _assert_workers_gone(_children(process.pid) | workers)
+    _assert_workers_gone(_children(process.pid) | killed)
