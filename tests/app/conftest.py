@@ -6,6 +6,7 @@ get an explicit QSettings file under ``tmp_path``.
 
 from __future__ import annotations
 
+import functools
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -15,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
 
@@ -24,33 +26,42 @@ SYLLABLES = [
 ]
 
 
+PUNCTUATION = [",", ".", "!", "?", ";", " —", " (x)", "'s", "'ll"]
+BREAKS = ["\n", "\n\n", "\t"]
+
+
+@functools.lru_cache(maxsize=4)
 def generate_corpus(size: int, seed: int = 0, documents: int = 40) -> str:
     """Random text of about ``size`` characters: made-up words (many distinct pre-tokens,
     so training has plenty of merges to make), numbers, punctuation, several scripts, and
-    ``<|endoftext|>`` between documents."""
-    rng = random.Random(seed)
-    words = ["".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4))) for _ in range(6000)]
-    parts: list[str] = []
-    length = 0
-    per_doc = max(1, size // documents)
-    doc_len = 0
-    while length < size:
-        r = rng.random()
-        if r < 0.82:
-            piece = (" " if rng.random() < 0.9 else "  ") + rng.choice(words)
-        elif r < 0.9:
-            piece = " " + str(rng.randint(0, 99999))
-        elif r < 0.96:
-            piece = rng.choice([",", ".", "!", "?", ";", " —", " (x)", "'s", "'ll"])
+    ``<|endoftext|>`` between about ``documents`` documents. The same arguments give the
+    same text (kept for the next test that asks)."""
+    rng = np.random.default_rng(seed)
+    drawn = [SYLLABLES[k] for k in rng.integers(len(SYLLABLES), size=6000 * 4).tolist()]
+    words = ["".join(drawn[4 * w : 4 * w + n]) for w, n in enumerate(rng.integers(1, 5, size=6000).tolist())]
+    kinds = rng.choice(4, size=size // 4 + 16, p=[0.82, 0.08, 0.06, 0.04])  # ~4.6 characters a piece
+    pieces = np.empty(len(kinds), dtype=object)
+    lengths = np.empty(len(kinds), dtype=np.int64)
+    for kind, choices in enumerate([words, None, PUNCTUATION, BREAKS]):
+        at = kinds == kind
+        if choices is None:
+            numbers = rng.integers(100_000, size=int(at.sum()))
+            pieces[at] = [f" {n}" for n in numbers.tolist()]
+            lengths[at] = 2 + np.floor(np.log10(np.maximum(numbers, 1))).astype(np.int64)
         else:
-            piece = rng.choice(["\n", "\n\n", "\t"])
-        if doc_len > per_doc:
-            piece = "<|endoftext|>"
-            doc_len = 0
-        parts.append(piece)
-        length += len(piece)
-        doc_len += len(piece)
-    return "".join(parts)
+            picked = rng.integers(len(choices), size=int(at.sum()))
+            pieces[at] = np.array(choices, dtype=object)[picked]
+            lengths[at] = np.array([len(c) for c in choices])[picked]
+    words_at = kinds == 0
+    double = rng.random(int(words_at.sum())) >= 0.9
+    pieces[words_at] = np.where(double, "  ", " ").astype(object) + pieces[words_at]
+    lengths[words_at] += 1 + double
+    ends = np.cumsum(lengths)
+    count = min(len(ends), int(np.searchsorted(ends, size)) + 1)
+    per_doc = max(1, size // documents)
+    cuts = np.searchsorted(ends[:count], np.arange(per_doc, int(ends[count - 1]), per_doc), side="right").tolist()
+    pieces_list = pieces[:count].tolist()
+    return "<|endoftext|>".join("".join(pieces_list[a:b]) for a, b in zip([0, *cuts], [*cuts, count]))
 
 
 @pytest.fixture(autouse=True)
