@@ -4,6 +4,7 @@ order for any well-formed files, and the same error for any malformed one."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -85,6 +86,13 @@ def _spelled_char_by_char(text: str) -> bytes:
     return bytes(table[c] for c in text)
 
 
+@functools.lru_cache(maxsize=1)
+def _long_mapped_text(seed: int) -> str:
+    """``4 * LONG_TEXT`` random characters of the byte map (one text per seed, kept while the
+    tests that share it run)."""
+    return "".join(random.Random(seed).choices(list(bytes_to_unicode().values()), k=4 * LONG_TEXT))
+
+
 @pytest.mark.parametrize("outside", [None, " ", "中", "\U0001f600", "\ud800", "\udcff", "\x00", "\uffff"])
 @pytest.mark.parametrize("where", [0, 1, LONG_TEXT - 1, 3 * LONG_TEXT + 5, -1])
 def test_long_text_becomes_the_bytes_each_character_stands_for(outside: str | None, where: int,
@@ -94,9 +102,7 @@ def test_long_text_becomes_the_bytes_each_character_stands_for(outside: str | No
     byte, and the first one outside the map (a space, a character past U+FFFF whose two units
     are not mapped, a lone surrogate) is named, wherever it lies, in both directions."""
     monkeypatch.setattr(bytes_unicode, "_SLICE", 4099)
-    rng = random.Random(where)
-    chars = list(bytes_to_unicode().values())
-    text = "".join(rng.choice(chars) for _ in range(4 * LONG_TEXT))
+    text = _long_mapped_text(where)
     if outside is None:
         assert string_to_bytes(text) == _spelled_char_by_char(text)
         assert bytes_to_string(string_to_bytes(text)) == text
