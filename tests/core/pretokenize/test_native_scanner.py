@@ -11,6 +11,7 @@ bytes, encoded lone surrogates and long runs.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import random
@@ -20,6 +21,7 @@ import sys
 import warnings
 from collections import Counter
 
+import numpy as np
 import pytest
 import regex
 from hypothesis import given, settings
@@ -359,17 +361,36 @@ def test_short_keys_that_differ_anywhere_stay_apart() -> None:
     assert len(got) == len(words)
 
 
+def _random_words(rng: np.random.Generator, count: int, longest: int) -> list[str]:
+    """``count`` random words of 1 to ``longest`` letters (two of them not ASCII)."""
+    lengths = rng.integers(1, longest + 1, size=count)
+    letters = np.array([ord(c) for c in "abcdefghijklmnopqrstuvwxyzé日"], dtype="<u4")
+    text = letters[rng.integers(len(letters), size=int(lengths.sum()))].tobytes().decode("utf-32-le")
+    ends = np.cumsum(lengths).tolist()
+    return [text[end - n : end] for end, n in zip(ends, lengths.tolist())]
+
+
+@functools.lru_cache(maxsize=1)
+def _many_distinct_words() -> bytes:
+    """400k distinct words of every length from 1 to 30 bytes, some repeated, with numbers,
+    punctuation and non-Latin words between them (one text for the tests that share it)."""
+    rng = np.random.default_rng(3)
+    words = _random_words(rng, 400_000, 30)
+    words += [words[k] for k in rng.integers(len(words), size=200_000).tolist()]
+    words += [str(n) for n in rng.integers(10**6 + 1, size=50_000).tolist()]
+    separators = [" ", " ", "  ", ", ", "\n", "'s "]
+    parts = [""] * (2 * len(words))
+    parts[0::2] = [words[k] for k in rng.permutation(len(words)).tolist()]
+    parts[1::2] = [separators[k] for k in rng.integers(len(separators), size=len(words)).tolist()]
+    return "".join(parts).encode()
+
+
 @pytest.mark.parametrize("name", ["gpt2", "gpt4"])  # (the table, which is the same for each scanner)
 def test_counts_of_a_table_past_the_caches_equal_regex(name: str) -> None:
     # past 2**18 distinct pre-tokens the counting loop cuts and hashes pre-tokens ahead of
     # the one it looks up (prefetching): 400k distinct words of every length from 1 to 30
     # bytes, some repeated, with numbers, punctuation and non-Latin words between them
-    rng = random.Random(3)
-    letters = "abcdefghijklmnopqrstuvwxyzé日"
-    words = ["".join(rng.choices(letters, k=rng.randint(1, 30))) for _ in range(400_000)]
-    words += rng.choices(words, k=200_000) + [str(rng.randint(0, 10**6)) for _ in range(50_000)]
-    rng.shuffle(words)
-    data = "".join(w + rng.choice([" ", " ", "  ", ", ", "\n", "'s "]) for w in words).encode()
+    data = _many_distinct_words()
     got, invalid = counted(data, name)
     assert len(got) > 1 << 18
     assert got == Counter(oracle(data, name))
@@ -384,8 +405,7 @@ def test_a_table_past_the_caches_counts_across_special_tokens_like_regex(name: s
     a row), counted per stretch by the regex oracle, in the same first-seen order, with the
     same invalid bytes."""
     rng = random.Random(5)
-    letters = "abcdefghijklmnopqrstuvwxyzé日"
-    vocabulary = ["".join(rng.choices(letters, k=rng.randint(1, 24))) for _ in range(300_000)]
+    vocabulary = _random_words(np.random.default_rng(5), 300_000, 24)
     documents = []
     for start in itertools.accumulate(rng.randint(0, 60) for _ in range(14_000)):
         words = vocabulary[start % len(vocabulary) : start % len(vocabulary) + rng.randint(0, 60)]
