@@ -221,24 +221,35 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         raise
 
 
-def _write_text(f: BinaryIO, content: str | Iterable[str | bytes]) -> None:
-    parts: Iterable[str | bytes] = (content,) if isinstance(content, str) else content
+def _write_text(f: BinaryIO, content: str | Iterable[str]) -> None:
+    """Write ``content`` as UTF-8: small parts gathered into blocks of about
+    `WRITE_BLOCK_CHARS` (one encode and write a block, not a part), a huge part (one 20 MB
+    token) encoded a slice at a time, never whole."""
+    parts: Iterable[str] = (content,) if isinstance(content, str) else content
+    block: list[str] = []
+    size = 0
     for part in parts:
-        if isinstance(part, bytes):  # already UTF-8 (a plain ASCII token as it is)
-            f.write(part)
+        if len(part) >= WRITE_BLOCK_CHARS:
+            f.write("".join(block).encode("utf-8"))
+            block, size = [], 0
+            for at in range(0, len(part), WRITE_BLOCK_CHARS):
+                f.write(part[at : at + WRITE_BLOCK_CHARS].encode("utf-8"))
             continue
-        # a huge part (one 20 MB token) is encoded a slice at a time, not whole
-        for at in range(0, len(part), WRITE_BLOCK_CHARS):
-            f.write(part[at : at + WRITE_BLOCK_CHARS].encode("utf-8"))
+        block.append(part)
+        size += len(part)
+        if size >= WRITE_BLOCK_CHARS:
+            f.write("".join(block).encode("utf-8"))
+            block, size = [], 0
+    f.write("".join(block).encode("utf-8"))
 
 
-def write_atomically(files: Sequence[tuple[Path, str | Iterable[str | bytes]]]) -> list[Path]:
+def write_atomically(files: Sequence[tuple[Path, str | Iterable[str]]]) -> list[Path]:
     """Write every ``(path, text)`` to a temporary file, then rename them all into place;
     nothing is replaced unless every file was written, and the files of one folder are
     renamed under its lock, so they change together (see the module docstring).
 
-    ``text`` is a string or an iterable of strings (written as UTF-8) and bytes (already
-    UTF-8), written as they come: a file never needs to be whole in memory. Missing parent directories are created.
+    ``text`` is a string or an iterable of strings, written as UTF-8 as they come: a file
+    never needs to be whole in memory. Missing parent directories are created.
     """
     for path, _ in files:
         if path.is_dir():

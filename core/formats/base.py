@@ -23,7 +23,7 @@ from core.pretokenize.patterns import Pattern, resolve_pattern
 __all__ = [
     "CONFIG_NAME", "FormatError", "MERGES_NAME", "Merges", "TOKENIZER_JSON_NAME", "TokenIds", "UNUSED_IDS_ALLOWED",
     "VOCAB_NAME", "Vocab",
-    "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "file_kind", "json_string", "json_token",
+    "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "file_kind", "json_string", "json_token", "line",
     "not_regular_error", "read_bytes",
     "token_text", "find_special_ids", "key_where", "line_of", "load_json",
     "pattern_of", "read_text", "where",
@@ -180,18 +180,29 @@ _ASCII_AS_IS = bytes(range(0x21, 0x7F))
 _JSON_AS_IS = _ASCII_AS_IS.replace(b'"', b"").replace(b"\\", b"")
 
 
-def token_text(token: bytes) -> str | bytes:
-    """A token's GPT-2 text, for writing: the token itself (no copy) when it is printable
+def token_text(token: bytes) -> str:
+    """A token's GPT-2 text, for writing: the token read as ASCII when it is printable
     ASCII, which the map leaves as it is; else `bytes_to_string`."""
-    return token if not token.translate(None, _ASCII_AS_IS) else bytes_to_string(token)
+    return token.decode("ascii") if not token.translate(None, _ASCII_AS_IS) else bytes_to_string(token)
 
 
-def json_token(token: bytes) -> tuple[str | bytes, ...]:
-    """The pieces of a token's GPT-2 text as a JSON string literal, for writing: the token
-    itself between quotes (no copy, no escaping pass) when nothing needs escaping."""
+HUGE_TEXT = 1 << 16
+"""A token's text of this many characters or more is written as a piece of its own, not
+copied into its line (see `line`)."""
+
+
+def line(*parts: str) -> tuple[str, ...]:
+    """``parts`` as pieces to write: joined into one string, or as they are when they are
+    huge (a 20 MB token is not copied again to make its line)."""
+    return ("".join(parts),) if sum(map(len, parts)) < HUGE_TEXT else parts
+
+
+def json_token(token: bytes) -> str:
+    """A token's GPT-2 text as a JSON string literal, for writing: the token read as ASCII
+    between quotes (no escaping pass) when nothing needs escaping."""
     if not token.translate(None, _JSON_AS_IS):
-        return b'"', token, b'"'
-    return (json_string(bytes_to_string(token)),)
+        return f'"{token.decode("ascii")}"'
+    return json_string(bytes_to_string(token))
 
 
 def check_distinct_texts(

@@ -37,6 +37,7 @@ from core.formats.base import (
     json_string,
     json_token,
     key_where,
+    line,
     load_json,
     read_text,
     token_text,
@@ -52,7 +53,7 @@ __all__ = [
 MERGES_HEADER = "#version: 0.2"
 
 
-def vocab_json_chunks(vocab: Vocab, special_ids: dict[str, int]) -> Iterator[str | bytes]:
+def vocab_json_chunks(vocab: Vocab, special_ids: dict[str, int]) -> Iterator[str]:
     """``vocab.json`` as pieces of text, one token at a time (see `core.formats.atomic`):
     the file is never whole in memory. The tokens are checked first, so an error comes
     before any text.
@@ -75,30 +76,22 @@ def vocab_json_chunks(vocab: Vocab, special_ids: dict[str, int]) -> Iterator[str
     return _vocab_json_lines(items, by_id)
 
 
-def _vocab_json_lines(items: list[tuple[int, bytes]], by_id: dict[int, str]) -> Iterator[str | bytes]:
+def _vocab_json_lines(items: list[tuple[int, bytes]], by_id: dict[int, str]) -> Iterator[str]:
     # exactly json.dumps(entries, ensure_ascii=False, indent=0)
     yield "{"
     for n, (token_id, token) in enumerate(items):
-        yield ",\n" if n else "\n"
         special = by_id.get(token_id)
-        if special is not None:
-            yield json_string(special)
-        else:
-            yield from json_token(token)
-        yield f": {token_id}"
+        text = json_string(special) if special is not None else json_token(token)
+        yield from line(",\n" if n else "\n", text, f": {token_id}")
     yield "\n}\n" if items else "}\n"
-
-
-def _joined(chunks: Iterable[str | bytes]) -> str:
-    return "".join(c.decode("ascii") if isinstance(c, bytes) else c for c in chunks)
 
 
 def vocab_json_text(vocab: Vocab, special_ids: dict[str, int]) -> str:
     """The whole ``vocab.json`` (`vocab_json_chunks` joined)."""
-    return _joined(vocab_json_chunks(vocab, special_ids))
+    return "".join(vocab_json_chunks(vocab, special_ids))
 
 
-def merges_chunks(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> Iterator[str | bytes]:
+def merges_chunks(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> Iterator[str]:
     """``merges.txt`` as pieces of text, one merge at a time; checked first.
 
     Raises:
@@ -115,18 +108,15 @@ def merges_chunks(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> Iterat
     return _merges_lines(merges)
 
 
-def _merges_lines(merges: Sequence[tuple[bytes, bytes]]) -> Iterator[str | bytes]:
+def _merges_lines(merges: Sequence[tuple[bytes, bytes]]) -> Iterator[str]:
     yield MERGES_HEADER + "\n"
     for left, right in merges:
-        yield token_text(left)
-        yield " "
-        yield token_text(right)
-        yield "\n"
+        yield from line(token_text(left), " ", token_text(right), "\n")
 
 
 def merges_text(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> str:
     """The whole ``merges.txt`` (`merges_chunks` joined)."""
-    return _joined(merges_chunks(vocab, merges))
+    return "".join(merges_chunks(vocab, merges))
 
 
 def save_gpt2_files(

@@ -37,6 +37,7 @@ from core.formats.base import (
     find_special_ids,
     json_string,
     json_token,
+    line,
     load_json,
     pattern_of,
 )
@@ -168,7 +169,7 @@ def tokenizer_json_dict(
 
 def tokenizer_json_chunks(
     vocab: Vocab, merges: Sequence[tuple[bytes, bytes]], special_tokens: Sequence[str], pattern: str | Pattern
-) -> Iterator[str | bytes]:
+) -> Iterator[str]:
     """``tokenizer.json`` (indented by 2) as pieces of text, a token at a time: the file
     is never whole in memory (see `core.formats.atomic`). Checked before any text."""
     skeleton, by_id = _checked_skeleton(vocab, merges, special_tokens, pattern)
@@ -177,7 +178,7 @@ def tokenizer_json_chunks(
 
 def _tokenizer_json_pieces(
     skeleton: dict[str, Any], by_id: dict[int, str], vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]
-) -> Iterator[str | bytes]:
+) -> Iterator[str]:
     # exactly json.dumps(tokenizer_json_dict(...), ensure_ascii=False, indent=2)
     text = json.dumps(skeleton, ensure_ascii=False, indent=2)
     before_vocab, rest = text.split(json_string(_VOCAB_SLOT), 1)
@@ -185,24 +186,17 @@ def _tokenizer_json_pieces(
     yield before_vocab
     if vocab:
         for n, token_id in enumerate(sorted(vocab)):
-            yield "{\n      " if n == 0 else ",\n      "
             special = by_id.get(token_id)
-            if special is not None:
-                yield json_string(special)
-            else:
-                yield from json_token(vocab[token_id])
-            yield f": {token_id}"
+            text = json_string(special) if special is not None else json_token(vocab[token_id])
+            yield from line("{\n      " if n == 0 else ",\n      ", text, f": {token_id}")
         yield "\n    }"
     else:
         yield "{}"
     yield between
     if merges:
         for n, (left, right) in enumerate(merges):
-            yield "[\n      [\n        " if n == 0 else ",\n      [\n        "
-            yield from json_token(left)
-            yield ",\n        "
-            yield from json_token(right)
-            yield "\n      ]"
+            yield from line("[\n      [\n        " if n == 0 else ",\n      [\n        ", json_token(left),
+                            ",\n        ", json_token(right), "\n      ]")
         yield "\n    ]"
     else:
         yield "[]"
@@ -215,7 +209,7 @@ def tokenizer_json_text(
 ) -> str:
     """The whole ``tokenizer.json`` (`tokenizer_json_chunks` joined)."""
     chunks = tokenizer_json_chunks(vocab, merges, special_tokens, pattern)
-    return "".join(c.decode("ascii") if isinstance(c, bytes) else c for c in chunks)
+    return "".join(chunks)
 
 
 def save_tokenizer_json(

@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.formats.base import FormatError, Merges, TokenIds, Vocab, read_text
+from core.formats.base import FormatError, Merges, TokenIds, Vocab, line, read_text
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
 
 __all__ = [
@@ -78,7 +78,7 @@ KNOWN_ENCODINGS: dict[str, KnownEncoding] = {
 """tiktoken's public encodings: name -> pattern and special tokens (tiktoken_ext/openai_public.py)."""
 
 
-def tiktoken_chunks(vocab: Vocab, special_ids: Mapping[str, int]) -> Iterator[str | bytes]:
+def tiktoken_chunks(vocab: Vocab, special_ids: Mapping[str, int]) -> Iterator[str]:
     """The ``.tiktoken`` file as pieces, a token at a time (`core.formats.atomic` writes
     them as they come: a vocabulary of huge tokens is never one huge string). Checked
     before any piece is made.
@@ -101,11 +101,10 @@ def tiktoken_chunks(vocab: Vocab, special_ids: Mapping[str, int]) -> Iterator[st
     return _tiktoken_lines(vocab, specials)
 
 
-def _tiktoken_lines(vocab: Vocab, specials: set[int]) -> Iterator[str | bytes]:
+def _tiktoken_lines(vocab: Vocab, specials: set[int]) -> Iterator[str]:
     for token_id in sorted(vocab):
         if token_id not in specials:
-            yield base64.b64encode(vocab[token_id])
-            yield f" {token_id}\n"
+            yield from line("", base64.b64encode(vocab[token_id]).decode("ascii"), f" {token_id}\n")
 
 
 def tiktoken_text(vocab: Vocab, special_ids: Mapping[str, int]) -> str:

@@ -43,9 +43,10 @@ def test_stale_temporaries_of_dead_writers_are_removed(tmp_path: Path) -> None:
 
 
 def test_files_are_written_from_pieces(tmp_path: Path) -> None:
-    pieces = ["naïve ", b"bytes ", "x" * 3_000_000, "\n"]
+    # small pieces filling several blocks, then a huge piece between small ones
+    pieces = ["naïve ", *(["日本", "ab"] * 400_000), "x" * 3_000_000, "\n", "end"]
     write_atomically([(tmp_path / "a.txt", iter(pieces))])
-    assert (tmp_path / "a.txt").read_bytes() == "naïve bytes ".encode() + b"x" * 3_000_000 + b"\n"
+    assert (tmp_path / "a.txt").read_bytes() == "".join(pieces).encode()
 
 
 def test_a_failing_piece_leaves_nothing(tmp_path: Path) -> None:
