@@ -8,7 +8,7 @@ less the umask) before the rename.
 
 - `atomic_output`: one file, written through a binary file object (a ``.npy`` streamed
   chunk by chunk, a session);
-- `write_atomically`: several text files (each a string or an iterable of strings or bytes,
+- `write_atomically`: several text files (each a string or an iterable of strings,
   written as it comes, so memory does not hold a whole file) that are renamed into place
   only once every one of them was written (the files of one export).
 - `check_output_dir`: whether files can be created in a folder, before any long work.
