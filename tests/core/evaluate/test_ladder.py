@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import core
 from core.encode.tokenizer import Tokenizer
 from core.evaluate import evaluate
 from core.evaluate.ladder import default_sizes, ladder_tokenizers, shrink
@@ -65,8 +66,9 @@ def test_shrink_gpt2_renumbers_densely(shared_dir: Path) -> None:
     assert small.encode("<|endoftext|>") == [999]
 
 
-def test_default_sizes_and_bad_sizes() -> None:
-    vocab, merges = train_bpe_reference(corpus(3, 3000), 1500, SPECIALS)
+def test_default_sizes_and_bad_sizes(tmp_path: Path) -> None:
+    (tmp_path / "c.txt").write_text(corpus(3, 3000), encoding="utf-8")  # (the trainer, not the oracle: sizes only)
+    vocab, merges = core.train(tmp_path / "c.txt", core.TrainOptions(1500, SPECIALS, workers=1)).result()
     full = Tokenizer(vocab, merges, SPECIALS)
     assert default_sizes(full) == [512, 1024, len(full)]
     with pytest.raises(ValueError, match="above the tokenizer's vocabulary"):

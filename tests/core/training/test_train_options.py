@@ -9,6 +9,7 @@ and special ids, for initial tokenizers trained here and for GPT-2's own (other 
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -137,17 +138,23 @@ def test_continued_training_matches_the_oracle(
     assert counts == [s.count for s in steps]
 
 
-@both_paths
-def test_continue_gpt2_keeps_its_ids(pure_python, shared_dir: Path, tmp_path: Path) -> None:  # noqa: ANN001
-    fixtures = shared_dir / "fixtures"
+@functools.lru_cache(maxsize=1)
+def _gpt2_and_german(fixtures: Path) -> tuple[Tokenizer, str, tuple[dict[int, bytes], list[tuple[bytes, bytes]]]]:
+    """GPT-2, 20,000 characters of German, and the oracle's GPT-2 continued on them by 41
+    tokens (the same for both merge paths, so made once)."""
     gpt2 = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt", ["<|endoftext|>"])
     text = (fixtures / "german.txt").read_text(encoding="utf-8")[:20_000]
+    return gpt2, text, train_bpe_reference(text, 50257 + 41, ["<|de|>"], initial=oracle_initial(gpt2))
+
+
+@both_paths
+def test_continue_gpt2_keeps_its_ids(pure_python, shared_dir: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    gpt2, text, (want_vocab, want_merges) = _gpt2_and_german(shared_dir / "fixtures")
     path = write(tmp_path, text)
     vocab, merges = core.train(path, core.TrainOptions(50257 + 40 + 1, ["<|de|>"], workers=1, initial=gpt2)).result()
     assert all(vocab[i] == t for i, t in gpt2.vocab.items())  # ids unchanged; <|endoftext|> stays 50256
     assert vocab[50257] == b"<|de|>" and len(vocab) == 50257 + 41
     assert merges[:50000] == gpt2.merges
-    want_vocab, want_merges = train_bpe_reference(path, 50257 + 41, ["<|de|>"], initial=oracle_initial(gpt2))
     assert merges == want_merges and vocab == want_vocab
     # the continued tokenizer encodes text as GPT-2 did where no new merge applies
     continued = Tokenizer(vocab, merges, ["<|endoftext|>", "<|de|>"])
