@@ -8,7 +8,7 @@ import gzip
 from pathlib import Path
 
 from core.progress import format_bytes, read_summary
-from tests.cli_run import run_cli
+from tests.cli_run import run_cli_here
 
 TEXT = "The cat sat on the mat; the dog sat on the log, didn't it? " * 2000  # 118 KB, compresses well
 
@@ -31,9 +31,9 @@ def test_train_and_count_report_text_bytes_alike(tmp_path: Path) -> None:
     on_disk = format_bytes(packed.stat().st_size)
     expected = f"1 document · {text} of text ({on_disk} on disk)"
 
-    counted = run_cli("count", packed, "--out", tmp_path / "one.bpc")
+    counted = run_cli_here("count", packed, "--out", tmp_path / "one.bpc")
     assert counted.returncode == 0, counted.stderr
     assert read_line(counted.stdout) == expected
-    trained = run_cli("train", packed, "--vocab-size", "300", "--out", tmp_path / "tok")
+    trained = run_cli_here("train", packed, "--vocab-size", "300", "--out", tmp_path / "tok")
     assert trained.returncode == 0, trained.stderr
     assert read_line(trained.stdout) == expected

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 import pytest
-from tests.cli_run import run_cli
+from tests.cli_run import run_cli_here
 
 EOT = "<|endoftext|>"
 TEXT = "The cat sat on the mat.\nThe dog sat on the log, didn't it?\r\n" * 40 + "naïve café 123 4567\n"
@@ -31,14 +30,14 @@ def shards(tmp_path: Path) -> list[Path]:
 
 def test_count_apart_then_train_equals_training_on_the_corpus(tmp_path: Path, shards: list[Path]) -> None:
     for i, shard in enumerate(shards):
-        done = run_cli("count", shard, "--out", tmp_path / f"{i}.bpc", "--special-token", EOT, "--field", "body",
+        done = run_cli_here("count", shard, "--out", tmp_path / f"{i}.bpc", "--special-token", EOT, "--field", "body",
                        "--workers", "2")
         assert done.returncode == 0, done.stderr
         assert "distinct pre-tokens" in done.stdout
-    trained = run_cli("train", "--from-counts", tmp_path / "1.bpc", tmp_path / "0.bpc", "--vocab-size", "330",
+    trained = run_cli_here("train", "--from-counts", tmp_path / "1.bpc", tmp_path / "0.bpc", "--vocab-size", "330",
                       "--out", tmp_path / "from_counts")
     assert trained.returncode == 0, trained.stderr
-    whole = run_cli("train", *shards, "--field", "body", "--special-token", EOT, "--vocab-size", "330",
+    whole = run_cli_here("train", *shards, "--field", "body", "--special-token", EOT, "--vocab-size", "330",
                     "--out", tmp_path / "whole")
     assert whole.returncode == 0, whole.stderr
     for name in ("vocab.json", "merges.txt", "tokenizer.json", "tokenizer_config.json", "tokenizer.tiktoken"):
@@ -47,8 +46,8 @@ def test_count_apart_then_train_equals_training_on_the_corpus(tmp_path: Path, sh
 
 def test_count_on_a_local_dask_cluster_writes_the_same_file(tmp_path: Path, shards: list[Path]) -> None:
     pytest.importorskip("distributed")
-    local = run_cli("count", *shards, "--field", "body", "--out", tmp_path / "local.bpc")
-    dask = run_cli("count", *shards, "--field", "body", "--out", tmp_path / "dask.bpc", "--dask-local", "2")
+    local = run_cli_here("count", *shards, "--field", "body", "--out", tmp_path / "local.bpc")
+    dask = run_cli_here("count", *shards, "--field", "body", "--out", tmp_path / "dask.bpc", "--dask-local", "2")
     assert local.returncode == 0 and dask.returncode == 0, dask.stderr
     assert (tmp_path / "local.bpc").read_bytes() == (tmp_path / "dask.bpc").read_bytes()
 
@@ -74,7 +73,7 @@ def test_count_on_a_local_dask_cluster_writes_the_same_file(tmp_path: Path, shar
 def test_user_errors_are_one_line_and_write_nothing(tmp_path: Path, shards: list[Path], args, message) -> None:
     values = {"missing": tmp_path / "missing.txt", "out": tmp_path / "c.bpc", "tmp": tmp_path, "a": shards[0]}
     before = sorted(tmp_path.rglob("*"))
-    done = run_cli(*[arg.format(**values) for arg in args])
+    done = run_cli_here(*[arg.format(**values) for arg in args])
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("bpe-studio: error: "), done.stderr
     assert message in done.stderr
@@ -83,9 +82,9 @@ def test_user_errors_are_one_line_and_write_nothing(tmp_path: Path, shards: list
 
 
 def test_counts_of_another_pattern_are_refused(tmp_path: Path, shards: list[Path]) -> None:
-    assert run_cli("count", shards[0], "--out", tmp_path / "g2.bpc").returncode == 0
-    assert run_cli("count", shards[0], "--out", tmp_path / "g4.bpc", "--pattern", "gpt4").returncode == 0
-    done = run_cli("train", "--from-counts", tmp_path / "g2.bpc", tmp_path / "g4.bpc", "--vocab-size", "300",
+    assert run_cli_here("count", shards[0], "--out", tmp_path / "g2.bpc").returncode == 0
+    assert run_cli_here("count", shards[0], "--out", tmp_path / "g4.bpc", "--pattern", "gpt4").returncode == 0
+    done = run_cli_here("train", "--from-counts", tmp_path / "g2.bpc", tmp_path / "g4.bpc", "--vocab-size", "300",
                    "--out", tmp_path / "t")
     assert done.returncode == 2 and "different patterns (gpt2 and gpt4)" in done.stderr
     assert not (tmp_path / "t").exists()
@@ -101,7 +100,7 @@ def test_count_on_a_scheduler_without_workers_says_so_then_fails(tmp_path: Path,
                                            dashboard_address=None, silence_logs=40)
     try:
         address = cluster.scheduler_address
-        done = run_cli("count", shards[0], "--out", tmp_path / "c.bpc", "--dask", address, "--dask-timeout", "2")
+        done = run_cli_here("count", shards[0], "--out", tmp_path / "c.bpc", "--dask", address, "--dask-timeout", "2")
     finally:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -113,5 +112,5 @@ def test_count_on_a_scheduler_without_workers_says_so_then_fails(tmp_path: Path,
     assert lines[1:] == [f"bpe-studio: error: no Dask worker joined the scheduler at {address} within 2 s; "
                          f"start workers (dask worker {address}) or raise --dask-timeout"], done.stderr
     assert not (tmp_path / "c.bpc").exists()
-    bad = run_cli("count", shards[0], "--out", tmp_path / "c.bpc", "--dask", address, "--dask-timeout", "0")
+    bad = run_cli_here("count", shards[0], "--out", tmp_path / "c.bpc", "--dask", address, "--dask-timeout", "0")
     assert bad.returncode == 2 and "--dask-timeout must be a positive" in bad.stderr

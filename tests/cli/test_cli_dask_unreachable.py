@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli_count import run_cli
+from tests.cli_run import run_cli_here
 
 
 def _free_port() -> int:
@@ -24,7 +24,7 @@ def test_the_dask_timeout_bounds_reaching_the_scheduler(tmp_path: Path) -> None:
     corpus.write_text("the cat sat on the mat\n" * 20)
     address = f"tcp://127.0.0.1:{_free_port()}"
     started = time.monotonic()
-    done = run_cli("count", corpus, "--out", tmp_path / "c.bpc", "--dask", address, "--dask-timeout", "3")
+    done = run_cli_here("count", corpus, "--out", tmp_path / "c.bpc", "--dask", address, "--dask-timeout", "3")
     elapsed = time.monotonic() - started
     assert done.returncode != 0
     lines = done.stderr.splitlines()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,7 @@ import pytest
 from core.encode.tokenizer import Tokenizer
 from core.formats import save_tokenizer
 from core.training.reference import train_bpe_reference
-from tests.cli_run import run_cli
+from tests.cli_run import run_cli_here
 
 TEXT = "The cat sat on the mat. ========== ----------\nThe dog sat on the log, didn't it?\n" * 20 + "naïve café 123\n"
 HELD = "A cat and a dog sat on a log. Der Hund sass auf dem Teppich.\n" * 5
@@ -35,7 +33,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def test_eval_table_and_exports(tmp_path: Path, setup: tuple[Path, Path, Path]) -> None:
     tok, small, held = setup
-    result = run_cli("eval", tok, small, "--on", held, "--csv", tmp_path / "o.csv", "--json", tmp_path / "o.json")
+    result = run_cli_here("eval", tok, small, "--on", held, "--csv", tmp_path / "o.csv", "--json", tmp_path / "o.json")
     assert result.returncode == 0, result.stderr
     header, *lines = result.stdout.splitlines()
     assert header.split()[:3] == ["tokenizer", "source", "vocab"]
@@ -51,13 +49,13 @@ def test_eval_table_and_exports(tmp_path: Path, setup: tuple[Path, Path, Path]) 
 
 def test_eval_ladder_and_shrink(tmp_path: Path, setup: tuple[Path, Path, Path]) -> None:
     tok, small, held = setup
-    result = run_cli("eval", tok, "--on", held, "--sizes", "270,303", "--json", tmp_path / "o.json")
+    result = run_cli_here("eval", tok, "--on", held, "--sizes", "270,303", "--json", tmp_path / "o.json")
     assert result.returncode == 0, result.stderr
     data = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
     assert [r["vocab_size"] for r in data] == [270, 303]
     assert data[0]["tokens"] == len(Tokenizer.load(small).encode(HELD))
     out = tmp_path / "cut"
-    result = run_cli("shrink", tok, "--vocab-size", "270", "--out", out)
+    result = run_cli_here("shrink", tok, "--vocab-size", "270", "--out", out)
     assert result.returncode == 0, result.stderr
     for name in ("vocab.json", "merges.txt", "tokenizer.json"):
         assert (out / name).read_bytes() == (small / name).read_bytes()
@@ -82,7 +80,7 @@ def test_eval_ladder_and_shrink(tmp_path: Path, setup: tuple[Path, Path, Path]) 
 def test_mistakes_are_one_line(tmp_path: Path, setup: tuple[Path, Path, Path], args: list[str], message: str) -> None:
     tok, _, held = setup
     (tmp_path / "empty.txt").write_bytes(b"")
-    result = run_cli(*[a.format(tok=tok, held=held, tmp=tmp_path) for a in args])
+    result = run_cli_here(*[a.format(tok=tok, held=held, tmp=tmp_path) for a in args])
     assert result.returncode == 2
     assert result.stdout == ""
     lines = result.stderr.splitlines()
@@ -94,7 +92,7 @@ def test_eval_never_writes_over_its_inputs(tmp_path: Path, setup: tuple[Path, Pa
     tok, _, held = setup
     before = {path: path.read_bytes() for path in [held, *tok.iterdir()]}
     for option, target in (("--csv", held), ("--json", tok / "tokenizer.json"), ("--csv", tok / "vocab.json")):
-        result = run_cli("eval", tok, "--on", held, option, target)
+        result = run_cli_here("eval", tok, "--on", held, option, target)
         assert result.returncode == 2 and "is one of the inputs" in result.stderr, result.stderr
     assert {path: path.read_bytes() for path in [held, *tok.iterdir()]} == before
 
@@ -108,7 +106,7 @@ def test_health_lists_planted_tokens(tmp_path: Path) -> None:
     (tmp_path / "held.txt").write_text("ab ab", encoding="utf-8")
     (tmp_path / "other").mkdir()
     save_tokenizer(tmp_path / "other", {**{i: bytes([i]) for i in range(256)}, 256: b"ab"}, [(b"a", b"b")], [], "gpt2")
-    result = run_cli("health", tmp_path / "tok", "--on", tmp_path / "held.txt", "--compare", tmp_path / "other")
+    result = run_cli_here("health", tmp_path / "tok", "--on", tmp_path / "held.txt", "--compare", tmp_path / "other")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "tok: 261 tokens"
@@ -127,7 +125,7 @@ def test_lm_bits_per_byte(tmp_path: Path, setup: tuple[Path, Path, Path]) -> Non
     tok, small, held = setup
     train = tmp_path / "train.txt"
     train.write_text(TEXT, encoding="utf-8")
-    result = run_cli("lm", tok, small, "--train", train, "--on", held, "--samples", "1")
+    result = run_cli_here("lm", tok, small, "--train", train, "--on", held, "--samples", "1")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["tokenizer", "vocab", "train", "tokens", "held-out", "tokens", "bits/token", "bits/byte"]
@@ -139,7 +137,7 @@ def test_lm_bits_per_byte(tmp_path: Path, setup: tuple[Path, Path, Path]) -> Non
     assert lines[3].startswith("tok: ") and lines[4].startswith("small: ")
     short = tmp_path / "short.txt"
     short.write_text("ab", encoding="utf-8")
-    bad = run_cli("lm", tok, "--train", short, "--on", held)
+    bad = run_cli_here("lm", tok, "--train", short, "--on", held)
     assert bad.returncode == 2 and "too little text" in bad.stderr and len(bad.stderr.splitlines()) == 1
 
 
@@ -153,9 +151,7 @@ def test_eval_reference_gives_premium_renyi_and_gini(tmp_path: Path) -> None:
         (dev / f"{name}.txt").write_text(text, encoding="utf-8")
     tokenizer = core.train(iter(list(texts.values()) * 20), core.TrainOptions(290)).tokenizer()
     tokenizer.save(tmp_path / "tok")
-    result = subprocess.run([sys.executable, "-m", "bpe_studio", "eval", str(tmp_path / "tok"), "--on", str(dev),
-                             "--reference", "en", "--csv", str(tmp_path / "out.csv")], capture_output=True, text=True,
-                            timeout=120)
+    result = run_cli_here("eval", tmp_path / "tok", "--on", dev, "--reference", "en", "--csv", tmp_path / "out.csv")
     assert result.returncode == 0, result.stderr
     assert "premium" in result.stdout.splitlines()[0] and "gini" in result.stdout.splitlines()[0]
     with open(tmp_path / "out.csv", encoding="utf-8") as f:
@@ -164,6 +160,5 @@ def test_eval_reference_gives_premium_renyi_and_gini(tmp_path: Path) -> None:
     assert float(rows["el"]["premium"]) == pytest.approx(el / en) and float(rows["en"]["premium"]) == 1.0
     assert float(rows["el"]["gini"]) == pytest.approx(abs(el - en) * 2 / (2 * 4 * (el + en) / 2))
     assert 0 < float(rows["en"]["renyi_efficiency"]) < 1
-    bad = subprocess.run([sys.executable, "-m", "bpe_studio", "eval", str(tmp_path / "tok"), "--on", str(dev),
-                          "--reference", "fr"], capture_output=True, text=True, timeout=120)
+    bad = run_cli_here("eval", tmp_path / "tok", "--on", dev, "--reference", "fr")
     assert bad.returncode == 2 and "'fr' is not a row" in bad.stderr

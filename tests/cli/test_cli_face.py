@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +13,8 @@ from bpe_studio.cli import COMMANDS, _command_parser, _gui_parser
 from bpe_studio.cli.checks import TOKENIZER_HELP
 from core.formats import save_tokenizer
 from core.training.reference import train_bpe_reference
-from tests.cli_run import run_cli
+from tests.cli_run import run_cli_here
 
-REPO = Path(__file__).resolve().parents[2]
 TOKENIZER_COMMANDS = ("encode", "eval", "shrink", "health", "lm")
 
 
@@ -28,7 +24,7 @@ def _subparsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def test_help_lists_every_subcommand_with_a_line_each() -> None:
-    result = run_cli("--help")
+    result = run_cli_here("--help")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     for name in COMMANDS:
@@ -40,7 +36,7 @@ def test_help_lists_every_subcommand_with_a_line_each() -> None:
 
 
 def test_version_prints_the_installed_version() -> None:
-    result = run_cli("--version")
+    result = run_cli_here("--version")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"bpe-studio {importlib.metadata.version('bpe-studio')}"
 
@@ -86,7 +82,7 @@ def test_each_subcommand_takes_the_tokenizer_first(tokenizer_and_text: tuple[Pat
     }
     assert set(runs) == set(TOKENIZER_COMMANDS)
     for name, args in runs.items():
-        result = run_cli(*args)
+        result = run_cli_here(*args)
         assert result.returncode == 0, f"{name}: {result.stderr}"
     assert (tmp_path / "ids.npy").stat().st_size > 0 and (tmp_path / "small" / "vocab.json").exists()
 
@@ -94,11 +90,11 @@ def test_each_subcommand_takes_the_tokenizer_first(tokenizer_and_text: tuple[Pat
 def test_encode_still_understands_the_older_tokenizer_option(tokenizer_and_text: tuple[Path, Path],
                                                               tmp_path: Path) -> None:
     tok, text = tokenizer_and_text
-    new = run_cli("encode", tok, text, "--out", tmp_path / "a.npy")
-    old = run_cli("encode", text, "--tokenizer", tok, "--out", tmp_path / "b.npy")
+    new = run_cli_here("encode", tok, text, "--out", tmp_path / "a.npy")
+    old = run_cli_here("encode", text, "--tokenizer", tok, "--out", tmp_path / "b.npy")
     assert new.returncode == old.returncode == 0, new.stderr + old.stderr
     assert (tmp_path / "a.npy").read_bytes() == (tmp_path / "b.npy").read_bytes()
-    alone = run_cli("encode", tok, "--out", tmp_path / "c.npy")
+    alone = run_cli_here("encode", tok, "--out", tmp_path / "c.npy")
     assert alone.returncode == 2 and "at least one SOURCE" in alone.stderr
     assert not (tmp_path / "c.npy").exists()
 
@@ -117,9 +113,7 @@ def test_empty_out_and_pattern_are_one_error_and_nothing_is_written(
     work = tmp_path / "cwd"
     work.mkdir()
     filled = [a.format(text=text, tok=tok, tmp=tmp_path) for a in args]
-    result = subprocess.run([sys.executable, "-m", "bpe_studio", *filled], cwd=work,
-                            env={**os.environ, "PYTHONPATH": str(REPO), "QT_QPA_PLATFORM": "offscreen"},
-                            capture_output=True, text=True, timeout=120)
+    result = run_cli_here(*filled, cwd=work)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "is empty" in lines[0], result.stderr

@@ -1,4 +1,4 @@
-"""`bpe-studio train` / `encode` on corpus sources, as a user runs them (real subprocesses).
+"""`bpe-studio train` / `encode` on corpus sources, through the command line's `main` (`run_cli_here`).
 
 Several sources, folders and globs, ``--field``, sizes such as ``500KB``/``2GiB``,
 ``--sample``/``--seed``, ``--doc-separator``; and every bad source gives one line on
@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ import pytest
 import zstandard
 
 from core.training.reference import train_bpe_reference
-from tests.cli_run import run_cli
+from tests.cli_run import run_cli_here
 
 EOT = "<|endoftext|>"
 
@@ -51,13 +50,13 @@ def shards(tmp_path: Path) -> tuple[Path, list[str]]:
 def test_train_on_a_folder_and_a_glob_with_a_field(tmp_path: Path, shards, gpt2_files) -> None:
     root, docs = shards
     out = tmp_path / "tok"
-    result = run_cli("train", root / "a.jsonl", str(root / "part" / "*.zst"), "--field", "body",
+    result = run_cli_here("train", root / "a.jsonl", str(root / "part" / "*.zst"), "--field", "body",
                      "--vocab-size", "330", "--special-token", EOT, "--out", out, "--workers", "2")
     assert result.returncode == 0, result.stderr
     assert "read: 600 documents" in result.stdout
     load_vocab, load_merges = gpt2_files
     assert load_merges(out / "merges.txt") == train_bpe_reference(EOT.join(docs), 330, [EOT])[1]
-    folder = run_cli("train", root, "--field", "body", "--vocab-size", "330", "--special-token", EOT,
+    folder = run_cli_here("train", root, "--field", "body", "--vocab-size", "330", "--special-token", EOT,
                      "--out", tmp_path / "tok2")
     assert folder.returncode == 0, folder.stderr
     assert (tmp_path / "tok2" / "merges.txt").read_text() == (out / "merges.txt").read_text()
@@ -65,7 +64,7 @@ def test_train_on_a_folder_and_a_glob_with_a_field(tmp_path: Path, shards, gpt2_
 
 def test_sizes_and_samples_on_the_command_line(tmp_path: Path, shards) -> None:
     root, _ = shards
-    runs = [run_cli("train", root, "--field", "body", "--vocab-size", "300", "--out", tmp_path / name, *extra)
+    runs = [run_cli_here("train", root, "--field", "body", "--vocab-size", "300", "--out", tmp_path / name, *extra)
             for name, extra in (("a", ["--max-bytes", "5KB", "--sample", "50%", "--seed", "3"]),
                                 ("b", ["--max-bytes", "5000", "--sample", "0.5", "--seed", "3", "--workers", "1"]))]
     for run in runs:
@@ -80,7 +79,7 @@ def test_sizes_and_samples_on_the_command_line(tmp_path: Path, shards) -> None:
     ("--doc-max-chars", "-3", "not a positive whole number"),
 ])
 def test_bad_option_values(tmp_path: Path, shards, option: str, value: str, words: str) -> None:
-    result = run_cli("train", shards[0], "--vocab-size", "300", "--out", tmp_path / "o", option, value)
+    result = run_cli_here("train", shards[0], "--vocab-size", "300", "--out", tmp_path / "o", option, value)
     _assert_user_error(result, words)
     assert not (tmp_path / "o").exists()
 
@@ -90,7 +89,7 @@ def test_mixed_good_and_bad_shards_write_nothing(tmp_path: Path, shards) -> None
     bad = [json.dumps({"body": "fine"})] * 2000 + ['{"body": 12}']
     (root / "z.jsonl").write_text("\n".join(bad) + "\n")
     out = tmp_path / "tok"
-    result = run_cli("train", root, "--field", "body", "--vocab-size", "300", "--out", out)
+    result = run_cli_here("train", root, "--field", "body", "--vocab-size", "300", "--out", out)
     _assert_user_error(result, "z.jsonl, line 2001", "'body'", "not a string")
     assert not out.exists()
 
@@ -120,14 +119,14 @@ def test_bad_sources(tmp_path: Path, shards, setup: str, words: str) -> None:
         os.mkfifo(source)
     for command in (["train", source, "--vocab-size", "300", "--out", tmp_path / "o"],
                     ["encode", source, "--tokenizer", tmp_path / "no-tokenizer", "--out", tmp_path / "o.npy"]):
-        _assert_user_error(run_cli(*command, timeout=60), words)
+        _assert_user_error(run_cli_here(*command), words)
     assert not (tmp_path / "o").exists() and not (tmp_path / "o.npy").exists()
 
 
 def test_encode_several_sources_with_separators(tmp_path: Path, shards) -> None:
     root, docs = shards
     tok = tmp_path / "tok"
-    assert run_cli("train", root, "--field", "body", "--vocab-size", "320", "--special-token", EOT,
+    assert run_cli_here("train", root, "--field", "body", "--vocab-size", "320", "--special-token", EOT,
                    "--special-token", "<|sep|>", "--out", tok).returncode == 0
     import core
 
@@ -135,14 +134,14 @@ def test_encode_several_sources_with_separators(tmp_path: Path, shards) -> None:
     for extra, sep in (([], tokenizer.special_ids[EOT]), (["--doc-separator", "<|sep|>"], tokenizer.special_ids["<|sep|>"]),
                        (["--no-doc-separator"], None)):
         out = tmp_path / "ids.npy"
-        result = run_cli("encode", root / "a.jsonl", root / "part", "--field", "body", "--tokenizer", tok,
+        result = run_cli_here("encode", root / "a.jsonl", root / "part", "--field", "body", "--tokenizer", tok,
                          "--out", out, *extra)
         assert result.returncode == 0, result.stderr
         expected: list[int] = []
         for doc in docs:
             expected += tokenizer.encode(doc) + ([sep] if sep is not None else [])
         assert np.load(out).tolist() == expected
-    bad = run_cli("encode", root, "--field", "body", "--tokenizer", tok, "--out", tmp_path / "x.npy",
+    bad = run_cli_here("encode", root, "--field", "body", "--tokenizer", tok, "--out", tmp_path / "x.npy",
                   "--doc-separator", "<|nope|>")
     _assert_user_error(bad, "<|nope|>", "not one token")
 
@@ -153,7 +152,7 @@ def test_encode_refuses_what_train_refuses(tmp_path: Path, device: str) -> None:
         pytest.skip(f"no {device}")
     for command in (["train", device, "--vocab-size", "300", "--out", tmp_path / "o"],
                     ["encode", device, "--tokenizer", tmp_path, "--out", tmp_path / "o.npy"]):
-        _assert_user_error(run_cli(*command), device)
+        _assert_user_error(run_cli_here(*command), device)
     assert not list(tmp_path.iterdir())
 
 
@@ -168,7 +167,7 @@ def test_a_corpus_folder_holding_the_output_is_read_without_it(tmp_path: Path) -
     out = folder / "tok"
     merges = []
     for run in range(2):
-        result = run_cli("train", folder, "--vocab-size", "300", "--special-token", "<|endoftext|>", "--out", out)
+        result = run_cli_here("train", folder, "--vocab-size", "300", "--special-token", "<|endoftext|>", "--out", out)
         assert result.returncode == 0, result.stderr
         assert ("not reading 5 files of the output" in result.stderr) == (run == 1), result.stderr
         merges.append((out / "merges.txt").read_text(encoding="utf-8"))
@@ -177,10 +176,10 @@ def test_a_corpus_folder_holding_the_output_is_read_without_it(tmp_path: Path) -
                                           for pair in train_bpe_reference(text, 300, ["<|endoftext|>"])[1]]
     (out / "extra.txt").write_text("not the corpus", encoding="utf-8")  # under --out: not read either
     for run in range(2):  # the counts file in the folder counted is not read as text (it was: "binary")
-        result = run_cli("count", folder, "--out", folder / "c.bpc")
+        result = run_cli_here("count", folder, "--out", folder / "c.bpc")
         assert result.returncode == 0, result.stderr
         assert ("not reading 1 file of the output" in result.stderr) == (run == 1), result.stderr
-    result = run_cli("train", out, "--vocab-size", "300", "--out", out)
+    result = run_cli_here("train", out, "--vocab-size", "300", "--out", out)
     _assert_user_error(result, "the sources hold only the output of an earlier run")
 
 
@@ -199,12 +198,12 @@ def test_encode_says_when_documents_get_no_separator(tmp_path: Path) -> None:
     save_tokenizer(tmp_path / "tok", vocab, merges, [], "gpt2")
     docs = tmp_path / "d.jsonl"
     docs.write_text('{"text": "the cat"}\n{"text": "sat"}\n', encoding="utf-8")
-    result = run_cli("encode", tmp_path / "tok", docs, "--out", tmp_path / "ids.npy")
+    result = run_cli_here("encode", tmp_path / "tok", docs, "--out", tmp_path / "ids.npy")
     assert result.returncode == 0, result.stderr
     assert "note: the tokenizer has no <|endoftext|>" in result.stderr and "--doc-separator" in result.stderr
     one = tmp_path / "one.txt"
     one.write_text("the cat sat", encoding="utf-8")
-    result = run_cli("encode", tmp_path / "tok", one, "--out", tmp_path / "one.npy")  # one document: no note
+    result = run_cli_here("encode", tmp_path / "tok", one, "--out", tmp_path / "one.npy")  # one document: no note
     assert result.returncode == 0 and "note" not in result.stderr, result.stderr
 
 
@@ -247,8 +246,8 @@ def test_named_sources_train_together_and_write_provenance(tmp_path: Path) -> No
     en, el = tmp_path / "en.txt", tmp_path / "el.txt"
     en.write_text("the lower newest widest\n" * 200, encoding="utf-8")
     el.write_text("καλημέρα κόσμε\n" * 200, encoding="utf-8")
-    named = run_cli("train", f"en={en}", f"el={el}", "--vocab-size", 300, "--out", tmp_path / "named")
-    plain = run_cli("train", en, el, "--vocab-size", 300, "--out", tmp_path / "plain")
+    named = run_cli_here("train", f"en={en}", f"el={el}", "--vocab-size", 300, "--out", tmp_path / "named")
+    plain = run_cli_here("train", en, el, "--vocab-size", 300, "--out", tmp_path / "plain")
     assert named.returncode == 0 and plain.returncode == 0, named.stderr + plain.stderr
     assert (tmp_path / "named" / "merges.txt").read_bytes() == (tmp_path / "plain" / "merges.txt").read_bytes()
     assert not (tmp_path / "plain" / "provenance.tsv").exists()
@@ -259,8 +258,8 @@ def test_named_sources_train_together_and_write_provenance(tmp_path: Path) -> No
         _rank, _token, count, from_en, from_el = line.split("\t")
         assert int(from_en) + int(from_el) == int(count)
     # counted with names, trained from the counts: the same provenance
-    assert run_cli("count", f"en={en}", f"el={el}", "--out", tmp_path / "c.bpc").returncode == 0
-    again = run_cli("train", "--from-counts", tmp_path / "c.bpc", "--vocab-size", 300, "--out", tmp_path / "again")
+    assert run_cli_here("count", f"en={en}", f"el={el}", "--out", tmp_path / "c.bpc").returncode == 0
+    again = run_cli_here("train", "--from-counts", tmp_path / "c.bpc", "--vocab-size", 300, "--out", tmp_path / "again")
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "again" / "provenance.tsv").read_bytes() == (tmp_path / "named" / "provenance.tsv").read_bytes()
 
@@ -268,7 +267,7 @@ def test_named_sources_train_together_and_write_provenance(tmp_path: Path) -> No
 def test_named_and_unnamed_sources_together_are_refused(tmp_path: Path) -> None:
     en = tmp_path / "en.txt"
     en.write_text("low lower\n", encoding="utf-8")
-    result = run_cli("train", f"en={en}", en, "--vocab-size", 300, "--out", tmp_path / "out")
+    result = run_cli_here("train", f"en={en}", en, "--vocab-size", 300, "--out", tmp_path / "out")
     _assert_user_error(result, "NAME=SOURCE", "has no name")
     assert not (tmp_path / "out").exists()
 
@@ -283,7 +282,7 @@ def test_parity_aware_training_from_the_command_line(tmp_path: Path) -> None:
     dev.mkdir()
     (dev / "en.txt").write_text("the newest\n", encoding="utf-8")
     (dev / "el.txt").write_text("καλημέρα κόσμε καλημέρα\n", encoding="utf-8")
-    result = run_cli("train", f"en={en}", f"el={el}", "--vocab-size", 290, "--variant", "parity", "--dev", dev,
+    result = run_cli_here("train", f"en={en}", f"el={el}", "--vocab-size", 290, "--variant", "parity", "--dev", dev,
                      "--window", 4, "--out", tmp_path / "tok")
     assert result.returncode == 0, result.stderr
     run = core.train({"en": en, "el": el}, core.TrainOptions(290, [], variant=ParityAware(
@@ -296,9 +295,9 @@ def test_parity_aware_training_from_the_command_line(tmp_path: Path) -> None:
     for args, words in [(["--dev", f"en={dev / 'en.txt'}"], ["--dev", "missing el"]),
                         (["--ratio", "en=1,el=-2"], ["--ratio", "positive"]),
                         ([], ["--dev", "--ratio"])]:
-        bad = run_cli("train", f"en={en}", f"el={el}", "--vocab-size", 290, "--variant", "parity", *args,
+        bad = run_cli_here("train", f"en={en}", f"el={el}", "--vocab-size", 290, "--variant", "parity", *args,
                       "--out", tmp_path / "bad")
         _assert_user_error(bad, *words)
-    _assert_user_error(run_cli("train", en, "--vocab-size", 290, "--variant", "parity", "--ratio", "en=1",
+    _assert_user_error(run_cli_here("train", en, "--vocab-size", 290, "--variant", "parity", "--ratio", "en=1",
                                "--out", tmp_path / "bad"), "NAME=SOURCE")
     assert not (tmp_path / "bad").exists()

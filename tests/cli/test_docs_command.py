@@ -3,7 +3,6 @@ to it with a folder that exists (issue 38, item 2; the installed wheel: tests/pa
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
