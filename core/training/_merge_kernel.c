@@ -190,8 +190,9 @@ MergeState_init(MergeState *s, PyObject *args, PyObject *kwds)
     s->pending = PyMem_Malloc(PENDING_FIRST * sizeof(Pending));
     s->cappending = PENDING_FIRST;
     s->pending_max = PENDING_MAX;
-    if (s->prune == 2) { /* (the tests: a merge's changes applied a few at a time) */
-        s->cappending = s->pending_max = 8;
+    if (s->prune == 2) { /* (the tests: a merge's changes applied 8 at a time, once grown to 8) */
+        s->cappending = 2;
+        s->pending_max = 8;
     }
     if (s->tokens == NULL || s->prefixes == NULL || s->neighbours == NULL || s->touched == NULL ||
         s->pending == NULL) {

@@ -95,8 +95,9 @@ def test_kernel_equals_python_loop(
 ) -> None:
     """The kernel's merges are the Python loop's; also when the rare pairs leave the pair
     map (``prune=2``: at every merge, below a threshold of the best count, halved at each
-    refill, so that the pairs are counted again often; a merge's changes applied 8 at a
-    time, so that a merge's new pairs, not all counted yet, are kept)."""
+    refill, so that the pairs are counted again often; a merge's changes buffered 2 at a
+    time, then 4, then applied 8 at a time, so that a merge's new pairs, not all counted
+    yet, are kept)."""
     expected, python_tokens, got, kernel_tokens = _run_both(
         list(table), list(table.values()), specials, num_merges, prune
     )
@@ -255,14 +256,19 @@ def test_trainer_gives_the_same_merges_with_and_without_kernel(
 def test_a_merge_with_more_changes_than_the_kernel_buffers_at_once() -> None:
     # the first merge, (x, a), has 1.2M neighbour occurrences (b before it, b after it,
     # twice in each of 300k words): more than the kernel's pending buffer (2**20), so it
-    # applies them in two flushes. Distinct tails keep the words distinct.
+    # applies them in two flushes. Distinct tails keep the words distinct. The merges are
+    # those of the kernel applying them 8 at a time (prune=2, which test_kernel_equals_
+    # python_loop holds to the Python loop), and the loop's on a tenth of the words.
     letters = b"cdefghijklmnopqrstuv"
     words = [b"bxabxab" + bytes(letters[i // 20**k % 20] for k in range(5)) for i in range(300_000)]
     counts = [1 + i % 3 for i in range(len(words))]
-    expected, python_tokens, got, kernel_tokens = _run_both(words, counts, [], 6)
-    assert expected[0][:2] == (ord("x"), ord("a"))
-    assert got == expected
-    assert kernel_tokens == python_tokens
+    tokens, small_buffer_tokens = BYTE_TOKENS.copy(), BYTE_TOKENS.copy()
+    got = rows(merge_pairs(list(words), list(counts), tokens, 6), tokens)
+    assert got[0][:2] == (ord("x"), ord("a"))
+    assert got == rows(merge_pairs(list(words), list(counts), small_buffer_tokens, 6, prune=2), small_buffer_tokens)
+    assert tokens == small_buffer_tokens
+    expected, python_tokens, few, few_tokens = _run_both(words[::10], counts[::10], [], 6)
+    assert few == expected and few_tokens == python_tokens
 
 
 def _wide_table() -> dict[bytes, int]:
