@@ -13,6 +13,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ __all__ = [
     "VOCAB_NAME", "Vocab",
     "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "file_kind", "json_string", "json_token", "line",
     "not_regular_error", "read_bytes",
-    "token_text", "find_special_ids", "key_where", "line_of", "load_json",
+    "find_special_ids", "key_where", "line_of", "load_json",
     "pattern_of", "read_text", "where",
 ]
 
@@ -171,19 +172,15 @@ def check_writable_special_tokens(special_tokens: Iterable[str]) -> None:
 
 
 def json_string(text: str) -> str:
-    """``text`` as a JSON string literal (UTF-8 kept, not ``\\u`` escaped)."""
-    return json.dumps(text, ensure_ascii=False)
+    """``text`` as a JSON string literal (UTF-8 kept, not ``\\u`` escaped), as
+    ``json.dumps(text, ensure_ascii=False)`` writes it (its C function, without the call's
+    set-up)."""
+    return encode_basestring(text)
 
 
-# Bytes written as themselves: in GPT-2's map (printable ASCII), and in JSON without escape.
-_ASCII_AS_IS = bytes(range(0x21, 0x7F))
-_JSON_AS_IS = _ASCII_AS_IS.replace(b'"', b"").replace(b"\\", b"")
-
-
-def token_text(token: bytes) -> str:
-    """A token's GPT-2 text, for writing: the token read as ASCII when it is printable
-    ASCII, which the map leaves as it is; else `bytes_to_string`."""
-    return token.decode("ascii") if not token.translate(None, _ASCII_AS_IS) else bytes_to_string(token)
+def json_token(token: bytes) -> str:
+    """A token's GPT-2 text as a JSON string literal."""
+    return encode_basestring(bytes_to_string(token))
 
 
 HUGE_TEXT = 1 << 16
@@ -191,18 +188,10 @@ HUGE_TEXT = 1 << 16
 copied into its line (see `line`)."""
 
 
-def line(*parts: str) -> tuple[str, ...]:
-    """``parts`` as pieces to write: joined into one string, or as they are when they are
+def line(before: str, text: str, after: str) -> tuple[str, ...]:
+    """``before + text + after`` as pieces to write: one string, or three when ``text`` is
     huge (a 20 MB token is not copied again to make its line)."""
-    return ("".join(parts),) if sum(map(len, parts)) < HUGE_TEXT else parts
-
-
-def json_token(token: bytes) -> str:
-    """A token's GPT-2 text as a JSON string literal, for writing: the token read as ASCII
-    between quotes (no escaping pass) when nothing needs escaping."""
-    if not token.translate(None, _JSON_AS_IS):
-        return f'"{token.decode("ascii")}"'
-    return json_string(bytes_to_string(token))
+    return (before + text + after,) if len(text) < HUGE_TEXT else (before, text, after)
 
 
 def check_distinct_texts(

@@ -40,7 +40,6 @@ from core.formats.base import (
     line,
     load_json,
     read_text,
-    token_text,
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, GPT2_PATTERN, Pattern, resolve_pattern
 
@@ -111,7 +110,7 @@ def merges_chunks(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> Iterat
 def _merges_lines(merges: Sequence[tuple[bytes, bytes]]) -> Iterator[str]:
     yield MERGES_HEADER + "\n"
     for left, right in merges:
-        yield from line(token_text(left), " ", token_text(right), "\n")
+        yield from line(f"{bytes_to_string(left)} ", bytes_to_string(right), "\n")
 
 
 def merges_text(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> str:

@@ -195,8 +195,8 @@ def _tokenizer_json_pieces(
     yield between
     if merges:
         for n, (left, right) in enumerate(merges):
-            yield from line("[\n      [\n        " if n == 0 else ",\n      [\n        ", json_token(left),
-                            ",\n        ", json_token(right), "\n      ]")
+            first = "[\n      [\n        " if n == 0 else ",\n      [\n        "
+            yield from line(f"{first}{json_token(left)},\n        ", json_token(right), "\n      ]")
         yield "\n    ]"
     else:
         yield "[]"
