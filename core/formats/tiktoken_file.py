@@ -26,12 +26,19 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.formats.base import FormatError, Merges, TokenIds, Vocab, line, read_text
+from core.pretokenize.native import python_forced
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
+
+_native_merges: Callable[[list[bytes]], list[tuple[bytes, bytes]] | int] | None
+try:
+    from core.formats._ranks import merges_from_ranks as _native_merges
+except ImportError:  # built without a C compiler: the merges found in Python
+    _native_merges = None
 
 __all__ = [
     "KNOWN_ENCODINGS", "TIKTOKEN_NAME", "KnownEncoding", "load_tiktoken_ranks", "merges_from_ranks",
@@ -226,9 +233,16 @@ def merges_from_ranks(ranks: Mapping[bytes, int], where: str) -> Merges:
             f"{where}: the single byte {bytes([missing[0]])!r} has no rank ({len(missing)} bytes missing); "
             "a byte-level rank file needs all 256"
         )
+    ordered = sorted(ranks.items(), key=lambda item: item[1])
+    native = None if python_forced() else _native_merges
+    if native is not None:
+        found: Merges | int = native([token for token, _ in ordered])
+        if isinstance(found, int):
+            raise _not_a_merge(where, *ordered[found])
+        return found
     merges: Merges = []
     get = ranks.get
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+    for token, rank in ordered:
         if len(token) == 1:
             continue
         parts = [token[i : i + 1] for i in range(len(token))]
@@ -243,12 +257,16 @@ def merges_from_ranks(ranks: Mapping[bytes, int], where: str) -> Merges:
                 break
             parts[best : best + 2] = [parts[best] + parts[best + 1]]
         if len(parts) != 2 or get(parts[0], rank) >= rank or get(parts[1], rank) >= rank:
-            raise FormatError(
-                f"{where}: the token {token!r} (rank {rank}) is not the merge of two tokens of lower rank; "
-                "this is not a byte-pair encoding rank file"
-            )
+            raise _not_a_merge(where, token, rank)
         merges.append((parts[0], parts[1]))
     return merges
+
+
+def _not_a_merge(where: str, token: bytes, rank: int) -> FormatError:
+    return FormatError(
+        f"{where}: the token {token!r} (rank {rank}) is not the merge of two tokens of lower rank; "
+        "this is not a byte-pair encoding rank file"
+    )
 
 
 def vocab_from_ranks(ranks: Mapping[bytes, int], special_ids: Mapping[str, int]) -> Vocab:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 from pathlib import Path
+from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import core
@@ -105,6 +107,49 @@ def test_tiktoken_file_loads_back_as_the_same_tokenizer(exported, tmp_path: Path
 def test_merges_from_ranks_of_single_bytes_only(ranks_order: list[int]) -> None:
     # any byte order is fine for single bytes: no merges
     assert merges_from_ranks({bytes([b]): r for r, b in enumerate(ranks_order)}, "x") == []
+
+
+def _merges_or_error(ranks: dict[bytes, int], pure_python: bool) -> list[tuple[bytes, bytes]] | str:
+    with mock.patch.dict(os.environ, {"BPE_STUDIO_PURE_PYTHON": "1" if pure_python else "0"}):
+        try:
+            return merges_from_ranks(ranks, "f")
+        except FormatError as e:
+            return str(e)
+
+
+rank_files = st.tuples(
+    st.permutations(list(range(256))),
+    # tokens made of two earlier ones (which byte-pair encoding may still cut otherwise) and
+    # tokens of any bytes (mostly not a merge of two tokens before them)
+    st.lists(st.tuples(st.booleans(), st.integers(0, 10**6), st.integers(0, 10**6),
+                       st.binary(min_size=2, max_size=9).map(lambda b: bytes(b"aab\xff"[x % 4] for x in b))),
+             max_size=60),
+    st.integers(0, 3),  # single bytes given ranks after some of the longer tokens
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rank_files)
+@example((list(range(256)), [(False, 0, 0, b"aa"), (False, 0, 0, b"aaa"), (False, 0, 0, b"aaaaa")], 0))  # ties: leftmost
+def test_merges_from_ranks_in_c_equal_the_python_loop(rank_file: tuple[list[int], list[tuple[bool, int, int, bytes]], int]) -> None:
+    """The C loop (``_ranks.c``) finds the merges the Python loop finds, or fails at the
+    same token with the same message."""
+    order, draws, late = rank_file
+    tokens = [bytes([b]) for b in order]
+    for joined, left, right, raw in draws:
+        token = tokens[left % len(tokens)] + tokens[right % len(tokens)] if joined else raw
+        if token not in tokens:
+            tokens.append(token)
+    for k in range(late):  # a single byte moved after the longer tokens
+        tokens.append(tokens.pop(order[k] % 8))
+    ranks = {token: rank for rank, token in enumerate(tokens)}
+    assert _merges_or_error(ranks, pure_python=False) == _merges_or_error(ranks, pure_python=True)
+
+
+def test_gpt2_ranks_give_gpt2_merges_on_either_path(gpt2_ranks: dict[bytes, int], shared_dir: Path) -> None:
+    fixtures = shared_dir / "fixtures"
+    merges = Tokenizer.from_files(fixtures / "gpt2_vocab.json", fixtures / "gpt2_merges.txt").merges
+    assert _merges_or_error(gpt2_ranks, pure_python=False) == merges == _merges_or_error(gpt2_ranks, pure_python=True)
 
 
 # ---------------------------------------------------------------- known encodings
