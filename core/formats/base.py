@@ -10,15 +10,16 @@ The formats themselves are in
 from __future__ import annotations
 
 import json
+import operator
 import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from json.encoder import encode_basestring
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from core.errors import FormatError, InvalidSpecialTokensError
-from core.formats.bytes_unicode import bytes_to_string, string_to_bytes, unicode_to_bytes
+from core.formats.bytes_unicode import bytes_to_string, string_to_bytes, strings_to_bytes, unicode_to_bytes
 from core.pretokenize.patterns import Pattern, resolve_pattern
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
     "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "file_kind", "json_string", "json_token", "line",
     "not_regular_error", "read_bytes",
     "find_special_ids", "key_where", "line_of", "load_json",
-    "pattern_of", "read_text", "where",
+    "merges_of_parts", "pattern_of", "read_text", "vocab_at_once", "where",
 ]
 
 VOCAB_NAME = "vocab.json"
@@ -290,6 +291,44 @@ def load_json(path: Path) -> tuple[Any, str]:
         raise FormatError(f"{path}: not a tokenizer file (JSON nested too deeply)") from e
     except ValueError as e:  # an integer of more than 4300 digits
         raise FormatError(f"{path}: not a tokenizer file ({e})") from e
+
+
+def vocab_at_once(data: dict[str, object], specials: set[str], limit: int) -> Vocab | None:
+    """A well-formed ``{token text: id}`` object's vocabulary (``vocab.json``, a
+    ``tokenizer.json``'s ``model.vocab``), its keys mapped to bytes in one pass; ``None`` at
+    anything else (an id not below ``limit`` or given twice, a key outside the byte map),
+    for the key by key reading to report or take as its rules say."""
+    values = list(data.values())
+    if not values or set(map(type, values)) != {int}:
+        return None
+    ids = cast(list[int], values)
+    if min(ids) < 0 or max(ids) >= limit or len(set(ids)) != len(ids):
+        return None
+    keys = list(data)
+    special_at = {keys.index(key): key for key in specials if key in data}
+    for at in special_at:
+        keys[at] = ""  # (taken as its own text below, not through the map)
+    tokens = strings_to_bytes(keys)
+    if tokens is None:
+        return None
+    for at, key in special_at.items():
+        tokens[at] = key.encode("utf-8")
+    return dict(zip(ids, tokens))  # (in the file's order, as key by key)
+
+
+def merges_of_parts(parts: list[str], known: set[bytes] | None) -> Merges | None:
+    """The merges of ``[left, right, left, right, ...]`` token texts, mapped to bytes in one
+    pass; ``None`` if a text is empty or outside the byte map, or (with ``known``) a part or
+    a result is not a known token, for the merge by merge reading to report."""
+    if "" in parts:
+        return None
+    tokens = strings_to_bytes(parts)
+    if tokens is None:
+        return None
+    lefts, rights = tokens[0::2], tokens[1::2]
+    if known is not None and not (known.issuperset(tokens) and known.issuperset(map(operator.add, lefts, rights))):
+        return None
+    return list(zip(lefts, rights))
 
 
 def decode_token_text(key: str, specials: set[str], where: str) -> bytes:

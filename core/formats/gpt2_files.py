@@ -14,15 +14,13 @@ Special tokens are stored as their own text (like GPT-2's ``<|endoftext|>``), no
 from __future__ import annotations
 
 import json
-import operator
 import os
 from functools import partial
 from itertools import repeat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import cast
 
-from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, string_to_bytes, strings_to_bytes
+from core.formats.bytes_unicode import bytes_to_string, bytes_to_unicode, string_to_bytes
 from core.formats.atomic import write_atomically
 from core.formats.base import (
     MERGES_NAME,
@@ -39,7 +37,9 @@ from core.formats.base import (
     key_where,
     line,
     load_json,
+    merges_of_parts,
     read_text,
+    vocab_at_once,
 )
 from core.pretokenize.patterns import BUILTIN_PATTERNS, GPT2_PATTERN, Pattern, resolve_pattern
 
@@ -161,7 +161,7 @@ def load_gpt2_vocab(vocab_path: str | os.PathLike[str], special_tokens: Iterable
     if not isinstance(data, dict):
         raise FormatError(f"{path}:1: expected a JSON object {{token: id}}, got {type(data).__name__}")
     specials = set(special_tokens or ())
-    vocab = _vocab_at_once(data, specials)
+    vocab = vocab_at_once(data, specials, TokenIds(len(data)).limit)
     if vocab is not None:
         return vocab
     vocab = {}  # something is wrong, or a key is not byte-mapped: key by key, to say which
@@ -220,28 +220,6 @@ def load_gpt2_merges(merges_path: str | os.PathLike[str], vocab: Vocab | None = 
     return merges
 
 
-def _vocab_at_once(data: dict[str, object], specials: set[str]) -> Vocab | None:
-    """A well-formed ``vocab.json``'s vocabulary, its keys mapped to bytes in one pass;
-    ``None`` at anything else (an id out of range or given twice, a key outside the byte
-    map), for the key by key reading to report or take as its rules say."""
-    values = list(data.values())
-    if not values or set(map(type, values)) != {int}:
-        return None
-    ids = cast(list[int], values)
-    if min(ids) < 0 or max(ids) >= TokenIds(len(data)).limit or len(set(ids)) != len(ids):
-        return None
-    keys = list(data)
-    special_at = {keys.index(key): key for key in specials if key in data}
-    for at in special_at:
-        keys[at] = ""  # (taken as its own text below, not through the map)
-    tokens = strings_to_bytes(keys)
-    if tokens is None:
-        return None
-    for at, key in special_at.items():
-        tokens[at] = key.encode("utf-8")
-    return dict(zip(ids, tokens))  # (in the file's order, as key by key)
-
-
 def _merges_at_once(text: str, known: set[bytes] | None) -> Merges | None:
     """A well-formed merges file's merges, its tokens mapped to bytes in one pass (50,000
     lines in milliseconds, not a call per token); ``None`` at anything else, for the line
@@ -257,13 +235,7 @@ def _merges_at_once(text: str, known: set[bytes] | None) -> Merges | None:
     parts = " ".join(lines).split(" ")  # (at C speed)
     if "" in parts:
         return None
-    tokens = strings_to_bytes(parts)
-    if tokens is None:
-        return None
-    lefts, rights = tokens[0::2], tokens[1::2]
-    if known is not None and not (known.issuperset(tokens) and known.issuperset(map(operator.add, lefts, rights))):
-        return None
-    return list(zip(lefts, rights))
+    return merges_of_parts(parts, known)
 
 
 def load_gpt2_files(

@@ -16,11 +16,12 @@ with a `FormatError` naming the part (`check_supported`), never loaded approxima
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import regex
 
@@ -39,7 +40,9 @@ from core.formats.base import (
     json_token,
     line,
     load_json,
+    merges_of_parts,
     pattern_of,
+    vocab_at_once,
 )
 from core.formats.hf_split import SplitError, split_node, split_source
 from core.pretokenize.patterns import BUILTIN_PATTERNS, Pattern, resolve_pattern
@@ -352,6 +355,26 @@ def is_tokenizer_json(data: Any) -> bool:
     return isinstance(data, dict) and "model" in data
 
 
+def _merges_at_once(raw_merges: list[object], known: set[bytes]) -> Merges | None:
+    """Well-formed ``model.merges`` (all ``[left, right]`` lists, or all ``"left right"``
+    strings) mapped to bytes in one pass; ``None`` at anything else."""
+    kinds = set(map(type, raw_merges))
+    if kinds == {list}:
+        items = cast(list[list[object]], raw_merges)
+        if set(map(len, items)) != {2}:
+            return None
+        parts = list(itertools.chain.from_iterable(items))
+        if set(map(type, parts)) != {str}:
+            return None
+        return merges_of_parts(cast(list[str], parts), known)
+    if kinds == {str}:
+        lines = cast(list[str], raw_merges)
+        if list(map(str.count, lines, itertools.repeat(" "))).count(1) != len(lines):  # one space: two tokens
+            return None
+        return merges_of_parts(" ".join(lines).split(" "), known)
+    return None
+
+
 def tokenizer_from_json(data: Any, where: str) -> tuple[Vocab, Merges, list[str], Pattern]:
     """`load_tokenizer_json` of JSON already parsed; ``where`` names the file in errors."""
     if not isinstance(data, dict):
@@ -384,10 +407,15 @@ def tokenizer_from_json(data: Any, where: str) -> tuple[Vocab, Merges, list[str]
     # every distinct id: the model's, and the added tokens' that the model does not list with the same id
     count = len(raw_vocab) + sum(raw_vocab.get(tok, object()) != token_id for tok, (_, token_id) in added_ids.items())
     ids = TokenIds(count)
-    vocab: Vocab = {}
-    for key, raw_id in raw_vocab.items():
-        key_where = f"{where}: key model.vocab[{key!r}]"
-        vocab[ids.add(key, raw_id, key_where)] = decode_token_text(key, special_set, key_where)
+    at_once = vocab_at_once(raw_vocab, special_set, ids.limit)
+    if at_once is not None:
+        vocab: Vocab = at_once
+        ids.owner = dict(zip(raw_vocab.values(), raw_vocab))  # (for the added tokens checked below)
+    else:  # something is wrong, or a key is not byte-mapped: key by key, to say which
+        vocab = {}
+        for key, raw_id in raw_vocab.items():
+            key_where = f"{where}: key model.vocab[{key!r}]"
+            vocab[ids.add(key, raw_id, key_where)] = decode_token_text(key, special_set, key_where)
     model_ids = set(vocab)
     for tok, (n, raw_id) in added_ids.items():
         token_id = ids.check(tok, raw_id, f"{where}: key added_tokens[{n}]")
@@ -404,7 +432,10 @@ def tokenizer_from_json(data: Any, where: str) -> tuple[Vocab, Merges, list[str]
     if not isinstance(raw_merges, list):
         raise FormatError(f"{where}: key model.merges: expected a list")
     known = set(vocab.values())
-    merges: Merges = []
+    merges = _merges_at_once(raw_merges, known)
+    if merges is not None:
+        return vocab, merges, specials, pattern
+    merges = []  # something is wrong: merge by merge, to say which
     for n, item in enumerate(raw_merges):
         key_where = f"{where}: key model.merges[{n}]"
         if isinstance(item, str):

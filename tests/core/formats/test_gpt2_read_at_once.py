@@ -1,6 +1,7 @@
-"""GPT-2 files read at once (every token mapped to bytes in one pass) give exactly what
-reading them line by line and key by key gives: the same vocabulary and merges in the same
-order for any well-formed files, and the same error for any malformed one."""
+"""Tokenizer files read at once (every token mapped to bytes in one pass) give exactly what
+reading them line by line and key by key gives: GPT-2's vocab.json + merges.txt and a
+tokenizer.json alike, the same vocabulary and merges in the same order for any well-formed
+file, and the same error for any malformed one."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import FormatError
-from core.formats import bytes_unicode, gpt2_files
+from core.formats import bytes_unicode, gpt2_files, hf_json
 from core.formats.bytes_unicode import (
     LONG_TEXT,
     bytes_to_string,
@@ -33,7 +34,7 @@ def _read(tmp: Path, vocab_text: str, merges_text: str, at_once: bool,
     with monkeypatch.context() as patched:
         if not at_once:
             patched.setattr(gpt2_files, "_merges_at_once", lambda text, known: None)
-            patched.setattr(gpt2_files, "_vocab_at_once", lambda data, specials: None)
+            patched.setattr(gpt2_files, "vocab_at_once", lambda data, specials, limit: None)
         try:
             vocab, merges = load_gpt2_files(tmp / "vocab.json", tmp / "merges.txt", ["<|endoftext|>"])
         except FormatError as e:
@@ -71,6 +72,59 @@ def test_at_once_equals_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
     vocab_text = json.dumps(vocab_map, ensure_ascii=False)
     assert _read(tmp_path, vocab_text, merges_text, True, monkeypatch) == \
         _read(tmp_path, vocab_text, merges_text, False, monkeypatch)
+
+
+def _from_json(data: dict[str, object], at_once: bool, monkeypatch: pytest.MonkeyPatch) -> object:
+    with monkeypatch.context() as patched:
+        if not at_once:
+            patched.setattr(hf_json, "_merges_at_once", lambda raw_merges, known: None)
+            patched.setattr(hf_json, "vocab_at_once", lambda data, specials, limit: None)
+        try:
+            vocab, merges, specials, _ = hf_json.tokenizer_from_json(json.loads(json.dumps(data)), "t.json")
+        except FormatError as e:
+            return ("error", str(e))
+    return list(vocab.items()), merges, specials
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(tokens, tokens), max_size=30), st.booleans(), st.sampled_from([None, 0, "new"]),
+       st.sampled_from(["", "missing", "twice", "foreign", "empty", "three", "not text", "mixed", "bool id"]))
+def test_tokenizer_json_at_once_equals_merge_by_merge(monkeypatch: pytest.MonkeyPatch, pairs: list[tuple[bytes, bytes]],
+                                                      as_lists: bool, added_id: int | str | None, damage: str) -> None:
+    vocab = [bytes([b]) for b in range(256)]
+    for left, right in pairs:
+        for token in (left, right, left + right):
+            if token not in vocab:
+                vocab.append(token)
+    model_vocab: dict[str, object] = {bytes_to_string(t): i for i, t in enumerate(vocab)}
+    merges: list[object] = [[bytes_to_string(a), bytes_to_string(b)] if as_lists else f"{bytes_to_string(a)} {bytes_to_string(b)}"
+                            for a, b in pairs]
+    added = []
+    if added_id is not None:  # <|endoftext|> after the tokens, or on an id the model gives another token
+        added = [{"id": len(vocab) if added_id == "new" else added_id, "content": "<|endoftext|>", "special": True}]
+    if damage == "missing":
+        merges.append(["Ā", "Ā"] if as_lists else "Ā Ā")  # bytes 0x00 0x00: a result not in the vocabulary
+    elif damage == "twice":
+        model_vocab["é"] = 5
+    elif damage == "foreign":
+        model_vocab["中"] = len(vocab) + 1
+    elif damage == "empty":
+        merges.append(["", "a"] if as_lists else " a")
+    elif damage == "three":
+        merges.append(["a", "b", "c"] if as_lists else "a b c")
+    elif damage == "not text":
+        merges.append([97, "a"] if as_lists else 97)
+    elif damage == "mixed":
+        merges.append("a b" if as_lists else ["a", "b"])
+    elif damage == "bool id":
+        model_vocab["Ā"] = True
+    data = json.loads(hf_json.tokenizer_json_text({b: bytes([b]) for b in range(256)}, [], [], "gpt2"))  # (GPT-2's other keys)
+    data["model"] |= {"vocab": model_vocab, "merges": merges}
+    data["added_tokens"] = added
+    read = _from_json(data, True, monkeypatch)
+    assert read == _from_json(data, False, monkeypatch)
+    if not damage and added_id != 0:
+        assert read[1] == pairs  # type: ignore[index]
 
 
 def test_many_tokens_at_once_are_each_token_alone() -> None:
