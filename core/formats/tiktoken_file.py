@@ -123,7 +123,7 @@ def tiktoken_text(vocab: Vocab, special_ids: Mapping[str, int]) -> str:
         FormatError: two ordinary tokens have the same bytes (tiktoken keys ranks by bytes).
     """
     chunks = tiktoken_chunks(vocab, special_ids)
-    return "".join(c.decode("ascii") if isinstance(c, bytes) else c for c in chunks)
+    return "".join(chunks)
 
 
 def load_tiktoken_ranks(path: str | os.PathLike[str], *, spare_ids: int = 0) -> dict[bytes, int]:
