@@ -97,11 +97,10 @@ class Tokenizer:
                 next_id += 1
         self._special_id_set = frozenset(self.special_ids.values())
 
-        # Ordinary tokens by bytes; where two ids hold the same bytes the lowest wins.
-        self._encoder: dict[bytes, int] = {}
-        for token_id in sorted(self.vocab):
-            if token_id not in self._special_id_set:
-                self._encoder.setdefault(self.vocab[token_id], token_id)
+        # Ordinary tokens by bytes; where two ids hold the same bytes the lowest wins (the
+        # dict is filled from the highest id down, so the lowest is written last).
+        ordinary = [i for i in sorted(self.vocab, reverse=True) if i not in self._special_id_set]
+        self._encoder: dict[bytes, int] = dict(zip(map(self.vocab.__getitem__, ordinary), ordinary))
         missing = [b for b in range(256) if bytes([b]) not in self._encoder]
         if missing:
             raise TokenizerError(
