@@ -9,6 +9,7 @@ The formats themselves are in
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 import os
@@ -28,7 +29,7 @@ __all__ = [
     "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "file_kind", "json_string", "json_token", "line",
     "not_regular_error", "read_bytes",
     "find_special_ids", "key_where", "line_of", "load_json",
-    "merges_of_parts", "pattern_of", "read_text", "vocab_at_once", "where",
+    "json_merges_at_once", "merges_of_parts", "pattern_of", "read_text", "vocab_at_once", "where",
 ]
 
 VOCAB_NAME = "vocab.json"
@@ -329,6 +330,26 @@ def merges_of_parts(parts: list[str], known: set[bytes] | None) -> Merges | None
     if known is not None and not (known.issuperset(tokens) and known.issuperset(map(operator.add, lefts, rights))):
         return None
     return list(zip(lefts, rights))
+
+
+def json_merges_at_once(raw_merges: list[object], known: set[bytes]) -> Merges | None:
+    """Well-formed ``tokenizer.json`` ``model.merges`` (all ``[left, right]`` lists, or all
+    ``"left right"`` strings) mapped to bytes in one pass; ``None`` at anything else."""
+    kinds = set(map(type, raw_merges))
+    if kinds == {list}:
+        items = cast(list[list[object]], raw_merges)
+        if set(map(len, items)) != {2}:
+            return None
+        parts = list(itertools.chain.from_iterable(items))
+        if set(map(type, parts)) != {str}:
+            return None
+        return merges_of_parts(cast(list[str], parts), known)
+    if kinds == {str}:
+        lines = cast(list[str], raw_merges)
+        if list(map(str.count, lines, itertools.repeat(" "))).count(1) != len(lines):  # one space: two tokens
+            return None
+        return merges_of_parts(" ".join(lines).split(" "), known)
+    return None
 
 
 def decode_token_text(key: str, specials: set[str], where: str) -> bytes:

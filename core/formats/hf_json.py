@@ -16,12 +16,11 @@ with a `FormatError` naming the part (`check_supported`), never loaded approxima
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import regex
 
@@ -36,11 +35,11 @@ from core.formats.base import (
     check_distinct_texts,
     decode_token_text,
     find_special_ids,
+    json_merges_at_once,
     json_string,
     json_token,
     line,
     load_json,
-    merges_of_parts,
     pattern_of,
     vocab_at_once,
 )
@@ -355,26 +354,6 @@ def is_tokenizer_json(data: Any) -> bool:
     return isinstance(data, dict) and "model" in data
 
 
-def _merges_at_once(raw_merges: list[object], known: set[bytes]) -> Merges | None:
-    """Well-formed ``model.merges`` (all ``[left, right]`` lists, or all ``"left right"``
-    strings) mapped to bytes in one pass; ``None`` at anything else."""
-    kinds = set(map(type, raw_merges))
-    if kinds == {list}:
-        items = cast(list[list[object]], raw_merges)
-        if set(map(len, items)) != {2}:
-            return None
-        parts = list(itertools.chain.from_iterable(items))
-        if set(map(type, parts)) != {str}:
-            return None
-        return merges_of_parts(cast(list[str], parts), known)
-    if kinds == {str}:
-        lines = cast(list[str], raw_merges)
-        if list(map(str.count, lines, itertools.repeat(" "))).count(1) != len(lines):  # one space: two tokens
-            return None
-        return merges_of_parts(" ".join(lines).split(" "), known)
-    return None
-
-
 def tokenizer_from_json(data: Any, where: str) -> tuple[Vocab, Merges, list[str], Pattern]:
     """`load_tokenizer_json` of JSON already parsed; ``where`` names the file in errors."""
     if not isinstance(data, dict):
@@ -432,7 +411,7 @@ def tokenizer_from_json(data: Any, where: str) -> tuple[Vocab, Merges, list[str]
     if not isinstance(raw_merges, list):
         raise FormatError(f"{where}: key model.merges: expected a list")
     known = set(vocab.values())
-    merges = _merges_at_once(raw_merges, known)
+    merges = json_merges_at_once(raw_merges, known)
     if merges is not None:
         return vocab, merges, specials, pattern
     merges = []  # something is wrong: merge by merge, to say which

@@ -77,7 +77,7 @@ def test_at_once_equals_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def _from_json(data: dict[str, object], at_once: bool, monkeypatch: pytest.MonkeyPatch) -> object:
     with monkeypatch.context() as patched:
         if not at_once:
-            patched.setattr(hf_json, "_merges_at_once", lambda raw_merges, known: None)
+            patched.setattr(hf_json, "json_merges_at_once", lambda raw_merges, known: None)
             patched.setattr(hf_json, "vocab_at_once", lambda data, specials, limit: None)
         try:
             vocab, merges, specials, _ = hf_json.tokenizer_from_json(json.loads(json.dumps(data)), "t.json")
