@@ -10,9 +10,18 @@ U+0100 onwards in byte order, so ``b" "`` (0x20) becomes ``"Ġ"`` and ``b"\\n"``
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import accumulate
 from typing import Any
+
+from core.pretokenize.native import python_forced
+
+_native_texts_to_bytes: Callable[[list[str], str], list[bytes] | None] | None
+try:
+    from core.formats._reading import texts_to_bytes as _native_texts_to_bytes
+except ImportError:  # built without a C compiler: the joined text mapped and cut, in Python
+    _native_texts_to_bytes = None
 
 
 @lru_cache(maxsize=1)
@@ -125,7 +134,10 @@ def strings_to_bytes(texts: list[str]) -> list[bytes] | None:
     """`string_to_bytes` of many tokens in one pass (a character is one byte, so the joined
     text's bytes are cut where each token ends): the 150,000 tokens of GPT-2's files in
     milliseconds, not a call each. ``None`` if a character is outside the map (the caller
-    then goes token by token, to name it)."""
+    then goes token by token, to name it). In C where it is built (``_reading.c``)."""
+    native = None if python_forced() else _native_texts_to_bytes
+    if native is not None:
+        return native(texts, _decoding_table())
     try:
         data = string_to_bytes("".join(texts))
     except KeyError:

@@ -36,7 +36,7 @@ from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resol
 
 _native_merges: Callable[[list[bytes]], list[tuple[bytes, bytes]] | int] | None
 try:
-    from core.formats._ranks import merges_from_ranks as _native_merges
+    from core.formats._reading import merges_from_ranks as _native_merges
 except ImportError:  # built without a C compiler: the merges found in Python
     _native_merges = None
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import random
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -131,6 +133,27 @@ def test_many_tokens_at_once_are_each_token_alone() -> None:
     texts = ["Ġthe", "", "ĊĠ", "abc", "Ā" * 5, "ÿ"]
     assert strings_to_bytes(texts) == [string_to_bytes(t) for t in texts]
     assert strings_to_bytes(["ok", "a b"]) is None  # a space is no GPT-2 character
+
+
+mapped_texts = st.lists(st.binary(max_size=12).map(bytes_to_string), max_size=20)
+# a character outside the map somewhere: a space, Latin-1 GPT-2 leaves out, past U+0143, a surrogate, astral
+outside = st.sampled_from([" ", "\xa0", "\xad", "\u0144", "\u01ff", "\u0200", "中", "\ud800", "\U0001f600"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(mapped_texts, st.one_of(st.none(), st.tuples(outside, st.integers(0, 40))))
+def test_many_tokens_at_once_in_c_equal_python(texts: list[str], bad: tuple[str, int] | None) -> None:
+    """`strings_to_bytes` in C (``_reading.c``) and in Python give the same bytes, or both
+    ``None`` for a character outside the map wherever it is."""
+    if bad is not None and texts:
+        char, at = bad
+        k = at % len(texts)
+        texts[k] = texts[k][: at % (len(texts[k]) + 1)] + char + texts[k][at % (len(texts[k]) + 1) :]
+    with mock.patch.dict(os.environ, {"BPE_STUDIO_PURE_PYTHON": "1"}):
+        in_python = strings_to_bytes(texts)
+    with mock.patch.dict(os.environ, {"BPE_STUDIO_PURE_PYTHON": "0"}):
+        assert strings_to_bytes(texts) == in_python
+    assert in_python == (None if bad is not None and texts else [string_to_bytes(t) for t in texts])
 
 
 def _spelled_char_by_char(text: str) -> bytes:

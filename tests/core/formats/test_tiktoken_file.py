@@ -132,7 +132,7 @@ rank_files = st.tuples(
 @given(rank_files)
 @example((list(range(256)), [(False, 0, 0, b"aa"), (False, 0, 0, b"aaa"), (False, 0, 0, b"aaaaa")], 0))  # ties: leftmost
 def test_merges_from_ranks_in_c_equal_the_python_loop(rank_file: tuple[list[int], list[tuple[bool, int, int, bytes]], int]) -> None:
-    """The C loop (``_ranks.c``) finds the merges the Python loop finds, or fails at the
+    """The C loop (``_reading.c``) finds the merges the Python loop finds, or fails at the
     same token with the same message."""
     order, draws, late = rank_file
     tokens = [bytes([b]) for b in order]

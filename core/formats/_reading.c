@@ -1,7 +1,11 @@
-/* The merges a tiktoken rank file stands for, at C speed (core/formats/tiktoken_file.py,
- * merges_from_ranks; its Python loop is the reference this follows step by step).
+/* The loops of reading tokenizer files, in C; each follows a Python function, its
+ * reference, step by step (and the Python runs without this module).
  *
- * A token of order k (its place among the tokens sorted by rank) with more than one byte is
+ * texts_to_bytes (core/formats/bytes_unicode.py, strings_to_bytes): GPT-2 token texts to
+ * bytes through the byte map, a character at a time, or None at a character outside it.
+ *
+ * merges_from_ranks (core/formats/tiktoken_file.py): the merges a tiktoken rank file
+ * stands for. A token of order k (its place among the tokens sorted by rank) with more than one byte is
  * the merge of the two parts that byte-pair encoding of its bytes leaves, using only the
  * tokens of lower order: at each step the adjacent pair whose concatenation is the token of
  * lowest order below k is merged, the leftmost among equals. The invariant: the parts are
@@ -146,7 +150,63 @@ static PyObject *merges_from_ranks(PyObject *self, PyObject *arg) {
     return merges;
 }
 
+/* texts_to_bytes(texts, table): table is the byte map as a charmap decoding table (the
+ * character of each byte, in byte order). */
+static PyObject *texts_to_bytes(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *texts, *table;
+    if (!PyArg_ParseTuple(args, "O!U", &PyList_Type, &texts, &table)) return NULL;
+    if (PyUnicode_GET_LENGTH(table) != 256) {
+        PyErr_SetString(PyExc_ValueError, "the table maps 256 bytes");
+        return NULL;
+    }
+    enum { CHARS = 512 }; /* GPT-2's characters are below U+0144 */
+    uint16_t byte_of[CHARS];
+    for (int c = 0; c < CHARS; c++) byte_of[c] = 0xFFFF;
+    for (Py_ssize_t b = 0; b < 256; b++) {
+        Py_UCS4 c = PyUnicode_READ_CHAR(table, b);
+        if (c >= CHARS) {
+            PyErr_SetString(PyExc_ValueError, "the table's characters must be below U+0200");
+            return NULL;
+        }
+        byte_of[c] = (uint16_t)b;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(texts);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        if (!PyUnicode_Check(text)) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_TypeError, "texts_to_bytes expects a list of str");
+            return NULL;
+        }
+        Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+        int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        PyObject *token = PyBytes_FromStringAndSize(NULL, length);
+        if (token == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        char *bytes = PyBytes_AS_STRING(token);
+        for (Py_ssize_t i = 0; i < length; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c >= CHARS || byte_of[c] == 0xFFFF) { /* outside the map: the caller names it */
+                Py_DECREF(token);
+                Py_DECREF(out);
+                Py_RETURN_NONE;
+            }
+            bytes[i] = (char)byte_of[c];
+        }
+        PyList_SET_ITEM(out, k, token);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"texts_to_bytes", texts_to_bytes, METH_VARARGS,
+     "texts_to_bytes(texts, table) -> each text's bytes through GPT-2's byte map, or None at a character outside it"},
     {"merges_from_ranks", merges_from_ranks, METH_O,
      "merges_from_ranks(tokens in rank order) -> [(left, right)] of the tokens of more than one byte, "
      "or the place of the first that is not the merge of two tokens before it"},
@@ -154,8 +214,9 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_ranks",
-    "The merges a tiktoken rank file stands for (see core/formats/tiktoken_file.py).", -1, methods,
+    PyModuleDef_HEAD_INIT, "_reading",
+    "The loops of reading tokenizer files, in C (see core/formats/bytes_unicode.py and tiktoken_file.py).", -1,
+    methods,
 };
 
-PyMODINIT_FUNC PyInit__ranks(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__reading(void) { return PyModule_Create(&module); }
