@@ -11,7 +11,6 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import random
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
