@@ -26,7 +26,7 @@ from core.pretokenize.patterns import Pattern, resolve_pattern
 __all__ = [
     "CONFIG_NAME", "FormatError", "MERGES_NAME", "Merges", "TOKENIZER_JSON_NAME", "TokenIds", "UNUSED_IDS_ALLOWED",
     "VOCAB_NAME", "Vocab",
-    "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "file_kind", "json_string", "json_token", "line",
+    "check_distinct_texts", "check_writable_special_tokens", "decode_token_text", "file_kind", "json_string", "json_token", "line_pieces",
     "not_regular_error", "read_bytes",
     "find_special_ids", "key_where", "line_of", "load_json",
     "json_merges_at_once", "merges_of_parts", "pattern_of", "read_text", "vocab_at_once", "where",
@@ -187,10 +187,10 @@ def json_token(token: bytes) -> str:
 
 HUGE_TEXT = 1 << 16
 """A token's text of this many characters or more is written as a piece of its own, not
-copied into its line (see `line`)."""
+copied into its line (see `line_pieces`)."""
 
 
-def line(before: str, text: str, after: str) -> tuple[str, ...]:
+def line_pieces(before: str, text: str, after: str) -> tuple[str, ...]:
     """``before + text + after`` as pieces to write: one string, or three when ``text`` is
     huge (a 20 MB token is not copied again to make its line)."""
     return (before + text + after,) if len(text) < HUGE_TEXT else (before, text, after)

@@ -35,7 +35,7 @@ from core.formats.base import (
     json_string,
     json_token,
     key_where,
-    line,
+    line_pieces,
     load_json,
     merges_of_parts,
     read_text,
@@ -81,7 +81,7 @@ def _vocab_json_lines(items: list[tuple[int, bytes]], by_id: dict[int, str]) -> 
     for n, (token_id, token) in enumerate(items):
         special = by_id.get(token_id)
         text = json_string(special) if special is not None else json_token(token)
-        yield from line(",\n" if n else "\n", text, f": {token_id}")
+        yield from line_pieces(",\n" if n else "\n", text, f": {token_id}")
     yield "\n}\n" if items else "}\n"
 
 
@@ -110,7 +110,7 @@ def merges_chunks(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> Iterat
 def _merges_lines(merges: Sequence[tuple[bytes, bytes]]) -> Iterator[str]:
     yield MERGES_HEADER + "\n"
     for left, right in merges:
-        yield from line(f"{bytes_to_string(left)} ", bytes_to_string(right), "\n")
+        yield from line_pieces(f"{bytes_to_string(left)} ", bytes_to_string(right), "\n")
 
 
 def merges_text(vocab: Vocab, merges: Sequence[tuple[bytes, bytes]]) -> str:

@@ -38,7 +38,7 @@ from core.formats.base import (
     json_merges_at_once,
     json_string,
     json_token,
-    line,
+    line_pieces,
     load_json,
     pattern_of,
     vocab_at_once,
@@ -190,7 +190,7 @@ def _tokenizer_json_pieces(
         for n, token_id in enumerate(sorted(vocab)):
             special = by_id.get(token_id)
             text = json_string(special) if special is not None else json_token(vocab[token_id])
-            yield from line("{\n      " if n == 0 else ",\n      ", text, f": {token_id}")
+            yield from line_pieces("{\n      " if n == 0 else ",\n      ", text, f": {token_id}")
         yield "\n    }"
     else:
         yield "{}"
@@ -198,7 +198,7 @@ def _tokenizer_json_pieces(
     if merges:
         for n, (left, right) in enumerate(merges):
             first = "[\n      [\n        " if n == 0 else ",\n      [\n        "
-            yield from line(f"{first}{json_token(left)},\n        ", json_token(right), "\n      ]")
+            yield from line_pieces(f"{first}{json_token(left)},\n        ", json_token(right), "\n      ]")
         yield "\n    ]"
     else:
         yield "[]"

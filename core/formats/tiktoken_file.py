@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.formats.base import FormatError, Merges, TokenIds, Vocab, line, read_text
+from core.formats.base import FormatError, Merges, TokenIds, Vocab, line_pieces, read_text
 from core.pretokenize.native import python_forced
 from core.pretokenize.patterns import GPT2_PATTERN, GPT4_PATTERN, Pattern, resolve_pattern
 
@@ -111,7 +111,7 @@ def tiktoken_chunks(vocab: Vocab, special_ids: Mapping[str, int]) -> Iterator[st
 def _tiktoken_lines(vocab: Vocab, specials: set[int]) -> Iterator[str]:
     for token_id in sorted(vocab):
         if token_id not in specials:
-            yield from line("", base64.b64encode(vocab[token_id]).decode("ascii"), f" {token_id}\n")
+            yield from line_pieces("", base64.b64encode(vocab[token_id]).decode("ascii"), f" {token_id}\n")
 
 
 def tiktoken_text(vocab: Vocab, special_ids: Mapping[str, int]) -> str:
