@@ -5,12 +5,13 @@
  * bytes through the byte map, a character at a time, or None at a character outside it.
  *
  * merges_from_ranks (core/formats/tiktoken_file.py): the merges a tiktoken rank file
- * stands for. A token of order k (its place among the tokens sorted by rank) with more than one byte is
- * the merge of the two parts that byte-pair encoding of its bytes leaves, using only the
- * tokens of lower order: at each step the adjacent pair whose concatenation is the token of
- * lowest order below k is merged, the leftmost among equals. The invariant: the parts are
- * always runs of the token's own bytes, in order, so a pair's concatenation is looked up in
- * place (no copy), and only the two pairs beside a merge change their order.
+ * stands for. A token of order k (its place among the tokens sorted by rank) with more
+ * than one byte is the merge of the two parts that byte-pair encoding of its bytes leaves,
+ * using only the tokens of lower order: at each step the adjacent pair whose concatenation
+ * is the token of lowest order below k is merged, the leftmost among equals. The
+ * invariant: the parts are always runs of the token's own bytes, in order, so a pair's
+ * concatenation is looked up in place (no copy), and only the two pairs beside a merge
+ * change their order.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
