@@ -22,6 +22,7 @@ from __future__ import annotations
 import array
 import codecs
 import collections
+import functools
 import itertools
 import operator
 import os
@@ -169,7 +170,7 @@ class PieceEncoder:
 
     Args:
         byte_ids: the id of each single byte (256 entries).
-        pair_rank: ``(left id, right id) -> rank`` of each merge (the first rank on repeats).
+        merge_rows: ``(left id, right id, rank)`` int64 rows, one a pair (its first rank), by rank.
         new_id: ``rank -> id`` of the merged token.
         pattern: the pre-tokenization pattern.
         cache_entries: size of each of the two caches.
@@ -178,13 +179,13 @@ class PieceEncoder:
     def __init__(
         self,
         byte_ids: list[int],
-        pair_rank: dict[tuple[int, int], int],
+        merge_rows: np.ndarray,
         new_id: list[int],
         pattern: Pattern,
         cache_entries: int = CACHE_ENTRIES,
     ) -> None:
         self._byte_ids = byte_ids
-        self._pair_rank = pair_rank
+        self._rows = merge_rows
         self._new_id = new_id
         self.pattern = pattern
         self.cache_entries = max(cache_entries, 1)
@@ -195,28 +196,29 @@ class PieceEncoder:
         self._token_cache: dict[str, bytes] = {}  # pre-token -> packed ids
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled without the compiled table (rebuilt on first use) and with empty caches."""
-        return {**self.__dict__, "_bpe_table": None, "_piece_cache": {}, "_token_cache": {}}
+        """Pickled without the compiled table and the pair dict (rebuilt on first use), and
+        with empty caches."""
+        state = {**self.__dict__, "_bpe_table": None, "_piece_cache": {}, "_token_cache": {}}
+        state.pop("_pair_rank", None)
+        return state
 
     def with_cache(self, cache_entries: int) -> PieceEncoder:
         """An encoder of the same vocabulary with empty caches of its own, sharing this one's
         merge tables (nothing is copied; the compiled one is built here if it was not yet)."""
-        other = PieceEncoder(self._byte_ids, self._pair_rank, self._new_id, self.pattern, cache_entries)
+        other = PieceEncoder(self._byte_ids, self._rows, self._new_id, self.pattern, cache_entries)
         other._bpe_table = self._compiled()
         return other
 
-    def _merge_rows(self) -> np.ndarray:
-        """The merges as ``(left, right, rank)`` int64 rows."""
-        n = len(self._pair_rank)
-        rows = np.empty((n, 3), np.int64)
-        rows[:, :2] = np.fromiter(itertools.chain.from_iterable(self._pair_rank), np.int64, 2 * n).reshape(n, 2)
-        rows[:, 2] = np.fromiter(self._pair_rank.values(), np.int64, n)
-        return rows
+    @functools.cached_property
+    def _pair_rank(self) -> dict[tuple[int, int], int]:
+        """``(left id, right id) -> rank``, for the Python path (built when it first runs)."""
+        left, right, rank = self._rows.T.tolist() if len(self._rows) else ([], [], [])
+        return dict(zip(zip(left, right), rank))
 
     def state(self) -> EncoderState:
         """This encoder's vocabulary and pattern, compact, for `from_state` in another process."""
         source = self.pattern.name if self.pattern.name in ("gpt2", "gpt4") else self.pattern.source
-        return self._byte_ids, self._merge_rows(), np.asarray(self._new_id, dtype=np.int64), source, self.cache_entries
+        return self._byte_ids, self._rows, np.asarray(self._new_id, dtype=np.int64), source, self.cache_entries
 
     def prepare(self) -> None:
         """Build the merge tables now rather than at the first encoding (before forking
@@ -229,16 +231,14 @@ class PieceEncoder:
         if _BpeTable is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
             return None
         if self._bpe_table is None:
-            self._bpe_table = _BpeTable(self._byte_ids, self._merge_rows(), np.asarray(self._new_id, dtype=np.int64))
+            self._bpe_table = _BpeTable(self._byte_ids, self._rows, np.asarray(self._new_id, dtype=np.int64))
         return self._bpe_table
 
     @classmethod
     def from_state(cls, state: EncoderState) -> PieceEncoder:
         """The encoder `state` describes (empty caches)."""
         byte_ids, rows, new_id, source, cache_entries = state
-        left, right, ranks = rows.T.tolist() if len(rows) else ([], [], [])
-        pair_rank = dict(zip(zip(left, right), ranks))
-        return cls(list(byte_ids), pair_rank, new_id.tolist(), resolve_pattern(source), cache_entries)
+        return cls(list(byte_ids), rows, new_id.tolist(), resolve_pattern(source), cache_entries)
 
     def bpe(self, data: bytes) -> tuple[int, ...]:
         """Merge one pre-token's bytes in Python (`core.encode.merge.merge_word`)."""

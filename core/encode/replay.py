@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
+
 from core.encode.engine import Engines
 from core.encode.piece_encoder import PieceEncoder
 from core.errors import FormatError
@@ -105,7 +107,7 @@ class ReplayPieceEncoder(PieceEncoder):
 
     def __init__(self, byte_ids: list[int], replay: Replay, ids: dict[bytes, int], pattern: Pattern,
                  cache_entries: int) -> None:
-        super().__init__(byte_ids, {}, [], pattern, cache_entries)
+        super().__init__(byte_ids, np.empty((0, 3), np.int64), [], pattern, cache_entries)
         self.replay, self.ids = replay, ids
 
     def _compiled(self) -> None:

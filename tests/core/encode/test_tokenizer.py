@@ -229,7 +229,7 @@ def test_compiled_text_parts_merge_as_their_bytes(parts: list[str], escapes: byt
     parts = [p for p in parts if p]
     vocab = {i: bytes([i]) for i in range(256)} | {256: b"\xef\xbf", 257: b"\xef\xbf\xbd", 258: b"\x80a"}
     pieces = Tokenizer(vocab, [(b"\xef", b"\xbf"), (b"\xef\xbf", b"\xbd"), (b"\x80", b"a")])._pieces
-    table = piece_encoder._BpeTable(pieces._byte_ids, pieces._merge_rows(), np.asarray(pieces._new_id, dtype=np.int64))
+    table = piece_encoder._BpeTable(pieces._byte_ids, pieces._rows, np.asarray(pieces._new_id, dtype=np.int64))
     ids, counts = table.encode_text("".join(parts), np.array([len(p) for p in parts], dtype=np.int64))
     expected = [pieces.bpe(p.encode("utf-8", piece_encoder.TEXT_ERRORS)) for p in parts]
     assert np.frombuffer(ids, np.int64).tolist() == [i for e in expected for i in e]
