@@ -58,11 +58,8 @@ def child(name: str, mode: str, corpus: str, files: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__, only=DECODERS)
     parser.add_argument("corpus", nargs="?", default=str(bench_encode.SHARED / "corpora" / "pydocs.txt"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default=",".join(DECODERS))
-    parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=["docs", "whole"], help=argparse.SUPPRESS)
     parser.add_argument("--files", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -71,7 +68,7 @@ def main() -> int:
         return 0
     from core.formats import load_gpt2_files, save_tokenizer
 
-    chosen = [n for n in args.only.split(",") if n]
+    chosen = harness.chosen(args.only)
     mb = sum(len(d.encode()) for d in bench_encode.documents(args.corpus)) / 1e6
     with tempfile.TemporaryDirectory() as tmp:
         vocab, merges = load_gpt2_files(bench_encode.VOCAB_PATH, bench_encode.MERGES_PATH, [bench_encode.SPECIAL])

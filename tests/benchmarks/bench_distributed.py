@@ -67,10 +67,8 @@ def child(mode: str, corpus: str, out: str) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__, rounds=2)
     parser.add_argument("corpus")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--out", default="/tmp/bench_counts", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:

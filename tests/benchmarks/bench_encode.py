@@ -40,8 +40,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -252,11 +250,8 @@ print(json.dumps({"seconds": os.path.getsize(sys.argv[4]) / 1e6 / rate}))
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__, only=["ours", "tiktoken", "fastokens", "tokendagger", "gigatoken", "splintr", "hf"])
     parser.add_argument("corpus", nargs="?", default=str(SHARED / "corpora" / "pydocs.txt"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default="ours,tiktoken,fastokens,tokendagger,gigatoken,splintr,hf")
-    parser.add_argument("--run", help=argparse.SUPPRESS)
     parser.add_argument("--mode", choices=["docs", "warm", "batch", "halves1", "halves2", "files-uint16", "files-uint32"],
                         help=argparse.SUPPRESS)
     parser.add_argument("--files", help=argparse.SUPPRESS)
@@ -266,7 +261,7 @@ def main() -> int:
         return 0
     from core.formats import load_gpt2_files, save_tokenizer
 
-    chosen = [n for n in args.only.split(",") if n]
+    chosen = harness.chosen(args.only)
     if chosen == ["files"]:
         return files_main(args.corpus, args.rounds)
     mb = len(Path(args.corpus).read_bytes()) / 1e6

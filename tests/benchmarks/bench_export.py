@@ -59,16 +59,13 @@ def _same_in_hf(paths: list[Path]) -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default=",".join(WRITERS))
-    parser.add_argument("--run", help=argparse.SUPPRESS)
+    parser = harness.parser(__doc__, only=list(WRITERS))
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
         child(args.run, Path(args.out))
         return 0
-    chosen = [n for n in args.only.split(",") if n]
+    chosen = harness.chosen(args.only)
     with tempfile.TemporaryDirectory() as tmp:
         def run(name: str):  # noqa: ANN202
             return lambda: harness.measure([__file__, "--run", name, "--out", str(Path(tmp) / name)])

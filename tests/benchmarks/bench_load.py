@@ -61,10 +61,7 @@ def child(name: str, folder: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default=",".join(LOADERS))
-    parser.add_argument("--run", help=argparse.SUPPRESS)
+    parser = harness.parser(__doc__, only=list(LOADERS))
     parser.add_argument("--files", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
@@ -72,7 +69,7 @@ def main() -> int:
         return 0
     from core.formats import load_gpt2_files, save_tokenizer
 
-    chosen = [n for n in args.only.split(",") if n]
+    chosen = harness.chosen(args.only)
     with tempfile.TemporaryDirectory() as tmp:
         vocab, merges = load_gpt2_files(bench_encode.VOCAB_PATH, bench_encode.MERGES_PATH, [bench_encode.SPECIAL])
         save_tokenizer(Path(tmp), vocab, merges, [bench_encode.SPECIAL], "gpt2")

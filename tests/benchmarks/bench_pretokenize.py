@@ -23,7 +23,6 @@ Three measurements, each in a fresh process, taking turns round after round (med
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -89,12 +88,10 @@ def halves(data: bytes, pattern: object) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("corpus")
-    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pattern", default="gpt2", choices=["gpt2", "gpt4"])
     parser.add_argument("--no-regex", action="store_true", help="leave out the regex path (slow on large files)")
-    parser.add_argument("--run", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run:
         child(args.run, args.corpus, args.pattern)

@@ -11,6 +11,7 @@ Not collected by pytest (no ``test_`` prefix).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -118,6 +119,22 @@ def rounds(contenders: dict[str, Callable[[], dict[str, Any]]], count: int) -> d
 
 def median(runs: list[dict[str, Any]], key: str) -> float:
     return float(statistics.median(r[key] for r in runs))
+
+
+def parser(doc: str | None, rounds: int = 3, only: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """A benchmark's command line: ``--rounds``, ``--only NAME,...`` when it has contenders
+    to choose from, and the hidden ``--run NAME`` that `measure` re-invokes it with."""
+    made = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    made.add_argument("--rounds", type=int, default=rounds)
+    if only:
+        made.add_argument("--only", default=",".join(only), help="the contenders to run, comma-separated")
+    made.add_argument("--run", help=argparse.SUPPRESS)
+    return made
+
+
+def chosen(only: str) -> list[str]:
+    """The names of ``--only``."""
+    return [name for name in only.split(",") if name]
 
 
 def child_result(seconds: float, **extra: Any) -> None:
