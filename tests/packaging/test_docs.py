@@ -23,7 +23,7 @@ from core.training.reference import best_pair
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_COMMAND = (
-    '[ -x .venv/bin/pytest ] || (python3 -m venv .venv && .venv/bin/pip install -e ".[test]") && '
+    '[ -x .venv/bin/pytest ] || ($(python3 tools/test_python.py) -m venv .venv && .venv/bin/pip install -e ".[test]") && '
     "QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest"
 )
 
@@ -37,14 +37,16 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def _run_test_command(folder: Path) -> list[str]:
-    """Run the README's test command in ``folder`` with ``python3`` and the venv's programs
-    replaced by stubs that log their arguments; returns the log."""
+    """Run the README's test command in ``folder`` with ``python3`` (which names the Python to
+    make the venv with: the stub ``chosen-python``), that one and the venv's programs replaced
+    by stubs that log their arguments; returns the log."""
     stubs = folder / "stubs"
     stubs.mkdir(exist_ok=True)
     log = folder / "log"
     scripts = {
-        "python3": f'echo "python3 $*" >> {log}\nmkdir -p .venv/bin\n'
-                   f"cp {stubs}/venv-python .venv/bin/python\ncp {stubs}/venv-pip .venv/bin/pip\n",
+        "python3": f'echo "python3 $*" >> {log}\necho {stubs}/chosen-python\n',
+        "chosen-python": f'echo "chosen-python $*" >> {log}\nmkdir -p .venv/bin\n'
+                         f"cp {stubs}/venv-python .venv/bin/python\ncp {stubs}/venv-pip .venv/bin/pip\n",
         "venv-python": f'echo "venv-python $*" >> {log}\n',
         "venv-pip": f'echo "pip $*" >> {log}\ntouch .venv/bin/pytest\nchmod +x .venv/bin/pytest\n',
     }
@@ -60,7 +62,8 @@ def _run_test_command(folder: Path) -> list[str]:
 
 def test_the_readme_test_command_installs_only_the_first_time(tmp_path: Path) -> None:
     first = _run_test_command(tmp_path)
-    assert first == ["python3 -m venv .venv", 'pip install -e .[test]', "venv-python -m pytest"]
+    assert first == ["python3 tools/test_python.py", "chosen-python -m venv .venv", 'pip install -e .[test]',
+                     "venv-python -m pytest"]
     again = _run_test_command(tmp_path)  # the environment is there: no new venv, no reinstall
     assert again == ["venv-python -m pytest"]
 
