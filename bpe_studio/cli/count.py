@@ -139,8 +139,11 @@ def _dask_client(address: str | None, local: int | None, timeout: float) -> Iter
         with client:
             yield client
         return
-    with distributed.LocalCluster(n_workers=local, processes=True, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    # No dashboard, and the scheduler's HTTP server (which it starts even then) on a free
+    # port: on Dask's 8787 it warned whenever another cluster was running.
+    with distributed.LocalCluster(n_workers=local, processes=True, threads_per_worker=1, dashboard_address=None,
+                                  scheduler_kwargs={"dashboard_address": ":0"}) as cluster, \
+            distributed.Client(cluster) as client:
         yield client
 
 

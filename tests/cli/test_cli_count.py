@@ -1,13 +1,16 @@
-"""`bpe-studio count` and `bpe-studio train --from-counts`, run as a user would
-(``python -m bpe_studio ...``): counting shards apart and training from the count files
+"""`bpe-studio count` and `bpe-studio train --from-counts` (the CLI's entry, in the test's
+process: `tests.cli_run.run_cli_here`): counting shards apart and training from the count files
 writes the very files training on the whole corpus writes; locally or on a Dask cluster of
 local processes, the counts file is the same, byte for byte; a user error is one line on
 stderr, exit status 2, and nothing written."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,11 +47,23 @@ def test_count_apart_then_train_equals_training_on_the_corpus(tmp_path: Path, sh
         assert (tmp_path / "from_counts" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
 
 
+@contextlib.contextmanager
+def _port_in_use(port: int) -> Iterator[None]:
+    """``port`` held on every interface meanwhile (if another program holds it already, so be it)."""
+    with socket.socket() as held:
+        with contextlib.suppress(OSError):
+            held.bind(("", port))
+            held.listen()
+        yield
+
+
 def test_count_on_a_local_dask_cluster_writes_the_same_file(tmp_path: Path, shards: list[Path]) -> None:
     pytest.importorskip("distributed")
     local = run_cli_here("count", *shards, "--field", "body", "--out", tmp_path / "local.bpc")
-    dask = run_cli_here("count", *shards, "--field", "body", "--out", tmp_path / "dask.bpc", "--dask-local", "2")
+    with _port_in_use(8787):  # Dask's dashboard port, as when another cluster runs: no warning, no error
+        dask = run_cli_here("count", *shards, "--field", "body", "--out", tmp_path / "dask.bpc", "--dask-local", "2")
     assert local.returncode == 0 and dask.returncode == 0, dask.stderr
+    assert "8787" not in dask.stderr
     assert (tmp_path / "local.bpc").read_bytes() == (tmp_path / "dask.bpc").read_bytes()
 
 
