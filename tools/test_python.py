@@ -24,8 +24,9 @@ PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 # least that version and can make a venv with pip and compile the C kernels.
 CAN_SERVE = """
 import os, sys, sysconfig, ensurepip, venv
-assert sys.version_info >= tuple(map(int, sys.argv[1].split(".")))
-assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
+recent = sys.version_info >= tuple(map(int, sys.argv[1].split(".")))
+headers = os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
+sys.exit(0 if recent and headers else 1)
 """
 
 
@@ -38,7 +39,7 @@ def oldest_python() -> str:
 def can_serve(python: str) -> bool:
     try:
         done = subprocess.run([python, "-c", CAN_SERVE, oldest_python()], capture_output=True, timeout=60)
-    except OSError:  # no such file
+    except (OSError, subprocess.SubprocessError):  # no such file, or it hung
         return False
     return done.returncode == 0
 
