@@ -2,12 +2,12 @@
 
     $(python3 tools/test_python.py) -m venv .venv      # the README's test command does this
 
-A distribution's Python (``/usr/bin/python3`` on Debian, Ubuntu, Fedora) is built with
-profile-guided optimization and a static libpython; a version manager's build (pyenv's
-default) is not, and runs the suite's Python code slower (the README says by how much).
-The system's is taken when it meets the project's ``requires-python`` and can make a venv
-and build the kernels (``venv``, ``ensurepip``, the C headers); otherwise the Python
-running this script.
+A Linux distribution's Python (``/usr/bin/python3`` on Debian, Ubuntu, Fedora) is built
+with profile-guided optimization and a static libpython; a version manager's build
+(pyenv's default) is not, and runs the suite's Python code slower (the README says by how
+much). The system's is taken when it meets the project's ``requires-python`` and can make
+a venv and build the kernels (``venv``, ``ensurepip``, the C headers); otherwise the
+Python running this script.
 """
 
 from __future__ import annotations
@@ -44,9 +44,10 @@ def can_serve(python: str) -> bool:
     return done.returncode == 0
 
 
-def choose(system: str = SYSTEM, this: str = sys.executable) -> str:
-    """``system`` if it can serve, else ``this``."""
-    return system if can_serve(system) else this
+def choose(system: str = SYSTEM, this: str = sys.executable, platform: str = sys.platform) -> str:
+    """``system`` if it can serve, else ``this``. Only on Linux: macOS's ``/usr/bin/python3``
+    is a stub that may offer to install Apple's developer tools."""
+    return system if platform.startswith("linux") and can_serve(system) else this
 
 
 def main() -> None:

@@ -29,6 +29,10 @@ def test_a_python_that_can_serve_is_taken() -> None:
     assert tool.choose(sys.executable, THIS) == sys.executable  # the suite's own: it made this venv
 
 
+def test_off_linux_the_system_python_is_not_tried() -> None:
+    assert tool.choose(sys.executable, THIS, "darwin") == THIS  # its /usr/bin/python3 may be Apple's installer stub
+
+
 def test_a_python_older_than_the_project_takes_is_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tool, "oldest_python", lambda: "99.0")
     assert tool.choose(sys.executable, THIS) == THIS
