@@ -25,13 +25,13 @@ import collections
 import functools
 import itertools
 import operator
-import os
 from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from core.encode.merge import merge_word
+from core.pretokenize.native import python_forced
 from core.pretokenize.patterns import Pattern, resolve_pattern
 from core.pretokenize.pieces import WHITESPACE_SET, piece_start_chars
 
@@ -228,7 +228,7 @@ class PieceEncoder:
     def _compiled(self) -> BpeTable | None:
         """The compiled kernel's merge table, or ``None`` when it is not built or
         ``BPE_STUDIO_PURE_PYTHON=1`` asks for the Python and numpy paths."""
-        if _BpeTable is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+        if _BpeTable is None or python_forced():
             return None
         if self._bpe_table is None:
             self._bpe_table = _BpeTable(self._byte_ids, self._rows, np.asarray(self._new_id, dtype=np.int64))

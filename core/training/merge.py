@@ -37,12 +37,13 @@ another (provenance: they add up to the merge's count).
 from __future__ import annotations
 
 import functools
-import os
 import time
 from array import array
 from itertools import accumulate
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
+
+from core.pretokenize.native import python_forced
 
 # the Python loop (and its helpers, used elsewhere too) lives in core.training.python_loop
 from core.training.python_loop import PythonMerges, count_pairs, merge_pairs_python, tie_break_key
@@ -139,7 +140,7 @@ def merge_pairs(
         assert counts is not None
         return list(words), counts
 
-    if _MergeState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+    if _MergeState is None or python_forced():
         return _as_batches(python_loop(*lists(), token_bytes, num_merges))
     kernel_words: list[bytes] | tuple[bytes, bytes] = words if not isinstance(words, PackedWords) else (
         words.blob, words.lengths)
@@ -216,7 +217,7 @@ class MergeLoop:
     def __init__(self, words: list[bytes] | PackedWords, counts: list[int] | None, token_bytes: list[bytes]) -> None:
         self._kernel: MergeState | None = None
         self._python: PythonMerges | None = None
-        if _MergeState is not None and os.environ.get("BPE_STUDIO_PURE_PYTHON") != "1":
+        if _MergeState is not None and not python_forced():
             try:
                 if isinstance(words, PackedWords):
                     self._kernel = _MergeState((words.blob, words.lengths), words.counts, token_bytes)

@@ -22,7 +22,6 @@ Example: ``TrainOptions(10_000, ["<|endoftext|>"], variant=Picky(threshold=0.9))
 from __future__ import annotations
 
 import operator
-import os
 import time
 from array import array
 from collections.abc import Generator, Iterator, Sequence
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from core.errors import OptionsError, OptionsTypeError
 from core.events import Finished, MergeBatch, SplitEvent, initial_token_bytes
+from core.pretokenize.native import python_forced
 from core.training.merge import PackedWords
 from core.formats.picky_events import EVENTS_NAME, Event, events_text, read_events
 from core.variants.base import Variant
@@ -227,7 +227,7 @@ def _kernel_state(words: list[bytes] | PackedWords, counts: list[int] | None, sp
                   threshold: float) -> PickyState | None:
     """The compiled loop's state over the words, or None for the Python loop (kernel not
     built, ``BPE_STUDIO_PURE_PYTHON=1``, or counts it cannot hold)."""
-    if _PickyState is None or os.environ.get("BPE_STUDIO_PURE_PYTHON") == "1":
+    if _PickyState is None or python_forced():
         return None
     try:
         if not isinstance(words, PackedWords):  # the kernel reads the packed form only
